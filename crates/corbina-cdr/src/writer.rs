@@ -1,0 +1,537 @@
+//! The CDR encoder: writes values into a growable buffer, splicing in large borrowed blocks
+//! instead of copying them.
+
+use crate::codeset::CodeSets;
+use crate::error::{MarshalError, Result};
+use crate::primitive::{ByteOrder, LongDouble, Primitive};
+
+/// What a stream needs to know besides the values: the GIOP version (wide characters are
+/// encoded differently before 1.2) and the negotiated code sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CdrContext {
+    /// GIOP minor version (0, 1 or 2) of the message the stream belongs to.
+    pub giop_minor: u8,
+    /// Transmission code sets.
+    pub code_sets: CodeSets,
+}
+
+impl CdrContext {
+    /// GIOP 1.2 with the default code sets (ISO-8859-1, no wide characters).
+    pub const GIOP_1_2: CdrContext = CdrContext { giop_minor: 2, code_sets: CodeSets::DEFAULT };
+
+    /// The same context for another GIOP minor version.
+    pub fn with_giop_minor(mut self, minor: u8) -> Self {
+        self.giop_minor = minor;
+        self
+    }
+
+    /// The same context with other code sets.
+    pub fn with_code_sets(mut self, code_sets: CodeSets) -> Self {
+        self.code_sets = code_sets;
+        self
+    }
+}
+
+impl Default for CdrContext {
+    fn default() -> Self {
+        CdrContext::GIOP_1_2
+    }
+}
+
+/// Blocks at least this long are spliced in by reference rather than copied.
+pub const DEFAULT_SPLICE_THRESHOLD: usize = 4096;
+
+#[derive(Debug, Clone, Copy)]
+struct Splice<'a> {
+    /// Index in `buf` before which the block goes.
+    at: usize,
+    data: &'a [u8],
+}
+
+/// A CDR encoder.
+///
+/// Writes native byte order unless built with [`CdrWriter::with_byte_order`]. Alignment is
+/// relative to the stream's origin, so a writer that starts a GIOP message writes the header
+/// first, or starts at an offset with [`CdrWriter::starting_at`].
+///
+/// Bulk data of at least [`DEFAULT_SPLICE_THRESHOLD`] octets (octet sequences, and sequences
+/// of other primitives already in the stream's byte order) is not copied: the writer keeps a
+/// reference, and [`CdrWriter::segments`] yields the message as a list of slices for a
+/// vectored write. The lifetime `'a` is that of the borrowed data.
+#[derive(Debug, Clone)]
+pub struct CdrWriter<'a> {
+    buf: Vec<u8>,
+    splices: Vec<Splice<'a>>,
+    spliced_len: usize,
+    base: usize,
+    swap: bool,
+    order: ByteOrder,
+    ctx: CdrContext,
+    splice_threshold: usize,
+}
+
+impl Default for CdrWriter<'_> {
+    fn default() -> Self {
+        CdrWriter::new(CdrContext::default())
+    }
+}
+
+macro_rules! write_prim {
+    ($(#[$m:meta])* $name:ident, $t:ty) => {
+        $(#[$m])*
+        #[inline]
+        pub fn $name(&mut self, v: $t) {
+            self.write_primitive(v)
+        }
+    };
+}
+
+impl<'a> CdrWriter<'a> {
+    /// A native-order writer at stream offset 0.
+    pub fn new(ctx: CdrContext) -> Self {
+        Self::with_byte_order(ByteOrder::NATIVE, ctx)
+    }
+
+    /// A writer in a chosen byte order (to reproduce a peer's bytes; native is faster).
+    pub fn with_byte_order(order: ByteOrder, ctx: CdrContext) -> Self {
+        CdrWriter {
+            buf: Vec::new(),
+            splices: Vec::new(),
+            spliced_len: 0,
+            base: 0,
+            swap: order.needs_swap(),
+            order,
+            ctx,
+            splice_threshold: DEFAULT_SPLICE_THRESHOLD,
+        }
+    }
+
+    /// Treats the first byte written as being at `offset` in the stream, for alignment.
+    pub fn starting_at(mut self, offset: usize) -> Self {
+        self.base = offset;
+        self
+    }
+
+    /// Pre-allocates room for `additional` bytes.
+    pub fn reserve(&mut self, additional: usize) {
+        self.buf.reserve(additional);
+    }
+
+    /// Sets the size from which blocks are referenced rather than copied (`usize::MAX`: never).
+    pub fn set_splice_threshold(&mut self, threshold: usize) {
+        self.splice_threshold = threshold;
+    }
+
+    /// The stream's byte order.
+    pub fn byte_order(&self) -> ByteOrder {
+        self.order
+    }
+
+    /// The stream's context.
+    pub fn context(&self) -> CdrContext {
+        self.ctx
+    }
+
+    /// Changes the stream's context (after code set negotiation, for instance).
+    pub fn set_context(&mut self, ctx: CdrContext) {
+        self.ctx = ctx;
+    }
+
+    /// Current offset in the stream (what alignment is computed from).
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.base + self.buf.len() + self.spliced_len
+    }
+
+    /// Bytes written so far, spliced blocks included.
+    pub fn len(&self) -> usize {
+        self.buf.len() + self.spliced_len
+    }
+
+    /// Whether nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Pads with zero octets to a multiple of `align` (a power of two).
+    #[inline]
+    pub fn align(&mut self, align: usize) {
+        let pad = self.position().wrapping_neg() & (align - 1);
+        if pad != 0 {
+            self.buf.resize(self.buf.len() + pad, 0);
+        }
+    }
+
+    /// Appends raw octets (copied).
+    #[inline]
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Appends raw octets, by reference when the block is large.
+    #[inline]
+    pub fn write_bytes_borrowed(&mut self, bytes: &'a [u8]) {
+        if bytes.len() >= self.splice_threshold {
+            self.splices.push(Splice { at: self.buf.len(), data: bytes });
+            self.spliced_len += bytes.len();
+        } else {
+            self.buf.extend_from_slice(bytes);
+        }
+    }
+
+    /// Writes an aligned primitive in the stream's byte order.
+    #[inline]
+    pub fn write_primitive<T: Primitive>(&mut self, v: T) {
+        self.align(T::SIZE);
+        let v = if self.swap { v.swap_bytes() } else { v };
+        self.buf.extend_from_slice(bytemuck::bytes_of(&v));
+    }
+
+    /// Writes an IDL `octet`.
+    #[inline]
+    pub fn write_octet(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    /// Writes an IDL `boolean` (0 or 1).
+    #[inline]
+    pub fn write_boolean(&mut self, v: bool) {
+        self.buf.push(u8::from(v));
+    }
+
+    /// Writes an IDL `char` already in the transmission code set (one octet).
+    #[inline]
+    pub fn write_char(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+
+    write_prim!(/// Writes an IDL `short`.
+        write_short, i16);
+    write_prim!(/// Writes an IDL `unsigned short`.
+        write_ushort, u16);
+    write_prim!(/// Writes an IDL `long`.
+        write_long, i32);
+    write_prim!(/// Writes an IDL `unsigned long`.
+        write_ulong, u32);
+    write_prim!(/// Writes an IDL `long long`.
+        write_longlong, i64);
+    write_prim!(/// Writes an IDL `unsigned long long`.
+        write_ulonglong, u64);
+    write_prim!(/// Writes an IDL `float`.
+        write_float, f32);
+    write_prim!(/// Writes an IDL `double`.
+        write_double, f64);
+
+    /// Writes an IDL `long double` (8-aligned, 16 octets in the stream's byte order).
+    pub fn write_long_double(&mut self, v: LongDouble) {
+        self.align(8);
+        let mut b = v.be_bytes;
+        if self.order == ByteOrder::Little {
+            b.reverse();
+        }
+        self.buf.extend_from_slice(&b);
+    }
+
+    /// Writes a sequence/array length or other count as an `unsigned long`, failing if it
+    /// does not fit in 32 bits.
+    #[inline]
+    pub fn write_length(&mut self, len: usize) -> Result<()> {
+        let n = u32::try_from(len)
+            .map_err(|_| MarshalError::LimitExceeded { size: len as u64, limit: u32::MAX as u64 })?;
+        self.write_ulong(n);
+        Ok(())
+    }
+
+    /// Writes primitives with no length prefix (an IDL array): one copy, or a reference for
+    /// large native-order blocks.
+    #[inline]
+    pub fn write_primitive_array<T: Primitive>(&mut self, items: &'a [T]) {
+        if items.is_empty() {
+            return;
+        }
+        self.align(T::SIZE);
+        if self.swap {
+            self.buf.reserve(std::mem::size_of_val(items));
+            for &v in items {
+                self.buf.extend_from_slice(bytemuck::bytes_of(&v.swap_bytes()));
+            }
+        } else {
+            self.write_bytes_borrowed(bytemuck::cast_slice(items));
+        }
+    }
+
+    /// Writes a sequence of primitives: length then elements, as one block.
+    #[inline]
+    pub fn write_primitive_seq<T: Primitive>(&mut self, items: &'a [T]) -> Result<()> {
+        self.write_length(items.len())?;
+        self.write_primitive_array(items);
+        Ok(())
+    }
+
+    /// Writes a `sequence<octet>` (or `sequence<char>` already in the transmission code set).
+    #[inline]
+    pub fn write_octet_seq(&mut self, items: &'a [u8]) -> Result<()> {
+        self.write_length(items.len())?;
+        self.write_bytes_borrowed(items);
+        Ok(())
+    }
+
+    /// Writes a sequence of booleans.
+    pub fn write_boolean_seq(&mut self, items: &[bool]) -> Result<()> {
+        self.write_length(items.len())?;
+        self.buf.extend(items.iter().map(|&b| u8::from(b)));
+        Ok(())
+    }
+
+    /// Writes an IDL `string` in the negotiated char code set, with its NUL.
+    pub fn write_string(&mut self, s: &str) -> Result<()> {
+        let cs = self.ctx.code_sets.char_set;
+        let n = cs.encoded_len(s) + 1;
+        self.write_length(n)?;
+        cs.encode_str(s, &mut self.buf)?;
+        self.buf.push(0);
+        Ok(())
+    }
+
+    /// Writes a `string` and checks an IDL bound first.
+    pub fn write_bounded_string(&mut self, s: &str, bound: u32) -> Result<()> {
+        let len = s.chars().count() as u64;
+        if len > u64::from(bound) {
+            return Err(MarshalError::BoundExceeded { length: len, bound: bound.into() });
+        }
+        self.write_string(s)
+    }
+
+    /// Writes an IDL `char` given as a Unicode scalar, converted to the char code set.
+    pub fn write_char_unicode(&mut self, c: char) -> Result<()> {
+        let b = self.ctx.code_sets.char_set.encode_char(c)?;
+        self.buf.push(b);
+        Ok(())
+    }
+
+    fn wchar_set(&self) -> Result<crate::codeset::WCharCodeSet> {
+        if self.ctx.giop_minor == 0 {
+            return Err(MarshalError::WCharUnavailable { reason: "GIOP 1.0 has no wchar" });
+        }
+        self.ctx
+            .code_sets
+            .wchar_set
+            .ok_or(MarshalError::WCharUnavailable { reason: "no wchar code set negotiated" })
+    }
+
+    /// Writes an IDL `wchar`.
+    ///
+    /// GIOP 1.2: an octet length then big-endian UTF-16 with no byte-order mark.
+    /// GIOP 1.1: an aligned 2-octet code unit in the stream's order.
+    pub fn write_wchar(&mut self, c: char) -> Result<()> {
+        let cs = self.wchar_set()?;
+        let mut units = [0u16; 2];
+        let units = c.encode_utf16(&mut units);
+        if units.len() != 1 {
+            return Err(MarshalError::NotRepresentable {
+                code_point: c as u32,
+                code_set: "a single UTF-16 code unit",
+            });
+        }
+        let _ = cs;
+        if self.ctx.giop_minor >= 2 {
+            self.buf.push(2);
+            self.buf.extend_from_slice(&units[0].to_be_bytes());
+        } else {
+            self.write_ushort(units[0]);
+        }
+        Ok(())
+    }
+
+    /// Writes an IDL `wstring`.
+    ///
+    /// GIOP 1.2: the length in octets, then big-endian UTF-16 without BOM or terminator.
+    /// GIOP 1.1: the length in code units including a terminating NUL, then the units.
+    pub fn write_wstring(&mut self, s: &str) -> Result<()> {
+        let cs = self.wchar_set()?;
+        let units = cs.encode_units(s)?;
+        if self.ctx.giop_minor >= 2 {
+            self.write_length(units.len() * 2)?;
+            self.buf.reserve(units.len() * 2);
+            for u in units {
+                self.buf.extend_from_slice(&u.to_be_bytes());
+            }
+        } else {
+            self.write_length(units.len() + 1)?;
+            for u in units {
+                self.write_ushort(u);
+            }
+            self.write_ushort(0);
+        }
+        Ok(())
+    }
+
+    /// Writes an encapsulation: a `sequence<octet>` whose content is a CDR stream of its own
+    /// with a leading byte-order octet, alignment restarting at that octet.
+    pub fn write_encapsulation<F>(&mut self, f: F) -> Result<()>
+    where
+        F: FnOnce(&mut CdrWriter<'_>) -> Result<()>,
+    {
+        let mut inner = CdrWriter::with_byte_order(self.order, self.ctx);
+        inner.splice_threshold = usize::MAX;
+        inner.write_octet(self.order.flag());
+        f(&mut inner)?;
+        let bytes = inner.into_bytes();
+        self.write_length(bytes.len())?;
+        self.buf.extend_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Reserves `len` octets at `align` and returns them for the caller to fill: the way
+    /// generated code writes a run of fixed-size structs without per-field bounds checks.
+    /// The returned bytes are zeroed.
+    #[inline]
+    pub fn reserve_block(&mut self, align: usize, len: usize) -> &mut [u8] {
+        self.align(align);
+        let start = self.buf.len();
+        self.buf.resize(start + len, 0);
+        &mut self.buf[start..]
+    }
+
+    /// Whether values written must be byte-swapped (the stream is not in native order).
+    #[inline]
+    pub fn swaps(&self) -> bool {
+        self.swap
+    }
+
+    /// Overwrites an `unsigned long` previously written at `index` of the owned buffer (a
+    /// length or size known only afterwards, like the GIOP message size).
+    ///
+    /// # Panics
+    /// If `index + 4` is past the owned bytes written so far before the first splice; this is
+    /// a programming error, never caused by input.
+    pub fn patch_ulong(&mut self, index: usize, v: u32) {
+        let v = if self.swap { v.swap_bytes() } else { v };
+        self.buf[index..index + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+
+    /// The message as slices in order: owned runs interleaved with spliced blocks.
+    pub fn segments(&self) -> Vec<&[u8]> {
+        let mut out = Vec::with_capacity(self.splices.len() * 2 + 1);
+        let mut from = 0;
+        for s in &self.splices {
+            if s.at > from {
+                out.push(&self.buf[from..s.at]);
+            }
+            out.push(s.data);
+            from = s.at;
+        }
+        if from < self.buf.len() {
+            out.push(&self.buf[from..]);
+        }
+        out
+    }
+
+    /// The owned bytes so far, not counting spliced blocks (fine when nothing was large).
+    pub fn owned_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The whole stream as one vector (spliced blocks copied in).
+    pub fn into_bytes(self) -> Vec<u8> {
+        if self.splices.is_empty() {
+            return self.buf;
+        }
+        let mut out = Vec::with_capacity(self.len());
+        for seg in self.segments() {
+            out.extend_from_slice(seg);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codeset::{CharCodeSet, WCharCodeSet};
+
+    #[test]
+    fn alignment_is_relative_to_origin() {
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::default());
+        w.write_octet(1);
+        w.write_long(2);
+        w.write_octet(3);
+        w.write_double(1.0);
+        assert_eq!(
+            w.into_bytes(),
+            [1, 0, 0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0]
+        );
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::default())
+            .starting_at(12);
+        w.write_short(-2);
+        w.write_long(1);
+        assert_eq!(w.into_bytes(), [0xfe, 0xff, 0, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn strings_and_wide_strings() {
+        let ctx = CdrContext::GIOP_1_2.with_code_sets(CodeSets {
+            char_set: CharCodeSet::Utf8,
+            wchar_set: Some(WCharCodeSet::Utf16),
+        });
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, ctx);
+        w.write_string("é").unwrap();
+        w.write_wstring("hé").unwrap();
+        w.write_wchar('A').unwrap();
+        assert_eq!(
+            w.into_bytes(),
+            [0, 0, 0, 3, 0xc3, 0xa9, 0, 0, 0, 0, 0, 4, 0, b'h', 0, 0xe9, 2, 0, b'A']
+        );
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Little, ctx.with_giop_minor(1));
+        w.write_wstring("h").unwrap();
+        assert_eq!(w.into_bytes(), [2, 0, 0, 0, b'h', 0, 0, 0]);
+        let mut w = CdrWriter::new(CdrContext::GIOP_1_2);
+        assert!(matches!(w.write_wstring("x"), Err(MarshalError::WCharUnavailable { .. })));
+        assert!(w.write_bounded_string("abc", 2).is_err());
+    }
+
+    #[test]
+    fn large_blocks_are_spliced_not_copied() {
+        let big = vec![7u8; 10_000];
+        let doubles = vec![1.5f64; 1000];
+        let mut w = CdrWriter::new(CdrContext::default());
+        w.write_octet(9);
+        w.write_octet_seq(&big).unwrap();
+        w.write_primitive_seq(&doubles).unwrap();
+        // octet, pad, length; the spliced block; length, pad to 8.
+        assert_eq!(w.owned_bytes().len(), 1 + 3 + 4 + 4 + 4);
+        let segs = w.segments();
+        assert_eq!(segs.len(), 4);
+        assert_eq!(segs[1].as_ptr(), big.as_ptr());
+        assert_eq!(w.len(), 16 + 10_000 + 8000);
+        let bytes = w.into_bytes();
+        assert_eq!(bytes.len(), 18_016);
+        assert_eq!(&bytes[4..8], &10_000u32.to_ne_bytes());
+    }
+
+    #[test]
+    fn encapsulation_restarts_alignment() {
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::default());
+        w.write_octet(0xaa);
+        w.write_encapsulation(|e| {
+            e.write_long(5);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(w.into_bytes(), [0xaa, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5]);
+    }
+
+    #[test]
+    fn reserve_block_and_patch() {
+        let mut w = CdrWriter::new(CdrContext::default());
+        w.write_ulong(0);
+        w.write_octet(1);
+        let b = w.reserve_block(8, 16);
+        b[0] = 0xff;
+        w.patch_ulong(0, 77);
+        let bytes = w.into_bytes();
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(bytes[8], 0xff);
+        assert_eq!(&bytes[..4], &77u32.to_ne_bytes());
+    }
+}
