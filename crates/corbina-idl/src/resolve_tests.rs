@@ -1,0 +1,120 @@
+use crate::model::{DefinitionKind, ScopedName};
+use crate::Frontend;
+
+fn ok(src: &str) -> crate::Specification {
+    Frontend::new()
+        .parse_str("r.idl", src)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(src: &str) -> String {
+    Frontend::new()
+        .parse_str("r.idl", src)
+        .unwrap_err()
+        .to_string()
+}
+
+fn id(spec: &crate::Specification, n: &str) -> String {
+    spec.lookup(&ScopedName::parse(n))
+        .unwrap()
+        .repository_id
+        .clone()
+}
+
+#[test]
+fn lexical_scope_walks_outward_and_absolute_names() {
+    let s = ok(
+        "typedef long T; module A { typedef short T; module B { struct S { T a; ::T b; }; }; };",
+    );
+    let DefinitionKind::Struct(st) = &s.lookup(&ScopedName::parse("A::B::S")).unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(st.members[0].ty.to_string(), "::A::T");
+    assert_eq!(st.members[1].ty.to_string(), "::T");
+}
+
+#[test]
+fn inherited_names_and_ambiguity() {
+    ok("interface A { typedef long T; }; interface B : A { void f(in T t); };");
+    ok("interface A { typedef long T; }; interface B : A {}; interface C : A {}; interface D : B, C { void f(in T t); };");
+    assert!(err("interface A { typedef long T; }; interface B { typedef long T; }; interface C : A, B { void f(in T t); };")
+        .contains("ambiguous name 'T'"));
+    assert!(
+        err("interface A { void f(); }; interface B { void f(); }; interface C : A, B {};")
+            .contains("inherits 'f' from both")
+    );
+}
+
+#[test]
+fn forward_declarations() {
+    ok("interface I; interface I; interface I {}; interface I;");
+    ok("struct S; typedef sequence<S> SSeq; struct S { SSeq kids; };");
+    ok("interface Never;"); // never defined is fine
+    assert!(err("interface I; local interface I {};").contains("does not match"));
+    assert!(err("struct S { long a; }; struct S { long b; };").contains("redefinition of 'S'"));
+    assert!(err("module M {}; interface M {};").contains("redefinition of 'M'"));
+}
+
+#[test]
+fn names_must_be_declared_before_use() {
+    assert_eq!(
+        err("typedef Later X; typedef long Later;"),
+        "r.idl:1:9: error: 'Later' is not defined"
+    );
+}
+
+#[test]
+fn prefix_pragma_scoping() {
+    // The example from the CORBA spec (section on RepositoryIds).
+    let s = ok("module M1 { typedef long T1; typedef long T2;\n#pragma ID T2 \"DCE:d62207a2-011e-11ce-88b4-0800090b5d3e:3\"\n };\n\
+                #pragma prefix \"P1\"\n\
+                module M2 { module M3 {\n#pragma prefix \"P2\"\n typedef long T3; }; typedef long T4;\n#pragma version T4 2.4\n };");
+    assert_eq!(id(&s, "M1::T1"), "IDL:M1/T1:1.0");
+    assert_eq!(
+        id(&s, "M1::T2"),
+        "DCE:d62207a2-011e-11ce-88b4-0800090b5d3e:3"
+    );
+    assert_eq!(id(&s, "M2"), "IDL:P1/M2:1.0");
+    assert_eq!(id(&s, "M2::M3"), "IDL:P1/M2/M3:1.0");
+    assert_eq!(id(&s, "M2::M3::T3"), "IDL:P2/T3:1.0");
+    assert_eq!(id(&s, "M2::T4"), "IDL:P1/M2/T4:2.4");
+}
+
+#[test]
+fn prefix_resets_in_and_after_included_files() {
+    let dir = std::env::temp_dir().join(format!("corbina-idl-rid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("inc.idl"),
+        "interface Inc {};\n#pragma prefix \"inner.org\"\ninterface Inc2 {};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.idl"),
+        "#pragma prefix \"outer.org\"\n#include \"inc.idl\"\ninterface Main {};\n",
+    )
+    .unwrap();
+    let s = Frontend::new().parse_file(dir.join("main.idl")).unwrap();
+    assert_eq!(id(&s, "Inc"), "IDL:Inc:1.0");
+    assert_eq!(id(&s, "Inc2"), "IDL:inner.org/Inc2:1.0");
+    assert_eq!(id(&s, "Main"), "IDL:outer.org/Main:1.0");
+    assert!(!s.lookup(&ScopedName::parse("Inc")).unwrap().from_main_file);
+    assert!(s.lookup(&ScopedName::parse("Main")).unwrap().from_main_file);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn typecode_is_built_in() {
+    let s = ok("module CORBA { struct S { TypeCode t; }; }; struct T { CORBA::TypeCode t; };");
+    let DefinitionKind::Struct(t) = &s.lookup(&ScopedName::parse("T")).unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(t.members[0].ty, crate::Type::TypeCode);
+}
+
+#[test]
+fn inline_types_are_scoped_in_their_struct() {
+    let s = ok("struct Outer { struct Inner { long x; } i; enum E { a, b } kind; }; const Outer::E C = Outer::b;");
+    assert!(s.lookup(&ScopedName::parse("Outer::Inner")).is_some());
+    assert!(s.lookup(&ScopedName::parse("Outer::E")).is_some());
+}
