@@ -1,0 +1,447 @@
+//! Whole messages: decoding any message into its typed header and body, and writing one.
+
+use std::ops::Range;
+
+use corbina_cdr::{AlignBreak, ByteOrder, CdrContext, CdrReader, CdrWriter, CodeSets};
+
+use crate::cancel::CancelRequestHeader;
+use crate::error::{GiopError, Result};
+use crate::fragment::FragmentHeader;
+use crate::header::{patch_size, MessageHeader, MsgType, Version, HEADER_LEN};
+use crate::locate::{LocateReplyHeader, LocateRequestHeader};
+use crate::reply::ReplyHeader;
+use crate::request::RequestHeader;
+
+/// A complete GIOP message in memory (header included), as the framer produces it or as the
+/// reassembler glues it together from fragments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    header: MessageHeader,
+    bytes: Vec<u8>,
+    align_breaks: Vec<AlignBreak>,
+}
+
+impl Message {
+    /// Takes a whole message, checking the header and that `message_size` matches.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Message> {
+        let header = MessageHeader::decode_prefix(&bytes)?;
+        if bytes.len() != header.total_len() {
+            return Err(GiopError::Truncated {
+                needed: header.total_len(),
+                available: bytes.len(),
+            });
+        }
+        Ok(Message {
+            header,
+            bytes,
+            align_breaks: Vec::new(),
+        })
+    }
+
+    /// A message whose header the runtime decoded first and whose body it read into its own
+    /// buffer: `body` is everything after the 12 header bytes.
+    pub fn from_parts(header_bytes: &[u8; HEADER_LEN], body: &[u8]) -> Result<Message> {
+        let header = MessageHeader::decode(header_bytes)?;
+        if body.len() != header.body_len() {
+            return Err(GiopError::Truncated {
+                needed: header.total_len(),
+                available: HEADER_LEN + body.len(),
+            });
+        }
+        let mut bytes = Vec::with_capacity(HEADER_LEN + body.len());
+        bytes.extend_from_slice(header_bytes);
+        bytes.extend_from_slice(body);
+        Ok(Message {
+            header,
+            bytes,
+            align_breaks: Vec::new(),
+        })
+    }
+
+    pub(crate) fn reassembled(
+        header: MessageHeader,
+        bytes: Vec<u8>,
+        align_breaks: Vec<AlignBreak>,
+    ) -> Message {
+        Message {
+            header,
+            bytes,
+            align_breaks,
+        }
+    }
+
+    /// The GIOP header.
+    pub fn header(&self) -> &MessageHeader {
+        &self.header
+    }
+
+    /// The message bytes, header included.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes, for reuse.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// Where alignment restarts (reassembled GIOP 1.1 fragments), for CDR readers.
+    pub fn align_breaks(&self) -> &[AlignBreak] {
+        &self.align_breaks
+    }
+
+    /// Decodes the message-type header and locates the body.
+    pub fn decode(&self) -> Result<GiopMessage<'_>> {
+        decode_message(&self.bytes, &self.align_breaks).map(|(_, m)| m)
+    }
+
+    /// The request id a GIOP 1.2 Request, Reply, LocateRequest, LocateReply, CancelRequest
+    /// or Fragment starts with (these all put it first), without decoding the rest.
+    pub fn request_id_1_2(&self) -> Option<u32> {
+        peek_request_id(&self.header, &self.bytes)
+    }
+}
+
+pub(crate) fn peek_request_id(h: &MessageHeader, bytes: &[u8]) -> Option<u32> {
+    if h.version.minor < 2 || matches!(h.msg_type, MsgType::CloseConnection | MsgType::MessageError)
+    {
+        return None;
+    }
+    let b = *bytes.get(HEADER_LEN..HEADER_LEN + 4)?.first_chunk::<4>()?;
+    Some(match h.byte_order {
+        ByteOrder::Big => u32::from_be_bytes(b),
+        ByteOrder::Little => u32::from_le_bytes(b),
+    })
+}
+
+/// The body of a message: a range of the message's bytes plus what a CDR reader needs to
+/// read it in place (byte order, alignment origin at the message start, align breaks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Body<'a> {
+    message: &'a [u8],
+    start: usize,
+    byte_order: ByteOrder,
+    minor: u8,
+    align_breaks: &'a [AlignBreak],
+}
+
+impl<'a> Body<'a> {
+    /// Offsets of the body in the message.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.message.len()
+    }
+
+    /// The body bytes.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.message.get(self.start..).unwrap_or_default()
+    }
+
+    /// Whether there is no body.
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.message.len()
+    }
+
+    /// Body length in bytes.
+    pub fn len(&self) -> usize {
+        self.message.len().saturating_sub(self.start)
+    }
+
+    /// Byte order of the body.
+    pub fn byte_order(&self) -> ByteOrder {
+        self.byte_order
+    }
+
+    /// Alignment restarts within the message (GIOP 1.1 reassembly).
+    pub fn align_breaks(&self) -> &'a [AlignBreak] {
+        self.align_breaks
+    }
+
+    /// A reader over the body, borrowing the message buffer, with the connection's code sets.
+    /// Alignment is relative to the message start, as GIOP requires.
+    pub fn reader(&self, code_sets: CodeSets) -> CdrReader<'a> {
+        let ctx = CdrContext::GIOP_1_2
+            .with_giop_minor(self.minor)
+            .with_code_sets(code_sets);
+        CdrReader::new(self.message, self.byte_order, ctx)
+            .with_align_breaks(self.align_breaks)
+            .starting_at(self.start)
+    }
+}
+
+/// A decoded message: its type-specific header and, where there is one, its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GiopMessage<'a> {
+    /// A Request and its arguments.
+    Request {
+        /// The header.
+        header: RequestHeader,
+        /// The in/inout arguments.
+        body: Body<'a>,
+    },
+    /// A Reply and its result (or exception, or forward).
+    Reply {
+        /// The header.
+        header: ReplyHeader,
+        /// What `reply_status` says.
+        body: Body<'a>,
+    },
+    /// CancelRequest.
+    CancelRequest(CancelRequestHeader),
+    /// LocateRequest.
+    LocateRequest(LocateRequestHeader),
+    /// LocateReply and its body (an IOR, a system exception or an addressing mode).
+    LocateReply {
+        /// The header.
+        header: LocateReplyHeader,
+        /// What `locate_status` says (not 8-aligned: it follows the header).
+        body: Body<'a>,
+    },
+    /// CloseConnection.
+    CloseConnection,
+    /// MessageError.
+    MessageError,
+    /// A Fragment, before reassembly.
+    Fragment {
+        /// The header.
+        header: FragmentHeader,
+        /// The data it continues the message with.
+        body: Body<'a>,
+    },
+}
+
+/// Decodes a whole message (`bytes` holds at least `12 + message_size` bytes; anything after
+/// is not looked at). `align_breaks` come from reassembly; pass `&[]` otherwise.
+pub fn decode_message<'a>(
+    bytes: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(MessageHeader, GiopMessage<'a>)> {
+    let header = MessageHeader::decode_prefix(bytes)?;
+    let message = bytes
+        .get(..header.total_len())
+        .ok_or(GiopError::Truncated {
+            needed: header.total_len(),
+            available: bytes.len(),
+        })?;
+    let minor = header.version.minor;
+    let ctx = CdrContext::GIOP_1_2.with_giop_minor(minor);
+    let mut r = CdrReader::new(message, header.byte_order, ctx)
+        .with_align_breaks(align_breaks)
+        .starting_at(HEADER_LEN);
+    let body = |r: &CdrReader<'_>, align: bool| {
+        let mut start = r.position();
+        // GIOP 1.2: a body, if any, starts 8-aligned; an empty one adds no padding.
+        if align && minor >= 2 && r.remaining() > 0 {
+            let mut t = r.clone();
+            start = if t.align(8).is_ok() {
+                t.position()
+            } else {
+                message.len()
+            };
+        }
+        Body {
+            message,
+            start,
+            byte_order: header.byte_order,
+            minor,
+            align_breaks,
+        }
+    };
+    let decoded = match header.msg_type {
+        MsgType::Request => {
+            let h = RequestHeader::decode(&mut r, minor)?;
+            GiopMessage::Request {
+                header: h,
+                body: body(&r, true),
+            }
+        }
+        MsgType::Reply => {
+            let h = ReplyHeader::decode(&mut r, minor)?;
+            GiopMessage::Reply {
+                header: h,
+                body: body(&r, true),
+            }
+        }
+        MsgType::CancelRequest => GiopMessage::CancelRequest(CancelRequestHeader::decode(&mut r)?),
+        MsgType::LocateRequest => {
+            GiopMessage::LocateRequest(LocateRequestHeader::decode(&mut r, minor)?)
+        }
+        MsgType::LocateReply => {
+            let h = LocateReplyHeader::decode(&mut r)?;
+            GiopMessage::LocateReply {
+                header: h,
+                body: body(&r, false),
+            }
+        }
+        MsgType::CloseConnection => GiopMessage::CloseConnection,
+        MsgType::MessageError => GiopMessage::MessageError,
+        MsgType::Fragment => {
+            let h = FragmentHeader::decode(&mut r, minor)?;
+            GiopMessage::Fragment {
+                header: h,
+                body: body(&r, false),
+            }
+        }
+    };
+    Ok((header, decoded))
+}
+
+/// Writes one message: the GIOP header and the type-specific header first, then the caller
+/// writes the body through [`MessageWriter::body`], then [`MessageWriter::finish`] patches
+/// `message_size`. The writer's stream starts at the message start, so alignment is right.
+#[derive(Debug)]
+pub struct MessageWriter<'a> {
+    w: CdrWriter<'a>,
+    align_body: bool,
+}
+
+impl<'a> MessageWriter<'a> {
+    /// A message of any type with only the GIOP header written so far.
+    pub fn new(version: Version, order: ByteOrder, code_sets: CodeSets, msg_type: MsgType) -> Self {
+        let mut w = CdrWriter::with_byte_order(order, version.context(code_sets));
+        MessageHeader::new(version, order, msg_type).write(&mut w);
+        let align_body =
+            version.minor >= 2 && matches!(msg_type, MsgType::Request | MsgType::Reply);
+        MessageWriter { w, align_body }
+    }
+
+    /// Starts a Request.
+    pub fn request(
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        h: &RequestHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::new(version, order, code_sets, MsgType::Request);
+        h.encode(&mut m.w, version.minor)?;
+        Ok(m)
+    }
+
+    /// Starts a Reply.
+    pub fn reply(
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        h: &ReplyHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::new(version, order, code_sets, MsgType::Reply);
+        h.encode(&mut m.w, version.minor)?;
+        Ok(m)
+    }
+
+    /// A LocateRequest (no body).
+    pub fn locate_request(
+        version: Version,
+        order: ByteOrder,
+        h: &LocateRequestHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::new(version, order, CodeSets::DEFAULT, MsgType::LocateRequest);
+        h.encode(&mut m.w, version.minor)?;
+        Ok(m)
+    }
+
+    /// Starts a LocateReply (its body, if any, follows the header unpadded).
+    pub fn locate_reply(
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        h: &LocateReplyHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::new(version, order, code_sets, MsgType::LocateReply);
+        h.encode(&mut m.w)?;
+        Ok(m)
+    }
+
+    /// A CancelRequest.
+    pub fn cancel_request(
+        version: Version,
+        order: ByteOrder,
+        h: &CancelRequestHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::new(version, order, CodeSets::DEFAULT, MsgType::CancelRequest);
+        h.encode(&mut m.w)?;
+        Ok(m)
+    }
+
+    /// The writer for the body. At GIOP 1.2 the first call pads a Request or Reply to a
+    /// multiple of 8; call it only when there is a body, so empty bodies stay unpadded.
+    pub fn body(&mut self) -> &mut CdrWriter<'a> {
+        if self.align_body {
+            self.w.align(8);
+            self.align_body = false;
+        }
+        &mut self.w
+    }
+
+    /// The underlying writer, with no body alignment (for header extensions).
+    pub fn writer(&mut self) -> &mut CdrWriter<'a> {
+        &mut self.w
+    }
+
+    /// Patches `message_size` and returns the writer: its `segments()` are the message,
+    /// ready for a vectored write or for the fragmenter.
+    pub fn finish(mut self) -> Result<CdrWriter<'a>> {
+        patch_size(&mut self.w)?;
+        Ok(self.w)
+    }
+
+    /// Finishes and copies the message into one vector.
+    pub fn finish_bytes(self) -> Result<Vec<u8>> {
+        Ok(self.finish()?.into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ObjectKey;
+
+    #[test]
+    fn spliced_bodies_and_borrowed_reads() {
+        let big = vec![0xabu8; 10_000];
+        let h = RequestHeader::new(1, ObjectKey::from("k"), "send_octets");
+        let mut mw =
+            MessageWriter::request(Version::V1_2, ByteOrder::Little, CodeSets::DEFAULT, &h)
+                .unwrap();
+        mw.body().write_octet_seq(&big).unwrap();
+        let w = mw.finish().unwrap();
+        let segs = w.segments();
+        assert!(segs.iter().any(|s| s.as_ptr() == big.as_ptr()));
+        let bytes = w.into_bytes();
+        let m = Message::from_bytes(bytes).unwrap();
+        let GiopMessage::Request { body, .. } = m.decode().unwrap() else {
+            panic!()
+        };
+        assert_eq!(body.range().start % 8, 0);
+        let mut r = body.reader(CodeSets::DEFAULT);
+        let s = r.read_octet_seq().unwrap();
+        assert_eq!(s, &big[..]);
+        assert!(std::ptr::eq(
+            s.as_ptr(),
+            m.bytes()[body.range().start + 4..].as_ptr()
+        ));
+        r.expect_end().unwrap();
+    }
+
+    #[test]
+    fn from_parts_and_truncation() {
+        let b = crate::close::close_connection(Version::V1_1, ByteOrder::Big);
+        assert!(Message::from_parts(&b, &[]).is_ok());
+        assert!(matches!(
+            Message::from_parts(&b, &[1]),
+            Err(GiopError::Truncated { .. })
+        ));
+        let mut long = b.to_vec();
+        long.push(0);
+        assert!(matches!(
+            Message::from_bytes(long),
+            Err(GiopError::Truncated { .. })
+        ));
+        let mut bad = *b"GIOP\x01\x02\x00\x00\x00\x00\x00\x04";
+        assert!(decode_message(&bad, &[]).is_err());
+        bad[11] = 0;
+        assert!(matches!(
+            decode_message(&bad, &[]),
+            Err(GiopError::Marshal(_))
+        ));
+    }
+}

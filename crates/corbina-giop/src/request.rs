@@ -1,0 +1,212 @@
+//! The Request header (`GIOP::RequestHeader_1_0`, `_1_1`, `_1_2`) as one type for all versions.
+
+use corbina_cdr::{CdrReader, CdrWriter};
+
+use crate::encap;
+use crate::error::{GiopError, Result};
+use crate::object_key::ObjectKey;
+use crate::service_context::ServiceContextList;
+use crate::target_address::TargetAddress;
+
+/// `response_flags` 0: oneway, no reply.
+pub const RESPONSE_NONE: u8 = 0;
+/// `response_flags` 1: reply (without body) once the server has the request.
+pub const SYNC_WITH_SERVER: u8 = 1;
+/// `response_flags` 3: an ordinary twoway call.
+pub const SYNC_WITH_TARGET: u8 = 3;
+
+/// A Request header, whatever the GIOP version.
+///
+/// GIOP 1.0/1.1 carry `response_expected` (mapped to flags 3 or 0) and an object key
+/// (`TargetAddress::Key`); 1.2 carries `response_flags` and any TargetAddress, and no
+/// principal.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RequestHeader {
+    /// Matches the Reply to the Request.
+    pub request_id: u32,
+    /// [`RESPONSE_NONE`], [`SYNC_WITH_SERVER`] or [`SYNC_WITH_TARGET`].
+    pub response_flags: u8,
+    /// The target object.
+    pub target: TargetAddress,
+    /// Operation name (or `_get_attr`, `_non_existent`, …).
+    pub operation: String,
+    /// Service contexts.
+    pub service_context: ServiceContextList,
+    /// `requesting_principal` (GIOP 1.0/1.1 only; empty in practice).
+    pub requesting_principal: Vec<u8>,
+}
+
+impl RequestHeader {
+    /// A twoway request to an object key, with no contexts.
+    pub fn new(request_id: u32, object_key: ObjectKey, operation: &str) -> RequestHeader {
+        RequestHeader {
+            request_id,
+            response_flags: SYNC_WITH_TARGET,
+            target: TargetAddress::Key(object_key),
+            operation: operation.to_owned(),
+            service_context: ServiceContextList::new(),
+            requesting_principal: Vec::new(),
+        }
+    }
+
+    /// Whether the client waits for a Reply.
+    pub fn response_expected(&self) -> bool {
+        self.response_flags & 1 != 0
+    }
+
+    /// Reads the header that follows the 12-byte GIOP header of a GIOP 1.`minor` Request.
+    /// Reserved octets are skipped whatever they hold.
+    pub fn decode(r: &mut CdrReader<'_>, minor: u8) -> Result<RequestHeader> {
+        if minor >= 2 {
+            let request_id = r.read_ulong()?;
+            let response_flags = r.read_octet()?;
+            r.read_bytes(3)?;
+            let target = TargetAddress::decode(r)?;
+            let operation = encap::read_latin1(r)?;
+            let service_context = ServiceContextList::decode(r)?;
+            return Ok(RequestHeader {
+                request_id,
+                response_flags,
+                target,
+                operation,
+                service_context,
+                requesting_principal: Vec::new(),
+            });
+        }
+        let service_context = ServiceContextList::decode(r)?;
+        let request_id = r.read_ulong()?;
+        let response_flags = if r.read_boolean()? {
+            SYNC_WITH_TARGET
+        } else {
+            RESPONSE_NONE
+        };
+        if minor == 1 {
+            r.read_bytes(3)?;
+        }
+        let target = TargetAddress::Key(ObjectKey(r.read_octet_seq()?.to_vec()));
+        let operation = encap::read_latin1(r)?;
+        let requesting_principal = r.read_octet_seq()?.to_vec();
+        Ok(RequestHeader {
+            request_id,
+            response_flags,
+            target,
+            operation,
+            service_context,
+            requesting_principal,
+        })
+    }
+
+    /// Writes the header for GIOP 1.`minor` (after the 12-byte GIOP header).
+    pub fn encode(&self, w: &mut CdrWriter<'_>, minor: u8) -> Result<()> {
+        if minor >= 2 {
+            w.write_ulong(self.request_id);
+            w.write_octet(self.response_flags);
+            w.write_bytes(&[0; 3]);
+            self.target.encode(w)?;
+            encap::write_latin1(w, &self.operation)?;
+            return self.service_context.encode(w);
+        }
+        let TargetAddress::Key(key) = &self.target else {
+            return Err(GiopError::KeyAddressRequired { minor });
+        };
+        self.service_context.encode(w)?;
+        w.write_ulong(self.request_id);
+        w.write_boolean(self.response_expected());
+        if minor == 1 {
+            w.write_bytes(&[0; 3]);
+        }
+        w.write_length(key.0.len())?;
+        w.write_bytes(&key.0);
+        encap::write_latin1(w, &self.operation)?;
+        w.write_length(self.requesting_principal.len())?;
+        w.write_bytes(&self.requesting_principal);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::header::{MsgType, Version};
+    use crate::message::{GiopMessage, MessageWriter};
+    use corbina_cdr::{ByteOrder, CodeSets};
+
+    fn encode(h: &RequestHeader, v: Version, order: ByteOrder) -> Vec<u8> {
+        MessageWriter::request(v, order, CodeSets::DEFAULT, h)
+            .unwrap()
+            .finish_bytes()
+            .unwrap()
+    }
+
+    #[test]
+    fn giop_1_0_layout() {
+        let h = RequestHeader::new(4, ObjectKey::from("K"), "ping");
+        let b = encode(&h, Version::V1_0, ByteOrder::Big);
+        let expect = "47494f500100000000000024\
+                      00000000 00000004 01000000 00000001 4b000000 00000005 70696e6700 000000 00000000";
+        assert_eq!(hex::encode(&b), expect.replace(' ', ""));
+        let m = crate::Message::from_bytes(b).unwrap();
+        let GiopMessage::Request { header, body } = m.decode().unwrap() else {
+            panic!()
+        };
+        assert_eq!(header, h);
+        assert!(body.is_empty());
+    }
+
+    #[test]
+    fn giop_1_1_reserved_octets_are_ignored() {
+        let h = RequestHeader {
+            response_flags: RESPONSE_NONE,
+            ..RequestHeader::new(2, ObjectKey::from("K"), "op")
+        };
+        let mut b = encode(&h, Version::V1_1, ByteOrder::Little);
+        assert_eq!(&b[16..20], [2, 0, 0, 0]);
+        assert_eq!(&b[20..24], [0, 0, 0, 0]);
+        b[21..24].copy_from_slice(b"xyz");
+        let m = crate::Message::from_bytes(b).unwrap();
+        let GiopMessage::Request { header, .. } = m.decode().unwrap() else {
+            panic!()
+        };
+        assert_eq!(header, h);
+        assert!(!header.response_expected());
+    }
+
+    #[test]
+    fn giop_1_2_layout_and_body_alignment() {
+        let h = RequestHeader::new(7, ObjectKey::from("KEY"), "fail");
+        let mut mw =
+            MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::DEFAULT, &h).unwrap();
+        mw.body().write_long(7);
+        let b = mw.finish_bytes().unwrap();
+        // 12 header, id, flags+reserved, disposition+pad, key(4+3)+pad, op(4+5)+pad, contexts.
+        assert_eq!(
+            hex::encode(&b[..48]),
+            "47494f500102000000000028000000070300000000000000000000034b4559\
+             00000000056661696c0000000000000000"
+        );
+        assert_eq!(b.len(), 48 + 4);
+        assert_eq!(&b[48..], [0, 0, 0, 7]);
+        // No body: no padding.
+        let b = encode(&h, Version::V1_2, ByteOrder::Big);
+        assert_eq!(b.len(), 48);
+        let m = crate::Message::from_bytes(b).unwrap();
+        assert_eq!(m.header().msg_type, MsgType::Request);
+        let GiopMessage::Request { header, body } = m.decode().unwrap() else {
+            panic!()
+        };
+        assert_eq!(header, h);
+        assert!(body.is_empty());
+    }
+
+    #[test]
+    fn old_versions_need_a_key() {
+        let mut h = RequestHeader::new(1, ObjectKey::from("K"), "op");
+        h.target = TargetAddress::Profile(crate::TaggedProfile {
+            tag: 0,
+            profile_data: vec![],
+        });
+        let err =
+            MessageWriter::request(Version::V1_1, ByteOrder::Big, CodeSets::DEFAULT, &h).err();
+        assert_eq!(err, Some(GiopError::KeyAddressRequired { minor: 1 }));
+    }
+}
