@@ -196,7 +196,10 @@ impl WCharCodeSet {
     pub fn decode_units(self, units: &[u16], offset: usize) -> Result<String> {
         char::decode_utf16(units.iter().copied())
             .collect::<std::result::Result<String, _>>()
-            .map_err(|_| MarshalError::InvalidCharData { offset, code_set: self.name() })
+            .map_err(|_| MarshalError::InvalidCharData {
+                offset,
+                code_set: self.name(),
+            })
     }
 }
 
@@ -212,10 +215,15 @@ pub struct CodeSets {
 
 impl CodeSets {
     /// What GIOP assumes when nothing was negotiated: ISO-8859-1 and no wide characters.
-    pub const DEFAULT: CodeSets = CodeSets { char_set: CharCodeSet::Iso8859_1, wchar_set: None };
+    pub const DEFAULT: CodeSets = CodeSets {
+        char_set: CharCodeSet::Iso8859_1,
+        wchar_set: None,
+    };
     /// UTF-8 for char data and UTF-16 for wide data: what two Corbina peers agree on.
-    pub const UNICODE: CodeSets =
-        CodeSets { char_set: CharCodeSet::Utf8, wchar_set: Some(WCharCodeSet::Utf16) };
+    pub const UNICODE: CodeSets = CodeSets {
+        char_set: CharCodeSet::Utf8,
+        wchar_set: Some(WCharCodeSet::Utf16),
+    };
 }
 
 #[cfg(test)]
@@ -229,15 +237,29 @@ mod tests {
         assert_eq!(out, [0xe9, b't', 0xe9]);
         assert_eq!(CharCodeSet::Iso8859_1.decode_str(&out, 0).unwrap(), "été");
         assert_eq!(CharCodeSet::Iso8859_1.encoded_len("été"), 3);
-        let err = CharCodeSet::Iso8859_1.encode_str("€", &mut out).unwrap_err();
-        assert!(matches!(err, MarshalError::NotRepresentable { code_point: 0x20ac, .. }));
+        let err = CharCodeSet::Iso8859_1
+            .encode_str("€", &mut out)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            MarshalError::NotRepresentable {
+                code_point: 0x20ac,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn utf8_validation_names_the_offset() {
         let err = CharCodeSet::Utf8.decode_str(&[b'a', 0xff], 10).unwrap_err();
-        assert_eq!(err, MarshalError::InvalidCharData { offset: 11, code_set: "UTF-8" });
-        assert_eq!(CharCodeSet::Utf8.encode_char('é').is_err(), true);
+        assert_eq!(
+            err,
+            MarshalError::InvalidCharData {
+                offset: 11,
+                code_set: "UTF-8"
+            }
+        );
+        assert!(CharCodeSet::Utf8.encode_char('é').is_err());
         assert_eq!(CharCodeSet::Iso8859_1.encode_char('é').unwrap(), 0xe9);
     }
 
@@ -252,8 +274,14 @@ mod tests {
 
     #[test]
     fn ids() {
-        assert_eq!(CharCodeSet::from_id(CodeSetId(0x05010001)), Some(CharCodeSet::Utf8));
+        assert_eq!(
+            CharCodeSet::from_id(CodeSetId(0x05010001)),
+            Some(CharCodeSet::Utf8)
+        );
         assert_eq!(CodeSetId::UTF_16.name(), Some("UTF-16"));
-        assert_eq!(WCharCodeSet::from_id(CodeSetId(0x00010109)), Some(WCharCodeSet::Utf16));
+        assert_eq!(
+            WCharCodeSet::from_id(CodeSetId(0x00010109)),
+            Some(WCharCodeSet::Utf16)
+        );
     }
 }

@@ -37,10 +37,20 @@ pub enum ExceptionKind {
 pub enum MarshalError {
     /// Fewer bytes remain than a value needs.
     #[error("end of data at offset {offset}: {needed} bytes needed, {remaining} remain")]
-    EndOfData { offset: usize, needed: usize, remaining: usize },
+    EndOfData {
+        offset: usize,
+        needed: usize,
+        remaining: usize,
+    },
     /// A length or count field claims more than the rest of the stream can hold.
-    #[error("length {length} at offset {offset} claims more than the {remaining} bytes that remain")]
-    LengthExceedsData { offset: usize, length: u64, remaining: usize },
+    #[error(
+        "length {length} at offset {offset} claims more than the {remaining} bytes that remain"
+    )]
+    LengthExceedsData {
+        offset: usize,
+        length: u64,
+        remaining: usize,
+    },
     /// A boolean octet other than 0 or 1.
     #[error("invalid boolean octet {value:#04x} at offset {offset}")]
     InvalidBoolean { offset: usize, value: u8 },
@@ -52,13 +62,25 @@ pub enum MarshalError {
     EmbeddedNul { offset: usize },
     /// Character data not valid in its code set (bad UTF-8 or UTF-16).
     #[error("invalid {code_set} data at offset {offset}")]
-    InvalidCharData { offset: usize, code_set: &'static str },
+    InvalidCharData {
+        offset: usize,
+        code_set: &'static str,
+    },
     /// A character that the transmission code set cannot carry.
     #[error("character U+{code_point:04X} cannot be represented in {code_set}")]
-    NotRepresentable { code_point: u32, code_set: &'static str },
+    NotRepresentable {
+        code_point: u32,
+        code_set: &'static str,
+    },
     /// An enum value outside its enumeration.
-    #[error("enum value {value} at offset {offset} is out of range (the enum has {count} members)")]
-    InvalidEnum { offset: usize, value: u32, count: u32 },
+    #[error(
+        "enum value {value} at offset {offset} is out of range (the enum has {count} members)"
+    )]
+    InvalidEnum {
+        offset: usize,
+        value: u32,
+        count: u32,
+    },
     /// A union discriminator that selects no member and the union has no default.
     #[error("union discriminator {value} at offset {offset} selects no member")]
     InvalidDiscriminator { offset: usize, value: i64 },
@@ -142,11 +164,21 @@ mod tests {
 
     #[test]
     fn kinds_and_minors() {
-        let e = MarshalError::EndOfData { offset: 3, needed: 4, remaining: 1 };
+        let e = MarshalError::EndOfData {
+            offset: 3,
+            needed: 4,
+            remaining: 1,
+        };
         assert_eq!(e.exception_kind(), ExceptionKind::Marshal);
         assert_eq!(e.minor(), CORBINA_VMCID | 1);
-        assert_eq!(e.to_string(), "end of data at offset 3: 4 bytes needed, 1 remain");
-        let e = MarshalError::NotRepresentable { code_point: 0x20ac, code_set: "ISO-8859-1" };
+        assert_eq!(
+            e.to_string(),
+            "end of data at offset 3: 4 bytes needed, 1 remain"
+        );
+        let e = MarshalError::NotRepresentable {
+            code_point: 0x20ac,
+            code_set: "ISO-8859-1",
+        };
         assert_eq!(e.exception_kind(), ExceptionKind::DataConversion);
         assert_eq!(e.minor(), OMG_VMCID | 1);
     }

@@ -23,12 +23,22 @@ impl Fixed {
     /// A value for `fixed<digits, scale>`, checking that it fits.
     pub fn new(value: i128, digits: u8, scale: u8) -> Result<Fixed> {
         if digits == 0 || digits > MAX_FIXED_DIGITS || scale > digits {
-            return Err(MarshalError::InvalidFixed { offset: 0, reason: "bad digits/scale" });
+            return Err(MarshalError::InvalidFixed {
+                offset: 0,
+                reason: "bad digits/scale",
+            });
         }
         if value.unsigned_abs() >= 10u128.pow(u32::from(digits)) {
-            return Err(MarshalError::InvalidFixed { offset: 0, reason: "too many digits" });
+            return Err(MarshalError::InvalidFixed {
+                offset: 0,
+                reason: "too many digits",
+            });
         }
-        Ok(Fixed { value, digits, scale })
+        Ok(Fixed {
+            value,
+            digits,
+            scale,
+        })
     }
 
     /// Octets on the wire: one nibble per digit plus a sign nibble, rounded up.
@@ -37,7 +47,16 @@ impl Fixed {
     }
 
     /// Writes the packed-BCD form (no alignment: `fixed` is an octet array).
+    ///
+    /// The fields are public, so they are checked here as [`Fixed::new`] would: bad
+    /// digits/scale or a value with more than `digits` digits is an error.
     pub fn encode(&self, w: &mut CdrWriter<'_>) -> Result<()> {
+        if self.digits == 0 || self.digits > MAX_FIXED_DIGITS || self.scale > self.digits {
+            return Err(MarshalError::InvalidFixed {
+                offset: 0,
+                reason: "bad digits/scale",
+            });
+        }
         let n = Self::wire_len(self.digits);
         let mut out = [0u8; 16];
         let mut v = self.value.unsigned_abs();
@@ -50,10 +69,13 @@ impl Fixed {
             nibbles -= 1;
             let d = (v % 10) as u8;
             v /= 10;
-            out[nibbles / 2] |= if nibbles % 2 == 0 { d << 4 } else { d };
+            out[nibbles / 2] |= if nibbles.is_multiple_of(2) { d << 4 } else { d };
         }
-        if v != 0 {
-            return Err(MarshalError::InvalidFixed { offset: 0, reason: "too many digits" });
+        if v != 0 || self.value.unsigned_abs() >= 10u128.pow(u32::from(self.digits)) {
+            return Err(MarshalError::InvalidFixed {
+                offset: 0,
+                reason: "too many digits",
+            });
         }
         w.write_bytes(&out[..n]);
         Ok(())
@@ -63,28 +85,46 @@ impl Fixed {
     pub fn decode(r: &mut CdrReader<'_>, digits: u8, scale: u8) -> Result<Fixed> {
         let offset = r.position();
         if digits == 0 || digits > MAX_FIXED_DIGITS || scale > digits {
-            return Err(MarshalError::InvalidFixed { offset, reason: "bad digits/scale" });
+            return Err(MarshalError::InvalidFixed {
+                offset,
+                reason: "bad digits/scale",
+            });
         }
         let bytes = r.read_bytes(Self::wire_len(digits))?;
         let last = bytes.len() * 2 - 1;
         let mut v: i128 = 0;
         for i in 0..last {
             let b = bytes[i / 2];
-            let d = if i % 2 == 0 { b >> 4 } else { b & 0xf };
+            let d = if i.is_multiple_of(2) { b >> 4 } else { b & 0xf };
             if d > 9 {
-                return Err(MarshalError::InvalidFixed { offset, reason: "digit nibble above 9" });
+                return Err(MarshalError::InvalidFixed {
+                    offset,
+                    reason: "digit nibble above 9",
+                });
             }
             v = v * 10 + i128::from(d);
         }
         let negative = match bytes[last / 2] & 0xf {
             0xd | 0xb => true,
             0xc | 0xa | 0xe | 0xf => false,
-            _ => return Err(MarshalError::InvalidFixed { offset, reason: "bad sign nibble" }),
+            _ => {
+                return Err(MarshalError::InvalidFixed {
+                    offset,
+                    reason: "bad sign nibble",
+                })
+            }
         };
         if v >= 10i128.pow(u32::from(digits)) {
-            return Err(MarshalError::InvalidFixed { offset, reason: "too many digits" });
+            return Err(MarshalError::InvalidFixed {
+                offset,
+                reason: "too many digits",
+            });
         }
-        Ok(Fixed { value: if negative { -v } else { v }, digits, scale })
+        Ok(Fixed {
+            value: if negative { -v } else { v },
+            digits,
+            scale,
+        })
     }
 }
 
@@ -96,7 +136,13 @@ impl fmt::Display for Fixed {
             return write!(f, "{sign}{abs}");
         }
         let p = 10u128.pow(u32::from(self.scale));
-        write!(f, "{sign}{}.{:0width$}", abs / p, abs % p, width = usize::from(self.scale))
+        write!(
+            f,
+            "{sign}{}.{:0width$}",
+            abs / p,
+            abs % p,
+            width = usize::from(self.scale)
+        )
     }
 }
 
@@ -117,9 +163,15 @@ mod tests {
     #[test]
     fn packed_bcd() {
         // fixed<5,2> 123.45 → 12 34 5C
-        assert_eq!(round_trip(Fixed::new(12345, 5, 2).unwrap()), [0x12, 0x34, 0x5c]);
+        assert_eq!(
+            round_trip(Fixed::new(12345, 5, 2).unwrap()),
+            [0x12, 0x34, 0x5c]
+        );
         // fixed<4,1> -1.5 → 00 01 5D (even digit count: leading zero nibble)
-        assert_eq!(round_trip(Fixed::new(-15, 4, 1).unwrap()), [0x00, 0x01, 0x5d]);
+        assert_eq!(
+            round_trip(Fixed::new(-15, 4, 1).unwrap()),
+            [0x00, 0x01, 0x5d]
+        );
         assert_eq!(Fixed::new(-15, 4, 1).unwrap().to_string(), "-1.5");
         assert_eq!(Fixed::new(5, 3, 3).unwrap().to_string(), "0.005");
         round_trip(Fixed::new(10i128.pow(31) - 1, 31, 0).unwrap());

@@ -53,5 +53,5 @@ pub use error::{ExceptionKind, MarshalError, Result, CORBINA_VMCID, OMG_VMCID};
 pub use fixed::{Fixed, MAX_FIXED_DIGITS};
 pub use primitive::{ByteOrder, LongDouble, Primitive};
 pub use reader::{AlignBreak, CdrReader, DEFAULT_MAX_DEPTH};
-pub use traits::{from_bytes, to_bytes, CdrDecode, CdrEncode};
+pub use traits::{from_bytes, prealloc_count, to_bytes, CdrDecode, CdrEncode, PREALLOC_BYTES};
 pub use writer::{CdrContext, CdrWriter, DEFAULT_SPLICE_THRESHOLD};

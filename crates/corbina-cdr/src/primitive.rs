@@ -116,7 +116,9 @@ impl LongDouble {
             ((exp - 1023 + 16383) as u128, frac << 60)
         };
         let v = (sign << 127) | (e128 << 112) | f128;
-        LongDouble { be_bytes: v.to_be_bytes() }
+        LongDouble {
+            be_bytes: v.to_be_bytes(),
+        }
     }
 
     /// The nearest `f64` (truncating extra precision; out-of-range values become infinities).
@@ -126,7 +128,14 @@ impl LongDouble {
         let exp = ((v >> 112) & 0x7fff) as i32;
         let frac = v & ((1u128 << 112) - 1);
         let (e64, f64bits): (u64, u64) = if exp == 0x7fff {
-            (0x7ff, if frac == 0 { 0 } else { ((frac >> 60) as u64) | 1 })
+            (
+                0x7ff,
+                if frac == 0 {
+                    0
+                } else {
+                    ((frac >> 60) as u64) | 1
+                },
+            )
         } else if exp == 0 {
             (0, 0)
         } else {

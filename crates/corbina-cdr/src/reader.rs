@@ -78,7 +78,7 @@ impl<'a> CdrReader<'a> {
 
     /// Declares that `buf[0]` is at `offset` in the stream for alignment purposes.
     pub fn with_stream_offset(mut self, offset: usize) -> Self {
-        self.origin = -(offset as isize);
+        self.origin = (offset as isize).wrapping_neg();
         self
     }
 
@@ -148,18 +148,25 @@ impl<'a> CdrReader<'a> {
         if self.pos == self.end {
             Ok(())
         } else {
-            Err(MarshalError::TrailingData { offset: self.pos, count: self.end - self.pos })
+            Err(MarshalError::TrailingData {
+                offset: self.pos,
+                count: self.end - self.pos,
+            })
         }
     }
 
     fn eod(&self, needed: usize) -> MarshalError {
-        MarshalError::EndOfData { offset: self.pos, needed, remaining: self.end - self.pos }
+        MarshalError::EndOfData {
+            offset: self.pos,
+            needed,
+            remaining: self.end - self.pos,
+        }
     }
 
     /// Skips padding to a multiple of `align` (a power of two) from the alignment origin.
     #[inline]
     pub fn align(&mut self, align: usize) -> Result<()> {
-        let pad = (self.origin - self.pos as isize) as usize & (align - 1);
+        let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if self.pos + pad >= self.next_break {
             return self.align_across_break(align);
         }
@@ -175,16 +182,22 @@ impl<'a> CdrReader<'a> {
         // Padding up to a fragment boundary belongs to the old fragment; alignment then
         // restarts relative to the new fragment's header.
         let mut idx = self.breaks.partition_point(|b| b.at <= self.pos);
-        let pad = (self.origin - self.pos as isize) as usize & (align - 1);
-        if idx < self.breaks.len() && self.pos + pad >= self.breaks[idx].at {
-            self.pos = self.breaks[idx].at;
-            idx += 1;
+        let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
+        if let Some(b) = self.breaks.get(idx) {
+            if self.pos + pad >= b.at {
+                if b.at > self.end {
+                    // A break past the data (malformed breaks): the padding runs out first.
+                    return Err(self.eod(pad));
+                }
+                self.pos = b.at;
+                idx += 1;
+            }
         }
         if idx > 0 {
             self.origin = self.breaks[idx - 1].origin;
         }
         self.next_break = self.breaks.get(idx).map_or(usize::MAX, |b| b.at);
-        let pad = (self.origin - self.pos as isize) as usize & (align - 1);
+        let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if pad > self.end - self.pos {
             return Err(self.eod(pad));
         }
@@ -256,7 +269,10 @@ impl<'a> CdrReader<'a> {
         let b = self.read_octet()?;
         match self.ctx.code_sets.char_set {
             crate::codeset::CharCodeSet::Utf8 if !b.is_ascii() => {
-                Err(MarshalError::InvalidCharData { offset, code_set: "UTF-8" })
+                Err(MarshalError::InvalidCharData {
+                    offset,
+                    code_set: "UTF-8",
+                })
             }
             _ => Ok(char::from(b)),
         }
@@ -319,16 +335,12 @@ impl<'a> CdrReader<'a> {
             return Ok(Vec::new());
         }
         self.align(T::SIZE)?;
-        let nbytes = count.checked_mul(T::SIZE).ok_or_else(|| self.eod(usize::MAX))?;
+        let nbytes = count
+            .checked_mul(T::SIZE)
+            .ok_or_else(|| self.eod(usize::MAX))?;
         let src = self.read_bytes(nbytes)?;
-        // Zeroed allocation is lazily mapped for large sizes, so this is one pass over memory.
-        let mut v = vec![T::default(); count];
-        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(src);
-        if self.swap {
-            for x in &mut v {
-                *x = x.swap_bytes();
-            }
-        }
+        let mut v = Vec::with_capacity(count);
+        extend_from_wire(&mut v, src, self.swap);
         Ok(v)
     }
 
@@ -349,13 +361,7 @@ impl<'a> CdrReader<'a> {
         }
         self.align(T::SIZE)?;
         let src = self.read_bytes(n * T::SIZE)?;
-        out.resize(n, T::default());
-        bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(src);
-        if self.swap {
-            for x in out.iter_mut() {
-                *x = x.swap_bytes();
-            }
-        }
+        extend_from_wire(out, src, self.swap);
         Ok(())
     }
 
@@ -372,7 +378,10 @@ impl<'a> CdrReader<'a> {
         let start = self.pos;
         let bytes = self.read_bytes(n)?;
         if let Some(i) = bytes.iter().position(|&b| b > 1) {
-            return Err(MarshalError::InvalidBoolean { offset: start + i, value: bytes[i] });
+            return Err(MarshalError::InvalidBoolean {
+                offset: start + i,
+                value: bytes[i],
+            });
         }
         Ok(bytes.iter().map(|&b| b == 1).collect())
     }
@@ -409,7 +418,10 @@ impl<'a> CdrReader<'a> {
         let s = self.read_string()?;
         let len = s.chars().count() as u64;
         if len > u64::from(bound) {
-            return Err(MarshalError::BoundExceeded { length: len, bound: bound.into() });
+            return Err(MarshalError::BoundExceeded {
+                length: len,
+                bound: bound.into(),
+            });
         }
         Ok(s)
     }
@@ -427,7 +439,9 @@ impl<'a> CdrReader<'a> {
                 }),
             cs if bytes.is_ascii() => {
                 let _ = cs;
-                Ok(std::borrow::Cow::Borrowed(std::str::from_utf8(bytes).unwrap_or_default()))
+                Ok(std::borrow::Cow::Borrowed(
+                    std::str::from_utf8(bytes).unwrap_or_default(),
+                ))
             }
             cs => cs.decode_str(bytes, offset).map(std::borrow::Cow::Owned),
         }
@@ -460,13 +474,20 @@ impl<'a> CdrReader<'a> {
                         }
                     }
                 }
-                _ => return Err(MarshalError::InvalidCharData { offset, code_set: "UTF-16" }),
+                _ => {
+                    return Err(MarshalError::InvalidCharData {
+                        offset,
+                        code_set: "UTF-16",
+                    })
+                }
             }
         } else {
             self.read_ushort()?
         };
-        char::from_u32(u32::from(unit))
-            .ok_or(MarshalError::InvalidCharData { offset, code_set: "UTF-16" })
+        char::from_u32(u32::from(unit)).ok_or(MarshalError::InvalidCharData {
+            offset,
+            code_set: "UTF-16",
+        })
     }
 
     /// Reads an IDL `wstring` by the rules of the stream's GIOP version.
@@ -476,8 +497,11 @@ impl<'a> CdrReader<'a> {
             let n = self.read_length(1)?;
             let offset = self.pos;
             let bytes = self.read_bytes(n)?;
-            if n % 2 != 0 {
-                return Err(MarshalError::InvalidCharData { offset, code_set: "UTF-16" });
+            if !n.is_multiple_of(2) {
+                return Err(MarshalError::InvalidCharData {
+                    offset,
+                    code_set: "UTF-16",
+                });
             }
             let (big, body) = match bytes {
                 [0xfe, 0xff, rest @ ..] => (true, rest),
@@ -524,16 +548,36 @@ impl<'a> CdrReader<'a> {
     }
 
     /// A reader over an encapsulation whose content occupies `buf[start..start + len]`.
+    ///
+    /// A range outside the buffer is an error, not a panic.
     pub fn encapsulation_at(&self, start: usize, len: usize) -> Result<CdrReader<'a>> {
         if self.depth >= self.max_depth {
-            return Err(MarshalError::NestingTooDeep { offset: start, limit: self.max_depth });
+            return Err(MarshalError::NestingTooDeep {
+                offset: start,
+                limit: self.max_depth,
+            });
         }
-        if len == 0 {
-            return Err(MarshalError::EndOfData { offset: start, needed: 1, remaining: 0 });
+        let offset = start.min(self.buf.len());
+        let available = self.buf.len() - offset;
+        if len > available {
+            return Err(MarshalError::LengthExceedsData {
+                offset,
+                length: len as u64,
+                remaining: available,
+            });
         }
-        let flag = self.buf[start];
+        let Some(&flag) = self.buf.get(start).filter(|_| len > 0) else {
+            return Err(MarshalError::EndOfData {
+                offset,
+                needed: 1,
+                remaining: 0,
+            });
+        };
         if flag > 1 {
-            return Err(MarshalError::InvalidByteOrder { offset: start, value: flag });
+            return Err(MarshalError::InvalidByteOrder {
+                offset: start,
+                value: flag,
+            });
         }
         let order = ByteOrder::from_flag(flag);
         Ok(CdrReader {
@@ -555,7 +599,10 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn enter(&mut self) -> Result<()> {
         if self.depth >= self.max_depth {
-            return Err(MarshalError::NestingTooDeep { offset: self.pos, limit: self.max_depth });
+            return Err(MarshalError::NestingTooDeep {
+                offset: self.pos,
+                limit: self.max_depth,
+            });
         }
         self.depth += 1;
         Ok(())
@@ -567,8 +614,35 @@ impl<'a> CdrReader<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// Whether the next `len` bytes can be read as one block laid out from an `align`-aligned
+    /// start: the position needs no padding to `align` and no alignment restart
+    /// ([`AlignBreak`]) falls inside the block.
+    ///
+    /// CDR structs have no alignment of their own, only their members do, so a run of
+    /// fixed-size structs has the fixed layout that [`CdrReader::read_block`] relies on only
+    /// from an aligned start. Generated code decodes elements one by one until this holds
+    /// (at most one element for structs whose size is a multiple of their alignment), then
+    /// the rest as a block.
+    #[inline]
+    pub fn block_aligned(&self, align: usize, len: usize) -> bool {
+        if self.breaks.is_empty() {
+            return self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0;
+        }
+        let idx = self.breaks.partition_point(|b| b.at <= self.pos);
+        let origin = match idx.checked_sub(1) {
+            Some(i) => self.breaks[i].origin,
+            None => self.origin,
+        };
+        let aligned = origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0;
+        aligned
+            && self
+                .breaks
+                .get(idx)
+                .is_none_or(|b| b.at >= self.pos.saturating_add(len))
+    }
+
     /// Reads an aligned block of `len` bytes (for generated code decoding runs of fixed-size
-    /// structs from one slice).
+    /// structs from one slice; see [`CdrReader::block_aligned`]).
     #[inline]
     pub fn read_block(&mut self, align: usize, len: usize) -> Result<&'a [u8]> {
         self.align(align)?;
@@ -581,9 +655,32 @@ impl<'a> CdrReader<'a> {
         let offset = self.pos;
         let v = self.read_ulong()?;
         if v >= count {
-            return Err(MarshalError::InvalidEnum { offset, value: v, count });
+            return Err(MarshalError::InvalidEnum {
+                offset,
+                value: v,
+                count,
+            });
         }
         Ok(v)
+    }
+}
+
+/// Appends the primitives in `src` (a whole number of them) to `out` in one pass: a plain
+/// copy when the bytes are aligned for `T` and in native order, a swapping copy otherwise.
+/// Nothing is zeroed first.
+#[inline]
+fn extend_from_wire<T: Primitive>(out: &mut Vec<T>, src: &[u8], swap: bool) {
+    match (bytemuck::try_cast_slice::<u8, T>(src), swap) {
+        (Ok(aligned), false) => out.extend_from_slice(aligned),
+        (Ok(aligned), true) => out.extend(aligned.iter().map(|x| x.swap_bytes())),
+        (Err(_), false) => out.extend(
+            src.chunks_exact(T::SIZE)
+                .map(bytemuck::pod_read_unaligned::<T>),
+        ),
+        (Err(_), true) => out.extend(
+            src.chunks_exact(T::SIZE)
+                .map(|c| bytemuck::pod_read_unaligned::<T>(c).swap_bytes()),
+        ),
     }
 }
 
@@ -616,7 +713,10 @@ mod tests {
         let mut r = CdrReader::new(&msg, ByteOrder::Big, ctx());
         assert!(matches!(
             r.read_primitive_seq::<f64>(),
-            Err(MarshalError::LengthExceedsData { length: 0xffff_ffff, .. })
+            Err(MarshalError::LengthExceedsData {
+                length: 0xffff_ffff,
+                ..
+            })
         ));
         let mut r = CdrReader::new(&msg, ByteOrder::Big, ctx());
         assert!(r.read_string().is_err());
@@ -625,19 +725,35 @@ mod tests {
         let mut r = CdrReader::new(&msg[..2], ByteOrder::Big, ctx());
         assert_eq!(
             r.read_ulong(),
-            Err(MarshalError::EndOfData { offset: 0, needed: 4, remaining: 2 })
+            Err(MarshalError::EndOfData {
+                offset: 0,
+                needed: 4,
+                remaining: 2
+            })
         );
     }
 
     #[test]
     fn strings_are_checked() {
         let mut r = CdrReader::new(&[0, 0, 0, 2, b'a', b'b'], ByteOrder::Big, ctx());
-        assert_eq!(r.read_string(), Err(MarshalError::StringNotTerminated { offset: 4 }));
+        assert_eq!(
+            r.read_string(),
+            Err(MarshalError::StringNotTerminated { offset: 4 })
+        );
         let mut r = CdrReader::new(&[0, 0, 0, 3, 0, b'b', 0], ByteOrder::Big, ctx());
-        assert_eq!(r.read_string(), Err(MarshalError::EmbeddedNul { offset: 4 }));
-        let utf8 = ctx().with_code_sets(CodeSets { char_set: CharCodeSet::Utf8, wchar_set: None });
+        assert_eq!(
+            r.read_string(),
+            Err(MarshalError::EmbeddedNul { offset: 4 })
+        );
+        let utf8 = ctx().with_code_sets(CodeSets {
+            char_set: CharCodeSet::Utf8,
+            wchar_set: None,
+        });
         let mut r = CdrReader::new(&[0, 0, 0, 2, 0xe9, 0], ByteOrder::Big, utf8);
-        assert!(matches!(r.read_string(), Err(MarshalError::InvalidCharData { offset: 4, .. })));
+        assert!(matches!(
+            r.read_string(),
+            Err(MarshalError::InvalidCharData { offset: 4, .. })
+        ));
         let mut r = CdrReader::new(&[0, 0, 0, 2, 0xe9, 0], ByteOrder::Big, ctx());
         assert_eq!(r.read_string().unwrap(), "é");
         let mut r = CdrReader::new(&[0, 0, 0, 0], ByteOrder::Big, ctx());
@@ -647,25 +763,48 @@ mod tests {
     #[test]
     fn booleans_and_enums_are_checked() {
         let mut r = CdrReader::new(&[2], ByteOrder::Big, ctx());
-        assert_eq!(r.read_boolean(), Err(MarshalError::InvalidBoolean { offset: 0, value: 2 }));
+        assert_eq!(
+            r.read_boolean(),
+            Err(MarshalError::InvalidBoolean {
+                offset: 0,
+                value: 2
+            })
+        );
         let mut r = CdrReader::new(&[0, 0, 0, 3], ByteOrder::Big, ctx());
-        assert!(matches!(r.read_enum(3), Err(MarshalError::InvalidEnum { value: 3, .. })));
+        assert!(matches!(
+            r.read_enum(3),
+            Err(MarshalError::InvalidEnum { value: 3, .. })
+        ));
     }
 
     #[test]
     fn wide_strings_honour_bom() {
         let ctx2 = ctx();
         let be = [0, 0, 0, 4, 0, b'h', 0, b'i'];
-        assert_eq!(CdrReader::new(&be, ByteOrder::Big, ctx2).read_wstring(), Ok("hi".into()));
+        assert_eq!(
+            CdrReader::new(&be, ByteOrder::Big, ctx2).read_wstring(),
+            Ok("hi".into())
+        );
         let le_bom = [0, 0, 0, 6, 0xff, 0xfe, b'h', 0, b'i', 0];
-        assert_eq!(CdrReader::new(&le_bom, ByteOrder::Big, ctx2).read_wstring(), Ok("hi".into()));
+        assert_eq!(
+            CdrReader::new(&le_bom, ByteOrder::Big, ctx2).read_wstring(),
+            Ok("hi".into())
+        );
         let odd = [0, 0, 0, 3, 0, b'h', 0];
-        assert!(CdrReader::new(&odd, ByteOrder::Big, ctx2).read_wstring().is_err());
+        assert!(CdrReader::new(&odd, ByteOrder::Big, ctx2)
+            .read_wstring()
+            .is_err());
         let wc = [4, 0xff, 0xfe, b'A', 0];
-        assert_eq!(CdrReader::new(&wc, ByteOrder::Big, ctx2).read_wchar(), Ok('A'));
+        assert_eq!(
+            CdrReader::new(&wc, ByteOrder::Big, ctx2).read_wchar(),
+            Ok('A')
+        );
         let v11 = [0, 0, 0, 2, 0, b'h', 0, 0];
         let c11 = ctx().with_giop_minor(1);
-        assert_eq!(CdrReader::new(&v11, ByteOrder::Big, c11).read_wstring(), Ok("h".into()));
+        assert_eq!(
+            CdrReader::new(&v11, ByteOrder::Big, c11).read_wstring(),
+            Ok("h".into())
+        );
     }
 
     #[test]
@@ -686,7 +825,9 @@ mod tests {
         r.expect_end().unwrap();
         // A little-endian encapsulation inside a big-endian stream.
         let bytes = [0, 0, 0, 8, 1, 0, 0, 0, 2, 0, 0, 0];
-        let mut e = CdrReader::new(&bytes, ByteOrder::Big, ctx()).read_encapsulation().unwrap();
+        let mut e = CdrReader::new(&bytes, ByteOrder::Big, ctx())
+            .read_encapsulation()
+            .unwrap();
         assert_eq!(e.read_ulong().unwrap(), 2);
         let bad = [0, 0, 0, 1, 7];
         assert!(matches!(
@@ -717,7 +858,10 @@ mod tests {
                 }
             }
         }
-        assert!(matches!(err, Some(MarshalError::NestingTooDeep { limit: 64, .. })));
+        assert!(matches!(
+            err,
+            Some(MarshalError::NestingTooDeep { limit: 64, .. })
+        ));
     }
 
     #[test]
@@ -730,7 +874,10 @@ mod tests {
         let frag_at = buf.len();
         buf.extend_from_slice(&[0; 4]); // pad: fragment data at 12 of its own header, to 16
         buf.extend_from_slice(&1.5f64.to_be_bytes());
-        let breaks = [AlignBreak { at: frag_at, origin: frag_at as isize - 12 }];
+        let breaks = [AlignBreak {
+            at: frag_at,
+            origin: frag_at as isize - 12,
+        }];
         let mut r = CdrReader::new(&buf, ByteOrder::Big, ctx()).starting_at(12);
         let mut r2 = r.clone().with_align_breaks(&breaks);
         assert_eq!(r2.read_octet().unwrap(), 0xaa);
@@ -749,7 +896,9 @@ mod tests {
         assert_eq!(s.as_ptr(), bytes[4..].as_ptr());
         let mut out = vec![9u32; 10];
         let b = [0, 0, 0, 1, 0, 0, 0, 7];
-        CdrReader::new(&b, ByteOrder::Big, ctx()).read_primitive_seq_into(&mut out).unwrap();
+        CdrReader::new(&b, ByteOrder::Big, ctx())
+            .read_primitive_seq_into(&mut out)
+            .unwrap();
         assert_eq!(out, [7]);
     }
 }

@@ -38,14 +38,31 @@ pub trait CdrDecode<'a>: Sized {
     fn decode(r: &mut CdrReader<'a>) -> Result<Self>;
 
     /// Reads `count` consecutive values (the caller has checked `count` against the input).
+    ///
+    /// The default reserves at most [`PREALLOC_BYTES`] up front and lets the vector grow as
+    /// elements decode: a count is only checked against the bytes left, which every
+    /// enclosing sequence counts as well, so reserving all of it at each nesting level would
+    /// let a small message claim memory quadratic in its size.
     fn decode_vec(r: &mut CdrReader<'a>, count: usize) -> Result<Vec<Self>> {
         r.check_length(count, Self::MIN_WIRE_SIZE.max(1))?;
-        let mut v = Vec::with_capacity(count);
+        let mut v = Vec::with_capacity(prealloc_count::<Self>(count));
         for _ in 0..count {
             v.push(Self::decode(r)?);
         }
         Ok(v)
     }
+}
+
+/// The most bytes [`CdrDecode::decode_vec`]'s default reserves before elements decode.
+pub const PREALLOC_BYTES: usize = 1024;
+
+/// How many of `count` elements of `T` to reserve before decoding them: all of them up to
+/// [`PREALLOC_BYTES`]. Generated `decode_vec` overrides for types that contain sequences or
+/// strings use this too; fixed-size types may reserve `count` exactly once the bytes are
+/// checked.
+#[inline]
+pub fn prealloc_count<T>(count: usize) -> usize {
+    count.min((PREALLOC_BYTES / std::mem::size_of::<T>().max(1)).max(1))
 }
 
 macro_rules! primitive_traits {

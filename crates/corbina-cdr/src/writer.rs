@@ -17,7 +17,10 @@ pub struct CdrContext {
 
 impl CdrContext {
     /// GIOP 1.2 with the default code sets (ISO-8859-1, no wide characters).
-    pub const GIOP_1_2: CdrContext = CdrContext { giop_minor: 2, code_sets: CodeSets::DEFAULT };
+    pub const GIOP_1_2: CdrContext = CdrContext {
+        giop_minor: 2,
+        code_sets: CodeSets::DEFAULT,
+    };
 
     /// The same context for another GIOP minor version.
     pub fn with_giop_minor(mut self, minor: u8) -> Self {
@@ -117,6 +120,15 @@ impl<'a> CdrWriter<'a> {
         self.buf.reserve(additional);
     }
 
+    /// Forgets everything written (spliced blocks included) but keeps the buffer's
+    /// allocation, so one writer can encode message after message without reallocating.
+    /// The byte order, context, starting offset and splice threshold are kept.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.splices.clear();
+        self.spliced_len = 0;
+    }
+
     /// Sets the size from which blocks are referenced rather than copied (`usize::MAX`: never).
     pub fn set_splice_threshold(&mut self, threshold: usize) {
         self.splice_threshold = threshold;
@@ -172,7 +184,10 @@ impl<'a> CdrWriter<'a> {
     #[inline]
     pub fn write_bytes_borrowed(&mut self, bytes: &'a [u8]) {
         if bytes.len() >= self.splice_threshold {
-            self.splices.push(Splice { at: self.buf.len(), data: bytes });
+            self.splices.push(Splice {
+                at: self.buf.len(),
+                data: bytes,
+            });
             self.spliced_len += bytes.len();
         } else {
             self.buf.extend_from_slice(bytes);
@@ -236,8 +251,10 @@ impl<'a> CdrWriter<'a> {
     /// does not fit in 32 bits.
     #[inline]
     pub fn write_length(&mut self, len: usize) -> Result<()> {
-        let n = u32::try_from(len)
-            .map_err(|_| MarshalError::LimitExceeded { size: len as u64, limit: u32::MAX as u64 })?;
+        let n = u32::try_from(len).map_err(|_| MarshalError::LimitExceeded {
+            size: len as u64,
+            limit: u32::MAX as u64,
+        })?;
         self.write_ulong(n);
         Ok(())
     }
@@ -251,9 +268,10 @@ impl<'a> CdrWriter<'a> {
         }
         self.align(T::SIZE);
         if self.swap {
-            self.buf.reserve(std::mem::size_of_val(items));
-            for &v in items {
-                self.buf.extend_from_slice(bytemuck::bytes_of(&v.swap_bytes()));
+            let start = self.buf.len();
+            self.buf.resize(start + std::mem::size_of_val(items), 0);
+            for (out, &v) in self.buf[start..].chunks_exact_mut(T::SIZE).zip(items) {
+                out.copy_from_slice(bytemuck::bytes_of(&v.swap_bytes()));
             }
         } else {
             self.write_bytes_borrowed(bytemuck::cast_slice(items));
@@ -284,8 +302,17 @@ impl<'a> CdrWriter<'a> {
     }
 
     /// Writes an IDL `string` in the negotiated char code set, with its NUL.
+    ///
+    /// An IDL string cannot contain NUL (the terminator): a string with one is refused with
+    /// [`MarshalError::NotRepresentable`] rather than sent as bytes no reader accepts.
     pub fn write_string(&mut self, s: &str) -> Result<()> {
         let cs = self.ctx.code_sets.char_set;
+        if s.as_bytes().contains(&0) {
+            return Err(MarshalError::NotRepresentable {
+                code_point: 0,
+                code_set: "IDL string",
+            });
+        }
         let n = cs.encoded_len(s) + 1;
         self.write_length(n)?;
         cs.encode_str(s, &mut self.buf)?;
@@ -297,7 +324,10 @@ impl<'a> CdrWriter<'a> {
     pub fn write_bounded_string(&mut self, s: &str, bound: u32) -> Result<()> {
         let len = s.chars().count() as u64;
         if len > u64::from(bound) {
-            return Err(MarshalError::BoundExceeded { length: len, bound: bound.into() });
+            return Err(MarshalError::BoundExceeded {
+                length: len,
+                bound: bound.into(),
+            });
         }
         self.write_string(s)
     }
@@ -311,12 +341,16 @@ impl<'a> CdrWriter<'a> {
 
     fn wchar_set(&self) -> Result<crate::codeset::WCharCodeSet> {
         if self.ctx.giop_minor == 0 {
-            return Err(MarshalError::WCharUnavailable { reason: "GIOP 1.0 has no wchar" });
+            return Err(MarshalError::WCharUnavailable {
+                reason: "GIOP 1.0 has no wchar",
+            });
         }
         self.ctx
             .code_sets
             .wchar_set
-            .ok_or(MarshalError::WCharUnavailable { reason: "no wchar code set negotiated" })
+            .ok_or(MarshalError::WCharUnavailable {
+                reason: "no wchar code set negotiated",
+            })
     }
 
     /// Writes an IDL `wchar`.
@@ -345,14 +379,28 @@ impl<'a> CdrWriter<'a> {
 
     /// Writes an IDL `wstring`.
     ///
-    /// GIOP 1.2: the length in octets, then big-endian UTF-16 without BOM or terminator.
+    /// GIOP 1.2: the length in octets, then big-endian UTF-16 without terminator, and without
+    /// byte-order mark unless the first character is U+FEFF or U+FFFE (which a reader would
+    /// otherwise take for one): then a big-endian mark goes first.
     /// GIOP 1.1: the length in code units including a terminating NUL, then the units.
+    ///
+    /// Like a `string`, a `wstring` cannot contain NUL.
     pub fn write_wstring(&mut self, s: &str) -> Result<()> {
         let cs = self.wchar_set()?;
+        if s.as_bytes().contains(&0) {
+            return Err(MarshalError::NotRepresentable {
+                code_point: 0,
+                code_set: "IDL wstring",
+            });
+        }
         let units = cs.encode_units(s)?;
         if self.ctx.giop_minor >= 2 {
-            self.write_length(units.len() * 2)?;
-            self.buf.reserve(units.len() * 2);
+            let bom = matches!(units.first(), Some(0xfeff | 0xfffe));
+            self.write_length((units.len() + usize::from(bom)) * 2)?;
+            self.buf.reserve((units.len() + 1) * 2);
+            if bom {
+                self.buf.extend_from_slice(&[0xfe, 0xff]);
+            }
             for u in units {
                 self.buf.extend_from_slice(&u.to_be_bytes());
             }
@@ -372,9 +420,18 @@ impl<'a> CdrWriter<'a> {
     where
         F: FnOnce(&mut CdrWriter<'_>) -> Result<()>,
     {
-        let mut inner = CdrWriter::with_byte_order(self.order, self.ctx);
+        self.write_encapsulation_with_order(self.order, f)
+    }
+
+    /// Writes an encapsulation in a chosen byte order, which may differ from the stream's
+    /// (reproducing a peer's IOR profile or component, for instance).
+    pub fn write_encapsulation_with_order<F>(&mut self, order: ByteOrder, f: F) -> Result<()>
+    where
+        F: FnOnce(&mut CdrWriter<'_>) -> Result<()>,
+    {
+        let mut inner = CdrWriter::with_byte_order(order, self.ctx);
         inner.splice_threshold = usize::MAX;
-        inner.write_octet(self.order.flag());
+        inner.write_octet(order.flag());
         f(&mut inner)?;
         let bytes = inner.into_bytes();
         self.write_length(bytes.len())?;
@@ -385,6 +442,12 @@ impl<'a> CdrWriter<'a> {
     /// Reserves `len` octets at `align` and returns them for the caller to fill: the way
     /// generated code writes a run of fixed-size structs without per-field bounds checks.
     /// The returned bytes are zeroed.
+    ///
+    /// CDR structs have no alignment of their own, only their members do: a struct's
+    /// fixed layout holds only from a position already aligned to its largest member, so
+    /// generated code writes elements field by field while [`CdrWriter::position`] is not
+    /// aligned (at most one element for structs whose size is a multiple of their alignment)
+    /// and only the rest as a block.
     #[inline]
     pub fn reserve_block(&mut self, align: usize, len: usize) -> &mut [u8] {
         self.align(align);
@@ -461,8 +524,8 @@ mod tests {
             w.into_bytes(),
             [1, 0, 0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0]
         );
-        let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::default())
-            .starting_at(12);
+        let mut w =
+            CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::default()).starting_at(12);
         w.write_short(-2);
         w.write_long(1);
         assert_eq!(w.into_bytes(), [0xfe, 0xff, 0, 0, 1, 0, 0, 0]);
@@ -486,7 +549,10 @@ mod tests {
         w.write_wstring("h").unwrap();
         assert_eq!(w.into_bytes(), [2, 0, 0, 0, b'h', 0, 0, 0]);
         let mut w = CdrWriter::new(CdrContext::GIOP_1_2);
-        assert!(matches!(w.write_wstring("x"), Err(MarshalError::WCharUnavailable { .. })));
+        assert!(matches!(
+            w.write_wstring("x"),
+            Err(MarshalError::WCharUnavailable { .. })
+        ));
         assert!(w.write_bounded_string("abc", 2).is_err());
     }
 
@@ -518,7 +584,10 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        assert_eq!(w.into_bytes(), [0xaa, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(
+            w.into_bytes(),
+            [0xaa, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5]
+        );
     }
 
     #[test]

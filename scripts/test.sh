@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs Corbina's tests: formatting, lints, and every crate's unit, vector, property and
+# interop tests. On a fresh Debian machine it first installs the Debian packages the tests
+# use (as root, or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: omniORB's service IDL (parsed by the IDL compiler's real-world tests).
+packages=(omniorb-idl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
