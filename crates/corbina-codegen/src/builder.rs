@@ -1,0 +1,164 @@
+//! The `build.rs` API and the file-level driver shared with the `corbina-idl` command.
+
+use corbina_idl::{Diagnostic, Diagnostics, Frontend};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why a compilation failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The IDL has errors (or uses constructs not supported yet).
+    Idl(Diagnostics),
+    /// Reading or writing a file failed.
+    Io(PathBuf, std::io::Error),
+    /// No output directory: neither [`Builder::out_dir`] nor `OUT_DIR` is set.
+    NoOutDir,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Idl(d) => write!(f, "{d}"),
+            Error::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            Error::NoOutDir => f.write_str("no output directory: OUT_DIR is not set"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// One IDL file compiled to Rust.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The generated source.
+    pub source: String,
+    /// Every file the front end read: the main file, then each included file that
+    /// contributed a definition (sorted).
+    pub files_read: Vec<PathBuf>,
+    /// Warnings from the front end.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Parses `path` with `frontend` and generates its Rust.
+pub fn compile_file(frontend: &mut Frontend, path: &Path) -> Result<Compiled, Diagnostics> {
+    let spec = frontend.parse_file(path)?;
+    let warnings = frontend.warnings().to_vec();
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let source = crate::generate(&spec, &name)?;
+    // The front end does not list the files it read: included files are recovered from the
+    // locations of their definitions (an included file holding only macros is missed).
+    let mut included = BTreeSet::new();
+    spec.walk(&mut |d| {
+        if !d.loc.main_file {
+            included.insert(PathBuf::from(&*d.loc.file));
+        }
+    });
+    let mut files_read = vec![path.to_path_buf()];
+    files_read.extend(included);
+    Ok(Compiled {
+        source,
+        files_read,
+        warnings,
+    })
+}
+
+/// Compiles IDL files to Rust source files, for `build.rs` scripts.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    includes: Vec<PathBuf>,
+    defines: Vec<(String, String)>,
+    out_dir: Option<PathBuf>,
+    cargo_metadata: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// A builder writing to `OUT_DIR` and printing `cargo:` directives.
+    pub fn new() -> Self {
+        Builder {
+            includes: Vec::new(),
+            defines: Vec::new(),
+            out_dir: None,
+            cargo_metadata: true,
+        }
+    }
+
+    /// Adds an include directory (`-I`).
+    pub fn include(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.includes.push(dir.into());
+        self
+    }
+
+    /// Predefines a preprocessor macro (`-D`).
+    pub fn define(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.defines.push((name.into(), value.into()));
+        self
+    }
+
+    /// Writes generated files to `dir` (created if missing) instead of `OUT_DIR`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Result<Self, Error> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Io(dir.clone(), e))?;
+        self.out_dir = Some(dir);
+        Ok(self)
+    }
+
+    /// Whether to print `cargo:rerun-if-changed=` and `cargo:warning=` lines (default on).
+    pub fn cargo_metadata(mut self, on: bool) -> Self {
+        self.cargo_metadata = on;
+        self
+    }
+
+    /// Compiles each file to `<out_dir>/<stem>.rs`; returns the paths written.
+    ///
+    /// Each output holds its file's definitions and the definitions of included files that
+    /// they use, so two outputs that include the same file must be included into different
+    /// Rust modules.
+    pub fn compile(&self, files: &[impl AsRef<Path>]) -> Result<Vec<PathBuf>, Error> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
+        };
+        let mut written = Vec::new();
+        for file in files {
+            let file = file.as_ref();
+            let mut fe = Frontend::new();
+            for d in &self.includes {
+                fe.include_dir(d);
+            }
+            for (n, v) in &self.defines {
+                fe.define(n, v);
+            }
+            if self.cargo_metadata {
+                println!("cargo:rerun-if-changed={}", file.display());
+            }
+            let compiled = compile_file(&mut fe, file).map_err(Error::Idl)?;
+            if self.cargo_metadata {
+                for f in &compiled.files_read[1..] {
+                    println!("cargo:rerun-if-changed={}", f.display());
+                }
+                for w in &compiled.warnings {
+                    println!("cargo:warning={w}");
+                }
+            }
+            let stem = file
+                .file_stem()
+                .map_or_else(|| "idl".into(), |s| s.to_string_lossy().into_owned());
+            let out = out_dir.join(format!("{stem}.rs"));
+            std::fs::write(&out, compiled.source).map_err(|e| Error::Io(out.clone(), e))?;
+            written.push(out);
+        }
+        Ok(written)
+    }
+}

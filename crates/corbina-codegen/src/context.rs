@@ -1,0 +1,301 @@
+//! Shared generator state: the specification, collected errors, Rust paths and type
+//! properties (derivable traits, minimum wire size, whether a type's own impl is enough).
+
+use crate::names::{camel, snake};
+use crate::out::Out;
+use corbina_idl::model::{Definition, DefinitionKind, NamedKind, ScopedName};
+use corbina_idl::{Diagnostic, SourceLoc, Specification, Type};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Traits a type's Rust form can derive beyond `Debug, Clone, PartialEq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub default: bool,
+    /// `Eq` and `Hash`.
+    pub eq: bool,
+    pub copy: bool,
+}
+
+impl Caps {
+    const ALL: Caps = Caps {
+        default: true,
+        eq: true,
+        copy: true,
+    };
+
+    fn and(self, o: Caps) -> Caps {
+        Caps {
+            default: self.default && o.default,
+            eq: self.eq && o.eq,
+            copy: self.copy && o.copy,
+        }
+    }
+
+    /// The derive list for a struct-like type.
+    pub fn derives(self, allow_copy: bool) -> String {
+        let mut d = vec!["Debug", "Clone", "PartialEq"];
+        if self.default {
+            d.push("Default");
+        }
+        if self.eq {
+            d.extend(["Eq", "Hash"]);
+        }
+        if self.copy && allow_copy {
+            d.push("Copy");
+        }
+        format!("#[derive({})]", d.join(", "))
+    }
+}
+
+/// The generator: walks the specification and writes Rust.
+pub struct Gen<'s> {
+    pub spec: &'s Specification,
+    pub errors: Vec<Diagnostic>,
+    /// Rust module path of the module being written, relative to the generated file's root.
+    pub module: Vec<String>,
+    pub out: Out,
+    caps_memo: RefCell<HashMap<ScopedName, Caps>>,
+}
+
+impl<'s> Gen<'s> {
+    pub fn new(spec: &'s Specification) -> Self {
+        Gen {
+            spec,
+            errors: Vec::new(),
+            module: Vec::new(),
+            out: Out::default(),
+            caps_memo: RefCell::new(HashMap::new()),
+        }
+    }
+
+    pub fn error(&mut self, loc: &SourceLoc, msg: impl Into<String>) {
+        let d = Diagnostic::error(loc, msg);
+        if !self.errors.contains(&d) {
+            self.errors.push(d);
+        }
+    }
+
+    pub fn lookup(&self, name: &ScopedName) -> Option<&'s Definition> {
+        self.spec.lookup(name)
+    }
+
+    /// The Rust module path holding the item `name` (its enclosing scopes in snake case).
+    pub fn module_of(name: &ScopedName) -> Vec<String> {
+        let n = name.0.len().saturating_sub(1);
+        name.0[..n].iter().map(|s| snake(s)).collect()
+    }
+
+    /// A path to `item` in module `target`, relative to the module being written.
+    pub fn rel_path(&self, target: &[String], item: &str) -> String {
+        let common = self
+            .module
+            .iter()
+            .zip(target)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let mut parts: Vec<String> = vec!["super".into(); self.module.len() - common];
+        parts.extend(target[common..].iter().cloned());
+        parts.push(item.to_string());
+        parts.join("::")
+    }
+
+    /// The Rust path of a named type.
+    pub fn type_path(&self, name: &ScopedName) -> String {
+        self.rel_path(&Self::module_of(name), &camel(name.name()))
+    }
+
+    /// The Rust type of an IDL type (unsupported types were rejected by `check_type`).
+    pub fn rust_type(&self, ty: &Type) -> String {
+        match ty {
+            Type::Short => "i16".into(),
+            Type::UShort => "u16".into(),
+            Type::Long => "i32".into(),
+            Type::ULong => "u32".into(),
+            Type::LongLong => "i64".into(),
+            Type::ULongLong => "u64".into(),
+            Type::Float => "f32".into(),
+            Type::Double => "f64".into(),
+            Type::LongDouble => "::corbina::LongDouble".into(),
+            Type::Boolean => "bool".into(),
+            Type::Char | Type::Octet => "u8".into(),
+            Type::WChar => "char".into(),
+            Type::String { .. } | Type::WString { .. } => "::std::string::String".into(),
+            Type::Fixed { .. } => "::corbina::Fixed".into(),
+            Type::Sequence { elem, .. } => format!("::std::vec::Vec<{}>", self.rust_type(elem)),
+            Type::Array { elem, dims } => {
+                let mut t = self.rust_type(elem);
+                for d in dims.iter().rev() {
+                    t = format!("[{t}; {d}]");
+                }
+                t
+            }
+            Type::Named { name, .. } => self.type_path(name),
+            Type::Any => "::corbina::Any".into(),
+            Type::Object => "::corbina::ObjectRef".into(),
+            Type::TypeCode => "::corbina::TypeCode".into(),
+            Type::ValueBase => "::corbina::ValueBase".into(),
+        }
+    }
+
+    /// Follows typedefs.
+    pub fn resolve<'t>(&'t self, ty: &'t Type) -> &'t Type {
+        self.spec.resolve_alias(ty)
+    }
+
+    /// Reports an error for any use of a construct the generator does not support yet.
+    /// Returns false if one was found.
+    pub fn check_type(&mut self, ty: &Type, loc: &SourceLoc, what: &str) -> bool {
+        let bad = match ty {
+            Type::Any => Some("'any' (needs the dynamic issue)".to_string()),
+            Type::TypeCode => Some("'TypeCode' (needs the dynamic issue)".to_string()),
+            Type::Object => Some("object reference 'Object'".to_string()),
+            Type::ValueBase => Some("'ValueBase'".to_string()),
+            Type::Sequence { elem, .. } | Type::Array { elem, .. } => {
+                return self.check_type(elem, loc, what);
+            }
+            Type::Named { name, kind } => match kind {
+                NamedKind::Interface => Some(format!("object reference type '{name}'")),
+                NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
+                NamedKind::Native => Some(format!("native type '{name}'")),
+                NamedKind::Alias => match self.lookup(name).map(|d| &d.kind) {
+                    Some(DefinitionKind::Alias(a)) => {
+                        let ty = a.ty.clone();
+                        return self.check_type(&ty, loc, what);
+                    }
+                    _ => None,
+                },
+                NamedKind::Struct | NamedKind::Union => match self.lookup(name).map(|d| &d.kind) {
+                    Some(k) if k.is_forward() => Some(format!(
+                        "forward-declared type '{name}' that is never defined"
+                    )),
+                    _ => None,
+                },
+                NamedKind::Enum => None,
+            },
+            _ => None,
+        };
+        match bad {
+            Some(b) => {
+                self.error(loc, format!("not yet supported: {b} used in {what}"));
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// Which traits a type can derive.
+    pub fn caps(&self, ty: &Type) -> Caps {
+        match ty {
+            Type::Float | Type::Double => Caps {
+                eq: false,
+                ..Caps::ALL
+            },
+            Type::String { .. } | Type::WString { .. } => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
+            Type::Fixed { .. } => Caps {
+                default: false,
+                ..Caps::ALL
+            },
+            Type::Sequence { elem, .. } => Caps {
+                default: true,
+                eq: self.caps(elem).eq,
+                copy: false,
+            },
+            Type::Array { elem, dims } => {
+                let c = self.caps(elem);
+                Caps {
+                    default: c.default && dims.iter().all(|&d| d <= 32),
+                    ..c
+                }
+            }
+            Type::Named { name, .. } => self.named_caps(name),
+            Type::Any | Type::Object | Type::TypeCode | Type::ValueBase => Caps {
+                default: false,
+                eq: false,
+                copy: false,
+            },
+            _ => Caps::ALL,
+        }
+    }
+
+    fn named_caps(&self, name: &ScopedName) -> Caps {
+        if let Some(c) = self.caps_memo.borrow().get(name) {
+            return *c;
+        }
+        // A type reaching itself (through a sequence) does not restrict itself.
+        self.caps_memo.borrow_mut().insert(name.clone(), Caps::ALL);
+        let c = match self.lookup(name).map(|d| &d.kind) {
+            Some(DefinitionKind::Struct(s)) => s
+                .members
+                .iter()
+                .fold(Caps::ALL, |c, m| c.and(self.caps(&m.ty))),
+            Some(DefinitionKind::Exception(s)) => s
+                .members
+                .iter()
+                .fold(Caps::ALL, |c, m| c.and(self.caps(&m.ty))),
+            Some(DefinitionKind::Union(u)) => {
+                let c = u
+                    .cases
+                    .iter()
+                    .fold(Caps::ALL, |c, m| c.and(self.caps(&m.member.ty)));
+                Caps {
+                    default: false,
+                    ..c
+                }
+            }
+            Some(DefinitionKind::Alias(a)) => self.caps(&a.ty),
+            Some(DefinitionKind::Enum(_)) => Caps::ALL,
+            _ => Caps {
+                default: false,
+                eq: false,
+                copy: false,
+            },
+        };
+        self.caps_memo.borrow_mut().insert(name.clone(), c);
+        c
+    }
+
+    /// The fewest bytes a value can occupy on the wire (padding ignored).
+    pub fn min_wire_size(&self, ty: &Type) -> usize {
+        match self.resolve(ty) {
+            Type::Short | Type::UShort | Type::WChar => 2,
+            Type::Long | Type::ULong | Type::Float => 4,
+            Type::LongLong | Type::ULongLong | Type::Double => 8,
+            Type::LongDouble => 16,
+            Type::Boolean | Type::Char | Type::Octet => 1,
+            Type::String { .. } | Type::WString { .. } | Type::Sequence { .. } => 4,
+            Type::Fixed { digits, .. } => usize::from(*digits) / 2 + 1,
+            Type::Array { elem, dims } => dims
+                .iter()
+                .fold(self.min_wire_size(elem), |s, &d| s * d as usize),
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Struct(s)) => {
+                    s.members.iter().map(|m| self.min_wire_size(&m.ty)).sum()
+                }
+                Some(DefinitionKind::Exception(s)) => {
+                    s.members.iter().map(|m| self.min_wire_size(&m.ty)).sum()
+                }
+                Some(DefinitionKind::Union(u)) => self.min_wire_size(&u.discriminator),
+                Some(DefinitionKind::Enum(_)) => 4,
+                _ => 1,
+            },
+            _ => 1,
+        }
+    }
+
+    /// Whether the Rust type's own `CdrEncode`/`CdrDecode` impls marshal `ty` exactly (no
+    /// bounds, no wide strings, no `fixed` digits to pass).
+    pub fn plain(&self, ty: &Type) -> bool {
+        match self.resolve(ty) {
+            Type::String { bound: None } => true,
+            Type::String { .. } | Type::WString { .. } | Type::Fixed { .. } => false,
+            Type::Sequence { elem, bound: None } => self.plain(elem),
+            Type::Sequence { .. } => false,
+            Type::Array { elem, .. } => self.plain(elem),
+            _ => true,
+        }
+    }
+}

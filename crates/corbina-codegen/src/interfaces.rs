@@ -1,0 +1,648 @@
+//! Interfaces: client proxy, servant trait, skeleton and per-operation error enums.
+
+use crate::context::Gen;
+use crate::marshal::{block, primitive, Val};
+use crate::names::{camel, fresh, snake};
+use corbina_idl::ast::ParamDir;
+use corbina_idl::model::{Definition, DefinitionKind, Interface, ScopedName};
+use corbina_idl::{SourceLoc, Type};
+
+const SYS: &str = "::corbina::SystemException";
+
+/// An operation or attribute accessor as a Rust method.
+struct Method {
+    rust: String,
+    wire: String,
+    oneway: bool,
+    /// (IDL name, Rust name, direction, type)
+    params: Vec<(String, String, ParamDir, Type)>,
+    ret: Option<Type>,
+    raises: Vec<ScopedName>,
+    /// The declaring interface.
+    owner: ScopedName,
+    loc: SourceLoc,
+}
+
+impl Method {
+    fn error_name(&self) -> String {
+        format!("{}Error", camel(&self.rust))
+    }
+}
+
+fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
+    let mut v = Vec::new();
+    for op in &i.operations {
+        v.push(Method {
+            rust: snake(&op.name),
+            wire: op.name.clone(),
+            oneway: op.oneway,
+            params: op
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), snake(&p.name), p.direction, p.ty.clone()))
+                .collect(),
+            ret: op.return_type.clone(),
+            raises: op.raises.clone(),
+            owner: def.scoped_name.clone(),
+            loc: op.loc.clone(),
+        });
+    }
+    for a in &i.attributes {
+        let base = snake(&a.name).trim_start_matches("r#").to_string();
+        v.push(Method {
+            rust: format!("get_{base}"),
+            wire: format!("_get_{}", a.name),
+            oneway: false,
+            params: Vec::new(),
+            ret: Some(a.ty.clone()),
+            raises: a.get_raises.clone(),
+            owner: def.scoped_name.clone(),
+            loc: a.loc.clone(),
+        });
+        if !a.readonly {
+            v.push(Method {
+                rust: format!("set_{base}"),
+                wire: format!("_set_{}", a.name),
+                oneway: false,
+                params: vec![("value".into(), "value".into(), ParamDir::In, a.ty.clone())],
+                ret: None,
+                raises: a.set_raises.clone(),
+                owner: def.scoped_name.clone(),
+                loc: a.loc.clone(),
+            });
+        }
+    }
+    v
+}
+
+impl Gen<'_> {
+    /// Whether an `in` parameter of this type is passed by value.
+    fn by_value(&self, ty: &Type) -> bool {
+        let t = self.resolve(ty);
+        primitive(t).is_some()
+            || matches!(
+                t,
+                Type::Boolean
+                    | Type::Char
+                    | Type::Octet
+                    | Type::WChar
+                    | Type::LongDouble
+                    | Type::Fixed { .. }
+            )
+            || self.is_enum(t)
+    }
+
+    fn in_type(&self, ty: &Type) -> String {
+        match self.resolve(ty) {
+            Type::String { .. } | Type::WString { .. } => "&str".into(),
+            Type::Sequence { elem, .. } => format!("&[{}]", self.rust_type(elem)),
+            _ if self.by_value(ty) => self.rust_type(ty),
+            _ => format!("&{}", self.rust_type(ty)),
+        }
+    }
+
+    fn error_type(&self, m: &Method) -> String {
+        if m.raises.is_empty() {
+            SYS.into()
+        } else {
+            let mut module = Self::module_of(&m.owner);
+            module.push(snake(m.owner.name()));
+            self.rel_path(&module, &m.error_name())
+        }
+    }
+
+    fn ok_type(&self, m: &Method) -> String {
+        let mut parts: Vec<String> = m.ret.iter().map(|t| self.rust_type(t)).collect();
+        parts.extend(
+            m.params
+                .iter()
+                .filter(|p| p.2 == ParamDir::Out)
+                .map(|p| self.rust_type(&p.3)),
+        );
+        match parts.len() {
+            0 => "()".into(),
+            1 => parts.remove(0),
+            _ => format!("({})", parts.join(", ")),
+        }
+    }
+
+    fn signature(&self, m: &Method) -> String {
+        let mut args = vec!["&self".to_string()];
+        for (_, n, dir, ty) in &m.params {
+            args.push(match dir {
+                ParamDir::In => format!("{n}: {}", self.in_type(ty)),
+                ParamDir::InOut => format!("{n}: &mut {}", self.rust_type(ty)),
+                ParamDir::Out => continue,
+            });
+        }
+        let ok = if m.oneway {
+            "()".into()
+        } else {
+            self.ok_type(m)
+        };
+        let err = if m.oneway {
+            SYS.into()
+        } else {
+            self.error_type(m)
+        };
+        format!(
+            "fn {}({}) -> ::core::result::Result<{ok}, {err}>",
+            m.rust,
+            args.join(", ")
+        )
+    }
+
+    fn check_method(&mut self, m: &Method, iface: &ScopedName) -> bool {
+        let mut ok = true;
+        let what = format!("operation '{}' of '{iface}'", m.wire);
+        for t in m.ret.iter().chain(m.params.iter().map(|p| &p.3)) {
+            ok &= self.check_type(t, &m.loc, &what);
+        }
+        ok
+    }
+
+    pub fn gen_interface(&mut self, def: &Definition, i: &Interface) {
+        if i.is_abstract || i.is_local {
+            let what = if i.is_abstract { "abstract" } else { "local" };
+            self.error(
+                &def.loc,
+                format!("not yet supported: {what} interface '{}'", def.scoped_name),
+            );
+            return;
+        }
+        let all: Vec<&Definition> = self.spec.all_bases(def).into_iter().chain([def]).collect();
+        let mut methods = Vec::new();
+        for d in &all {
+            if let DefinitionKind::Interface(bi) = &d.kind {
+                methods.extend(methods_of(d, bi));
+            }
+        }
+        let mut ok = true;
+        let mut names: Vec<String> = ["narrow", "unchecked_narrow", "as_object"]
+            .map(String::from)
+            .to_vec();
+        for m in &methods {
+            ok &= self.check_method(m, &def.scoped_name);
+            if names.contains(&m.rust) {
+                self.error(
+                    &m.loc,
+                    format!(
+                        "'{}' maps to Rust method '{}', which '{}' already has",
+                        m.wire, m.rust, def.scoped_name
+                    ),
+                );
+                ok = false;
+            }
+            names.push(m.rust.clone());
+        }
+        if !ok {
+            return;
+        }
+        let name = camel(&def.name);
+        let id = &def.repository_id;
+        // Proxy.
+        self.out.line(format!(
+            "/// Client proxy for IDL interface `{}` (`{id}`).",
+            def.scoped_name
+        ));
+        self.out.line("#[derive(Clone, Debug)]");
+        self.out.open(format!("pub struct {name}"));
+        self.out.line("obj: ::corbina::ObjectRef,");
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out
+            .line(format!("pub const REPOSITORY_ID: &'static str = {id:?};"));
+        self.out.blank();
+        self.out.line(
+            "/// A proxy for `obj` if it implements this interface (asking the object when the",
+        );
+        self.out
+            .line("/// reference's type id is not conclusive); `BAD_PARAM` if it does not.");
+        self.out.open(format!(
+            "pub fn narrow(obj: &::corbina::ObjectRef) -> ::core::result::Result<Self, {SYS}>"
+        ));
+        self.out.open("if obj.is_a(Self::REPOSITORY_ID)?");
+        self.out.line("Ok(Self { obj: obj.clone() })");
+        self.out.close_with(" else {");
+        self.out.indent_more();
+        self.out.line(format!(
+            "Err({SYS}::new(::corbina::SystemExceptionKind::BadParam, 0))"
+        ));
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .line("/// A proxy for `obj` without checking its type.");
+        self.out
+            .open("pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self");
+        self.out.line("Self { obj: obj.clone() }");
+        self.out.close();
+        self.out.blank();
+        self.out.line("/// The object reference.");
+        self.out
+            .open("pub fn as_object(&self) -> &::corbina::ObjectRef");
+        self.out.line("&self.obj");
+        self.out.close();
+        for m in &methods {
+            self.out.blank();
+            self.gen_proxy_method(m);
+        }
+        self.out.close();
+        for b in self.spec.all_bases(def) {
+            let bp = self.type_path(&b.scoped_name);
+            self.out.blank();
+            self.out
+                .open(format!("impl ::core::convert::From<{name}> for {bp}"));
+            self.out.open(format!("fn from(p: {name}) -> {bp}"));
+            self.out
+                .line(format!("{bp}::unchecked_narrow(p.as_object())"));
+            self.out.close();
+            self.out.close();
+        }
+        // Servant trait.
+        let supers: Vec<String> = i
+            .bases
+            .iter()
+            .map(|b| {
+                let mut p = self.type_path(b);
+                p.push_str("Servant");
+                p
+            })
+            .collect();
+        let supers = if supers.is_empty() {
+            "Send + Sync + 'static".into()
+        } else {
+            supers.join(" + ")
+        };
+        self.out.blank();
+        self.out.line(format!("/// What a servant for IDL interface `{}` implements; serve it with [`{name}Skeleton`].", def.scoped_name));
+        self.out.open(format!("pub trait {name}Servant: {supers}"));
+        let own: Vec<&Method> = methods
+            .iter()
+            .filter(|m| m.owner == def.scoped_name)
+            .collect();
+        for (k, m) in own.iter().enumerate() {
+            if k > 0 {
+                self.out.blank();
+            }
+            self.out.line(format!("/// IDL `{}`.", m.wire));
+            self.out.line(format!("{};", self.signature(m)));
+        }
+        self.out.close();
+        self.out.blank();
+        self.gen_skeleton(def, &name, &methods);
+    }
+
+    fn gen_proxy_method(&mut self, m: &Method) {
+        let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
+        let w = fresh("w", &taken);
+        let r = fresh("r", &taken);
+        self.out.line(format!("/// IDL `{}`.", m.wire));
+        self.out.open(format!("pub {}", self.signature(m)));
+        let ins: Vec<&(String, String, ParamDir, Type)> =
+            m.params.iter().filter(|p| p.2 != ParamDir::Out).collect();
+        let call = if m.oneway { "invoke_oneway" } else { "invoke" };
+        let inouts = m.params.iter().any(|p| p.2 == ParamDir::InOut);
+        // (local name, type, direction, parameter it updates)
+        let results: Vec<(String, Type, ParamDir, String)> = m
+            .ret
+            .iter()
+            .map(|t| {
+                (
+                    fresh("ret", &taken),
+                    t.clone(),
+                    ParamDir::Out,
+                    String::new(),
+                )
+            })
+            .chain(m.params.iter().filter(|p| p.2 != ParamDir::In).map(|p| {
+                let local = fresh(&format!("{}_out", p.1.trim_start_matches("r#")), &taken);
+                (local, p.3.clone(), p.2, p.1.clone())
+            }))
+            .collect();
+        if inouts {
+            let names: Vec<&str> = results.iter().map(|x| x.0.as_str()).collect();
+            self.out
+                .line(format!("let ({}) = self.obj.{call}(", names.join(", ")));
+        } else {
+            self.out.line(format!("self.obj.{call}("));
+        }
+        self.out.indent_more();
+        self.out.line(format!("{:?},", m.wire));
+        if ins.is_empty() {
+            self.out.line("|_| Ok(()),");
+        } else {
+            self.out.open(format!("|{w}|"));
+            for (_, n, dir, ty) in &ins {
+                let v = match dir {
+                    ParamDir::InOut => Val::inout(n),
+                    _ if self.by_value(ty) => Val::owned(n),
+                    _ => Val::borrowed(n),
+                };
+                self.encode_value(ty, &v, &w, 0);
+            }
+            self.out.line("Ok(())");
+            self.out.close_with(",");
+        }
+        if !m.oneway {
+            if results.is_empty() {
+                self.out.line("|_| Ok(()),");
+            } else {
+                self.out.open(format!("|{r}|"));
+                for (n, ty, _, _) in &results {
+                    self.out
+                        .line(format!("let {n} = {};", self.decode_value(ty, &r)));
+                }
+                let names: Vec<&str> = results.iter().map(|x| x.0.as_str()).collect();
+                if names.len() == 1 {
+                    self.out.line(format!("Ok({})", names[0]));
+                } else {
+                    self.out.line(format!("Ok(({}))", names.join(", ")));
+                }
+                self.out.close_with(",");
+            }
+            if m.raises.is_empty() {
+                self.out.line("::corbina::no_user,");
+            } else {
+                let id = fresh("id", &taken);
+                let et = self.error_type(m);
+                self.out.open(format!("|{id}, {r}|"));
+                self.out.open(format!("Ok(match {id}"));
+                for ex in &m.raises {
+                    let Some(exd) = self.lookup(ex) else { continue };
+                    let path = self.type_path(ex);
+                    self.out.line(format!(
+                        "{:?} => Some({et}::{}(<{path} as ::corbina::cdr::CdrDecode>::decode({r})?)),",
+                        exd.repository_id,
+                        camel(ex.name())
+                    ));
+                }
+                self.out.line("_ => None,");
+                self.out.close_with(")");
+                self.out.close_with(",");
+            }
+        }
+        self.out.dedent_line(if inouts { ")?;" } else { ")" });
+        if inouts {
+            let mut keep = Vec::new();
+            for (n, _, dir, param) in &results {
+                if *dir == ParamDir::InOut {
+                    self.out.line(format!("*{param} = {n};"));
+                } else {
+                    keep.push(n.as_str());
+                }
+            }
+            match keep.len() {
+                0 => self.out.line("Ok(())"),
+                1 => self.out.line(format!("Ok({})", keep[0])),
+                _ => self.out.line(format!("Ok(({}))", keep.join(", "))),
+            }
+        }
+        self.out.close();
+    }
+
+    fn gen_skeleton(&mut self, def: &Definition, name: &str, methods: &[Method]) {
+        let mut ids: Vec<String> = vec![format!("{:?}", def.repository_id)];
+        for b in self.spec.all_bases(def) {
+            ids.push(format!("{:?}", b.repository_id));
+        }
+        ids.push("\"IDL:omg.org/CORBA/Object:1.0\"".into());
+        self.out.line(format!(
+            "/// Dispatches requests for IDL interface `{}` to a [`{name}Servant`].",
+            def.scoped_name
+        ));
+        self.out
+            .line(format!("pub struct {name}Skeleton<S>(pub S);"));
+        self.out.blank();
+        self.out
+            .open(format!("impl<S: {name}Servant> {name}Skeleton<S>"));
+        self.out.line("/// A skeleton serving `servant`.");
+        self.out.open("pub fn new(servant: S) -> Self");
+        self.out.line("Self(servant)");
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!(
+            "impl<S: {name}Servant> ::corbina::Servant for {name}Skeleton<S>"
+        ));
+        self.out.open("fn primary_interface(&self) -> &'static str");
+        self.out.line(format!("{:?}", def.repository_id));
+        self.out.close();
+        self.out.blank();
+        self.out.open("fn is_a(&self, repository_id: &str) -> bool");
+        self.out.line(format!(
+            "matches!(\n    repository_id,\n    {}\n)",
+            ids.join("\n        | ")
+        ));
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), {SYS}>"));
+        if !methods.is_empty() {
+            self.out.open("match request.operation()");
+            for m in methods {
+                self.out.open(format!("{:?} =>", m.wire));
+                self.gen_dispatch_arm(m);
+                self.out.close();
+            }
+            self.out.open("_ =>");
+        }
+        self.out
+            .open("if ::corbina::servant::dispatch_object_operation(self, request)?");
+        self.out.line("Ok(())");
+        self.out.close_with(" else {");
+        self.out.indent_more();
+        self.out.line("Err(::corbina::servant::bad_operation())");
+        self.out.close();
+        if !methods.is_empty() {
+            self.out.close();
+            self.out.close();
+        }
+        self.out.close();
+        self.out.close();
+    }
+
+    fn gen_dispatch_arm(&mut self, m: &Method) {
+        let ins: Vec<&(String, String, ParamDir, Type)> =
+            m.params.iter().filter(|p| p.2 != ParamDir::Out).collect();
+        if !ins.is_empty() {
+            self.out.line("let r = request.arguments();");
+        }
+        let arg = |n: &str| format!("arg_{}", n.trim_start_matches("r#"));
+        for (_, n, dir, ty) in &ins {
+            let bytes = match self.resolve(ty) {
+                Type::Sequence { elem, bound } if *dir == ParamDir::In => {
+                    matches!(self.resolve(elem), Type::Octet | Type::Char).then_some(*bound)
+                }
+                _ => None,
+            };
+            let value = match bytes {
+                Some(None) => "r.read_octet_seq()?".to_string(),
+                Some(Some(b)) => block(&[
+                    "let s = r.read_octet_seq()?;".into(),
+                    crate::marshal::decode_bound_check("s.len()", Some(b), "r").unwrap_or_default(),
+                    "s".into(),
+                ]),
+                None => self.decode_value(ty, "r"),
+            };
+            let mutbl = if *dir == ParamDir::InOut { "mut " } else { "" };
+            self.out.line(format!("let {mutbl}{} = {value};", arg(n)));
+        }
+        self.out.line("request.arguments_done()?;");
+        let call_args: Vec<String> = ins
+            .iter()
+            .map(|(_, n, dir, ty)| {
+                let a = arg(n);
+                match dir {
+                    ParamDir::InOut => format!("&mut {a}"),
+                    _ if self.by_value(ty) => a,
+                    _ => match self.resolve(ty) {
+                        Type::Sequence { elem, .. }
+                            if matches!(self.resolve(elem), Type::Octet | Type::Char) =>
+                        {
+                            a
+                        }
+                        _ => format!("&{a}"),
+                    },
+                }
+            })
+            .collect();
+        let call = format!("self.0.{}({})", m.rust, call_args.join(", "));
+        if m.oneway {
+            self.out.line(format!("{call}?;"));
+            self.out.line("request.reply(|_| Ok(()))");
+            return;
+        }
+        let mut outs: Vec<(String, Type)> = Vec::new();
+        if let Some(t) = &m.ret {
+            outs.push(("ret_".into(), t.clone()));
+        }
+        for (_, n, dir, ty) in &m.params {
+            if *dir == ParamDir::Out {
+                outs.push((format!("out_{}", n.trim_start_matches("r#")), ty.clone()));
+            }
+        }
+        let pat = match outs.len() {
+            0 => "()".to_string(),
+            1 => outs[0].0.clone(),
+            _ => format!(
+                "({})",
+                outs.iter()
+                    .map(|o| o.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        // Reply body: return value, then inout and out values in declaration order.
+        let mut body: Vec<(String, Type)> = m
+            .ret
+            .iter()
+            .map(|t| ("ret_".to_string(), t.clone()))
+            .collect();
+        for (_, n, dir, ty) in &m.params {
+            match dir {
+                ParamDir::InOut => body.push((arg(n), ty.clone())),
+                ParamDir::Out => {
+                    body.push((format!("out_{}", n.trim_start_matches("r#")), ty.clone()))
+                }
+                ParamDir::In => {}
+            }
+        }
+        let reply = |g: &mut Gen<'_>| {
+            if body.is_empty() {
+                g.out.line("request.reply(|_| Ok(()))");
+            } else {
+                g.out.open("request.reply(|w|");
+                for (n, ty) in &body {
+                    g.encode_value(ty, &Val::owned(n), "w", 0);
+                }
+                g.out.line("Ok(())");
+                g.out.close_with(")");
+            }
+        };
+        if m.raises.is_empty() {
+            if pat == "()" {
+                self.out.line(format!("{call}?;"));
+            } else {
+                self.out.line(format!("let {pat} = {call}?;"));
+            }
+            reply(self);
+        } else {
+            let et = self.error_type(m);
+            self.out.open(format!("match {call}"));
+            self.out.open(format!("Ok({pat}) =>"));
+            reply(self);
+            self.out.close();
+            for ex in &m.raises {
+                self.out.line(format!(
+                    "Err({et}::{}(e)) => request.reply_user_exception(|w| ::corbina::cdr::CdrEncode::encode(&e, w)),",
+                    camel(ex.name())
+                ));
+            }
+            self.out.line(format!("Err({et}::System(e)) => Err(e),"));
+            self.out.close();
+        }
+    }
+
+    /// The error enums of an interface's operations that raise user exceptions (written in
+    /// the interface's module).
+    pub fn gen_error_enums(&mut self, def: &Definition, i: &Interface) {
+        for m in methods_of(def, i) {
+            if m.raises.is_empty() {
+                continue;
+            }
+            let en = m.error_name();
+            let mut variants: Vec<(String, String)> = Vec::new();
+            for ex in &m.raises {
+                let v = camel(ex.name());
+                if v == "System" || variants.iter().any(|x| x.0 == v) {
+                    self.error(&m.loc, format!("exception '{ex}' in the raises clause of '{}' maps to error variant '{v}', which is already used", m.wire));
+                    return;
+                }
+                variants.push((v, self.type_path(ex)));
+            }
+            self.out.blank();
+            self.out
+                .line(format!("/// Errors of `{}::{}`.", def.scoped_name, m.wire));
+            self.out.line("#[derive(Debug, Clone, PartialEq)]");
+            self.out.open(format!("pub enum {en}"));
+            for (v, p) in &variants {
+                self.out.line(format!("{v}({p}),"));
+            }
+            self.out.line("/// A system exception.");
+            self.out.line(format!("System({SYS}),"));
+            self.out.close();
+            for (v, p) in variants
+                .iter()
+                .chain([&("System".to_string(), SYS.to_string())])
+            {
+                self.out.blank();
+                self.out
+                    .open(format!("impl ::core::convert::From<{p}> for {en}"));
+                self.out.open(format!("fn from(e: {p}) -> Self"));
+                self.out.line(format!("Self::{v}(e)"));
+                self.out.close();
+                self.out.close();
+            }
+            self.out.blank();
+            self.out.open(format!("impl ::core::fmt::Display for {en}"));
+            self.out
+                .open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result");
+            self.out.open("match self");
+            for (v, _) in variants
+                .iter()
+                .chain([&("System".to_string(), String::new())])
+            {
+                self.out
+                    .line(format!("Self::{v}(e) => ::core::fmt::Display::fmt(e, f),"));
+            }
+            self.out.close();
+            self.out.close();
+            self.out.close();
+            self.out.blank();
+            self.out
+                .line(format!("impl ::std::error::Error for {en} {{}}"));
+        }
+    }
+}

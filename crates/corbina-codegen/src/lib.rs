@@ -1,0 +1,49 @@
+//! `corbina-codegen` turns OMG IDL into Rust for Corbina: plain Rust types with compiled
+//! CDR marshalling, client proxies, servant traits and skeletons, following
+//! `docs/mapping.md`. It is used from a `build.rs` through [`Builder`] (in the style of
+//! `prost-build`) or from the command line as `corbina-idl`.
+//!
+//! A `build.rs`:
+//!
+//! ```no_run
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     corbina_codegen::Builder::new()
+//!         .include("idl")
+//!         .compile(&["idl/bench.idl"])?; // writes $OUT_DIR/bench.rs
+//!     Ok(())
+//! }
+//! ```
+//!
+//! and in the crate, next to a `corbina` dependency:
+//!
+//! ```ignore
+//! include!(concat!(env!("OUT_DIR"), "/bench.rs"));
+//! ```
+//!
+//! The generator can also be driven directly from a parsed specification:
+//!
+//! ```
+//! let spec = corbina_idl::Frontend::new()
+//!     .parse_str("point.idl", "struct Point { long x, y; };")
+//!     .unwrap();
+//! let rust = corbina_codegen::generate(&spec, "point.idl").unwrap();
+//! assert!(rust.contains("pub struct Point"));
+//! ```
+//!
+//! Constructs that are parsed but not generated yet (`any`, `TypeCode`, object references
+//! as values, valuetypes, abstract and local interfaces) are reported as
+//! `file:line:col: error: not yet supported: …`.
+#![forbid(unsafe_code)]
+
+mod builder;
+mod context;
+mod generate;
+mod interfaces;
+mod layout;
+mod marshal;
+pub mod names;
+mod out;
+mod types;
+
+pub use builder::{compile_file, Builder, Compiled, Error};
+pub use generate::generate;

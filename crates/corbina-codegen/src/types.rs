@@ -1,0 +1,586 @@
+//! Structs, exceptions, enums, unions, typedefs and constants.
+
+use crate::context::Gen;
+use crate::marshal::Val;
+use crate::names::{camel, screaming, snake};
+use corbina_idl::model::{CaseLabel, Const, Definition, DefinitionKind, Enum, Member, Union};
+use corbina_idl::{ConstValue, Type};
+
+const ENC_FN: &str =
+    "fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>";
+
+impl Gen<'_> {
+    fn check_members(&mut self, def: &Definition, members: &[Member]) -> bool {
+        let mut ok = true;
+        let mut seen: Vec<String> = Vec::new();
+        for m in members {
+            ok &= self.check_type(
+                &m.ty,
+                &m.loc,
+                &format!("member '{}' of '{}'", m.name, def.scoped_name),
+            );
+            let n = snake(&m.name);
+            if seen.contains(&n) {
+                self.error(&m.loc, format!("member '{}' maps to Rust name '{n}', which another member of '{}' already uses", m.name, def.scoped_name));
+                ok = false;
+            }
+            seen.push(n);
+        }
+        ok
+    }
+
+    fn doc(&mut self, what: &str, def: &Definition) {
+        self.out.line(format!(
+            "/// IDL {what} `{}` (`{}`).",
+            def.scoped_name, def.repository_id
+        ));
+    }
+
+    /// A struct (`exception: false`) or an exception.
+    pub fn gen_struct(&mut self, def: &Definition, members: &[Member], exception: bool) {
+        if !self.check_members(def, members) {
+            return;
+        }
+        let name = camel(&def.name);
+        let ty = corbina_idl::Type::Named {
+            name: def.scoped_name.clone(),
+            kind: corbina_idl::model::NamedKind::Struct,
+        };
+        let caps = if exception {
+            members.iter().fold(self.caps(&Type::Boolean), |c, m| {
+                let mc = self.caps(&m.ty);
+                crate::context::Caps {
+                    default: c.default && mc.default,
+                    eq: c.eq && mc.eq,
+                    copy: false,
+                }
+            })
+        } else {
+            self.caps(&ty)
+        };
+        self.doc(if exception { "exception" } else { "struct" }, def);
+        self.out.line(caps.derives(!exception));
+        if members.is_empty() {
+            self.out.line(format!("pub struct {name} {{}}"));
+        } else {
+            self.out.open(format!("pub struct {name}"));
+            for m in members {
+                let t = self.rust_type(&m.ty);
+                self.out.line(format!("pub {}: {t},", snake(&m.name)));
+            }
+            self.out.close();
+        }
+        self.out.blank();
+        if exception {
+            self.out
+                .open(format!("impl ::core::fmt::Display for {name}"));
+            self.out
+                .open("fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result");
+            self.out.line(format!(
+                "write!(f, \"IDL exception {}: {{self:?}}\")",
+                def.scoped_name
+            ));
+            self.out.close();
+            self.out.close();
+            self.out.blank();
+            self.out
+                .line(format!("impl ::std::error::Error for {name} {{}}"));
+            self.out.blank();
+            self.out
+                .open(format!("impl ::corbina::UserException for {name}"));
+            self.out.line(format!(
+                "const REPOSITORY_ID: &'static str = {:?};",
+                def.repository_id
+            ));
+            self.out.close();
+        } else {
+            self.out.open(format!("impl {name}"));
+            self.out.line("/// The repository id.");
+            self.out.line(format!(
+                "pub const REPOSITORY_ID: &'static str = {:?};",
+                def.repository_id
+            ));
+            self.out.close();
+        }
+        self.out.blank();
+        let layout = match (&def.kind, exception) {
+            (DefinitionKind::Struct(s), false) => self.struct_layout(s),
+            _ => None,
+        };
+        if let Some(l) = &layout {
+            self.out.line(format!(
+                "// Fixed layout: {} bytes from a {}-aligned start, stride {}; offsets {}.",
+                l.size,
+                l.align,
+                l.stride,
+                self.offsets_comment(members)
+            ));
+        }
+        if exception {
+            self.out.line(
+                "/// Writes the repository id, then the members (a user exception reply body).",
+            );
+        }
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        let w = if members.is_empty() && !exception {
+            "_w"
+        } else {
+            "w"
+        };
+        self.out.open(ENC_FN.replacen("w:", &format!("{w}:"), 1));
+        if exception {
+            self.out.line("::corbina::exception::write_exception_id(w, <Self as ::corbina::UserException>::REPOSITORY_ID)?;");
+        }
+        for m in members {
+            self.encode_value(
+                &m.ty,
+                &Val::owned(&format!("self.{}", snake(&m.name))),
+                "w",
+                0,
+            );
+        }
+        self.out.line("Ok(())");
+        self.out.close();
+        if let Some(l) = &layout {
+            self.out.blank();
+            self.write_block_encode(l);
+        }
+        self.out.close();
+        self.out.blank();
+        if exception {
+            self.out
+                .line("/// Reads the members (the repository id has been read already).");
+        }
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        let min: usize = members.iter().map(|m| self.min_wire_size(&m.ty)).sum();
+        self.out
+            .line(format!("const MIN_WIRE_SIZE: usize = {};", min.max(1)));
+        let r = if members.is_empty() { "_r" } else { "r" };
+        self.out.open(format!(
+            "fn decode({r}: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>"
+        ));
+        if members.is_empty() {
+            self.out.line("Ok(Self {})");
+        } else {
+            self.out.open("Ok(Self");
+            for m in members {
+                let d = self.decode_value(&m.ty, "r");
+                self.out.line(format!("{}: {d},", snake(&m.name)));
+            }
+            self.out.close_with(")");
+        }
+        self.out.close();
+        if let Some(l) = &layout {
+            self.out.blank();
+            self.write_block_decode(l);
+        }
+        self.out.close();
+    }
+
+    fn offsets_comment(&self, members: &[Member]) -> String {
+        // Top-level member offsets (from the precomputed layout) for readers of the code.
+        let mut off = 0usize;
+        let mut parts = Vec::new();
+        for m in members {
+            let (size, align) = self.size_align(&m.ty);
+            off = off.div_ceil(align) * align;
+            parts.push(format!("{}@{off}", snake(&m.name)));
+            off += size;
+        }
+        parts.join(", ")
+    }
+
+    fn size_align(&self, ty: &Type) -> (usize, usize) {
+        match self.resolve(ty) {
+            Type::Short | Type::UShort => (2, 2),
+            Type::Long | Type::ULong | Type::Float => (4, 4),
+            Type::LongLong | Type::ULongLong | Type::Double => (8, 8),
+            Type::Array { elem, dims } => {
+                let (s, a) = self.size_align(elem);
+                (dims.iter().fold(s, |s, &d| s * d as usize), a)
+            }
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Enum(_)) => (4, 4),
+                Some(DefinitionKind::Struct(s)) => self
+                    .struct_layout(s)
+                    .map_or((0, 1), |l| (l.size, l.first_align)),
+                _ => (1, 1),
+            },
+            _ => (1, 1),
+        }
+    }
+
+    pub fn gen_enum(&mut self, def: &Definition, e: &Enum) {
+        let name = camel(&def.name);
+        let vars: Vec<String> = e.enumerators.iter().map(|v| camel(v)).collect();
+        for (i, v) in vars.iter().enumerate() {
+            if vars[..i].contains(v) {
+                self.error(&def.loc, format!("enumerator '{}' of '{}' maps to Rust name '{v}', which another enumerator already uses", e.enumerators[i], def.scoped_name));
+                return;
+            }
+        }
+        let n = vars.len();
+        self.doc("enum", def);
+        self.out
+            .line("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]");
+        self.out.line("#[repr(u32)]");
+        self.out.open(format!("pub enum {name}"));
+        for (i, v) in vars.iter().enumerate() {
+            if i == 0 {
+                self.out.line("#[default]");
+            }
+            self.out.line(format!("{v} = {i},"));
+        }
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out.line(format!(
+            "pub const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.line("/// Every enumerator, in order.");
+        let all: Vec<String> = vars.iter().map(|v| format!("Self::{v}")).collect();
+        self.out.line(format!(
+            "pub const VALUES: [Self; {n}] = [{}];",
+            all.join(", ")
+        ));
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl ::core::convert::TryFrom<u32> for {name}"));
+        self.out.line("type Error = u32;");
+        self.out
+            .open("fn try_from(v: u32) -> ::core::result::Result<Self, u32>");
+        self.out.open("match v");
+        for (i, v) in vars.iter().enumerate() {
+            self.out.line(format!("{i} => Ok(Self::{v}),"));
+        }
+        self.out.line("_ => Err(v),");
+        self.out.close();
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        self.out.open(ENC_FN);
+        self.out.line("w.write_ulong(*self as u32);");
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        self.out.line("const MIN_WIRE_SIZE: usize = 4;");
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        self.out.open(format!("Ok(match r.read_enum({n})?"));
+        for (i, v) in vars.iter().enumerate() {
+            let pat = if i + 1 == n {
+                "_".to_string()
+            } else {
+                i.to_string()
+            };
+            self.out.line(format!("{pat} => Self::{v},"));
+        }
+        self.out.close_with(")");
+        self.out.close();
+        self.out.close();
+    }
+
+    /// A label value as a Rust literal or path of the discriminator's type.
+    fn literal(&self, v: &ConstValue, ty: &Type) -> String {
+        match v {
+            ConstValue::Integer(i) => match (self.resolve(ty), *i) {
+                (Type::LongLong, i) if i == i128::from(i64::MIN) => "i64::MIN".into(),
+                (Type::Long, i) if i == i128::from(i32::MIN) => "i32::MIN".into(),
+                (Type::Short, i) if i == i128::from(i16::MIN) => "i16::MIN".into(),
+                (_, i) => i.to_string(),
+            },
+            ConstValue::Float(f) => {
+                if f.is_nan() {
+                    "f64::NAN".into()
+                } else if f.is_infinite() {
+                    if *f > 0.0 {
+                        "f64::INFINITY".into()
+                    } else {
+                        "f64::NEG_INFINITY".into()
+                    }
+                } else {
+                    format!("{f:?}")
+                }
+            }
+            ConstValue::Fixed(fx) => {
+                let (digits, scale) = match self.resolve(ty) {
+                    Type::Fixed { digits, scale } if *digits > 0 => (*digits, *scale),
+                    _ => {
+                        let d = fx.value.unsigned_abs().to_string().len() as u16;
+                        (d.max(fx.scale).max(1), fx.scale)
+                    }
+                };
+                format!(
+                    "::corbina::Fixed {{ value: {}, digits: {digits}, scale: {scale} }}",
+                    fx.value
+                )
+            }
+            ConstValue::Char(c) => {
+                if c.is_ascii_graphic() && *c != b'\'' && *c != b'\\' {
+                    format!("b'{}'", *c as char)
+                } else {
+                    format!("b'\\x{c:02x}'")
+                }
+            }
+            ConstValue::Octet(o) => o.to_string(),
+            ConstValue::WChar(c) => format!("{c:?}"),
+            ConstValue::String(s) | ConstValue::WString(s) => format!("{s:?}"),
+            ConstValue::Boolean(b) => b.to_string(),
+            ConstValue::Enum {
+                enum_name,
+                enumerator,
+                ..
+            } => {
+                format!("{}::{}", self.type_path(enum_name), camel(enumerator))
+            }
+        }
+    }
+
+    pub fn gen_const(&mut self, def: &Definition, c: &Const) {
+        let t = match self.resolve(&c.ty) {
+            Type::String { .. } | Type::WString { .. } => "&str".to_string(),
+            _ => self.rust_type(&c.ty),
+        };
+        self.out.line(format!(
+            "/// IDL constant `{}` = `{}`.",
+            def.scoped_name, c.value
+        ));
+        self.out.line(format!(
+            "pub const {}: {t} = {};",
+            screaming(&def.name),
+            self.literal(&c.value, &c.ty)
+        ));
+    }
+
+    pub fn gen_alias(&mut self, def: &Definition, ty: &Type) {
+        if !self.check_type(ty, &def.loc, &format!("typedef '{}'", def.scoped_name)) {
+            return;
+        }
+        self.out.line(format!(
+            "/// IDL typedef `{}` (`{}`).",
+            def.scoped_name, def.repository_id
+        ));
+        self.out.line(format!(
+            "pub type {} = {};",
+            camel(&def.name),
+            self.rust_type(ty)
+        ));
+    }
+
+    pub fn gen_union(&mut self, def: &Definition, u: &Union) {
+        let members: Vec<Member> = u.cases.iter().map(|c| c.member.clone()).collect();
+        if !self.check_members(def, &members) {
+            return;
+        }
+        let name = camel(&def.name);
+        let dt = self.rust_type(&u.discriminator);
+        let disc = self.resolve(&u.discriminator).clone();
+        let labels: Vec<&ConstValue> = u
+            .cases
+            .iter()
+            .flat_map(|c| c.labels.iter())
+            .filter_map(|l| match l {
+                CaseLabel::Value(v) => Some(v),
+                CaseLabel::Default => None,
+            })
+            .collect();
+        let covered = match &disc {
+            Type::Boolean => labels.len() >= 2,
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Enum(e)) => labels.len() >= e.enumerators.len(),
+                _ => false,
+            },
+            Type::Char | Type::Octet => labels.len() >= 256,
+            _ => false,
+        };
+        let has_default = u
+            .cases
+            .iter()
+            .any(|c| c.labels.contains(&CaseLabel::Default));
+        let all_pats: Vec<String> = labels.iter().map(|v| self.literal(v, &disc)).collect();
+        struct Var {
+            name: String,
+            pats: Vec<String>,
+            holds_disc: bool,
+            is_default: bool,
+            ty: Type,
+        }
+        let mut vars: Vec<Var> = Vec::new();
+        for c in &u.cases {
+            let is_default = c.labels.contains(&CaseLabel::Default);
+            let pats: Vec<String> = c
+                .labels
+                .iter()
+                .filter_map(|l| match l {
+                    CaseLabel::Value(v) => Some(self.literal(v, &disc)),
+                    CaseLabel::Default => None,
+                })
+                .collect();
+            vars.push(Var {
+                name: camel(&c.member.name),
+                holds_disc: is_default || pats.len() > 1,
+                pats,
+                is_default,
+                ty: c.member.ty.clone(),
+            });
+        }
+        let implicit_default = !has_default && !covered;
+        if implicit_default && vars.iter().any(|v| v.name == "Default_") {
+            self.error(&def.loc, format!("union '{}' has a member named 'default_', which clashes with its implicit default variant", def.scoped_name));
+            return;
+        }
+        let caps = self.caps(&Type::Named {
+            name: def.scoped_name.clone(),
+            kind: corbina_idl::model::NamedKind::Union,
+        });
+        self.doc("union", def);
+        self.out.line(caps.derives(true));
+        self.out.open(format!("pub enum {name}"));
+        for v in &vars {
+            let t = self.rust_type(&v.ty);
+            let label = if v.is_default {
+                "the `default` case; holds the discriminator".to_string()
+            } else {
+                format!("case {}", v.pats.join(", "))
+            };
+            self.out.line(format!("/// {label}"));
+            if v.holds_disc {
+                self.out.line(format!("{}({dt}, {t}),", v.name));
+            } else {
+                self.out.line(format!("{}({t}),", v.name));
+            }
+        }
+        if implicit_default {
+            self.out
+                .line("/// No member: a discriminator value that no case label names.");
+            self.out.line(format!("Default_({dt}),"));
+        }
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out.line(format!(
+            "pub const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.blank();
+        self.out
+            .line("/// The discriminator value sent on the wire.");
+        self.out
+            .open(format!("pub fn discriminator(&self) -> {dt}"));
+        self.out.open("match self");
+        for v in &vars {
+            if v.holds_disc {
+                self.out.line(format!("Self::{}(d, _) => *d,", v.name));
+            } else {
+                self.out
+                    .line(format!("Self::{}(_) => {},", v.name, v.pats[0]));
+            }
+        }
+        if implicit_default {
+            self.out.line("Self::Default_(d) => *d,");
+        }
+        self.out.close();
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        // Encode.
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        self.out.open(ENC_FN);
+        self.out.open("match self");
+        let bad_disc = "return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: \"the discriminator does not select this member\" });";
+        let mut arms: Vec<(String, Option<String>, Option<&Type>)> = Vec::new();
+        for v in &vars {
+            if v.holds_disc {
+                let check = if v.is_default {
+                    (!all_pats.is_empty())
+                        .then(|| format!("if matches!(*d, {})", all_pats.join(" | ")))
+                } else {
+                    Some(format!("if !matches!(*d, {})", v.pats.join(" | ")))
+                };
+                arms.push((format!("Self::{}(d, v)", v.name), check, Some(&v.ty)));
+            } else {
+                arms.push((format!("Self::{}(v)", v.name), None, Some(&v.ty)));
+            }
+        }
+        if implicit_default {
+            let check = (!all_pats.is_empty())
+                .then(|| format!("if matches!(*d, {})", all_pats.join(" | ")));
+            arms.push(("Self::Default_(d)".into(), check, None));
+        }
+        for (i, (pat, check, ty)) in arms.into_iter().enumerate() {
+            self.out.open(format!("{pat} =>"));
+            if let Some(c) = check {
+                self.out.open(c);
+                self.out.line(bad_disc);
+                self.out.close();
+            }
+            if pat.contains("(d") {
+                self.encode_value(&disc, &Val::borrowed("d"), "w", 0);
+            } else {
+                self.out.line(format!("let d: {dt} = {};", vars[i].pats[0]));
+                self.encode_value(&disc, &Val::owned("d"), "w", 0);
+            }
+            if let Some(t) = ty {
+                self.encode_value(t, &Val::borrowed("v"), "w", 0);
+            }
+            self.out.close();
+        }
+        self.out.close();
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        // Decode.
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        self.out.line(format!(
+            "const MIN_WIRE_SIZE: usize = {};",
+            self.min_wire_size(&disc)
+        ));
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        self.out
+            .line(format!("let d: {dt} = {};", self.decode_value(&disc, "r")));
+        if covered && has_default {
+            self.out.line("#[allow(unreachable_patterns)]");
+        }
+        self.out.open("Ok(match d");
+        let mut default_arm = None;
+        for v in &vars {
+            let val = self.decode_value(&v.ty, "r");
+            let ctor = if v.holds_disc {
+                format!("Self::{}(d, {val})", v.name)
+            } else {
+                format!("Self::{}({val})", v.name)
+            };
+            if !v.pats.is_empty() {
+                self.out.line(format!("{} => {ctor},", v.pats.join(" | ")));
+            }
+            if v.is_default {
+                default_arm = Some(ctor);
+            }
+        }
+        if let Some(ctor) = default_arm {
+            self.out.line(format!("_ => {ctor},"));
+        } else if implicit_default {
+            self.out.line("_ => Self::Default_(d),");
+        }
+        self.out.close_with(")");
+        self.out.close();
+        self.out.close();
+    }
+}

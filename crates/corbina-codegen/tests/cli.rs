@@ -1,0 +1,108 @@
+//! The `corbina-idl` command.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("corbina-codegen-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn generates_one_file_per_idl_file() {
+    let out = temp_dir("cli-ok");
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .args(["-I", "tests/idl", "-o"])
+        .arg(&out)
+        .args(["tests/idl/bench.idl", "tests/idl/extra.idl"])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bench = std::fs::read_to_string(out.join("bench.rs")).unwrap();
+    assert_eq!(
+        bench,
+        std::fs::read_to_string("tests/golden/bench.rs").unwrap()
+    );
+    assert!(out.join("extra.rs").exists());
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn errors_are_reported_gcc_style() {
+    let out = temp_dir("cli-err");
+    let bad = out.join("bad.idl");
+    std::fs::write(&bad, "struct S {\n  long x;\n  Missing y;\n};\n").unwrap();
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("-o")
+        .arg(&out)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(
+        err.starts_with(&format!("{}:3:3: error: ", bad.display())),
+        "{err}"
+    );
+    assert!(!out.join("bad.rs").exists());
+    // Unsupported constructs are errors too.
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("-o")
+        .arg(&out)
+        .arg("tests/idl/unsupported.idl")
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(
+        err.contains("tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn help_and_usage_errors() {
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    assert!(String::from_utf8_lossy(&st.stdout).starts_with("usage: corbina-idl"));
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2));
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("--bogus")
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2));
+}
+
+#[test]
+fn builder_writes_to_out_dir() {
+    let out = temp_dir("builder");
+    let written = corbina_codegen::Builder::new()
+        .include("tests/idl")
+        .cargo_metadata(false)
+        .out_dir(&out)
+        .unwrap()
+        .compile(&["tests/idl/bench.idl"])
+        .unwrap();
+    assert_eq!(written, vec![out.join("bench.rs")]);
+    let err = corbina_codegen::Builder::new()
+        .cargo_metadata(false)
+        .out_dir(&out)
+        .unwrap()
+        .compile(&["tests/idl/unsupported.idl"])
+        .unwrap_err();
+    assert!(err.to_string().contains("not yet supported"), "{err}");
+    std::fs::remove_dir_all(&out).unwrap();
+}

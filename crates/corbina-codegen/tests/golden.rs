@@ -1,0 +1,94 @@
+//! Golden files: the generator's output for the test corpus, compared byte for byte.
+//! Run with `BLESS=1` to rewrite them after an intended change.
+
+use std::path::Path;
+
+/// (IDL file relative to the crate, golden file name)
+pub const CORPUS: &[(&str, &str)] = &[
+    ("tests/idl/bench.idl", "bench.rs"),
+    ("tests/idl/tricky_supported.idl", "tricky_supported.rs"),
+    ("tests/idl/extra.idl", "extra.rs"),
+];
+
+fn generate(idl: &str) -> String {
+    let mut fe = corbina_idl::Frontend::new();
+    fe.include_dir("tests/idl");
+    let c =
+        corbina_codegen::compile_file(&mut fe, Path::new(idl)).unwrap_or_else(|e| panic!("{e}"));
+    c.source
+}
+
+#[test]
+fn golden_files_match() {
+    let bless = std::env::var_os("BLESS").is_some();
+    let mut stale = Vec::new();
+    for (idl, golden) in CORPUS {
+        let src = generate(idl);
+        let path = Path::new("tests/golden").join(golden);
+        if bless {
+            std::fs::write(&path, &src).unwrap();
+            continue;
+        }
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        if old != src {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "golden files out of date (rerun with BLESS=1): {stale:?}"
+    );
+}
+
+#[test]
+fn generation_is_deterministic() {
+    for (idl, _) in CORPUS {
+        assert_eq!(generate(idl), generate(idl));
+    }
+}
+
+#[test]
+fn original_tricky_idl_reports_unsupported_constructs() {
+    let mut fe = corbina_idl::Frontend::new();
+    let err =
+        corbina_codegen::compile_file(&mut fe, Path::new("../corbina-idl/tests/idl/tricky.idl"))
+            .unwrap_err()
+            .to_string();
+    for want in [
+        "tricky.idl:19:25: error: not yet supported: object reference type '::Outer::Fwd' used in typedef '::Outer::FwdSeq'",
+        "tricky.idl:84:13: error: not yet supported: valuetype '::Values::Counter'",
+        "tricky.idl:112:10: error: not yet supported: object reference 'Object' used in operation 'any_object' of '::Ops'",
+        "tricky.idl:113:7: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'anything' of '::Ops'",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in\n{err}");
+    }
+}
+
+#[test]
+fn unsupported_constructs_are_clean_errors() {
+    let mut fe = corbina_idl::Frontend::new();
+    let err = corbina_codegen::compile_file(&mut fe, Path::new("tests/idl/unsupported.idl"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "tests/idl/unsupported.idl:3:26: error: not yet supported: object reference type '::Target' used in member 't' of '::HoldsRef'\n\
+         tests/idl/unsupported.idl:4:25: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'get' of '::UsesAny'\n\
+         tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'\n\
+         tests/idl/unsupported.idl:6:17: error: not yet supported: local interface '::Locally'"
+    );
+}
+
+#[test]
+fn rust_name_clashes_are_errors() {
+    let spec = corbina_idl::Frontend::new()
+        .parse_str("clash.idl", "struct S { long fooBar; long foo_bar; };")
+        .unwrap();
+    let err = corbina_codegen::generate(&spec, "clash.idl")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("clash.idl:1:30: error: member 'foo_bar' maps to Rust name 'foo_bar'"),
+        "{err}"
+    );
+}
