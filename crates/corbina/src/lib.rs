@@ -1,0 +1,60 @@
+//! Corbina: a CORBA Object Request Broker.
+//!
+//! This crate is what applications and generated code depend on. It is being built in
+//! layers; what exists now is the contract between generated stubs/skeletons and the ORB:
+//!
+//! - [`ObjectRef`]: an object reference; generated proxies call [`ObjectRef::invoke`] and
+//!   [`ObjectRef::invoke_oneway`] with closures that marshal arguments straight into the
+//!   request and unmarshal results straight from the reply.
+//! - [`Invoker`]: how a reference reaches its object (IIOP connection pools come with the
+//!   runtime; [`CollocatedInvoker`] reaches a servant in this process through full marshalling).
+//! - [`Servant`] / [`ServerRequest`] / [`ReplySink`]: the server side that generated skeletons
+//!   implement and that the POA dispatches to.
+//! - [`SystemException`] and [`UserException`].
+//!
+//! ```
+//! use std::sync::Arc;
+//! use corbina::{cdr::CdrContext, giop::Ior, CollocatedInvoker, ObjectRef, Servant,
+//!               ServerRequest, SystemException};
+//!
+//! /// A servant with one operation, `long twice(in long x)`, dispatched by hand the way a
+//! /// generated skeleton does it.
+//! struct Doubler;
+//! impl Servant for Doubler {
+//!     fn primary_interface(&self) -> &'static str { "IDL:Doubler:1.0" }
+//!     fn is_a(&self, id: &str) -> bool { id == "IDL:Doubler:1.0" }
+//!     fn dispatch(&self, req: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
+//!         match req.operation() {
+//!             "twice" => {
+//!                 let x = req.arguments().read_long()?;
+//!                 req.arguments_done()?;
+//!                 req.reply(|w| { w.write_long(2 * x); Ok(()) })
+//!             }
+//!             _ => Err(corbina::servant::bad_operation()),
+//!         }
+//!     }
+//! }
+//!
+//! let invoker = Arc::new(CollocatedInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
+//! let obj = ObjectRef::new(Ior::nil(), b"key".to_vec(), invoker);
+//! let r: Result<i32, SystemException> =
+//!     obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user);
+//! assert_eq!(r.unwrap(), 42);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub use corbina_cdr as cdr;
+pub use corbina_giop as giop;
+
+pub use corbina_cdr::{Fixed, LongDouble};
+pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
+
+pub mod config;
+pub mod exception;
+pub mod object;
+pub mod servant;
+
+pub use exception::UserException;
+pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
+pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};
