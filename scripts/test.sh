@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: omniORB's service IDL (parsed by the IDL compiler's real-world tests).
-packages=(omniorb-idl)
+# Debian packages: omniORB's service IDL (parsed by the IDL compiler's real-world tests),
+# and omniORB itself with a C++ toolchain (the interop peers in peers/ are built from it).
+packages=(omniorb-idl omniidl libomniorb4-dev pkg-config g++ make)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +22,9 @@ fi
 
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+# Interop tests must not quietly skip when the peer is missing.
+export CORBINA_REQUIRE_PEERS=1
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

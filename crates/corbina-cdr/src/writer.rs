@@ -129,6 +129,20 @@ impl<'a> CdrWriter<'a> {
         self.spliced_len = 0;
     }
 
+    /// Shortens the stream to `len` bytes, when everything after `len` is owned (not a spliced
+    /// block): used to drop body padding when a GIOP 1.2 body turns out empty. Returns whether
+    /// it did.
+    pub fn truncate(&mut self, len: usize) -> bool {
+        let Some(owned) = len.checked_sub(self.spliced_len) else {
+            return false;
+        };
+        if owned > self.buf.len() || self.splices.last().is_some_and(|s| s.at > owned) {
+            return false;
+        }
+        self.buf.truncate(owned);
+        true
+    }
+
     /// Sets the size from which blocks are referenced rather than copied (`usize::MAX`: never).
     pub fn set_splice_threshold(&mut self, threshold: usize) {
         self.splice_threshold = threshold;
@@ -588,6 +602,21 @@ mod tests {
             w.into_bytes(),
             [0xaa, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 5]
         );
+    }
+
+    #[test]
+    fn truncate_only_owned_tails() {
+        let big = vec![1u8; 5000];
+        let mut w = CdrWriter::new(CdrContext::default());
+        w.write_ulong(1);
+        w.align(8);
+        assert!(w.truncate(4));
+        assert_eq!(w.len(), 4);
+        w.write_bytes_borrowed(&big);
+        assert!(!w.truncate(100));
+        w.write_octet(2);
+        assert!(w.truncate(5004));
+        assert_eq!(w.len(), 5004);
     }
 
     #[test]

@@ -191,6 +191,24 @@ impl From<MarshalError> for SystemException {
     }
 }
 
+/// Protocol errors become MARSHAL (or what a wrapped CDR error maps to), not completed:
+/// a message that cannot be decoded was not processed.
+impl From<crate::error::GiopError> for SystemException {
+    fn from(e: crate::error::GiopError) -> Self {
+        match e {
+            crate::error::GiopError::Marshal(m) => m.into(),
+            crate::error::GiopError::MessageTooLarge { .. } => SystemException::new(
+                SystemExceptionKind::ImpLimit,
+                corbina_cdr::CORBINA_VMCID | 0x100,
+            ),
+            _ => SystemException::new(
+                SystemExceptionKind::Marshal,
+                corbina_cdr::CORBINA_VMCID | 0x101,
+            ),
+        }
+    }
+}
+
 /// `GIOP::SystemExceptionReplyBody`: what follows a SYSTEM_EXCEPTION Reply header.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SystemExceptionBody {

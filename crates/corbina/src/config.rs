@@ -1,5 +1,58 @@
 //! ORB configuration: what `ORB_init` reads from `-ORB…` arguments, `CORBINA_…` environment
 //! variables and the builder.
+//!
+//! An [`OrbConfig`] starts from its defaults; [`OrbConfig::from_args_and_env`] then applies the
+//! process environment ([`OrbConfig::apply_env`]) and then the command line
+//! ([`OrbConfig::apply_args`]), so arguments win over the environment, which wins over the
+//! defaults. Programs can also build one with the setters ([`OrbConfig::endpoint`], …).
+//!
+//! # Options
+//!
+//! On the command line an option is `-ORB<Name> value` or `-ORB<Name>=value`; `<Name>` is
+//! matched case-insensitively, so omniORB's `-ORBendPoint` and TAO's `-ORBListenEndpoints`
+//! both work. As CORBA requires, an unknown `-ORB…` option is an error (with a suggestion), not
+//! ignored. Arguments that do not start with `-ORB` are handed back to the program, in order.
+//!
+//! In the environment the same option is `CORBINA_<NAME>`, the name upper-cased. Repeatable
+//! options (marked ⟳) take several values separated by whitespace or `;`. An unknown
+//! `CORBINA_…` variable is an error too (typo protection), except `CORBINA_LOG`, which is
+//! reserved for logging. A variable set to an empty value counts as unset.
+//!
+//! | Option | Environment | Default | Meaning |
+//! |---|---|---|---|
+//! | `-ORBInitRef Name=URL` ⟳ | `CORBINA_INITREF` | none | initial reference `Name` is at `URL` (`corbaloc:`, `corbaname:`, `IOR:`…); a later one for the same name wins |
+//! | `-ORBDefaultInitRef URL` | `CORBINA_DEFAULTINITREF` | none | names without an InitRef are looked up at `URL/Name` |
+//! | `-ORBListenEndpoints iiop://host:port` ⟳ | `CORBINA_LISTENENDPOINTS` | all IPv4 interfaces, ephemeral port | listen here (TAO form; `iiop://host:`, `iiop://[::1]:2809`; several separated by `;`) |
+//! | `-ORBEndpoint giop:tcp:host:port` ⟳ | `CORBINA_ENDPOINT` | (same list) | listen here (omniORB form, also `-ORBEndPoint`; `giop:tcp::port`, `giop:tcp::`, `giop:tcp:[::1]:0`); empty host = `0.0.0.0`, empty port = ephemeral |
+//! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |
+//! | `-ORBGIOPMaxVersion 1.x` | `CORBINA_GIOPMAXVERSION` | `1.2` | highest GIOP version spoken: `1.0`, `1.1` or `1.2` (also omniORB's `-ORBmaxGIOPVersion`) |
+//! | `-ORBCallTimeout ms` | `CORBINA_CALLTIMEOUT` | none | a twoway call fails with TIMEOUT after this many milliseconds; `0` = none |
+//! | `-ORBConnectTimeout ms` | `CORBINA_CONNECTTIMEOUT` | `10000` | connecting fails with TRANSIENT after this many milliseconds (≥ 1) |
+//! | `-ORBMaxMessageSize bytes` | `CORBINA_MAXMESSAGESIZE` | `268435456` (256 MiB) | largest GIOP message accepted, fragments reassembled (≥ 1; also omniORB's `-ORBgiopMaxMsgSize`) |
+//! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
+//! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
+//! | `-ORBMaxConnections n` | `CORBINA_MAXCONNECTIONS` | `4096` | most server connections accepted at once (≥ 1) |
+//! | `-ORBIdleTimeout s` | `CORBINA_IDLETIMEOUT` | `120` | idle connections are closed after two scans of this many seconds; `0` = never |
+//! | `-ORBThreadPool n` | `CORBINA_THREADPOOL` | `0` | `n` ≥ 1: a pool of `n` threads serves all connections; `0`: one thread per connection |
+//! | `-ORBSocketBufferSize bytes` | `CORBINA_SOCKETBUFFERSIZE` | `0` (the kernel's) | SO_SNDBUF/SO_RCVBUF of every connection; `0` = leave the kernel's |
+//! | `-ORBForwardLimit n` | `CORBINA_FORWARDLIMIT` | `8` | LOCATION_FORWARD hops followed per call |
+//!
+//! Numbers are plain decimal (no sign, no suffix); negative and out-of-range values are
+//! rejected. Each source replaces the list-valued settings it mentions (endpoints, publish
+//! addresses) instead of adding to the earlier source's; InitRefs are merged by name.
+//!
+//! ```
+//! use corbina::config::OrbConfig;
+//!
+//! let mut config = OrbConfig::default();
+//! let rest = config
+//!     .apply_args(["server", "-ORBEndpoint", "giop:tcp::2809", "-v", "-ORBCallTimeout=500"]
+//!         .map(String::from))
+//!     .unwrap();
+//! assert_eq!(rest, ["server", "-v"]);
+//! assert_eq!(config.endpoints[0].host, "0.0.0.0");
+//! assert_eq!(config.endpoints[0].port, 2809);
+//! ```
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -87,5 +140,277 @@ impl Default for OrbConfig {
             socket_buffer_size: None,
             forward_limit: 8,
         }
+    }
+}
+
+/// Why a configuration could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// An `-ORB…` argument that names no known option.
+    #[error("unknown ORB option `{option}`{}", hint(.suggestion))]
+    UnknownOption {
+        /// The option as written, without any `=value`.
+        option: String,
+        /// The closest known option (`-ORB…`), if one is close.
+        suggestion: Option<String>,
+    },
+    /// An option that needs a value came last, or was followed by another `-ORB…` option.
+    #[error("ORB option `{option}` needs a value")]
+    MissingValue {
+        /// The option as written.
+        option: String,
+    },
+    /// An option's value could not be used.
+    #[error("bad value `{value}` for ORB option `{option}`: {reason}")]
+    BadValue {
+        /// The option as written.
+        option: String,
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `CORBINA_…` environment variable that names no known option.
+    #[error("unknown environment variable `{var}`{}", hint(.suggestion))]
+    UnknownEnv {
+        /// The variable's name.
+        var: String,
+        /// The closest known variable, if one is close.
+        suggestion: Option<String>,
+    },
+    /// A `CORBINA_…` environment variable whose value could not be used.
+    #[error("bad value `{value}` in environment variable `{var}`: {reason}")]
+    BadEnv {
+        /// The variable's name.
+        var: String,
+        /// The value (or the part of a multi-valued one) that was rejected.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+fn hint(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None => String::new(),
+    }
+}
+
+impl OrbConfig {
+    /// Adds (or replaces) initial reference `name`, like `-ORBInitRef name=url`.
+    pub fn init_ref(mut self, name: impl Into<String>, url: impl Into<String>) -> Self {
+        self.init_refs.insert(name.into(), url.into());
+        self
+    }
+
+    /// Sets where names without an InitRef are looked up, like `-ORBDefaultInitRef`.
+    pub fn default_init_ref(mut self, url: impl Into<String>) -> Self {
+        self.default_init_ref = Some(url.into());
+        self
+    }
+
+    /// Adds a listen endpoint (port 0: ephemeral).
+    pub fn endpoint(mut self, host: impl Into<String>, port: u16) -> Self {
+        self.endpoints.push(Endpoint {
+            host: host.into(),
+            port,
+        });
+        self
+    }
+
+    /// Adds an address to publish in IORs (port `None`: the bound one).
+    pub fn publish_address(mut self, host: impl Into<String>, port: Option<u16>) -> Self {
+        self.publish_addresses.push((host.into(), port));
+        self
+    }
+
+    /// Sets the highest GIOP minor version spoken (GIOP 1.`minor`).
+    ///
+    /// # Panics
+    /// If `minor` is above 2.
+    pub fn giop_max_minor(mut self, minor: u8) -> Self {
+        assert!(minor <= 2, "GIOP 1.{minor} is not supported (at most 1.2)");
+        self.giop_max_minor = minor;
+        self
+    }
+
+    /// Sets the twoway call timeout (`None`: no timeout).
+    pub fn call_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.call_timeout = timeout.into();
+        self
+    }
+
+    /// Sets the connect timeout.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the largest GIOP message accepted, in bytes.
+    pub fn max_message_size(mut self, bytes: u32) -> Self {
+        self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets the size above which outgoing messages are fragmented (`None` or 0: never).
+    ///
+    /// # Panics
+    /// If the size is below 64 or not a multiple of 8 (and not 0).
+    pub fn fragment_size(mut self, bytes: impl Into<Option<u32>>) -> Self {
+        let bytes = bytes.into().filter(|&n| n != 0);
+        if let Some(n) = bytes {
+            assert!(
+                n >= 64 && n % 8 == 0,
+                "fragment size {n} must be at least 64 and a multiple of 8"
+            );
+        }
+        self.fragment_size = bytes;
+        self
+    }
+
+    /// Sets the most connections to one peer address.
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn max_strands_per_rope(mut self, n: usize) -> Self {
+        assert!(n >= 1, "max_strands_per_rope must be at least 1");
+        self.max_strands_per_rope = n;
+        self
+    }
+
+    /// Sets the most server connections accepted at once.
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        assert!(n >= 1, "max_connections must be at least 1");
+        self.max_server_connections = n;
+        self
+    }
+
+    /// Sets the idle connection scan period (`None`: idle connections are kept).
+    pub fn idle_timeout(mut self, period: impl Into<Option<Duration>>) -> Self {
+        self.idle_timeout = period.into();
+        self
+    }
+
+    /// Serves connections with a pool of `n` threads; 0: one thread per connection.
+    pub fn thread_pool(mut self, n: usize) -> Self {
+        self.thread_model = match n {
+            0 => ThreadModel::ThreadPerConnection,
+            n => ThreadModel::Pool(n),
+        };
+        self
+    }
+
+    /// Sets SO_SNDBUF/SO_RCVBUF for every connection (`None` or 0: the kernel's).
+    pub fn socket_buffer_size(mut self, bytes: impl Into<Option<usize>>) -> Self {
+        self.socket_buffer_size = bytes.into().filter(|&n| n != 0);
+        self
+    }
+
+    /// Sets the LOCATION_FORWARD hops followed per call.
+    pub fn forward_limit(mut self, n: u32) -> Self {
+        self.forward_limit = n;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_sets_every_field() {
+        let c = OrbConfig::default()
+            .init_ref("NameService", "corbaloc::h:2809/NameService")
+            .init_ref("NameService", "corbaloc::other:2809/NameService")
+            .default_init_ref("corbaloc::h:2809")
+            .endpoint("0.0.0.0", 2809)
+            .endpoint("::1", 0)
+            .publish_address("gw.example.com", Some(2809))
+            .publish_address("10.0.0.1", None)
+            .giop_max_minor(1)
+            .call_timeout(Duration::from_millis(500))
+            .connect_timeout(Duration::from_secs(3))
+            .max_message_size(1 << 20)
+            .fragment_size(4096)
+            .max_strands_per_rope(4)
+            .max_connections(100)
+            .idle_timeout(None)
+            .thread_pool(8)
+            .socket_buffer_size(1 << 16)
+            .forward_limit(3);
+        assert_eq!(c.init_refs.len(), 1);
+        assert_eq!(
+            c.init_refs["NameService"],
+            "corbaloc::other:2809/NameService"
+        );
+        assert_eq!(c.default_init_ref.as_deref(), Some("corbaloc::h:2809"));
+        let ep = |host: &str, port| Endpoint {
+            host: host.into(),
+            port,
+        };
+        assert_eq!(c.endpoints, [ep("0.0.0.0", 2809), ep("::1", 0)]);
+        assert_eq!(
+            c.publish_addresses,
+            [
+                ("gw.example.com".to_string(), Some(2809)),
+                ("10.0.0.1".to_string(), None)
+            ]
+        );
+        assert_eq!(c.giop_max_minor, 1);
+        assert_eq!(c.call_timeout, Some(Duration::from_millis(500)));
+        assert_eq!(c.connect_timeout, Duration::from_secs(3));
+        assert_eq!(c.max_message_size, 1 << 20);
+        assert_eq!(c.fragment_size, Some(4096));
+        assert_eq!(c.max_strands_per_rope, 4);
+        assert_eq!(c.max_server_connections, 100);
+        assert_eq!(c.idle_timeout, None);
+        assert_eq!(c.thread_model, ThreadModel::Pool(8));
+        assert_eq!(c.socket_buffer_size, Some(1 << 16));
+        assert_eq!(c.forward_limit, 3);
+    }
+
+    #[test]
+    fn builder_zero_and_none_mean_off() {
+        let c = OrbConfig::default()
+            .call_timeout(Duration::from_secs(1))
+            .call_timeout(None)
+            .fragment_size(0)
+            .idle_timeout(Duration::from_secs(5))
+            .thread_pool(0)
+            .socket_buffer_size(0);
+        assert_eq!(c.call_timeout, None);
+        assert_eq!(c.fragment_size, None);
+        assert_eq!(c.idle_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(c.thread_model, ThreadModel::ThreadPerConnection);
+        assert_eq!(c.socket_buffer_size, None);
+        assert_eq!(OrbConfig::default().fragment_size(None).fragment_size, None);
+    }
+
+    #[test]
+    #[should_panic(expected = "GIOP 1.3")]
+    fn builder_rejects_giop_1_3() {
+        let _ = OrbConfig::default().giop_max_minor(3);
+    }
+
+    #[test]
+    #[should_panic(expected = "multiple of 8")]
+    fn builder_rejects_odd_fragment_size() {
+        let _ = OrbConfig::default().fragment_size(100);
+    }
+
+    #[test]
+    #[should_panic(expected = "at least 1")]
+    fn builder_rejects_zero_strands() {
+        let _ = OrbConfig::default().max_strands_per_rope(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "at least 1")]
+    fn builder_rejects_zero_connections() {
+        let _ = OrbConfig::default().max_connections(0);
     }
 }

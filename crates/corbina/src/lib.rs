@@ -50,11 +50,20 @@ pub use corbina_giop as giop;
 pub use corbina_cdr::{Fixed, LongDouble};
 pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
+pub mod client;
+pub mod codeset;
 pub mod config;
+mod config_args;
 pub mod exception;
 pub mod object;
+pub mod orb;
+pub mod poa;
 pub mod servant;
+pub mod server;
+pub mod transport;
 
+pub use config::OrbConfig;
 pub use exception::UserException;
 pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
+pub use orb::{InitialReference, InvalidName, Orb};
 pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};

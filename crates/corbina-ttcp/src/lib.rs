@@ -1,0 +1,13 @@
+//! `corbina-ttcp`: the benchmark interface of the seed papers (`idl/bench.idl`, shared with
+//! the omniORB peer) served and called through Corbina's generated code, and the checks and
+//! experiments run over it.
+#![forbid(unsafe_code)]
+
+/// Code generated from `idl/bench.idl` by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod bench {
+    include!(concat!(env!("OUT_DIR"), "/bench.rs"));
+}
+
+pub mod check;
+pub mod servant;

@@ -1,0 +1,404 @@
+//! The ORB: configuration, object references from strings, initial references, the POA
+//! registry and the IIOP server, and the run/shutdown life cycle.
+
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use crate::cdr::ByteOrder;
+use crate::client::{ClientContext, IiopInvoker};
+use crate::config::{ConfigError, OrbConfig};
+use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
+use crate::object::ObjectRef;
+use crate::poa::{DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
+use crate::servant::ServerRequest;
+use crate::server::{RequestDispatcher, Server};
+use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// Corbina's ORB type id for the TAG_ORB_TYPE component ("CBN\0"; not OMG-assigned).
+pub const CORBINA_ORB_TYPE: u32 = 0x4342_4e00;
+
+/// Why an ORB could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// A bad `-ORB…` argument or `CORBINA_…` variable.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+/// What `resolve_initial_references` returns.
+#[derive(Clone)]
+pub enum InitialReference {
+    /// `RootPOA`.
+    RootPoa(Poa),
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
+    Object(ObjectRef),
+}
+
+/// `CORBA::ORB::InvalidName`: no initial reference by that name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no initial reference named {0:?}")]
+pub struct InvalidName(pub String);
+
+struct OrbInner {
+    config: OrbConfig,
+    client: Arc<ClientContext>,
+    poa: OnceLock<Arc<PoaRegistry>>,
+    server: Mutex<Option<Arc<Server>>>,
+    /// Host and port written into IORs, once the server is up.
+    published: OnceLock<(String, u16)>,
+    state: Mutex<RunState>,
+    state_changed: Condvar,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunState {
+    Running,
+    ShutDown,
+    Destroyed,
+}
+
+/// A CORBA ORB. Cheap to clone; every clone is the same ORB.
+#[derive(Clone)]
+pub struct Orb {
+    inner: Arc<OrbInner>,
+}
+
+impl std::fmt::Debug for Orb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Orb")
+            .field("published", &self.inner.published.get())
+            .finish()
+    }
+}
+
+/// The reference factory the POA uses: IORs with this ORB's endpoint, invoked over IIOP.
+struct OrbReferences(std::sync::Weak<OrbInner>);
+
+impl ReferenceFactory for OrbReferences {
+    fn create_reference(&self, type_id: &str, object_key: Vec<u8>) -> ObjectRef {
+        match self.0.upgrade() {
+            Some(inner) => Orb { inner }.make_reference(type_id, object_key),
+            None => ObjectRef::new(
+                Ior {
+                    type_id: type_id.into(),
+                    ..Ior::nil()
+                },
+                object_key,
+                Arc::new(DeadInvoker),
+            ),
+        }
+    }
+}
+
+/// The invoker of references whose ORB is gone.
+struct DeadInvoker;
+
+impl crate::object::Invoker for DeadInvoker {
+    fn invoke<'a>(
+        &self,
+        _key: &[u8],
+        _op: &str,
+        _encode: &crate::object::EncodeArgs<'_, 'a>,
+        _decode: Option<&mut crate::object::DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        Err(SystemException::new(
+            SystemExceptionKind::BadInvOrder,
+            crate::cdr::OMG_VMCID | 4,
+        ))
+    }
+}
+
+impl RequestDispatcher for PoaRegistry {
+    fn dispatch(
+        &self,
+        object_key: &[u8],
+        request: &mut ServerRequest<'_, '_>,
+    ) -> Result<(), DispatchError> {
+        PoaRegistry::dispatch(self, object_key, request)
+    }
+
+    fn locate(&self, object_key: &[u8]) -> LocateOutcome {
+        PoaRegistry::locate(self, object_key)
+    }
+}
+
+impl Orb {
+    /// `CORBA::ORB_init`: configuration from the environment (`CORBINA_…`) and then from the
+    /// `-ORB…` arguments, which win. Returns the ORB and the arguments that were not ORB
+    /// options, in order. Unknown `-ORB` options are an error.
+    pub fn init<I: IntoIterator<Item = String>>(args: I) -> Result<(Orb, Vec<String>), InitError> {
+        let (config, rest) = OrbConfig::from_args_and_env(args)?;
+        Ok((Orb::with_config(config), rest))
+    }
+
+    /// An ORB with an explicit configuration.
+    pub fn with_config(config: OrbConfig) -> Orb {
+        let client = Arc::new(ClientContext::new(config.clone()));
+        let inner = Arc::new(OrbInner {
+            config,
+            client,
+            poa: OnceLock::new(),
+            server: Mutex::new(None),
+            published: OnceLock::new(),
+            state: Mutex::new(RunState::Running),
+            state_changed: Condvar::new(),
+        });
+        Orb { inner }
+    }
+
+    /// The configuration this ORB runs with.
+    pub fn config(&self) -> &OrbConfig {
+        &self.inner.config
+    }
+
+    fn poa_registry(&self) -> &Arc<PoaRegistry> {
+        self.inner
+            .poa
+            .get_or_init(|| PoaRegistry::new(Arc::new(OrbReferences(Arc::downgrade(&self.inner)))))
+    }
+
+    /// The RootPOA (also `resolve_initial_references("RootPOA")`).
+    pub fn root_poa(&self) -> Poa {
+        self.poa_registry().root_poa()
+    }
+
+    /// Starts the IIOP server if it is not running yet; returns the published address.
+    /// Called when the first reference to a local object is made.
+    pub fn ensure_server(&self) -> Result<(String, u16), SystemException> {
+        if let Some(p) = self.inner.published.get() {
+            return Ok(p.clone());
+        }
+        let mut guard = self.inner.server.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = self.inner.published.get() {
+            return Ok(p.clone());
+        }
+        let dispatcher: Arc<dyn RequestDispatcher> = self.poa_registry().clone();
+        let server = Server::start(&self.inner.config, dispatcher)
+            .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
+        let bound = server
+            .addresses()
+            .first()
+            .copied()
+            .ok_or_else(|| SystemException::new(SystemExceptionKind::Initialize, 0))?;
+        let published = match self.inner.config.publish_addresses.first() {
+            Some((host, port)) => (host.clone(), port.unwrap_or(bound.port())),
+            None if bound.ip().is_unspecified() => (default_host(), bound.port()),
+            None => (bound.ip().to_string(), bound.port()),
+        };
+        *guard = Some(Arc::new(server));
+        let _ = self.inner.published.set(published.clone());
+        Ok(published)
+    }
+
+    /// The running server, if any.
+    pub fn server(&self) -> Option<Arc<Server>> {
+        self.inner.server.lock().ok().and_then(|s| s.clone())
+    }
+
+    fn make_reference(&self, type_id: &str, object_key: Vec<u8>) -> ObjectRef {
+        let ior = match self.ensure_server() {
+            Ok((host, port)) => self.local_ior(type_id, &host, port, &object_key),
+            Err(_) => Ior {
+                type_id: type_id.into(),
+                ..Ior::nil()
+            },
+        };
+        self.object_from_ior(ior)
+            .unwrap_or_else(|_| ObjectRef::new(Ior::nil(), object_key, Arc::new(DeadInvoker)))
+    }
+
+    fn local_ior(&self, type_id: &str, host: &str, port: u16, key: &[u8]) -> Ior {
+        let order = ByteOrder::NATIVE;
+        let mut components = Vec::new();
+        if let Ok(c) = TaggedComponent::orb_type(CORBINA_ORB_TYPE, order) {
+            components.push(c);
+        }
+        if let Ok(c) = TaggedComponent::code_sets(&crate::codeset::native_code_sets(), order) {
+            components.push(c);
+        }
+        for (h, p) in self.inner.config.publish_addresses.iter().skip(1) {
+            if let Ok(c) = TaggedComponent::alternate_iiop_address(h, p.unwrap_or(port), order) {
+                components.push(c);
+            }
+        }
+        let profile = IiopProfile {
+            version: Version::new(1, self.inner.config.giop_max_minor.min(2))
+                .unwrap_or(Version::V1_2),
+            host: host.to_owned(),
+            port,
+            object_key: ObjectKey::new(key.to_vec()),
+            components,
+            byte_order: order,
+        };
+        Ior {
+            type_id: type_id.to_owned(),
+            profiles: profile.to_tagged().into_iter().collect(),
+            byte_order: order,
+        }
+    }
+
+    /// An object reference for an IOR; no connection is opened.
+    pub fn object_from_ior(&self, ior: Ior) -> Result<ObjectRef, SystemException> {
+        let invoker = IiopInvoker::new(self.inner.client.clone(), ior.clone())?;
+        let key = invoker.profile().object_key.as_bytes().to_vec();
+        Ok(ObjectRef::new(ior, key, Arc::new(invoker)))
+    }
+
+    /// `string_to_object`: `IOR:…`, `corbaloc:iiop:…`/`corbaloc::…`, `corbaloc:rir:/Name`.
+    pub fn string_to_object(&self, s: &str) -> Result<ObjectRef, SystemException> {
+        let bad = |minor| {
+            SystemException::new(SystemExceptionKind::BadParam, crate::cdr::OMG_VMCID | minor)
+        };
+        match ObjectUrl::parse(s.trim()).map_err(|_| bad(7))? {
+            ObjectUrl::Ior(ior) => self.object_from_ior(ior),
+            ObjectUrl::Corbaloc(loc) => {
+                let mut profiles = Vec::new();
+                for a in &loc.addresses {
+                    match a {
+                        ObjAddr::Rir => {
+                            let name = String::from_utf8_lossy(loc.key.as_bytes()).into_owned();
+                            return match self.resolve_initial_references(&name) {
+                                Ok(InitialReference::Object(o)) => Ok(o),
+                                _ => Err(bad(8)),
+                            };
+                        }
+                        ObjAddr::Iiop(addr) => {
+                            let p = IiopProfile {
+                                version: addr.version.unwrap_or(Version::V1_0),
+                                host: addr.host.clone(),
+                                port: addr.port,
+                                object_key: loc.key.clone(),
+                                components: Vec::new(),
+                                byte_order: ByteOrder::NATIVE,
+                            };
+                            profiles.push(p.to_tagged().map_err(|_| bad(9))?);
+                        }
+                    }
+                }
+                let ior = Ior {
+                    type_id: String::new(),
+                    profiles,
+                    byte_order: ByteOrder::NATIVE,
+                };
+                self.object_from_ior(ior)
+            }
+            ObjectUrl::Corbaname(_) => {
+                Err(SystemException::new(SystemExceptionKind::NoImplement, 0))
+            }
+        }
+    }
+
+    /// `object_to_string`: the stringified IOR.
+    pub fn object_to_string(&self, obj: &ObjectRef) -> Result<String, SystemException> {
+        obj.ior().to_stringified().map_err(SystemException::from)
+    }
+
+    /// `resolve_initial_references`: `RootPOA`, names given by `-ORBInitRef`, and names
+    /// looked up under `-ORBDefaultInitRef`.
+    pub fn resolve_initial_references(&self, name: &str) -> Result<InitialReference, InvalidName> {
+        if name == "RootPOA" {
+            return Ok(InitialReference::RootPoa(self.root_poa()));
+        }
+        let invalid = || InvalidName(name.to_owned());
+        if let Some(url) = self.inner.config.init_refs.get(name) {
+            return self
+                .string_to_object(url)
+                .map(InitialReference::Object)
+                .map_err(|_| invalid());
+        }
+        if let Some(base) = &self.inner.config.default_init_ref {
+            let url = format!("{}/{}", base.trim_end_matches('/'), name);
+            return self
+                .string_to_object(&url)
+                .map(InitialReference::Object)
+                .map_err(|_| invalid());
+        }
+        Err(invalid())
+    }
+
+    /// `list_initial_services`.
+    pub fn list_initial_services(&self) -> Vec<String> {
+        let mut v = vec!["RootPOA".to_owned()];
+        v.extend(self.inner.config.init_refs.keys().cloned());
+        v
+    }
+
+    /// `work_pending`: with a thread per connection no work waits for the main thread.
+    pub fn work_pending(&self) -> bool {
+        false
+    }
+
+    /// `perform_work`: nothing to do (see [`Orb::work_pending`]).
+    pub fn perform_work(&self) {}
+
+    /// `run`: blocks until [`Orb::shutdown`]. Requests are served by connection threads.
+    pub fn run(&self) {
+        let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        while *st == RunState::Running {
+            st = self
+                .inner
+                .state_changed
+                .wait(st)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// `shutdown`: stops the server (each connection answers its current request, then gets
+    /// CloseConnection) and destroys the POAs; with `wait`, returns after the connections
+    /// have closed.
+    pub fn shutdown(&self, wait: bool) {
+        {
+            let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+            if *st != RunState::Running {
+                return;
+            }
+            *st = RunState::ShutDown;
+        }
+        if let Some(server) = self.server() {
+            server.shutdown();
+            if wait {
+                server.wait_closed(Duration::from_secs(30));
+            }
+        }
+        if let Some(poa) = self.inner.poa.get() {
+            poa.shutdown(true);
+        }
+        self.inner.state_changed.notify_all();
+    }
+
+    /// `destroy`: shuts down (waiting) if still running; the ORB cannot be used afterwards.
+    pub fn destroy(&self) {
+        self.shutdown(true);
+        let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        *st = RunState::Destroyed;
+        self.inner.state_changed.notify_all();
+    }
+
+    /// Whether `shutdown` has been called.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner
+            .state
+            .lock()
+            .map(|s| *s != RunState::Running)
+            .unwrap_or(true)
+    }
+
+    /// A ready-made error for calls on a destroyed ORB.
+    pub fn bad_inv_order() -> SystemException {
+        SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 4)
+            .completed(CompletionStatus::No)
+    }
+}
+
+/// The host written into IORs when bound to all interfaces: the address of the interface
+/// with the default route, or the loopback address on a machine without one.
+fn default_host() -> String {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| {
+        s.connect("192.0.2.1:9")?; // TEST-NET-1: no packet is sent by connect on UDP.
+        s.local_addr()
+    });
+    match probe {
+        Ok(a) if !a.ip().is_unspecified() => a.ip().to_string(),
+        _ => "127.0.0.1".to_owned(),
+    }
+}

@@ -1,0 +1,96 @@
+//! `PortableServer::Current`: which POA, object id and servant the calling thread is
+//! serving, kept in a thread-local stack (an upcall may call another collocated object).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::manager::PoaManager;
+use super::poa::PoaInner;
+use super::{ObjectId, Poa, PoaError};
+use crate::{ObjectRef, Servant};
+
+pub(crate) struct Frame {
+    pub(crate) poa: Poa,
+    pub(crate) oid: ObjectId,
+    pub(crate) servant: Arc<dyn Servant>,
+}
+
+thread_local! {
+    static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Pops the frame it pushed when dropped (also when the upcall panics).
+pub(crate) struct CurrentGuard(());
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        STACK.with(|s| {
+            s.borrow_mut().pop();
+        });
+    }
+}
+
+/// Makes `frame` the current context until the guard is dropped.
+pub(crate) fn enter(frame: Frame) -> CurrentGuard {
+    STACK.with(|s| s.borrow_mut().push(frame));
+    CurrentGuard(())
+}
+
+/// Whether this thread is inside an upcall of a POA that `manager` controls.
+pub(crate) fn in_upcall_of_manager(manager: &PoaManager) -> bool {
+    STACK.with(|s| s.borrow().iter().any(|f| f.poa.inner.manager == *manager))
+}
+
+/// Whether this thread is inside an upcall of `poa`.
+pub(crate) fn in_upcall_of(poa: &Arc<PoaInner>) -> bool {
+    STACK.with(|s| s.borrow().iter().any(|f| Arc::ptr_eq(&f.poa.inner, poa)))
+}
+
+/// The object id of the innermost upcall if it is on `servant` in `poa`.
+pub(crate) fn current_id_for(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>) -> Option<ObjectId> {
+    STACK.with(|s| {
+        let s = s.borrow();
+        let f = s.last()?;
+        (Arc::ptr_eq(&f.poa.inner, poa)
+            && super::aom::servant_addr(&f.servant) == super::aom::servant_addr(servant))
+        .then(|| f.oid.clone())
+    })
+}
+
+fn with_top<T>(f: impl FnOnce(&Frame) -> T) -> Result<T, PoaError> {
+    STACK.with(|s| s.borrow().last().map(f).ok_or(PoaError::NoContext))
+}
+
+/// `PortableServer::Current`: the context of the upcall running on this thread. Every
+/// operation raises [`PoaError::NoContext`] outside an upcall.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Current;
+
+impl Current {
+    /// `get_POA`: the POA dispatching the current request.
+    pub fn get_poa() -> Result<Poa, PoaError> {
+        with_top(|f| f.poa.clone())
+    }
+
+    /// `get_object_id`: the id of the target object.
+    pub fn get_object_id() -> Result<ObjectId, PoaError> {
+        with_top(|f| f.oid.clone())
+    }
+
+    /// `get_servant`: the servant running the request.
+    pub fn get_servant() -> Result<Arc<dyn Servant>, PoaError> {
+        with_top(|f| Arc::clone(&f.servant))
+    }
+
+    /// `get_reference`: a reference to the target object.
+    pub fn get_reference() -> Result<ObjectRef, PoaError> {
+        let (poa, oid, servant) =
+            with_top(|f| (f.poa.clone(), f.oid.clone(), Arc::clone(&f.servant)))?;
+        Ok(poa.make_reference(servant.primary_interface(), &oid.0))
+    }
+
+    /// Whether this thread is in an upcall.
+    pub fn in_upcall() -> bool {
+        STACK.with(|s| !s.borrow().is_empty())
+    }
+}

@@ -1,0 +1,386 @@
+//! One server connection, served by its own thread: read a request, demultiplex it, run the
+//! upcall, write the reply — the omniORB2 thread-per-connection model with no thread switch
+//! on the call path.
+
+use std::io::{BufReader, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::{RequestDispatcher, ServerShared};
+use crate::cdr::{ByteOrder, CdrWriter, CodeSets};
+use crate::giop::{
+    close_connection, message_error, GiopMessage, LocateReplyHeader, LocateStatus, MessageWriter,
+    ReplyHeader, ReplyStatus, Version,
+};
+use crate::poa::{DispatchError, LocateOutcome};
+use crate::servant::{ReplyKind, ReplySink, ServerRequest};
+use crate::transport::{read_message, write_segments, ReadError};
+use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// The part of a connection other threads touch: its writer and its closing state, under
+/// one lock so that an orderly close never overtakes a reply in progress.
+pub(crate) struct ConnectionShared {
+    state: Mutex<ConnState>,
+}
+
+struct ConnState {
+    stream: TcpStream,
+    /// A request is being processed: CloseConnection must wait for its reply.
+    busy: bool,
+    /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
+    closing: bool,
+    closed: bool,
+    version: Version,
+    last_active: Instant,
+    idle_scans: u8,
+}
+
+impl ConnectionShared {
+    /// Asks for an orderly close: CloseConnection now if idle, else after the current reply.
+    pub(crate) fn close_gracefully(&self) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.closing = true;
+        if !st.busy {
+            close_now(&mut st);
+        }
+    }
+
+    /// One scavenger scan: connections found idle on two consecutive scans are closed.
+    pub(crate) fn scavenge(&self, period: std::time::Duration) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        if st.closed {
+            return true;
+        }
+        if st.busy || st.last_active.elapsed() < period {
+            st.idle_scans = 0;
+            return false;
+        }
+        st.idle_scans += 1;
+        if st.idle_scans >= 2 {
+            st.closing = true;
+            close_now(&mut st);
+            return true;
+        }
+        false
+    }
+}
+
+fn close_now(st: &mut ConnState) {
+    if st.closed {
+        return;
+    }
+    st.closed = true;
+    let msg = close_connection(st.version, ByteOrder::NATIVE);
+    let _ = st.stream.write_all(&msg);
+    // Stop reading: the connection thread sees end of stream and exits.
+    let _ = st.stream.shutdown(Shutdown::Both);
+}
+
+/// Serves one accepted connection until it closes.
+pub(crate) fn serve(
+    stream: TcpStream,
+    dispatcher: Arc<dyn RequestDispatcher>,
+    server: Arc<ServerShared>,
+) {
+    let _ = stream.set_nodelay(true);
+    if let Some(size) = server.config.socket_buffer_size {
+        let sock = socket2::SockRef::from(&stream);
+        let _ = sock.set_send_buffer_size(size);
+        let _ = sock.set_recv_buffer_size(size);
+    }
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let shared = Arc::new(ConnectionShared {
+        state: Mutex::new(ConnState {
+            stream,
+            busy: false,
+            closing: false,
+            closed: false,
+            version: Version::V1_2,
+            last_active: Instant::now(),
+            idle_scans: 0,
+        }),
+    });
+    server.register(&shared);
+    let mut conn = Connection {
+        reader: BufReader::with_capacity(64 * 1024, read_half),
+        shared: shared.clone(),
+        dispatcher,
+        server: server.clone(),
+        code_sets: CodeSets::DEFAULT,
+        reassembler: crate::giop::Reassembler::new(server.config.max_message_size as usize),
+    };
+    conn.run();
+    if let Ok(mut st) = shared.state.lock() {
+        st.closed = true;
+        let _ = st.stream.shutdown(Shutdown::Both);
+    }
+    server.unregister(&shared);
+}
+
+struct Connection {
+    reader: BufReader<TcpStream>,
+    shared: Arc<ConnectionShared>,
+    dispatcher: Arc<dyn RequestDispatcher>,
+    server: Arc<ServerShared>,
+    code_sets: CodeSets,
+    reassembler: crate::giop::Reassembler,
+}
+
+impl Connection {
+    fn run(&mut self) {
+        loop {
+            let m = match read_message(&mut self.reader, self.server.config.max_message_size) {
+                Ok(m) => m,
+                Err(ReadError::Malformed(_)) => return self.message_error(Version::V1_0),
+                Err(_) => return,
+            };
+            let version = m.header().version;
+            let m = match self.reassembler.push(m) {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                Err(_) => return self.message_error(version),
+            };
+            let decoded = match m.decode() {
+                Ok(d) => d,
+                Err(_) => return self.message_error(version),
+            };
+            match decoded {
+                GiopMessage::Request { header, body } => {
+                    if !self.begin(version) {
+                        // Closing: CloseConnection was sent; the client will resend elsewhere.
+                        return;
+                    }
+                    if let Ok(Some(cs)) = header.service_context.code_sets() {
+                        self.code_sets = crate::codeset::from_context(cs.char_data, cs.wchar_data);
+                    }
+                    let key = header.target.resolve_key().ok().flatten();
+                    let mut sink = ConnectionReplySink {
+                        shared: &self.shared,
+                        version,
+                        request_id: header.request_id,
+                        code_sets: self.code_sets,
+                        fragment_size: self.server.config.fragment_size,
+                    };
+                    let response_expected = header.response_expected();
+                    let mut req = ServerRequest::new(
+                        &header.operation,
+                        body.reader(self.code_sets),
+                        response_expected,
+                        &mut sink,
+                    );
+                    let result = match &key {
+                        Some(k) => self.dispatcher.dispatch(k.as_bytes(), &mut req),
+                        None => Err(DispatchError::System(SystemException::new(
+                            SystemExceptionKind::ObjectNotExist,
+                            0,
+                        ))),
+                    };
+                    let replied = req.has_replied();
+                    if response_expected && !replied {
+                        let outcome = match result {
+                            Ok(()) => sink.system_exception(
+                                SystemException::new(SystemExceptionKind::Internal, 0)
+                                    .completed(CompletionStatus::Maybe),
+                            ),
+                            Err(DispatchError::System(e)) => sink.system_exception(e),
+                            Err(DispatchError::Forward {
+                                reference,
+                                permanent,
+                            }) => sink.forward(reference.ior(), permanent),
+                        };
+                        if outcome.is_err() {
+                            return;
+                        }
+                    }
+                    if !self.end() {
+                        return;
+                    }
+                }
+                GiopMessage::LocateRequest(h) => {
+                    let outcome = match h.target.resolve_key().ok().flatten() {
+                        Some(k) => self.dispatcher.locate(k.as_bytes()),
+                        None => LocateOutcome::Unknown,
+                    };
+                    if self.locate_reply(version, h.request_id, outcome).is_err() {
+                        return;
+                    }
+                }
+                GiopMessage::CancelRequest(_) => {
+                    // Requests on a connection run in order: a cancelled one has either
+                    // finished or will be answered normally.
+                }
+                GiopMessage::CloseConnection | GiopMessage::MessageError => return,
+                _ => return self.message_error(version),
+            }
+        }
+    }
+
+    /// Marks the connection busy; false if it is closing.
+    fn begin(&self, version: Version) -> bool {
+        let Ok(mut st) = self.shared.state.lock() else {
+            return false;
+        };
+        st.version = version;
+        if st.closing || st.closed {
+            return false;
+        }
+        st.busy = true;
+        st.last_active = Instant::now();
+        true
+    }
+
+    /// Marks the connection idle again; closes it now if a close was asked for meanwhile.
+    fn end(&self) -> bool {
+        let Ok(mut st) = self.shared.state.lock() else {
+            return false;
+        };
+        st.busy = false;
+        st.last_active = Instant::now();
+        if st.closing {
+            close_now(&mut st);
+            return false;
+        }
+        true
+    }
+
+    fn message_error(&self, version: Version) {
+        if let Ok(mut st) = self.shared.state.lock() {
+            let _ = st
+                .stream
+                .write_all(&message_error(version, ByteOrder::NATIVE));
+            st.closed = true;
+            let _ = st.stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn locate_reply(
+        &self,
+        version: Version,
+        request_id: u32,
+        outcome: LocateOutcome,
+    ) -> Result<(), SystemException> {
+        let (status, ior) = match outcome {
+            LocateOutcome::Here => (LocateStatus::ObjectHere, None),
+            LocateOutcome::Unknown => (LocateStatus::UnknownObject, None),
+            LocateOutcome::Forward { ior, permanent } => {
+                let perm = permanent && version.minor >= 2;
+                let s = if perm {
+                    LocateStatus::ObjectForwardPerm
+                } else {
+                    LocateStatus::ObjectForward
+                };
+                (s, Some(ior))
+            }
+        };
+        let h = LocateReplyHeader {
+            request_id,
+            locate_status: status,
+        };
+        let mut mw = MessageWriter::locate_reply(version, ByteOrder::NATIVE, self.code_sets, &h)
+            .map_err(SystemException::from)?;
+        if let Some(ior) = ior {
+            ior.encode(mw.writer()).map_err(SystemException::from)?;
+        }
+        let w = mw.finish().map_err(SystemException::from)?;
+        let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
+        write_segments(&mut st.stream, &w.segments()).map_err(|_| io_failure())
+    }
+}
+
+fn to_marshal(e: crate::giop::GiopError) -> crate::cdr::MarshalError {
+    match e {
+        crate::giop::GiopError::Marshal(m) => m,
+        _ => crate::cdr::MarshalError::InvalidValue {
+            offset: 0,
+            reason: "unencodable GIOP value",
+        },
+    }
+}
+
+fn io_failure() -> SystemException {
+    SystemException::new(SystemExceptionKind::CommFailure, 0).completed(CompletionStatus::Yes)
+}
+
+/// Writes replies for one request onto its connection.
+struct ConnectionReplySink<'c> {
+    shared: &'c ConnectionShared,
+    version: Version,
+    request_id: u32,
+    code_sets: CodeSets,
+    fragment_size: Option<u32>,
+}
+
+impl ConnectionReplySink<'_> {
+    fn send<'a>(
+        &mut self,
+        status: ReplyStatus,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        let done = CompletionStatus::Yes;
+        let h = ReplyHeader::new(self.request_id, status);
+        let mut mw = MessageWriter::reply(self.version, ByteOrder::NATIVE, self.code_sets, &h)
+            .map_err(|e| SystemException::from(e).completed(done))?;
+        let header_len = mw.writer().len();
+        {
+            let w = mw.body();
+            let padded = w.len();
+            body(w).map_err(|e| SystemException::from(e).completed(done))?;
+            if w.len() == padded {
+                w.truncate(header_len);
+            }
+        }
+        let w = mw
+            .finish()
+            .map_err(|e| SystemException::from(e).completed(done))?;
+        let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
+        let written = match self.fragment_size {
+            Some(max) if self.version.minor >= 1 && w.len() > max as usize => {
+                match crate::giop::fragment_message(&w.segments(), max as usize) {
+                    Ok(frags) => frags
+                        .iter()
+                        .try_for_each(|f| write_segments(&mut st.stream, &f.io_slices())),
+                    Err(_) => return Err(io_failure()),
+                }
+            }
+            _ => write_segments(&mut st.stream, &w.segments()),
+        };
+        written.map_err(|_| io_failure())
+    }
+
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
+        let body = e.to_body();
+        self.send(ReplyStatus::SystemException, &mut |w| {
+            body.encode(w).map_err(to_marshal)
+        })
+    }
+
+    fn forward(&mut self, ior: &crate::giop::Ior, permanent: bool) -> Result<(), SystemException> {
+        let status = if permanent && self.version.minor >= 2 {
+            ReplyStatus::LocationForwardPerm
+        } else {
+            ReplyStatus::LocationForward
+        };
+        self.send(status, &mut |w| ior.encode(w).map_err(to_marshal))
+    }
+}
+
+impl ReplySink for ConnectionReplySink<'_> {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        let status = match kind {
+            ReplyKind::NoException => ReplyStatus::NoException,
+            ReplyKind::UserException => ReplyStatus::UserException,
+        };
+        self.send(status, body)
+    }
+}
