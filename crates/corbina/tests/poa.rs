@@ -724,6 +724,26 @@ fn servant_activator_incarnates_once_and_etherealizes() {
 }
 
 #[test]
+fn concurrent_first_calls_incarnate_once() {
+    let (_reg, root) = active_registry();
+    let (poa, act) = activator_poa(&root, "race");
+    let r = poa.create_reference_with_id(&"o".into(), ECHO_ID);
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let (r, barrier) = (r.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                echo(&r, i).unwrap()
+            })
+        })
+        .collect();
+    let sum: i32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(sum, 28);
+    assert_eq!(act.incarnations.load(Ordering::SeqCst), 1);
+}
+
+#[test]
 fn deactivate_etherealizes_after_the_last_call() {
     let (_reg, root) = active_registry();
     let (poa, act) = activator_poa(&root, "slow");
@@ -1116,7 +1136,7 @@ fn poa_tree_operations_and_invalid_policies() {
 
 #[test]
 fn single_thread_model_serialises_calls() {
-    fn max_concurrency(thread: ThreadPolicy, name: &str) -> usize {
+    fn max_concurrency(thread: ThreadPolicy, name: &str) -> (usize, Duration) {
         let (_reg, root) = active_registry();
         let poa = root
             .create_poa(
@@ -1132,9 +1152,10 @@ fn single_thread_model_serialises_calls() {
         let b = poa
             .id_to_reference(&poa.activate_object(Echo::named("other")).unwrap())
             .unwrap();
-        // Two objects of the same POA: the servant of the second tracks nothing, so use
-        // the first one twice, plus the second to show the lock is per POA.
+        // Two concurrent calls on one object (its servant records the concurrency it
+        // sees) and one on another object of the same POA.
         let barrier = Arc::new(Barrier::new(3));
+        let start = Instant::now();
         let threads: Vec<_> = [a.clone(), a, b]
             .into_iter()
             .map(|r| {
@@ -1148,10 +1169,13 @@ fn single_thread_model_serialises_calls() {
         for t in threads {
             t.join().unwrap();
         }
-        e.max_running.load(Ordering::SeqCst)
+        (e.max_running.load(Ordering::SeqCst), start.elapsed())
     }
-    assert_eq!(max_concurrency(ThreadPolicy::SingleThreadModel, "st"), 1);
-    assert_eq!(max_concurrency(ThreadPolicy::OrbCtrlModel, "mt"), 2);
+    let (st, elapsed) = max_concurrency(ThreadPolicy::SingleThreadModel, "st");
+    assert_eq!(st, 1);
+    // The call on the other object was serialised too: three 150 ms calls in a row.
+    assert!(elapsed >= Duration::from_millis(450), "{elapsed:?}");
+    assert_eq!(max_concurrency(ThreadPolicy::OrbCtrlModel, "mt").0, 2);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1260,10 +1284,8 @@ fn deactivating_a_manager_can_etherealize() {
 #[test]
 fn hold_requests_waits_for_running_calls() {
     let (_reg, root) = active_registry();
-    let oid = root.activate_object(Echo::named("w")).unwrap();
     let e = Echo::named("blocker");
     let r = root.servant_to_reference(&as_servant(&e)).unwrap();
-    let _ = oid;
     let t = std::thread::spawn(move || r.invoke("block", |_| Ok(()), |_| Ok(()), no_user));
     e.wait_blocked();
     let (tx, rx) = std::sync::mpsc::channel();

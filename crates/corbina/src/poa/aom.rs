@@ -139,8 +139,8 @@ impl ActiveObjectMap {
         self.read().by_id.contains_key(oid)
     }
 
-    /// The id `servant` is active under: its only one under UNIQUE_ID (under MULTIPLE_ID,
-    /// some id it was active under, and `Some` exactly when it is active).
+    /// The id `servant` is active under: its only one under UNIQUE_ID. (Under MULTIPLE_ID it
+    /// is `Some` exactly when the servant is active, but the id may be one since deactivated.)
     pub(crate) fn id_of(&self, servant: &Arc<dyn Servant>) -> Option<ObjectId> {
         self.read()
             .by_servant
