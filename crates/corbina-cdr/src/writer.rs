@@ -109,6 +109,21 @@ impl<'a> CdrWriter<'a> {
         }
     }
 
+    /// A writer in `order` that writes into `buffer`, cleared first but with its allocation
+    /// kept: connections reuse one buffer per message instead of growing a new one.
+    pub fn from_vec(mut buffer: Vec<u8>, order: ByteOrder, ctx: CdrContext) -> Self {
+        buffer.clear();
+        let mut w = Self::with_byte_order(order, ctx);
+        w.buf = buffer;
+        w
+    }
+
+    /// Takes back the owned buffer (spliced blocks are not in it), for reuse with
+    /// [`CdrWriter::from_vec`].
+    pub fn into_owned_buffer(self) -> Vec<u8> {
+        self.buf
+    }
+
     /// Treats the first byte written as being at `offset` in the stream, for alignment.
     pub fn starting_at(mut self, offset: usize) -> Self {
         self.base = offset;

@@ -45,6 +45,13 @@ pub(crate) fn read_latin1(r: &mut CdrReader<'_>) -> Result<String, MarshalError>
 
 /// Writes protocol text as an ISO-8859-1 string, whatever the stream's negotiated code set.
 pub(crate) fn write_latin1(w: &mut CdrWriter<'_>, s: &str) -> Result<(), MarshalError> {
+    if s.is_ascii() {
+        // The common case (operation names, type ids): no conversion, no allocation.
+        w.write_length(s.len() + 1)?;
+        w.write_bytes(s.as_bytes());
+        w.write_octet(0);
+        return Ok(());
+    }
     let mut bytes = Vec::with_capacity(s.len() + 1);
     corbina_cdr::CharCodeSet::Iso8859_1.encode_str(s, &mut bytes)?;
     bytes.push(0);

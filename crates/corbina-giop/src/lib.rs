@@ -78,7 +78,7 @@ pub use message::{decode_message, Body, GiopMessage, Message, MessageWriter};
 pub use object_key::ObjectKey;
 pub use reassembler::Reassembler;
 pub use reply::{ReplyHeader, ReplyStatus};
-pub use request::RequestHeader;
+pub use request::{RequestHeader, RequestHeaderRef};
 pub use service_context::{
     CodeSetContext, KnownServiceContext, ListenPoint, ServiceContext, ServiceContextList,
 };

@@ -10,7 +10,7 @@ use crate::fragment::FragmentHeader;
 use crate::header::{patch_size, MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::reply::ReplyHeader;
-use crate::request::RequestHeader;
+use crate::request::{RequestHeader, RequestHeaderRef};
 
 /// A complete GIOP message in memory (header included), as the framer produces it or as the
 /// reassembler glues it together from fragments.
@@ -297,7 +297,19 @@ pub struct MessageWriter<'a> {
 impl<'a> MessageWriter<'a> {
     /// A message of any type with only the GIOP header written so far.
     pub fn new(version: Version, order: ByteOrder, code_sets: CodeSets, msg_type: MsgType) -> Self {
-        let mut w = CdrWriter::with_byte_order(order, version.context(code_sets));
+        Self::with_buffer(Vec::with_capacity(256), version, order, code_sets, msg_type)
+    }
+
+    /// Like [`MessageWriter::new`], writing into `buffer` (cleared first, its allocation
+    /// kept): a connection reuses one buffer for every message it sends.
+    pub fn with_buffer(
+        buffer: Vec<u8>,
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        msg_type: MsgType,
+    ) -> Self {
+        let mut w = CdrWriter::from_vec(buffer, order, version.context(code_sets));
         MessageHeader::new(version, order, msg_type).write(&mut w);
         let align_body =
             version.minor >= 2 && matches!(msg_type, MsgType::Request | MsgType::Reply);
@@ -312,6 +324,32 @@ impl<'a> MessageWriter<'a> {
         h: &RequestHeader,
     ) -> Result<Self> {
         let mut m = MessageWriter::new(version, order, code_sets, MsgType::Request);
+        h.encode(&mut m.w, version.minor)?;
+        Ok(m)
+    }
+
+    /// Starts a Request from borrowed header parts, in a reused buffer.
+    pub fn request_ref(
+        buffer: Vec<u8>,
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        h: &RequestHeaderRef<'_>,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::with_buffer(buffer, version, order, code_sets, MsgType::Request);
+        h.encode(&mut m.w, version.minor)?;
+        Ok(m)
+    }
+
+    /// Starts a Reply in a reused buffer.
+    pub fn reply_in(
+        buffer: Vec<u8>,
+        version: Version,
+        order: ByteOrder,
+        code_sets: CodeSets,
+        h: &ReplyHeader,
+    ) -> Result<Self> {
+        let mut m = MessageWriter::with_buffer(buffer, version, order, code_sets, MsgType::Reply);
         h.encode(&mut m.w, version.minor)?;
         Ok(m)
     }
@@ -394,6 +432,45 @@ impl<'a> MessageWriter<'a> {
 mod tests {
     use super::*;
     use crate::ObjectKey;
+
+    #[test]
+    fn borrowed_request_headers_in_reused_buffers() {
+        use crate::request::RequestHeaderRef;
+        use crate::service_context::ServiceContextList;
+        let owned = RequestHeader::new(8, ObjectKey::new(b"key".to_vec()), "echo");
+        let expect =
+            MessageWriter::request(Version::V1_1, ByteOrder::Big, CodeSets::DEFAULT, &owned)
+                .unwrap()
+                .finish_bytes()
+                .unwrap();
+        let target = owned.target.clone();
+        let contexts = ServiceContextList::new();
+        let mut buf = Vec::with_capacity(1024);
+        let cap = buf.capacity();
+        for _ in 0..3 {
+            let h = RequestHeaderRef {
+                request_id: 8,
+                response_flags: 3,
+                target: &target,
+                operation: "echo",
+                service_context: &contexts,
+                requesting_principal: &[],
+            };
+            let w = MessageWriter::request_ref(
+                buf,
+                Version::V1_1,
+                ByteOrder::Big,
+                CodeSets::DEFAULT,
+                &h,
+            )
+            .unwrap()
+            .finish()
+            .unwrap();
+            assert_eq!(w.owned_bytes(), &expect[..]);
+            buf = w.into_owned_buffer();
+            assert_eq!(buf.capacity(), cap);
+        }
+    }
 
     #[test]
     fn spliced_bodies_and_borrowed_reads() {

@@ -98,28 +98,63 @@ impl RequestHeader {
 
     /// Writes the header for GIOP 1.`minor` (after the 12-byte GIOP header).
     pub fn encode(&self, w: &mut CdrWriter<'_>, minor: u8) -> Result<()> {
+        RequestHeaderRef {
+            request_id: self.request_id,
+            response_flags: self.response_flags,
+            target: &self.target,
+            operation: &self.operation,
+            service_context: &self.service_context,
+            requesting_principal: &self.requesting_principal,
+        }
+        .encode(w, minor)
+    }
+}
+
+/// A Request header made of borrowed parts: what a client writes on every call without
+/// building (and allocating) a [`RequestHeader`]. The target and contexts are typically kept
+/// by the caller across calls.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestHeaderRef<'h> {
+    /// Matches the Reply to the Request.
+    pub request_id: u32,
+    /// [`RESPONSE_NONE`], [`SYNC_WITH_SERVER`] or [`SYNC_WITH_TARGET`].
+    pub response_flags: u8,
+    /// The target object.
+    pub target: &'h TargetAddress,
+    /// Operation name.
+    pub operation: &'h str,
+    /// Service contexts.
+    pub service_context: &'h ServiceContextList,
+    /// `requesting_principal` (GIOP 1.0/1.1 only).
+    pub requesting_principal: &'h [u8],
+}
+
+impl RequestHeaderRef<'_> {
+    /// Writes the header that follows the 12-byte GIOP header of a GIOP 1.`minor` Request.
+    pub fn encode(&self, w: &mut CdrWriter<'_>, minor: u8) -> Result<()> {
+        let response_expected = self.response_flags & 1 != 0;
         if minor >= 2 {
             w.write_ulong(self.request_id);
             w.write_octet(self.response_flags);
             w.write_bytes(&[0; 3]);
             self.target.encode(w)?;
-            encap::write_latin1(w, &self.operation)?;
+            encap::write_latin1(w, self.operation)?;
             return self.service_context.encode(w);
         }
-        let TargetAddress::Key(key) = &self.target else {
+        let TargetAddress::Key(key) = self.target else {
             return Err(GiopError::KeyAddressRequired { minor });
         };
         self.service_context.encode(w)?;
         w.write_ulong(self.request_id);
-        w.write_boolean(self.response_expected());
+        w.write_boolean(response_expected);
         if minor == 1 {
             w.write_bytes(&[0; 3]);
         }
         w.write_length(key.0.len())?;
         w.write_bytes(&key.0);
-        encap::write_latin1(w, &self.operation)?;
+        encap::write_latin1(w, self.operation)?;
         w.write_length(self.requesting_principal.len())?;
-        w.write_bytes(&self.requesting_principal);
+        w.write_bytes(self.requesting_principal);
         Ok(())
     }
 }
