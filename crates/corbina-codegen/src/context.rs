@@ -130,11 +130,29 @@ impl<'s> Gen<'s> {
                 }
                 t
             }
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } => format!("::core::option::Option<{}>", self.type_path(name)),
             Type::Named { name, .. } => self.type_path(name),
             Type::Any => "::corbina::Any".into(),
-            Type::Object => "::corbina::ObjectRef".into(),
+            Type::Object => "::core::option::Option<::corbina::ObjectRef>".into(),
             Type::TypeCode => "::corbina::TypeCode".into(),
             Type::ValueBase => "::corbina::ValueBase".into(),
+        }
+    }
+
+    /// For an object reference type (`Object` or an interface, after typedefs), the Rust
+    /// type of the non-nil reference: `::corbina::ObjectRef` or the proxy's path. Values of
+    /// these types are `Option<…>`, `None` being the nil reference.
+    pub fn objref(&self, ty: &Type) -> Option<String> {
+        match self.resolve(ty) {
+            Type::Object => Some("::corbina::ObjectRef".into()),
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } => Some(self.type_path(name)),
+            _ => None,
         }
     }
 
@@ -149,13 +167,23 @@ impl<'s> Gen<'s> {
         let bad = match ty {
             Type::Any => Some("'any' (needs the dynamic issue)".to_string()),
             Type::TypeCode => Some("'TypeCode' (needs the dynamic issue)".to_string()),
-            Type::Object => Some("object reference 'Object'".to_string()),
             Type::ValueBase => Some("'ValueBase'".to_string()),
             Type::Sequence { elem, .. } | Type::Array { elem, .. } => {
                 return self.check_type(elem, loc, what);
             }
             Type::Named { name, kind } => match kind {
-                NamedKind::Interface => Some(format!("object reference type '{name}'")),
+                NamedKind::Interface => match self.lookup(name).map(|d| &d.kind) {
+                    Some(DefinitionKind::Interface(i)) if i.is_abstract => {
+                        Some(format!("reference to abstract interface '{name}'"))
+                    }
+                    Some(DefinitionKind::Interface(i)) if i.is_local => {
+                        Some(format!("reference to local interface '{name}'"))
+                    }
+                    Some(DefinitionKind::Interface(_)) => None,
+                    _ => Some(format!(
+                        "forward-declared interface '{name}' that is never defined"
+                    )),
+                },
                 NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
                 NamedKind::Native => Some(format!("native type '{name}'")),
                 NamedKind::Alias => match self.lookup(name).map(|d| &d.kind) {
@@ -212,7 +240,12 @@ impl<'s> Gen<'s> {
                 }
             }
             Type::Named { name, .. } => self.named_caps(name),
-            Type::Any | Type::Object | Type::TypeCode | Type::ValueBase => Caps {
+            // `Option<ObjectRef>` / `Option<Proxy>`: `None` by default; equal by IOR.
+            Type::Object => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
+            Type::Any | Type::TypeCode | Type::ValueBase => Caps {
                 default: false,
                 eq: false,
                 copy: false,
@@ -248,6 +281,10 @@ impl<'s> Gen<'s> {
             }
             Some(DefinitionKind::Alias(a)) => self.caps(&a.ty),
             Some(DefinitionKind::Enum(_)) => Caps::ALL,
+            Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
             _ => Caps {
                 default: false,
                 eq: false,
@@ -280,8 +317,11 @@ impl<'s> Gen<'s> {
                 }
                 Some(DefinitionKind::Union(u)) => self.min_wire_size(&u.discriminator),
                 Some(DefinitionKind::Enum(_)) => 4,
+                Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => 8,
                 _ => 1,
             },
+            // An IOR: type id length and profile count.
+            Type::Object => 8,
             _ => 1,
         }
     }
@@ -295,6 +335,8 @@ impl<'s> Gen<'s> {
             Type::Sequence { elem, bound: None } => self.plain(elem),
             Type::Sequence { .. } => false,
             Type::Array { elem, .. } => self.plain(elem),
+            // Marshalled through `corbina::object::{write_ref, read_ref}`.
+            t if self.objref(t).is_some() => false,
             _ => true,
         }
     }

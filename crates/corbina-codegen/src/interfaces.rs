@@ -93,6 +93,9 @@ impl Gen<'_> {
     }
 
     fn in_type(&self, ty: &Type) -> String {
+        if let Some(t) = self.objref(ty) {
+            return format!("::core::option::Option<&{t}>");
+        }
         match self.resolve(ty) {
             Type::String { .. } | Type::WString { .. } => "&str".into(),
             Type::Sequence { elem, .. } => format!("&[{}]", self.rust_type(elem)),
@@ -205,7 +208,8 @@ impl Gen<'_> {
             "/// Client proxy for IDL interface `{}` (`{id}`).",
             def.scoped_name
         ));
-        self.out.line("#[derive(Clone, Debug)]");
+        self.out
+            .line("#[derive(Clone, Debug, PartialEq, Eq, Hash)]");
         self.out.open(format!("pub struct {name}"));
         self.out.line("obj: ::corbina::ObjectRef,");
         self.out.close();
@@ -249,6 +253,22 @@ impl Gen<'_> {
             self.out.blank();
             self.gen_proxy_method(m);
         }
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl ::corbina::object::Proxy for {name}"));
+        self.out
+            .line(format!("const REPOSITORY_ID: &'static str = {id:?};"));
+        self.out.blank();
+        self.out
+            .open("fn from_object(obj: ::corbina::ObjectRef) -> Self");
+        self.out.line("Self { obj }");
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open("fn as_object(&self) -> &::corbina::ObjectRef");
+        self.out.line("&self.obj");
+        self.out.close();
         self.out.close();
         for b in self.spec.all_bases(def) {
             let bp = self.type_path(&b.scoped_name);
@@ -497,6 +517,7 @@ impl Gen<'_> {
                 match dir {
                     ParamDir::InOut => format!("&mut {a}"),
                     _ if self.by_value(ty) => a,
+                    _ if self.objref(ty).is_some() => format!("{a}.as_ref()"),
                     _ => match self.resolve(ty) {
                         Type::Sequence { elem, .. }
                             if matches!(self.resolve(elem), Type::Octet | Type::Char) =>

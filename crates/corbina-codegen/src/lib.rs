@@ -30,8 +30,8 @@
 //! assert!(rust.contains("pub struct Point"));
 //! ```
 //!
-//! Constructs that are parsed but not generated yet (`any`, `TypeCode`, object references
-//! as values, valuetypes, abstract and local interfaces) are reported as
+//! Constructs that are parsed but not generated yet (`any`, `TypeCode`, valuetypes, abstract
+//! and local interfaces and references to them) are reported as
 //! `file:line:col: error: not yet supported: …`.
 #![forbid(unsafe_code)]
 

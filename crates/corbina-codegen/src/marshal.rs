@@ -93,6 +93,10 @@ impl Gen<'_> {
         let ty = self.resolve(ty).clone();
         let (p, r, recv) = (&v.place, &v.reference, &v.recv);
         let line = match &ty {
+            t if self.objref(t).is_some() => format!(
+                "::corbina::object::write_ref::<{}>({w}, {r})?;",
+                self.objref(t).unwrap_or_default()
+            ),
             t if primitive(t).is_some() => {
                 format!("{w}.write_{}({p});", primitive(t).map_or("", |x| x.0))
             }
@@ -185,6 +189,9 @@ impl Gen<'_> {
 
     /// An expression decoding one value of `ty` with reader `r` (may span several lines).
     pub fn decode_value(&self, ty: &Type, r: &str) -> String {
+        if let Some(t) = self.objref(ty) {
+            return format!("::corbina::object::read_ref::<{t}>({r})?");
+        }
         let ty = self.resolve(ty);
         match ty {
             t if primitive(t).is_some() => {

@@ -12,6 +12,15 @@ mod gen_tricky {
 mod gen_extra {
     include!("golden/extra.rs");
 }
+#[allow(dead_code)]
+mod gen_objref {
+    include!("golden/objref.rs");
+}
+/// Generated from Debian's omniORB `COS/CosNaming.idl` (see `tests/omniorb.rs`).
+#[allow(dead_code, non_snake_case)]
+mod gen_cos_naming {
+    include!("golden/CosNaming.rs");
+}
 
 use corbina::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, CodeSets};
 use corbina::{CollocatedInvoker, ObjectRef, SystemException, SystemExceptionKind};

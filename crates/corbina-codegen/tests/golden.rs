@@ -8,6 +8,7 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("tests/idl/bench.idl", "bench.rs"),
     ("tests/idl/tricky_supported.idl", "tricky_supported.rs"),
     ("tests/idl/extra.idl", "extra.rs"),
+    ("tests/idl/objref.idl", "objref.rs"),
 ];
 
 fn generate(idl: &str) -> String {
@@ -55,12 +56,14 @@ fn original_tricky_idl_reports_unsupported_constructs() {
             .unwrap_err()
             .to_string();
     for want in [
-        "tricky.idl:19:25: error: not yet supported: object reference type '::Outer::Fwd' used in typedef '::Outer::FwdSeq'",
         "tricky.idl:84:13: error: not yet supported: valuetype '::Values::Counter'",
-        "tricky.idl:112:10: error: not yet supported: object reference 'Object' used in operation 'any_object' of '::Ops'",
         "tricky.idl:113:7: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'anything' of '::Ops'",
     ] {
         assert!(err.contains(want), "missing {want:?} in\n{err}");
+    }
+    // Object references (`Object`, `sequence<Fwd>`) are supported now.
+    for gone in ["'::Outer::Fwd'", "'Object'", "object reference"] {
+        assert!(!err.contains(gone), "unexpected {gone:?} in\n{err}");
     }
 }
 
@@ -72,10 +75,13 @@ fn unsupported_constructs_are_clean_errors() {
         .to_string();
     assert_eq!(
         err,
-        "tests/idl/unsupported.idl:3:26: error: not yet supported: object reference type '::Target' used in member 't' of '::HoldsRef'\n\
+        "tests/idl/unsupported.idl:2:20: error: not yet supported: abstract interface '::Target'\n\
+         tests/idl/unsupported.idl:3:26: error: not yet supported: reference to abstract interface '::Target' used in member 't' of '::HoldsRef'\n\
          tests/idl/unsupported.idl:4:25: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'get' of '::UsesAny'\n\
          tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'\n\
-         tests/idl/unsupported.idl:6:17: error: not yet supported: local interface '::Locally'"
+         tests/idl/unsupported.idl:6:17: error: not yet supported: local interface '::Locally'\n\
+         tests/idl/unsupported.idl:8:31: error: not yet supported: reference to local interface '::Locally' used in operation 'get' of '::UsesLocal'\n\
+         tests/idl/unsupported.idl:8:43: error: not yet supported: forward-declared interface '::Fwd' that is never defined used in operation 'put' of '::UsesLocal'"
     );
 }
 

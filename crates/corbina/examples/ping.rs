@@ -13,7 +13,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(s) => s.lines().next().unwrap_or_default().trim().to_owned(),
         Err(_) => target.clone(),
     };
-    let n: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(10_000);
+    let n: usize = args
+        .get(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(10_000);
     let obj = orb.string_to_object(&target)?;
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
@@ -22,6 +26,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         times.push(t.elapsed());
     }
     times.sort();
-    println!("{n} calls, median {:?}, p99 {:?}", times[n / 2], times[n * 99 / 100]);
+    println!(
+        "{n} calls, median {:?}, p99 {:?}",
+        times[n / 2],
+        times[n * 99 / 100]
+    );
     Ok(())
 }

@@ -1,11 +1,17 @@
 //! Object references as generated proxies use them: an [`ObjectRef`] holds the target's IOR
 //! and the [`Invoker`] that reaches it (an IIOP connection pool, or a servant in this process).
+//!
+//! References are marshalled as IORs ([`write_object`], [`read_object`]); a nil reference is
+//! `None`. Unmarshalling needs an ORB to reach the object: the thread's current ORB (see
+//! [`crate::orb::current`]).
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter};
+use crate::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError};
 use crate::giop::Ior;
+use crate::orb::{Orb, WeakOrb};
 use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
@@ -42,11 +48,30 @@ pub trait Invoker: Send + Sync {
 ///
 /// Cheap to clone: the IOR and the invoker are shared. Creating or cloning a reference opens
 /// no connection.
+///
+/// Two references are equal (and hash alike) when their IORs are the same, as
+/// [`ObjectRef::is_equivalent`] tests.
 #[derive(Clone)]
 pub struct ObjectRef {
     ior: Arc<Ior>,
     object_key: Arc<[u8]>,
     invoker: Arc<dyn Invoker>,
+    /// The ORB that made the reference: references in its replies are unmarshalled by it.
+    orb: Option<WeakOrb>,
+}
+
+impl PartialEq for ObjectRef {
+    fn eq(&self, other: &ObjectRef) -> bool {
+        self.is_equivalent(other)
+    }
+}
+
+impl Eq for ObjectRef {}
+
+impl Hash for ObjectRef {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.ior.hash(state);
+    }
 }
 
 impl fmt::Debug for ObjectRef {
@@ -64,7 +89,21 @@ impl ObjectRef {
             ior: Arc::new(ior),
             object_key: object_key.into(),
             invoker,
+            orb: None,
         }
+    }
+
+    /// The same reference, belonging to `orb`: object references in the replies to its
+    /// calls are unmarshalled by `orb` (entered as the thread's current ORB while a reply is
+    /// decoded). References an ORB makes or unmarshals belong to it already.
+    pub fn with_orb(mut self, orb: &Orb) -> ObjectRef {
+        self.orb = Some(orb.downgrade());
+        self
+    }
+
+    /// The ORB the reference belongs to, if any and if it still exists.
+    pub fn orb(&self) -> Option<Orb> {
+        self.orb.as_ref().and_then(WeakOrb::upgrade)
     }
 
     /// The reference's IOR.
@@ -94,6 +133,9 @@ impl ObjectRef {
         let mut decode_user_exception = Some(decode_user_exception);
         let mut outcome: Option<Result<T, E>> = None;
         let mut decode = |body: ReplyBody<'_, '_>| -> Result<(), SystemException> {
+            // References in the reply are unmarshalled by this reference's ORB.
+            let orb = self.orb();
+            let _entered = orb.as_ref().map(crate::orb::enter);
             let done = CompletionStatus::Yes;
             let marshal = |e: crate::cdr::MarshalError| SystemException::from(e).completed(done);
             match body {
@@ -151,6 +193,140 @@ impl ObjectRef {
     /// `CORBA::Object::_is_equivalent`: same IOR bytes (a cheap, conservative test).
     pub fn is_equivalent(&self, other: &ObjectRef) -> bool {
         self.ior == other.ior
+    }
+}
+
+/// Writes `obj` as an IOR; `None` is the nil reference (empty type id, no profiles).
+pub fn write_object(w: &mut CdrWriter<'_>, obj: Option<&ObjectRef>) -> crate::cdr::Result<()> {
+    let offset = w.position();
+    let r = match obj {
+        Some(o) => o.ior.encode(w),
+        None => Ior::nil().encode(w),
+    };
+    r.map_err(|e| giop_to_marshal(e, offset, "object reference cannot be encoded"))
+}
+
+/// Reads an IOR; the nil reference is `None`. Any other reference is made by the thread's
+/// current ORB ([`crate::orb::current`]); with none, the error is `MARSHAL` (minor
+/// `CORBINA_VMCID | 17`, "object reference received where no ORB is current").
+pub fn read_object(r: &mut CdrReader<'_>) -> crate::cdr::Result<Option<ObjectRef>> {
+    let offset = r.position();
+    let ior = Ior::decode(r).map_err(|e| giop_to_marshal(e, offset, "malformed IOR"))?;
+    reference_for(ior, offset, crate::orb::current)
+}
+
+fn reference_for(
+    ior: Ior,
+    offset: usize,
+    orb: impl FnOnce() -> Option<Orb>,
+) -> crate::cdr::Result<Option<ObjectRef>> {
+    if ior.is_nil() {
+        return Ok(None);
+    }
+    match orb() {
+        Some(orb) => Ok(Some(orb.reference_from_wire(ior))),
+        None => Err(MarshalError::InvalidValue {
+            offset,
+            reason: "object reference received where no ORB is current \
+                     (enter one with corbina::orb::enter or set Orb::set_default)",
+        }),
+    }
+}
+
+fn giop_to_marshal(e: crate::giop::GiopError, offset: usize, reason: &'static str) -> MarshalError {
+    match e {
+        crate::giop::GiopError::Marshal(m) => m,
+        _ => MarshalError::InvalidValue { offset, reason },
+    }
+}
+
+/// Writes a non-nil reference (use [`write_object`] where nil is allowed).
+impl CdrEncode for ObjectRef {
+    fn encode<'a>(&'a self, w: &mut CdrWriter<'a>) -> crate::cdr::Result<()> {
+        write_object(w, Some(self))
+    }
+}
+
+/// Reads a reference that must not be nil (use [`read_object`] where nil is allowed).
+impl<'a> CdrDecode<'a> for ObjectRef {
+    const MIN_WIRE_SIZE: usize = MIN_IOR_SIZE;
+
+    fn decode(r: &mut CdrReader<'a>) -> crate::cdr::Result<Self> {
+        let offset = r.position();
+        read_object(r)?.ok_or(MarshalError::InvalidValue {
+            offset,
+            reason: "nil object reference where one is required",
+        })
+    }
+}
+
+/// The fewest bytes an IOR occupies: a type id length and a profile count (padding ignored).
+pub const MIN_IOR_SIZE: usize = 8;
+
+/// What generated proxies (and [`ObjectRef`] itself) implement: a typed view of an object
+/// reference, made without a check when the static type is known (a value unmarshalled
+/// where IDL declares that interface).
+pub trait Proxy: Sized {
+    /// Repository id of the interface.
+    const REPOSITORY_ID: &'static str;
+
+    /// A proxy for `obj`, without checking its type (as `unchecked_narrow`).
+    fn from_object(obj: ObjectRef) -> Self;
+
+    /// The object reference.
+    fn as_object(&self) -> &ObjectRef;
+}
+
+impl Proxy for ObjectRef {
+    const REPOSITORY_ID: &'static str = "IDL:omg.org/CORBA/Object:1.0";
+
+    fn from_object(obj: ObjectRef) -> Self {
+        obj
+    }
+
+    fn as_object(&self) -> &ObjectRef {
+        self
+    }
+}
+
+/// Writes a possibly nil reference of a proxy type: generated code passes `Option<&T>` or
+/// `&Option<T>`.
+pub fn write_ref<'x, T: Proxy + 'x>(
+    w: &mut CdrWriter<'_>,
+    obj: impl Into<Option<&'x T>>,
+) -> crate::cdr::Result<()> {
+    write_object(w, obj.into().map(Proxy::as_object))
+}
+
+/// Reads a possibly nil reference as proxy type `T` (no `_is_a` check: the IDL declares
+/// the type).
+pub fn read_ref<T: Proxy>(r: &mut CdrReader<'_>) -> crate::cdr::Result<Option<T>> {
+    Ok(read_object(r)?.map(T::from_object))
+}
+
+/// A reference whose IOR this ORB cannot reach (no usable profile): it keeps the IOR, so it
+/// can be passed on, and each call fails with `error`.
+pub(crate) fn unreachable_reference(ior: Ior, error: SystemException) -> ObjectRef {
+    let key = ior
+        .iiop_profiles()
+        .ok()
+        .and_then(|p| p.into_iter().next())
+        .map(|p| p.object_key.as_bytes().to_vec())
+        .unwrap_or_default();
+    ObjectRef::new(ior, key, Arc::new(Unreachable(error)))
+}
+
+struct Unreachable(SystemException);
+
+impl Invoker for Unreachable {
+    fn invoke<'a>(
+        &self,
+        _object_key: &[u8],
+        _operation: &str,
+        _encode: &EncodeArgs<'_, 'a>,
+        _decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        Err(self.0.completed(CompletionStatus::No))
     }
 }
 
@@ -217,5 +393,71 @@ impl Invoker for CollocatedInvoker {
                 decode(ReplyBody::UserException(&id, &mut r))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdr::CdrContext;
+
+    fn encode(obj: Option<&ObjectRef>) -> Vec<u8> {
+        let mut w = CdrWriter::new(CdrContext::GIOP_1_2);
+        write_object(&mut w, obj).unwrap();
+        w.into_bytes()
+    }
+
+    #[test]
+    fn nil_round_trips_as_none_without_an_orb() {
+        let bytes = encode(None);
+        assert_eq!(bytes.len(), 4 + 1 + 3 + 4); // "" (length, NUL), pad, no profiles
+        let mut r = CdrReader::new(&bytes, ByteOrder::NATIVE, CdrContext::GIOP_1_2);
+        assert!(read_object(&mut r).unwrap().is_none());
+        r.expect_end().unwrap();
+    }
+
+    #[test]
+    fn a_reference_without_an_orb_is_marshal() {
+        let orb = crate::Orb::with_config(crate::OrbConfig::default());
+        let ior = crate::giop::Ior::from_stringified(
+            &orb.string_to_object("corbaloc::127.0.0.1:1/key")
+                .unwrap()
+                .ior()
+                .to_stringified()
+                .unwrap(),
+        )
+        .unwrap();
+        let e = reference_for(ior.clone(), 0, || None).unwrap_err();
+        let sys = SystemException::from(e);
+        assert_eq!(sys.kind, SystemExceptionKind::Marshal);
+        assert_eq!(sys.minor, crate::cdr::CORBINA_VMCID | 17);
+        let obj = reference_for(ior.clone(), 0, || Some(orb.clone()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(obj.ior(), &ior);
+        assert_eq!(obj.orb(), Some(orb));
+    }
+
+    #[test]
+    fn unreachable_iors_still_make_references() {
+        let orb = crate::Orb::with_config(crate::OrbConfig::default());
+        let ior = Ior {
+            type_id: "IDL:X:1.0".into(),
+            profiles: vec![crate::giop::TaggedProfile {
+                tag: 0x4242,
+                profile_data: vec![1, 2, 3],
+            }],
+            byte_order: ByteOrder::NATIVE,
+        };
+        let obj = reference_for(ior.clone(), 0, || Some(orb))
+            .unwrap()
+            .unwrap();
+        assert_eq!(obj.ior(), &ior);
+        let e = obj.non_existent().unwrap_err();
+        assert_eq!(e.kind, SystemExceptionKind::InvObjref);
+        // And it is passed on unchanged.
+        let bytes = encode(Some(&obj));
+        let mut r = CdrReader::new(&bytes, ByteOrder::NATIVE, CdrContext::GIOP_1_2);
+        assert_eq!(Ior::decode(&mut r).unwrap(), ior);
     }
 }

@@ -143,7 +143,9 @@ impl Orb {
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
         });
-        Orb { inner }
+        let orb = Orb { inner };
+        orb.claim_default();
+        orb
     }
 
     /// The configuration this ORB runs with.
@@ -172,7 +174,7 @@ impl Orb {
         if let Some(p) = self.inner.published.get() {
             return Ok(p.clone());
         }
-        let dispatcher: Arc<dyn RequestDispatcher> = self.poa_registry().clone();
+        let dispatcher = self.request_dispatcher();
         let server = Server::start(&self.inner.config, dispatcher)
             .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
         let bound = server
@@ -241,7 +243,27 @@ impl Orb {
     pub fn object_from_ior(&self, ior: Ior) -> Result<ObjectRef, SystemException> {
         let invoker = IiopInvoker::new(self.inner.client.clone(), ior.clone())?;
         let key = invoker.profile().object_key.as_bytes().to_vec();
-        Ok(ObjectRef::new(ior, key, Arc::new(invoker)))
+        Ok(ObjectRef::new(ior, key, Arc::new(invoker)).with_orb(self))
+    }
+
+    /// A reference to the same object as `obj` whose twoway calls time out after `timeout`
+    /// (TIMEOUT, completed MAYBE), whatever the thread's or the ORB's call timeout
+    /// (`RelativeRoundtripTimeoutPolicy` set as an object policy override). The reference
+    /// shares the ORB's connections with every other reference to the same address.
+    pub fn object_with_timeout(
+        &self,
+        obj: &ObjectRef,
+        timeout: Duration,
+    ) -> Result<ObjectRef, SystemException> {
+        let invoker = IiopInvoker::new(self.inner.client.clone(), obj.ior().clone())?
+            .with_call_timeout(Some(timeout));
+        let key = invoker.profile().object_key.as_bytes().to_vec();
+        Ok(ObjectRef::new(obj.ior().clone(), key, Arc::new(invoker)))
+    }
+
+    /// The client side's connections (ropes of strands), for monitoring and tests.
+    pub fn client_context(&self) -> &Arc<ClientContext> {
+        &self.inner.client
     }
 
     /// `string_to_object`: `IOR:…`, `corbaloc:iiop:…`/`corbaloc::…`, `corbaloc:rir:/Name`.
@@ -400,5 +422,187 @@ fn default_host() -> String {
     match probe {
         Ok(a) if !a.ip().is_unspecified() => a.ip().to_string(),
         _ => "127.0.0.1".to_owned(),
+    }
+}
+
+// =========================================================================================
+// Current and default ORB: object-reference unmarshalling.
+//
+// A reference read off the wire must be reached through an ORB (its IIOP invoker shares that
+// ORB's ropes and configuration). Unmarshalling code finds the ORB here instead of through a
+// parameter on every decode function: the ORB entered on this thread (by `ObjectRef::invoke`
+// while it decodes a reply, by the server while it dispatches a request), else the process
+// default ORB.
+// =========================================================================================
+
+thread_local! {
+    static CURRENT_ORB: std::cell::RefCell<Option<Orb>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The process default ORB (weak: a dropped ORB is no longer the default).
+static DEFAULT_ORB: Mutex<Option<std::sync::Weak<OrbInner>>> = Mutex::new(None);
+
+/// The ORB that unmarshals object references on this thread: the one last [`enter`]ed and
+/// not yet left, else the process default ([`Orb::set_default`]), else none.
+pub fn current() -> Option<Orb> {
+    entered().or_else(Orb::process_default)
+}
+
+/// The ORB entered on this thread, if any.
+fn entered() -> Option<Orb> {
+    CURRENT_ORB.try_with(|c| c.borrow().clone()).ok().flatten()
+}
+
+/// Makes `orb` this thread's current ORB until the returned guard is dropped, when the
+/// previous one (if any) is current again. The runtime enters an ORB while a reply is
+/// decoded (the reference's ORB) and while a request is dispatched (the server's ORB).
+pub fn enter(orb: &Orb) -> CurrentOrbGuard {
+    let previous = CURRENT_ORB
+        .try_with(|c| c.replace(Some(orb.clone())))
+        .ok()
+        .flatten();
+    CurrentOrbGuard {
+        previous,
+        _same_thread: std::marker::PhantomData,
+    }
+}
+
+/// Restores the previously current ORB when dropped (see [`enter`]). Not `Send`: it must be
+/// dropped on the thread that entered.
+#[must_use = "the ORB is current only while the guard lives"]
+pub struct CurrentOrbGuard {
+    previous: Option<Orb>,
+    _same_thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for CurrentOrbGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        let _ = CURRENT_ORB.try_with(|c| c.replace(previous));
+    }
+}
+
+impl std::fmt::Debug for CurrentOrbGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CurrentOrbGuard").finish_non_exhaustive()
+    }
+}
+
+/// A weak handle on an ORB, kept by the object references it made.
+#[derive(Clone)]
+pub(crate) struct WeakOrb(std::sync::Weak<OrbInner>);
+
+impl WeakOrb {
+    /// The ORB, if it still exists.
+    pub(crate) fn upgrade(&self) -> Option<Orb> {
+        self.0.upgrade().map(|inner| Orb { inner })
+    }
+}
+
+/// Every clone of an ORB is the same ORB; distinct ORBs are unequal.
+impl PartialEq for Orb {
+    fn eq(&self, other: &Orb) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl Eq for Orb {}
+
+impl Orb {
+    /// Makes this ORB the process default: the one that unmarshals object references on
+    /// threads that entered no ORB (see [`current`]). Replaces any earlier default.
+    pub fn set_default(&self) {
+        let mut d = DEFAULT_ORB.lock().unwrap_or_else(|p| p.into_inner());
+        *d = Some(Arc::downgrade(&self.inner));
+    }
+
+    /// Makes this ORB the process default unless a live one is set already; returns whether
+    /// it did. `Orb::with_config` calls it, so the first ORB created is the default.
+    pub fn claim_default(&self) -> bool {
+        let mut d = DEFAULT_ORB.lock().unwrap_or_else(|p| p.into_inner());
+        if d.as_ref().is_some_and(|w| w.strong_count() > 0) {
+            return false;
+        }
+        *d = Some(Arc::downgrade(&self.inner));
+        true
+    }
+
+    /// The process default ORB, if one is set and still exists.
+    pub fn process_default() -> Option<Orb> {
+        let d = DEFAULT_ORB.lock().unwrap_or_else(|p| p.into_inner());
+        d.as_ref()
+            .and_then(std::sync::Weak::upgrade)
+            .map(|inner| Orb { inner })
+    }
+
+    /// The dispatcher the IIOP server runs requests through: the POA registry, with this
+    /// ORB entered (see [`enter`]) for the duration of each upcall, so that object references
+    /// among the arguments are unmarshalled by this ORB.
+    pub fn request_dispatcher(&self) -> Arc<dyn RequestDispatcher> {
+        Arc::new(EnteringDispatcher {
+            orb: Arc::downgrade(&self.inner),
+            registry: self.poa_registry().clone(),
+        })
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakOrb {
+        WeakOrb(Arc::downgrade(&self.inner))
+    }
+
+    /// A reference read off the wire (never nil). An IOR this ORB cannot reach (no usable
+    /// IIOP profile) still makes a reference, which keeps its IOR for passing on and fails
+    /// each call with the reason.
+    pub(crate) fn reference_from_wire(&self, ior: Ior) -> ObjectRef {
+        match self.object_from_ior(ior.clone()) {
+            Ok(obj) => obj.with_orb(self),
+            Err(e) => crate::object::unreachable_reference(ior, e).with_orb(self),
+        }
+    }
+}
+
+/// Runs POA dispatch with the ORB entered (see [`Orb::request_dispatcher`]).
+struct EnteringDispatcher {
+    orb: std::sync::Weak<OrbInner>,
+    registry: Arc<PoaRegistry>,
+}
+
+impl RequestDispatcher for EnteringDispatcher {
+    fn dispatch(
+        &self,
+        object_key: &[u8],
+        request: &mut ServerRequest<'_, '_>,
+    ) -> Result<(), DispatchError> {
+        let orb = self.orb.upgrade().map(|inner| Orb { inner });
+        let _entered = orb.as_ref().map(enter);
+        RequestDispatcher::dispatch(&*self.registry, object_key, request)
+    }
+
+    fn locate(&self, object_key: &[u8]) -> LocateOutcome {
+        RequestDispatcher::locate(&*self.registry, object_key)
+    }
+}
+
+#[cfg(test)]
+mod current_orb_tests {
+    use super::*;
+
+    #[test]
+    fn enter_nests_and_restores() {
+        let (a, b) = (
+            Orb::with_config(OrbConfig::default()),
+            Orb::with_config(OrbConfig::default()),
+        );
+        assert_eq!(entered(), None);
+        {
+            let _ga = enter(&a);
+            assert_eq!(current(), Some(a.clone()));
+            {
+                let _gb = enter(&b);
+                assert_eq!(current(), Some(b.clone()));
+            }
+            assert_eq!(current(), Some(a.clone()));
+        }
+        assert_eq!(entered(), None);
+        assert_ne!(a, b);
     }
 }

@@ -176,7 +176,7 @@ pub type CharSeq = ::std::vec::Vec<u8>;
 pub type StructSeq = ::std::vec::Vec<BinStruct>;
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Bench {
     obj: ::corbina::ObjectRef,
 }
@@ -424,6 +424,18 @@ impl Bench {
             },
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Bench {
+    const REPOSITORY_ID: &'static str = "IDL:Bench:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 

@@ -924,7 +924,7 @@ pub mod extra {
     }
 
     /// Client proxy for IDL interface `::Extra::Node` (`IDL:corbina.test/Extra/Node:1.0`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Node {
         obj: ::corbina::ObjectRef,
     }
@@ -1143,6 +1143,18 @@ pub mod extra {
                 },
                 ::corbina::no_user,
             )
+        }
+    }
+
+    impl ::corbina::object::Proxy for Node {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Node:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
         }
     }
 

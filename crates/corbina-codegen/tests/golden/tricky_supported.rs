@@ -2,7 +2,7 @@
 // Include it with `include!(concat!(env!("OUT_DIR"), "/<name>.rs"));`.
 
 /// Client proxy for IDL interface `::Top` (`IDL:corbina.example/Top:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Top {
     obj: ::corbina::ObjectRef,
 }
@@ -65,6 +65,18 @@ impl Top {
             |_| Ok(()),
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Top {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Top:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -137,7 +149,7 @@ impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
 }
 
 /// Client proxy for IDL interface `::Left` (`IDL:corbina.example/Left:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Left {
     obj: ::corbina::ObjectRef,
 }
@@ -210,6 +222,18 @@ impl Left {
             |_| Ok(()),
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Left {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Left:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -288,7 +312,7 @@ impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
 }
 
 /// Client proxy for IDL interface `::Right` (`IDL:corbina.example/Right:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Right {
     obj: ::corbina::ObjectRef,
 }
@@ -374,6 +398,18 @@ impl Right {
             },
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Right {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Right:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -463,7 +499,7 @@ impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
 }
 
 /// Client proxy for IDL interface `::Bottom` (`IDL:corbina.example/Bottom:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Bottom {
     obj: ::corbina::ObjectRef,
 }
@@ -569,6 +605,18 @@ impl Bottom {
             |_| Ok(()),
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Bottom {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Bottom:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -679,7 +727,7 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
 }
 
 /// Client proxy for IDL interface `::Keywords` (`IDL:corbina.example/Keywords:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Keywords {
     obj: ::corbina::ObjectRef,
 }
@@ -785,6 +833,18 @@ impl Keywords {
             |_| Ok(()),
             ::corbina::no_user,
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Keywords {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Keywords:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -931,7 +991,7 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for Failure {
 }
 
 /// Client proxy for IDL interface `::Ops` (`IDL:corbina.example/Ops:1.0`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Ops {
     obj: ::corbina::ObjectRef,
 }
@@ -1070,6 +1130,18 @@ impl Ops {
                 })
             },
         )
+    }
+}
+
+impl ::corbina::object::Proxy for Ops {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Ops:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
     }
 }
 
@@ -1304,7 +1376,7 @@ pub mod outer {
     pub type Pair = [i32; 2];
 
     /// Client proxy for IDL interface `::Outer::Fwd` (`IDL:corbina.example/Outer/Fwd:1.0`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Fwd {
         obj: ::corbina::ObjectRef,
     }
@@ -1341,6 +1413,18 @@ pub mod outer {
                 |_| Ok(()),
                 ::corbina::no_user,
             )
+        }
+    }
+
+    impl ::corbina::object::Proxy for Fwd {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Fwd:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
         }
     }
 
@@ -1882,7 +1966,7 @@ pub mod typed {
     }
 
     /// Client proxy for IDL interface `::Typed::Versioned` (`IDL:typed.example/Typed/Versioned:2.3`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Versioned {
         obj: ::corbina::ObjectRef,
     }
@@ -1908,6 +1992,18 @@ pub mod typed {
 
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for Versioned {
+        const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/Versioned:2.3";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
         }
     }
@@ -1949,7 +2045,7 @@ pub mod typed {
     }
 
     /// Client proxy for IDL interface `::Typed::Explicit` (`LOCAL:explicit`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Explicit {
         obj: ::corbina::ObjectRef,
     }
@@ -1975,6 +2071,18 @@ pub mod typed {
 
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for Explicit {
+        const REPOSITORY_ID: &'static str = "LOCAL:explicit";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
         }
     }
@@ -2016,7 +2124,7 @@ pub mod typed {
     }
 
     /// Client proxy for IDL interface `::Typed::WithTypeId` (`IDL:custom/Id:9.9`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct WithTypeId {
         obj: ::corbina::ObjectRef,
     }
@@ -2042,6 +2150,18 @@ pub mod typed {
 
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for WithTypeId {
+        const REPOSITORY_ID: &'static str = "IDL:custom/Id:9.9";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
         }
     }
