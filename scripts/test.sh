@@ -24,7 +24,7 @@ rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup com
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 
 # Interop tests must not quietly skip when the peer is missing.
-export CORBINA_REQUIRE_PEERS=1
+export REQUIRE_OMNIORB_PEERS=1
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

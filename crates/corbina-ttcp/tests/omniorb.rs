@@ -2,7 +2,7 @@
 //! both directions: `omni_client --mode check` against a Corbina server, and Corbina's check
 //! against `omni_server`, at GIOP 1.0, 1.1 and 1.2.
 //!
-//! Without omniORB installed the tests print why and pass, unless `CORBINA_REQUIRE_PEERS` is
+//! Without omniORB installed the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is
 //! set (as `scripts/test.sh` does), which makes a missing peer a failure.
 
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ fn peers() -> Option<&'static Path> {
                 && Command::new("omniidl").arg("-V").output().is_ok();
             if !have {
                 let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("CORBINA_REQUIRE_PEERS").is_some() {
+                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
                     panic!("{msg}");
                 }
                 eprintln!("skipping omniORB interop: {msg}");
