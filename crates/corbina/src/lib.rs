@@ -50,6 +50,7 @@ pub use corbina_giop as giop;
 pub use corbina_cdr::{Fixed, LongDouble};
 pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
+pub mod any;
 pub mod client;
 pub mod codeset;
 pub mod config;
@@ -61,9 +62,12 @@ pub mod poa;
 pub mod servant;
 pub mod server;
 pub mod transport;
+pub mod typecode;
 
+pub use any::Any;
 pub use config::OrbConfig;
 pub use exception::UserException;
 pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
 pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};
+pub use typecode::TypeCode;
