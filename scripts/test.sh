@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: omniORB's service IDL (parsed by the IDL compiler's real-world tests),
-# and omniORB itself with a C++ toolchain (the interop peers in peers/ are built from it).
-packages=(omniorb-idl omniidl libomniorb4-dev pkg-config g++ make)
+# omniORB itself with a C++ toolchain (the interop peers in peers/ are built from it), and
+# omniORB's naming tools (nameclt, omniNames) for the naming service's interop tests.
+packages=(omniorb-idl omniidl libomniorb4-dev pkg-config g++ make omniorb omniorb-nameserver)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -10,4 +10,12 @@ pub mod bench {
 }
 
 pub mod check;
+pub mod experiments;
+pub mod plot;
+pub mod record;
+pub mod report;
 pub mod servant;
+pub mod sock;
+pub mod stats;
+pub mod suite;
+pub mod sys;

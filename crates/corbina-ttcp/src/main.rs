@@ -1,27 +1,38 @@
 //! `corbina-ttcp`: the seeds' benchmark experiments over Corbina.
 //!
 //! ```text
-//! corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--ior-file F] [-ORB… options]
-//! corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [-ORB… options]
+//! corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--dsi] [--ior-file F] [-ORB…]
+//! corbina-ttcp client --ior IOR|FILE|corbaloc [--check | --mode lat|payload|thr|scal|conc …] [-ORB…]
+//! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]
 //! ```
 //!
 //! `server` serves `idl/bench.idl` with the semantics `omni_client --mode check` verifies
 //! and writes one IOR per line to the IOR file (stdout without one). `client --check` calls
 //! every operation once with known values, printing JSON lines like `omni_client`; it exits
-//! 1 if any check fails.
+//! 1 if any check fails. `client --mode …` runs the experiments against any bench.idl
+//! server (Corbina's or omniORB's) and prints one JSON record per measurement
+//! (docs/benchmarks.md). `suite` runs everything on loopback and reports ratios.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};
 use corbina_ttcp::bench::{Bench, BenchSkeleton};
+use corbina_ttcp::experiments::{run_corbina, run_socket, ExpOpts};
 use corbina_ttcp::servant::{BenchImpl, ByteCounter};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--ior-file F] [-ORB…]\n  \
-         corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [-ORB…]"
+        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
+         corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [--mode lat,payload,thr,scal,conc]\n      \
+         [--count N] [--warmup N] [--total-mb X] [--min-calls N] [--max-point-s S]\n      \
+         [--min-kb K] [--max-kb K] [--kbs LIST] [--types LIST] [--modes oneway,twoway]\n      \
+         [--sizes LIST] [--payload-types LIST] [--nobj N] [--scal-calls N]\n      \
+         [--threads LIST] [--sharing own,shared] [--conc-seconds S] [--label L] [-ORB…]\n  \
+         corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]"
     );
     ExitCode::from(2)
 }
@@ -32,16 +43,28 @@ fn main() -> ExitCode {
         return usage();
     }
     let cmd = args.remove(0);
-    let (config, rest) = match OrbConfig::from_args_and_env(args) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("corbina-ttcp: {e}");
-            return ExitCode::from(2);
-        }
-    };
     let result = match cmd.as_str() {
-        "server" => server(config, rest),
-        "client" => client(config, rest),
+        "server" | "client" => {
+            let (config, rest) = match OrbConfig::from_args_and_env(args) {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("corbina-ttcp: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if cmd == "server" {
+                server(config, rest)
+            } else {
+                client(config, rest)
+            }
+        }
+        "suite" => corbina_ttcp::suite::main(args),
+        "sock-server" => sock_server(args),
+        "sock-client" => sock_client(args),
+        "-h" | "--help" | "help" => {
+            usage();
+            return ExitCode::SUCCESS;
+        }
         _ => return usage(),
     };
     match result {
@@ -58,6 +81,14 @@ fn take_value(args: &[String], i: &mut usize, flag: &str) -> Result<String, Stri
     args.get(*i)
         .cloned()
         .ok_or_else(|| format!("{flag} needs a value"))
+}
+
+/// Exits the process after `secs` (a safety net for servers the suite starts).
+fn exit_after(secs: f64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        std::process::exit(0);
+    });
 }
 
 fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
@@ -82,6 +113,13 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
                     .map_err(|_| "--objects wants a number")?;
             }
             "--ior-file" => ior_file = Some(take_value(&args, &mut i, "--ior-file")?),
+            // Hidden: exit by itself after this many seconds (the suite's safety net).
+            "--lifetime" => {
+                let s: f64 = take_value(&args, &mut i, "--lifetime")?
+                    .parse()
+                    .map_err(|_| "--lifetime wants seconds")?;
+                exit_after(s);
+            }
             "--dsi" => return Err("--dsi: not yet supported (comes with the DSI)".into()),
             other => return Err(format!("unknown server option {other}")),
         }
@@ -90,20 +128,29 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
     let orb = Orb::with_config(config);
     let poa = orb.root_poa();
     let counter = Arc::new(ByteCounter::default());
-    let mut iors = String::new();
+    // IORs are streamed out as objects are activated: no giant string for 10^6 objects.
+    let tmp = ior_file.as_ref().map(|f| format!("{f}.tmp"));
+    let mut out: Box<dyn Write> = match &tmp {
+        Some(t) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(t).map_err(|e| format!("{t}: {e}"))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout())),
+    };
     for _ in 0..objects {
         let servant = Arc::new(BenchSkeleton::new(BenchImpl::new(counter.clone())));
         let id = poa.activate_object(servant).map_err(|e| e.to_string())?;
         let obj = poa.id_to_reference(&id).map_err(|e| e.to_string())?;
-        iors.push_str(&orb.object_to_string(&obj).map_err(|e| e.to_string())?);
-        iors.push('\n');
+        let ior = orb.object_to_string(&obj).map_err(|e| e.to_string())?;
+        writeln!(out, "{ior}").map_err(|e| e.to_string())?;
     }
     poa.the_poa_manager()
         .activate()
         .map_err(|e| e.to_string())?;
-    match ior_file {
-        Some(f) => std::fs::write(&f, iors).map_err(|e| format!("{f}: {e}"))?,
-        None => print!("{iors}"),
+    out.flush().map_err(|e| e.to_string())?;
+    drop(out);
+    if let (Some(t), Some(f)) = (&tmp, &ior_file) {
+        // Renamed into place whole, as omni_server does: a reader never sees half a file.
+        std::fs::rename(t, f).map_err(|e| format!("{f}: {e}"))?;
     }
     orb.run();
     Ok(ExitCode::SUCCESS)
@@ -112,31 +159,56 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
 fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
     let mut ior = None;
     let mut check = false;
+    let mut opts = ExpOpts::default();
+    let mut experiments = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--ior" => ior = Some(take_value(&args, &mut i, "--ior")?),
             "--check" => check = true,
-            other => return Err(format!("unknown client option {other}")),
+            _ => {
+                if !opts.parse_one(&args, &mut i)? {
+                    return Err(format!("unknown client option {}", args[i]));
+                }
+                experiments = true;
+            }
         }
         i += 1;
     }
     let ior = ior.ok_or("client needs --ior")?;
-    let text = if ior.starts_with("IOR:") || ior.starts_with("corba") {
-        ior
+    let texts: Vec<String> = if ior.starts_with("IOR:") || ior.starts_with("corba") {
+        vec![ior]
     } else {
-        // A file of IORs, one per line, as omni_server writes: use the first.
+        // A file of IORs, one per line, as omni_server writes: the first for everything
+        // but scal, which uses them all.
         let content = std::fs::read_to_string(&ior).map_err(|e| format!("{ior}: {e}"))?;
-        content.lines().next().unwrap_or_default().trim().to_owned()
+        content
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
     };
-    let orb = Orb::with_config(config);
-    let obj = orb.string_to_object(&text).map_err(|e| e.to_string())?;
-    let bench = Bench::narrow(&obj).map_err(|e| e.to_string())?;
+    let first = texts.first().ok_or("no IOR given")?.clone();
     if !check {
-        return Err(
-            "nothing to do: give --check (experiments come with the benchmark suite)".into(),
-        );
+        if !experiments {
+            return Err("nothing to do: give --check or --mode …".into());
+        }
+        let stdout = std::io::stdout();
+        let mut emit = |r: corbina_ttcp::record::Record| {
+            let mut lock = stdout.lock();
+            let _ = writeln!(lock, "{}", r.to_json());
+            let _ = lock.flush();
+        };
+        if config != OrbConfig::default() {
+            eprintln!("corbina-ttcp: note: experiments use the default ORB configuration");
+        }
+        run_corbina(&opts, &texts, &mut emit)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let orb = Orb::with_config(config);
+    let obj = orb.string_to_object(&first).map_err(|e| e.to_string())?;
+    let bench = Bench::narrow(&obj).map_err(|e| e.to_string())?;
     let results = corbina_ttcp::check::run_checks(&bench);
     let mut failed = 0;
     for r in &results {
@@ -149,5 +221,54 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
         eprintln!("corbina-ttcp: {failed} check(s) failed");
         return Ok(ExitCode::from(1));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Hidden: `sock-server --ready FILE [--unix PATH] [--lifetime S]`.
+fn sock_server(args: Vec<String>) -> Result<ExitCode, String> {
+    let (mut ready, mut unix, mut lifetime) = (None, None, None);
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--ready" => ready = Some(take_value(&args, &mut i, "--ready")?),
+            "--unix" => unix = Some(take_value(&args, &mut i, "--unix")?),
+            "--lifetime" => {
+                let s: f64 = take_value(&args, &mut i, "--lifetime")?
+                    .parse()
+                    .map_err(|_| "--lifetime wants seconds")?;
+                lifetime = Some(Duration::from_secs_f64(s));
+            }
+            other => return Err(format!("unknown sock-server option {other}")),
+        }
+        i += 1;
+    }
+    let ready = ready.ok_or("sock-server needs --ready FILE")?;
+    corbina_ttcp::sock::serve(&ready, unix.as_deref(), lifetime).map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Hidden: `sock-client --addr tcp:HOST:PORT|unix:PATH [experiment options]`.
+fn sock_client(args: Vec<String>) -> Result<ExitCode, String> {
+    let mut addr = None;
+    let mut opts = ExpOpts::default();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--addr" => addr = Some(take_value(&args, &mut i, "--addr")?),
+            _ => {
+                if !opts.parse_one(&args, &mut i)? {
+                    return Err(format!("unknown sock-client option {}", args[i]));
+                }
+            }
+        }
+        i += 1;
+    }
+    let addr = addr.ok_or("sock-client needs --addr")?;
+    let stdout = std::io::stdout();
+    run_socket(&opts, &addr, &mut |r| {
+        let mut lock = stdout.lock();
+        let _ = writeln!(lock, "{}", r.to_json());
+        let _ = lock.flush();
+    })?;
     Ok(ExitCode::SUCCESS)
 }

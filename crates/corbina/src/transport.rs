@@ -22,6 +22,16 @@ pub enum ReadError {
 /// Reads one message: 12 header bytes, checked, then exactly the body. Never reads past the
 /// message; allocates only after the size was checked against `max_message_size`.
 pub fn read_message(r: &mut impl Read, max_message_size: u32) -> Result<Message, ReadError> {
+    read_message_into(r, max_message_size, Vec::new())
+}
+
+/// [`read_message`] into a reused buffer (its allocation is kept; get it back with
+/// `Message::into_bytes` once the message is handled): no allocation per message.
+pub fn read_message_into(
+    r: &mut impl Read,
+    max_message_size: u32,
+    mut bytes: Vec<u8>,
+) -> Result<Message, ReadError> {
     let mut header = [0u8; HEADER_LEN];
     let mut got = 0;
     while got < HEADER_LEN {
@@ -35,10 +45,41 @@ pub fn read_message(r: &mut impl Read, max_message_size: u32) -> Result<Message,
     }
     let h = MessageHeader::decode(&header)?;
     h.check(max_message_size)?;
-    let mut bytes = vec![0u8; h.total_len()];
+    bytes.clear();
+    bytes.resize(h.total_len(), 0);
     bytes[..HEADER_LEN].copy_from_slice(&header);
     r.read_exact(&mut bytes[HEADER_LEN..])?;
     Ok(Message::from_bytes(bytes)?)
+}
+
+/// Takes one complete message off the front of `buf` (bytes received so far on a
+/// nonblocking connection): `Ok(None)` until all of it has arrived. The header is checked
+/// (magic, version, type, `max_message_size`) as soon as its 12 bytes are there.
+pub fn take_message(
+    buf: &mut Vec<u8>,
+    max_message_size: u32,
+) -> Result<Option<Message>, ReadError> {
+    match pending_len(buf, max_message_size)? {
+        Some(total) if buf.len() >= total => {
+            let rest = buf.split_off(total);
+            let bytes = std::mem::replace(buf, rest);
+            Ok(Some(Message::from_bytes(bytes)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The total length of the message at the front of `buf`, once its header is there
+/// (checked against `max_message_size`).
+pub fn pending_len(buf: &[u8], max_message_size: u32) -> Result<Option<usize>, ReadError> {
+    let Some(header) = buf.get(..HEADER_LEN) else {
+        return Ok(None);
+    };
+    let mut h = [0u8; HEADER_LEN];
+    h.copy_from_slice(header);
+    let h = MessageHeader::decode(&h)?;
+    h.check(max_message_size)?;
+    Ok(Some(h.total_len()))
 }
 
 /// Writes every segment, in order, with as few system calls as the kernel allows.
@@ -101,6 +142,40 @@ mod tests {
         assert!(matches!(
             read_message(&mut r, 1 << 20),
             Err(ReadError::Io(_))
+        ));
+    }
+
+    #[test]
+    fn messages_are_taken_from_a_buffer_as_they_complete() {
+        let h = RequestHeader::new(5, ObjectKey::new(b"k".to_vec()), "send");
+        let mut m =
+            MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::DEFAULT, &h).unwrap();
+        m.body().write_octet_seq(&[1, 2, 3]).unwrap();
+        let w = m.finish().unwrap();
+        let mut wire = Vec::new();
+        write_segments(&mut wire, &w.segments()).unwrap();
+        let close = crate::giop::close_connection(Version::V1_2, ByteOrder::Big);
+        wire.extend_from_slice(&close);
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        for b in &wire {
+            buf.push(*b);
+            if let Some(m) = take_message(&mut buf, 1 << 20).unwrap() {
+                got.push(m.bytes().len());
+            }
+        }
+        assert_eq!(got, [w.len(), 12]);
+        assert!(buf.is_empty());
+        // Bad magic is refused as soon as the header is there; so is an oversized message.
+        let mut bad = b"GIOX\x01\x02\x00\x00\x00\x00\x00\x00".to_vec();
+        assert!(matches!(
+            take_message(&mut bad, 1 << 20),
+            Err(ReadError::Malformed(_))
+        ));
+        let mut big = wire.clone();
+        assert!(matches!(
+            take_message(&mut big, 16),
+            Err(ReadError::Malformed(_))
         ));
     }
 }

@@ -3,18 +3,18 @@
 
 use std::sync::atomic::{AtomicI16, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::rope::{Rope, Strand};
 use super::ClientContext;
 use crate::cdr::{ByteOrder, CodeSets};
 use crate::giop::service_context::CodeSetContext;
 use crate::giop::{
-    GiopMessage, IiopProfile, Ior, IorAddressingInfo, MessageWriter, ObjectKey, ReplyStatus,
-    RequestHeader, ServiceContextList, SystemExceptionBody, TargetAddress, Version,
+    GiopMessage, IiopProfile, Ior, IorAddressingInfo, MessageWriter, ReplyStatus, RequestHeaderRef,
+    ServiceContextList, SystemExceptionBody, TargetAddress, Version,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
-use crate::transport::{read_message, write_segments, ReadError};
+use crate::transport::{read_message_into, write_segments, ReadError};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> SystemException {
@@ -23,6 +23,21 @@ fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> Sy
 
 fn comm_failure(completed: CompletionStatus) -> SystemException {
     sys(SystemExceptionKind::CommFailure, 0, completed)
+}
+
+/// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
+/// chain that ends this way is not unwound to the original target).
+pub const MINOR_FORWARD_LIMIT: u32 = 0x4342_4e01;
+
+/// TRANSIENT minor code for "the server kept closing the connection before reading the
+/// request" (orderly CloseConnection on every resend).
+pub const MINOR_RETRIES_EXHAUSTED: u32 = 0x4342_4e02;
+
+/// How many times a call is resent after orderly closes before giving up with TRANSIENT.
+const MAX_RESENDS: usize = 16;
+
+fn timeout(completed: CompletionStatus) -> SystemException {
+    sys(SystemExceptionKind::Timeout, 0, completed)
 }
 
 /// Reaches one object through IIOP: its profile, the rope to the profile's address, and
@@ -36,7 +51,11 @@ pub struct IiopInvoker {
     version: Version,
     code_sets: CodeSets,
     addressing: AtomicI16,
+    /// `TargetAddress::Key` for the profile's key, built once: the common case of every call.
+    key_target: TargetAddress,
     forward: RwLock<Option<Arc<IiopInvoker>>>,
+    /// This reference's own call timeout (wins over the thread's and the ORB's).
+    call_timeout: Option<Duration>,
 }
 
 enum Attempt {
@@ -65,6 +84,7 @@ impl IiopInvoker {
         } else {
             crate::codeset::negotiate(profile.code_sets().ok().flatten().as_ref())
         };
+        let profile_key = profile.object_key.clone();
         Ok(IiopInvoker {
             ctx,
             ior,
@@ -74,8 +94,28 @@ impl IiopInvoker {
             version,
             code_sets,
             addressing: AtomicI16::new(crate::giop::target_address::KEY_ADDR),
+            key_target: TargetAddress::Key(profile_key),
             forward: RwLock::new(None),
+            call_timeout: None,
         })
+    }
+
+    /// The same invoker with its own call timeout (`None`: the thread's, else the ORB's).
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> IiopInvoker {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The timeout this reference sets for its calls, if any.
+    pub fn call_timeout(&self) -> Option<Duration> {
+        self.call_timeout
+    }
+
+    /// The timeout a call made now by this thread runs with.
+    fn effective_timeout(&self) -> Option<Duration> {
+        self.call_timeout
+            .or_else(super::thread_call_timeout)
+            .or(self.ctx.config.call_timeout)
     }
 
     /// The profile calls go to.
@@ -83,18 +123,19 @@ impl IiopInvoker {
         &self.profile
     }
 
-    fn target(&self) -> TargetAddress {
+    fn target(&self) -> std::borrow::Cow<'_, TargetAddress> {
         use crate::giop::target_address::{PROFILE_ADDR, REFERENCE_ADDR};
+        use std::borrow::Cow;
         match self.addressing.load(Ordering::Relaxed) {
             PROFILE_ADDR => match self.ior.profiles.get(self.profile_index as usize) {
-                Some(p) => TargetAddress::Profile(p.clone()),
-                None => TargetAddress::Key(self.profile.object_key.clone()),
+                Some(p) => Cow::Owned(TargetAddress::Profile(p.clone())),
+                None => Cow::Borrowed(&self.key_target),
             },
-            REFERENCE_ADDR => TargetAddress::Reference(IorAddressingInfo {
+            REFERENCE_ADDR => Cow::Owned(TargetAddress::Reference(IorAddressingInfo {
                 selected_profile_index: self.profile_index,
                 ior: self.ior.clone(),
-            }),
-            _ => TargetAddress::Key(self.profile.object_key.clone()),
+            })),
+            _ => Cow::Borrowed(&self.key_target),
         }
     }
 
@@ -104,22 +145,20 @@ impl IiopInvoker {
         encode: &EncodeArgs<'_, 'a>,
         mut decode: Option<&mut DecodeReply<'_>>,
         hops: u32,
+        deadline: Option<Instant>,
     ) -> Result<(), SystemException> {
         let forwarded = self.forward.read().ok().and_then(|f| f.clone());
         if let Some(fwd) = forwarded {
-            match fwd.call(
-                operation,
-                encode,
-                decode.as_deref_mut(),
-                hops + 1,
-            ) {
+            match fwd.call(operation, encode, decode.as_deref_mut(), hops + 1, deadline) {
                 // The forward target is unreachable and nothing ran there: fall back to the
-                // original reference, as the specification says.
+                // original reference, as the specification says (not when the chain ended
+                // at the hop limit: going back would only walk it again).
                 Err(e)
                     if matches!(
                         e.kind,
                         SystemExceptionKind::Transient | SystemExceptionKind::CommFailure
-                    ) && e.completed == CompletionStatus::No =>
+                    ) && e.completed == CompletionStatus::No
+                        && e.minor != MINOR_FORWARD_LIMIT =>
                 {
                     if let Ok(mut f) = self.forward.write() {
                         *f = None;
@@ -128,24 +167,32 @@ impl IiopInvoker {
                 other => return other,
             }
         }
-        // A few transparent resends for strands the server closed before reading the request.
-        for _ in 0..4 {
-            let strand = self.rope.acquire()?;
-            match self.attempt(strand, operation, encode, decode.as_deref_mut())? {
+        // Transparent resends for strands the server closed before reading the request.
+        for _ in 0..MAX_RESENDS {
+            let strand = self.rope.acquire_until(deadline)?;
+            match self.attempt(strand, operation, encode, decode.as_deref_mut(), deadline)? {
                 Attempt::Done => return Ok(()),
                 Attempt::Retry => continue,
                 Attempt::Forward(target) => {
                     if hops >= self.ctx.config.forward_limit {
-                        return Err(sys(SystemExceptionKind::Transient, 0, CompletionStatus::No));
+                        return Err(sys(
+                            SystemExceptionKind::Transient,
+                            MINOR_FORWARD_LIMIT,
+                            CompletionStatus::No,
+                        ));
                     }
                     if let Ok(mut f) = self.forward.write() {
                         *f = Some(target.clone());
                     }
-                    return target.call(operation, encode, decode, hops + 1);
+                    return target.call(operation, encode, decode, hops + 1, deadline);
                 }
             }
         }
-        Err(sys(SystemExceptionKind::Transient, 0, CompletionStatus::No))
+        Err(sys(
+            SystemExceptionKind::Transient,
+            MINOR_RETRIES_EXHAUSTED,
+            CompletionStatus::No,
+        ))
     }
 
     fn attempt<'a>(
@@ -154,14 +201,11 @@ impl IiopInvoker {
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
+        deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
         let code_sets = *strand.code_sets.get_or_insert(self.code_sets);
         let request_id = strand.next_request_id();
-        let mut header = RequestHeader::new(request_id, ObjectKey::new(Vec::new()), operation);
-        header.target = self.target();
-        if decode.is_none() {
-            header.response_flags = crate::giop::request::RESPONSE_NONE;
-        }
+        let mut contexts = ServiceContextList::new();
         if self.version.minor >= 1 && !strand.reused {
             // The first request on a connection fixes its transmission code sets.
             let ctx = CodeSetContext {
@@ -170,13 +214,29 @@ impl IiopInvoker {
                     .wchar_set
                     .map_or(crate::cdr::CodeSetId::UTF_16, |w| w.id()),
             };
-            header.service_context = ServiceContextList(vec![ctx
-                .to_service_context(ByteOrder::NATIVE)
-                .map_err(|_| sys(SystemExceptionKind::Internal, 0, CompletionStatus::No))?]);
+            contexts.push(
+                ctx.to_service_context(ByteOrder::NATIVE)
+                    .map_err(|_| sys(SystemExceptionKind::Internal, 0, CompletionStatus::No))?,
+            );
         }
+        let target = self.target();
+        let header = RequestHeaderRef {
+            request_id,
+            response_flags: if decode.is_some() {
+                crate::giop::request::SYNC_WITH_TARGET
+            } else {
+                crate::giop::request::RESPONSE_NONE
+            },
+            target: &target,
+            operation,
+            service_context: &contexts,
+            requesting_principal: &[],
+        };
         let marshal_no = |e: crate::cdr::MarshalError| SystemException::from(e);
-        let mut mw = MessageWriter::request(self.version, ByteOrder::NATIVE, code_sets, &header)
-            .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?;
+        let buffer = std::mem::take(&mut strand.out);
+        let mut mw =
+            MessageWriter::request_ref(buffer, self.version, ByteOrder::NATIVE, code_sets, &header)
+                .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?;
         let header_len = mw.writer().len();
         {
             let w = mw.body();
@@ -190,6 +250,15 @@ impl IiopInvoker {
         let w = mw
             .finish()
             .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?;
+        if let Err(e) = strand.set_write_deadline(deadline) {
+            drop(strand);
+            self.rope.discard();
+            return Err(if e.kind() == std::io::ErrorKind::TimedOut {
+                timeout(CompletionStatus::No)
+            } else {
+                comm_failure(CompletionStatus::No)
+            });
+        }
         let sent = match self.ctx.config.fragment_size {
             Some(max) if self.version.minor >= 1 && w.len() > max as usize => {
                 crate::giop::fragment_message(&w.segments(), max as usize)
@@ -199,14 +268,17 @@ impl IiopInvoker {
             }
             _ => write_segments(&mut strand.stream, &w.segments()),
         };
-        drop(w);
-        if sent.is_err() {
+        strand.out = w.into_owned_buffer();
+        if let Err(e) = sent {
             let reused = strand.reused;
             drop(strand);
             self.rope.discard();
-            // The whole request never left: nothing ran. On a reused strand that is the
-            // server's idle close racing us; resend on a new connection.
-            return if reused {
+            // The whole request never reached the server: nothing ran. A write that timed
+            // out is the call's deadline; on a reused strand a failed write is the server's
+            // idle close racing us: resend on a new connection.
+            return if is_timeout(&e) && deadline.is_some() {
+                Err(timeout(CompletionStatus::No))
+            } else if reused {
                 Ok(Attempt::Retry)
             } else {
                 Err(comm_failure(CompletionStatus::No))
@@ -216,7 +288,7 @@ impl IiopInvoker {
             self.rope.release(strand);
             return Ok(Attempt::Done);
         };
-        self.await_reply(strand, request_id, code_sets, decode)
+        self.await_reply(strand, request_id, code_sets, decode, deadline)
     }
 
     fn await_reply(
@@ -225,17 +297,23 @@ impl IiopInvoker {
         request_id: u32,
         code_sets: CodeSets,
         decode: &mut DecodeReply<'_>,
+        deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
-        let timeout = self.ctx.config.call_timeout;
-        let _ = strand.stream.set_read_timeout(timeout);
+        strand.reader.get_mut().set_deadline(deadline);
         loop {
-            let m = match read_message(&mut strand.reader, self.ctx.config.max_message_size) {
+            let buffer = std::mem::take(&mut strand.inbound);
+            let m = match read_message_into(
+                &mut strand.reader,
+                self.ctx.config.max_message_size,
+                buffer,
+            ) {
                 Ok(m) => m,
                 Err(e) => {
-                    let reused = strand.reused;
+                    // The strand is closed, never reused: a late reply cannot reach the
+                    // next call.
                     drop(strand);
                     self.rope.discard();
-                    return Err(read_failure(&e, reused, timeout));
+                    return Err(read_failure(&e, deadline.is_some()));
                 }
             };
             let m = match strand.reassembler.push(m) {
@@ -280,7 +358,7 @@ impl IiopInvoker {
                             _ => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
                         },
                     };
-                    drop(m);
+                    strand.inbound = m.into_bytes();
                     self.rope.release(strand);
                     return outcome;
                 }
@@ -305,17 +383,16 @@ impl IiopInvoker {
     }
 }
 
-fn read_failure(e: &ReadError, _reused: bool, timeout: Option<Duration>) -> SystemException {
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+fn read_failure(e: &ReadError, has_deadline: bool) -> SystemException {
     match e {
-        ReadError::Io(io)
-            if timeout.is_some()
-                && matches!(
-                    io.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-        {
-            sys(SystemExceptionKind::Timeout, 0, CompletionStatus::Maybe)
-        }
+        ReadError::Io(io) if has_deadline && is_timeout(io) => timeout(CompletionStatus::Maybe),
         // The request was sent and the connection died: it may have run. Never resend.
         _ => comm_failure(CompletionStatus::Maybe),
     }
@@ -329,6 +406,9 @@ impl Invoker for IiopInvoker {
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
-        self.call(operation, encode, decode, 0)
+        // Oneways are bounded too: a server that stops reading must not block the caller
+        // forever.
+        let deadline = self.effective_timeout().map(|t| Instant::now() + t);
+        self.call(operation, encode, decode, 0, deadline)
     }
 }

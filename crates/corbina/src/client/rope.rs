@@ -3,14 +3,51 @@
 //! connection of their own, a strand carries one call at a time, and concurrent calls open
 //! more strands on demand up to a maximum, after which callers wait for one to come free.
 
-use std::io::BufReader;
+use std::io::{self, BufReader, Read};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
 use crate::giop::Reassembler;
-use crate::{SystemException, SystemExceptionKind};
+use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// The read half of a strand: a socket whose every read is bounded by the current call's
+/// deadline (SO_RCVTIMEO set to what is left), so a reply that trickles in cannot stretch a
+/// call past its timeout.
+pub(crate) struct TimedStream {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+    /// Whether SO_RCVTIMEO is currently set on the socket.
+    timeout_set: bool,
+}
+
+impl TimedStream {
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+}
+
+impl Read for TimedStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                self.stream.set_read_timeout(Some(left))?;
+                self.timeout_set = true;
+            }
+            None if self.timeout_set => {
+                self.stream.set_read_timeout(None)?;
+                self.timeout_set = false;
+            }
+            None => {}
+        }
+        self.stream.read(buf)
+    }
+}
 
 /// Connection settings a rope applies to each strand.
 #[derive(Debug, Clone)]
@@ -28,7 +65,7 @@ pub struct StrandSettings {
 /// One connection to a server, used by one call at a time.
 pub struct Strand {
     pub(crate) stream: TcpStream,
-    pub(crate) reader: BufReader<TcpStream>,
+    pub(crate) reader: BufReader<TimedStream>,
     pub(crate) reassembler: Reassembler,
     next_request_id: u32,
     /// The transmission code sets fixed by the first request's CodeSets context.
@@ -37,6 +74,14 @@ pub struct Strand {
     /// by the server meanwhile, which makes a failed send safe to retry).
     pub(crate) reused: bool,
     last_used: Instant,
+    /// Seen idle by the last scavenger scan (cleared by every use).
+    marked: bool,
+    /// Whether SO_SNDTIMEO is currently set.
+    write_timeout_set: bool,
+    /// Buffers reused by every call on this strand: requests are marshalled into `out`
+    /// and replies read into `inbound`, so a call allocates nothing in the steady state.
+    pub(crate) out: Vec<u8>,
+    pub(crate) inbound: Vec<u8>,
 }
 
 impl Strand {
@@ -45,6 +90,49 @@ impl Strand {
         let id = self.next_request_id;
         self.next_request_id = self.next_request_id.wrapping_add(2);
         id
+    }
+
+    /// Whether an idle strand can carry a request: nothing may be waiting to be read on
+    /// it (between calls the server only sends CloseConnection, or closes). Checked with
+    /// one nonblocking peek, and only for strands idle for a while: the check is there
+    /// to spot connections the server closed in between, not to win a race with it
+    /// (an orderly close racing a request is handled by resending).
+    fn is_usable(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        if self.last_used.elapsed() < Duration::from_millis(1) {
+            return true;
+        }
+        let mut probe = [0u8; 1];
+        matches!(
+            rustix::net::recv(
+                &self.stream,
+                &mut probe[..],
+                rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT,
+            ),
+            Err(rustix::io::Errno::AGAIN)
+        )
+    }
+
+    /// Bounds the next writes by `deadline` (`None`: block as long as it takes).
+    pub(crate) fn set_write_deadline(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        match deadline {
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                self.stream.set_write_timeout(Some(left))?;
+                self.write_timeout_set = true;
+            }
+            None if self.write_timeout_set => {
+                self.stream.set_write_timeout(None)?;
+                self.write_timeout_set = false;
+            }
+            None => {}
+        }
+        Ok(())
     }
 }
 
@@ -96,23 +184,48 @@ impl Rope {
 
     /// Takes an idle strand, or opens one if under the limit, or waits for one to be freed.
     pub fn acquire(&self) -> Result<Strand, SystemException> {
+        self.acquire_until(None)
+    }
+
+    /// [`Rope::acquire`], giving up at `deadline`: waiting for a strand ends with TIMEOUT
+    /// (completed NO); a connect cut short by it, or by the connect timeout, with TRANSIENT.
+    pub fn acquire_until(&self, deadline: Option<Instant>) -> Result<Strand, SystemException> {
         let mut st = self.state.lock().map_err(|_| transient(0))?;
         loop {
-            if let Some(s) = st.idle.pop() {
-                return Ok(s);
+            while let Some(s) = st.idle.pop() {
+                if s.is_usable() {
+                    return Ok(s);
+                }
+                // Closed by the server while idle (CloseConnection or end of stream
+                // pending): nothing was sent on it, so just drop it.
+                st.open -= 1;
             }
             if st.open < self.settings.max_strands {
                 st.open += 1;
                 drop(st);
-                return self.connect().inspect_err(|_| self.discard());
+                return self.connect(deadline).inspect_err(|_| self.discard());
             }
-            st = self.freed.wait(st).map_err(|_| transient(0))?;
+            st = match deadline {
+                None => self.freed.wait(st).map_err(|_| transient(0))?,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
+                            .completed(CompletionStatus::No));
+                    }
+                    self.freed
+                        .wait_timeout(st, left)
+                        .map_err(|_| transient(0))?
+                        .0
+                }
+            };
         }
     }
 
     /// Returns a strand after a complete call, for the next caller.
     pub fn release(&self, mut strand: Strand) {
         strand.reused = true;
+        strand.marked = false;
         strand.last_used = Instant::now();
         if let Ok(mut st) = self.state.lock() {
             st.idle.push(strand);
@@ -137,16 +250,44 @@ impl Rope {
         st.idle.retain(|s| s.last_used.elapsed() < idle_for);
         let closed = before - st.idle.len();
         st.open -= closed;
+        drop(st);
+        self.freed.notify_all();
         closed
     }
 
-    fn connect(&self) -> Result<Strand, SystemException> {
+    /// One scavenger scan (mark and sweep, seed 001 §4): closes the idle strands already
+    /// marked by the previous scan and marks the rest; a call clears its strand's mark.
+    /// Returns how many were closed.
+    pub fn scavenge(&self) -> usize {
+        let Ok(mut st) = self.state.lock() else {
+            return 0;
+        };
+        let before = st.idle.len();
+        st.idle.retain(|s| !s.marked);
+        for s in &mut st.idle {
+            s.marked = true;
+        }
+        let closed = before - st.idle.len();
+        st.open -= closed;
+        drop(st);
+        self.freed.notify_all();
+        closed
+    }
+
+    fn connect(&self, deadline: Option<Instant>) -> Result<Strand, SystemException> {
         let addrs = (self.host.as_str(), self.port)
             .to_socket_addrs()
             .map_err(|_| transient(2))?;
         let mut last_err = transient(2);
         for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.settings.connect_timeout) {
+            let mut limit = self.settings.connect_timeout;
+            if let Some(d) = deadline {
+                limit = limit.min(d.saturating_duration_since(Instant::now()));
+                if limit.is_zero() {
+                    return Err(transient(2));
+                }
+            }
+            match TcpStream::connect_timeout(&addr, limit) {
                 Ok(stream) => return self.strand(stream),
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                     last_err = SystemException::new(SystemExceptionKind::Transient, 0);
@@ -165,8 +306,12 @@ impl Rope {
             let _ = sock.set_send_buffer_size(size);
             let _ = sock.set_recv_buffer_size(size);
         }
-        let reader =
-            BufReader::with_capacity(64 * 1024, stream.try_clone().map_err(|_| transient(2))?);
+        let read_half = TimedStream {
+            stream: stream.try_clone().map_err(|_| transient(2))?,
+            deadline: None,
+            timeout_set: false,
+        };
+        let reader = BufReader::with_capacity(64 * 1024, read_half);
         Ok(Strand {
             stream,
             reader,
@@ -175,6 +320,10 @@ impl Rope {
             code_sets: None,
             reused: false,
             last_used: Instant::now(),
+            marked: false,
+            write_timeout_set: false,
+            out: Vec::with_capacity(512),
+            inbound: Vec::with_capacity(512),
         })
     }
 }

@@ -4,7 +4,9 @@
 //! transport hands each request's object key to [`PoaRegistry::dispatch`], which
 //! demultiplexes in O(1) whatever the number of POAs and objects:
 //!
-//! 1. [`key::decode`] reads the fixed-layout key (no allocation, no search);
+//! 1. [`key::decode`] reads the fixed-layout key (no allocation, no search); a key not in
+//!    that format (`NameService`) is one hash lookup in the object key table
+//!    ([`PoaRegistry::bind_key`]);
 //! 2. the POA is a slab index + generation check (TRANSIENT) or one hash lookup of the
 //!    path bytes (PERSISTENT);
 //! 3. its [`PoaManager`] gate is one atomic increment and load while active;
@@ -64,6 +66,7 @@ mod poa;
 pub mod policy;
 mod registry;
 mod servant_manager;
+mod table;
 #[cfg(test)]
 mod tests;
 
@@ -78,6 +81,7 @@ pub use registry::{PoaRegistry, DEFAULT_MAX_HOLD_WAIT};
 pub use servant_manager::{
     AdapterActivator, Cookie, ServantActivator, ServantLocator, ServantManager,
 };
+pub use table::KeyTableError;
 
 /// How the ORB makes object references for the POA: an IOR with the ORB's endpoints and
 /// `object_key`, and the invoker that reaches it.

@@ -40,6 +40,8 @@ pub struct PoaRegistry {
     persistent: RwLock<HashMap<Box<[u8]>, Poa>>,
     root: Poa,
     max_hold_wait_ms: AtomicU64,
+    /// Keys outside the POA format (`NameService`, …): see [`super::table`].
+    pub(super) keys: super::table::ObjectKeyTable,
 }
 
 fn random_epoch() -> u64 {
@@ -101,6 +103,7 @@ impl PoaRegistry {
                 persistent: RwLock::new(HashMap::new()),
                 root,
                 max_hold_wait_ms: AtomicU64::new(DEFAULT_MAX_HOLD_WAIT.as_millis() as u64),
+                keys: Default::default(),
             }
         })
     }
@@ -270,8 +273,9 @@ impl PoaRegistry {
         object_key: &[u8],
         request: &mut ServerRequest<'_, '_>,
     ) -> Result<(), DispatchError> {
-        let k =
-            key::decode(object_key).ok_or_else(|| not_exist(minor::OBJECT_NOT_EXIST_NO_ADAPTER))?;
+        let Some(k) = key::decode(object_key) else {
+            return self.dispatch_table_key(object_key, request);
+        };
         let poa = self.find(k.poa, true)?;
         poa.dispatch(k.object_id, request, self.max_hold_wait())
     }
@@ -280,7 +284,7 @@ impl PoaRegistry {
     /// or its POA has a default servant or servant manager to ask.
     pub fn locate(&self, object_key: &[u8]) -> LocateOutcome {
         let Some(k) = key::decode(object_key) else {
-            return LocateOutcome::Unknown;
+            return self.locate_table_key(object_key);
         };
         match self.find(k.poa, false) {
             Ok(poa) => poa.locate(k.object_id),

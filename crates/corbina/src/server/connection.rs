@@ -1,6 +1,7 @@
-//! One server connection, served by its own thread: read a request, demultiplex it, run the
-//! upcall, write the reply — the omniORB2 thread-per-connection model with no thread switch
-//! on the call path.
+//! One server connection: read a request, demultiplex it, run the upcall, write the reply.
+//! In the default model each connection has its own thread (omniORB2's thread per
+//! connection, no thread switch on the call path); the pool ([`super::pool`]) runs the same
+//! [`Connection::handle`] on whichever pool thread found the connection readable.
 
 use std::io::{BufReader, Write};
 use std::net::{Shutdown, TcpStream};
@@ -81,21 +82,21 @@ fn close_now(st: &mut ConnState) {
     let _ = st.stream.shutdown(Shutdown::Both);
 }
 
-/// Serves one accepted connection until it closes.
-pub(crate) fn serve(
+/// Sets up an accepted connection: socket options, its shared half (registered with the
+/// server, so shutdown and the scavenger reach it) and its request handler. `None` if the
+/// socket cannot be duplicated (it is then closed).
+pub(crate) fn open(
     stream: TcpStream,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
-) {
+) -> Option<(Connection, TcpStream)> {
     let _ = stream.set_nodelay(true);
     if let Some(size) = server.config.socket_buffer_size {
         let sock = socket2::SockRef::from(&stream);
         let _ = sock.set_send_buffer_size(size);
         let _ = sock.set_recv_buffer_size(size);
     }
-    let Ok(read_half) = stream.try_clone() else {
-        return;
-    };
+    let read_half = stream.try_clone().ok()?;
     let shared = Arc::new(ConnectionShared {
         state: Mutex::new(ConnState {
             stream,
@@ -107,25 +108,49 @@ pub(crate) fn serve(
             idle_scans: 0,
         }),
     });
-    server.register(&shared);
-    let mut conn = Connection {
-        reader: BufReader::with_capacity(64 * 1024, read_half),
-        shared: shared.clone(),
+    if !server.register(&shared) {
+        // The server is shutting down: tell the client at once.
+        shared.close_gracefully();
+    }
+    let conn = Connection {
+        shared,
         dispatcher,
         server: server.clone(),
         code_sets: CodeSets::DEFAULT,
         reassembler: crate::giop::Reassembler::new(server.config.max_message_size as usize),
     };
-    conn.run();
-    if let Ok(mut st) = shared.state.lock() {
-        st.closed = true;
-        let _ = st.stream.shutdown(Shutdown::Both);
-    }
-    server.unregister(&shared);
+    Some((conn, read_half))
 }
 
-struct Connection {
-    reader: BufReader<TcpStream>,
+/// Serves one accepted connection on this thread until it closes (thread per connection).
+pub(crate) fn serve(
+    stream: TcpStream,
+    dispatcher: Arc<dyn RequestDispatcher>,
+    server: Arc<ServerShared>,
+) {
+    let Some((mut conn, read_half)) = open(stream, dispatcher, server.clone()) else {
+        server.connection_ended();
+        return;
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, read_half);
+    loop {
+        let m = match read_message(&mut reader, server.config.max_message_size) {
+            Ok(m) => m,
+            Err(ReadError::Malformed(_)) => {
+                conn.message_error(Version::V1_0);
+                break;
+            }
+            Err(_) => break,
+        };
+        if !conn.handle(m) {
+            break;
+        }
+    }
+    conn.finish();
+}
+
+/// The request handler of one connection: what both thread models run for each message.
+pub(crate) struct Connection {
     shared: Arc<ConnectionShared>,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
@@ -134,92 +159,103 @@ struct Connection {
 }
 
 impl Connection {
-    fn run(&mut self) {
-        loop {
-            let m = match read_message(&mut self.reader, self.server.config.max_message_size) {
-                Ok(m) => m,
-                Err(ReadError::Malformed(_)) => return self.message_error(Version::V1_0),
-                Err(_) => return,
-            };
-            let version = m.header().version;
-            let m = match self.reassembler.push(m) {
-                Ok(Some(m)) => m,
-                Ok(None) => continue,
-                Err(_) => return self.message_error(version),
-            };
-            let decoded = match m.decode() {
-                Ok(d) => d,
-                Err(_) => return self.message_error(version),
-            };
-            match decoded {
-                GiopMessage::Request { header, body } => {
-                    if !self.begin(version) {
-                        // Closing: CloseConnection was sent; the client will resend elsewhere.
-                        return;
-                    }
-                    if let Ok(Some(cs)) = header.service_context.code_sets() {
-                        self.code_sets = crate::codeset::from_context(cs.char_data, cs.wchar_data);
-                    }
-                    let key = header.target.resolve_key().ok().flatten();
-                    let mut sink = ConnectionReplySink {
-                        shared: &self.shared,
-                        version,
-                        request_id: header.request_id,
-                        code_sets: self.code_sets,
-                        fragment_size: self.server.config.fragment_size,
-                    };
-                    let response_expected = header.response_expected();
-                    let mut req = ServerRequest::new(
-                        &header.operation,
-                        body.reader(self.code_sets),
-                        response_expected,
-                        &mut sink,
-                    );
-                    let result = match &key {
-                        Some(k) => self.dispatcher.dispatch(k.as_bytes(), &mut req),
-                        None => Err(DispatchError::System(SystemException::new(
-                            SystemExceptionKind::ObjectNotExist,
-                            0,
-                        ))),
-                    };
-                    let replied = req.has_replied();
-                    if response_expected && !replied {
-                        let outcome = match result {
-                            Ok(()) => sink.system_exception(
-                                SystemException::new(SystemExceptionKind::Internal, 0)
-                                    .completed(CompletionStatus::Maybe),
-                            ),
-                            Err(DispatchError::System(e)) => sink.system_exception(e),
-                            Err(DispatchError::Forward {
-                                reference,
-                                permanent,
-                            }) => sink.forward(reference.ior(), permanent),
-                        };
-                        if outcome.is_err() {
-                            return;
-                        }
-                    }
-                    if !self.end() {
-                        return;
-                    }
+    /// Handles one message read off the connection; false when the connection must close
+    /// (MessageError or CloseConnection was sent, the peer closed, or a write failed).
+    pub(crate) fn handle(&mut self, m: crate::giop::Message) -> bool {
+        let version = m.header().version;
+        let m = match self.reassembler.push(m) {
+            Ok(Some(m)) => m,
+            Ok(None) => return true,
+            Err(_) => {
+                self.message_error(version);
+                return false;
+            }
+        };
+        let decoded = match m.decode() {
+            Ok(d) => d,
+            Err(_) => {
+                self.message_error(version);
+                return false;
+            }
+        };
+        match decoded {
+            GiopMessage::Request { header, body } => {
+                if !self.begin(version) {
+                    // Closing: CloseConnection was sent and this request is not processed;
+                    // the client resends it on a new connection.
+                    return false;
                 }
-                GiopMessage::LocateRequest(h) => {
-                    let outcome = match h.target.resolve_key().ok().flatten() {
-                        Some(k) => self.dispatcher.locate(k.as_bytes()),
-                        None => LocateOutcome::Unknown,
+                if let Ok(Some(cs)) = header.service_context.code_sets() {
+                    self.code_sets = crate::codeset::from_context(cs.char_data, cs.wchar_data);
+                }
+                let key = header.target.resolve_key().ok().flatten();
+                let mut sink = ConnectionReplySink {
+                    shared: &self.shared,
+                    version,
+                    request_id: header.request_id,
+                    code_sets: self.code_sets,
+                    fragment_size: self.server.config.fragment_size,
+                };
+                let response_expected = header.response_expected();
+                let mut req = ServerRequest::new(
+                    &header.operation,
+                    body.reader(self.code_sets),
+                    response_expected,
+                    &mut sink,
+                );
+                let result = match &key {
+                    Some(k) => self.dispatcher.dispatch(k.as_bytes(), &mut req),
+                    None => Err(DispatchError::System(SystemException::new(
+                        SystemExceptionKind::ObjectNotExist,
+                        0,
+                    ))),
+                };
+                let replied = req.has_replied();
+                let mut ok = true;
+                if response_expected && !replied {
+                    let outcome = match result {
+                        Ok(()) => sink.system_exception(
+                            SystemException::new(SystemExceptionKind::Internal, 0)
+                                .completed(CompletionStatus::Maybe),
+                        ),
+                        Err(DispatchError::System(e)) => sink.system_exception(e),
+                        Err(DispatchError::Forward {
+                            reference,
+                            permanent,
+                        }) => sink.forward(reference.ior(), permanent),
                     };
-                    if self.locate_reply(version, h.request_id, outcome).is_err() {
-                        return;
-                    }
+                    ok = outcome.is_ok();
                 }
-                GiopMessage::CancelRequest(_) => {
-                    // Requests on a connection run in order: a cancelled one has either
-                    // finished or will be answered normally.
-                }
-                GiopMessage::CloseConnection | GiopMessage::MessageError => return,
-                _ => return self.message_error(version),
+                // Always leave the busy state, so that a close asked for meanwhile happens.
+                self.end() && ok
+            }
+            GiopMessage::LocateRequest(h) => {
+                let outcome = match h.target.resolve_key().ok().flatten() {
+                    Some(k) => self.dispatcher.locate(k.as_bytes()),
+                    None => LocateOutcome::Unknown,
+                };
+                self.locate_reply(version, h.request_id, outcome).is_ok()
+            }
+            GiopMessage::CancelRequest(_) => {
+                // Requests on a connection run in order: a cancelled one has either
+                // finished or will be answered normally.
+                true
+            }
+            GiopMessage::CloseConnection | GiopMessage::MessageError => false,
+            _ => {
+                self.message_error(version);
+                false
             }
         }
+    }
+
+    /// The connection is over: closes the socket and tells the server.
+    pub(crate) fn finish(&self) {
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.closed = true;
+            let _ = st.stream.shutdown(Shutdown::Both);
+        }
+        self.server.unregister(&self.shared);
     }
 
     /// Marks the connection busy; false if it is closing.
@@ -250,7 +286,7 @@ impl Connection {
         true
     }
 
-    fn message_error(&self, version: Version) {
+    pub(crate) fn message_error(&self, version: Version) {
         if let Ok(mut st) = self.shared.state.lock() {
             let _ = st
                 .stream
@@ -290,6 +326,9 @@ impl Connection {
         }
         let w = mw.finish().map_err(SystemException::from)?;
         let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
+        if st.closed {
+            return Err(io_failure());
+        }
         write_segments(&mut st.stream, &w.segments()).map_err(|_| io_failure())
     }
 }

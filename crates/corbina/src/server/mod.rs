@@ -1,17 +1,34 @@
-//! The server side of IIOP: listening endpoints, a thread per connection, and the idle
-//! connection scavenger. Requests are handed to a [`RequestDispatcher`] (the POA).
+//! The server side of IIOP: listening endpoints, the connections (a thread each, or a
+//! bounded pool of threads: [`crate::config::ThreadModel`]), and the idle connection
+//! scavenger. Requests are handed to a [`RequestDispatcher`] (the POA).
+//!
+//! # Semantics (both thread models)
+//!
+//! - A malformed message (bad magic or version, unknown type, over `max_message_size`,
+//!   undecodable) is answered with MessageError and that connection is closed; other
+//!   connections are not affected.
+//! - At most `max_server_connections` connections are served; one more is answered with
+//!   CloseConnection and closed (the client sees TRANSIENT once its resends are used up).
+//! - CancelRequest is accepted and ignored (requests on a connection run in order);
+//!   LocateRequest is answered OBJECT_HERE / UNKNOWN_OBJECT / OBJECT_FORWARD(_PERM).
+//! - A connection is closed in order — CloseConnection, never in the middle of a request:
+//!   a request already being processed gets its reply first; one read after the close is
+//!   not processed (the client resends it elsewhere). The scavenger closes connections idle
+//!   for two consecutive scans; [`Server::shutdown`] closes them all.
 
 mod connection;
+mod pool;
 
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use connection::ConnectionShared;
 
-use crate::config::OrbConfig;
+use crate::config::{OrbConfig, ThreadModel};
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::ServerRequest;
 
@@ -31,20 +48,39 @@ pub trait RequestDispatcher: Send + Sync {
 /// State shared by a server's listener and connection threads.
 pub(crate) struct ServerShared {
     pub(crate) config: OrbConfig,
+    /// Live connections; `stopping` is set under this lock too, so a connection registered
+    /// while the server shuts down is either seen by the shutdown or sees the flag itself.
     connections: Mutex<Vec<Weak<ConnectionShared>>>,
     open: AtomicUsize,
     stopping: AtomicBool,
+    /// Accept threads still running (shutdown waits for them, so that the listening
+    /// sockets are closed — and connects refused — when it returns).
+    accepting: AtomicUsize,
+    /// Wakes the scavenger when the server stops.
+    stop_signal: Condvar,
+    stop_lock: Mutex<()>,
 }
 
 impl ServerShared {
-    fn register(&self, c: &Arc<ConnectionShared>) {
-        if let Ok(mut v) = self.connections.lock() {
-            v.retain(|w| w.strong_count() > 0);
-            v.push(Arc::downgrade(c));
-        }
+    /// Registers a new connection; false if the server is stopping (close it).
+    fn register(&self, c: &Arc<ConnectionShared>) -> bool {
+        let Ok(mut v) = self.connections.lock() else {
+            return false;
+        };
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Arc::downgrade(c));
+        !self.stopping.load(Ordering::Acquire)
     }
 
-    fn unregister(&self, _c: &Arc<ConnectionShared>) {
+    fn unregister(&self, c: &Arc<ConnectionShared>) {
+        if let Ok(mut v) = self.connections.lock() {
+            v.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), Arc::as_ptr(c)));
+        }
+        self.connection_ended();
+    }
+
+    /// One accepted connection is gone (counted against `max_server_connections`).
+    fn connection_ended(&self) {
         self.open.fetch_sub(1, Ordering::AcqRel);
     }
 
@@ -54,17 +90,23 @@ impl ServerShared {
             .map(|v| v.iter().filter_map(Weak::upgrade).collect())
             .unwrap_or_default()
     }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
 }
 
 /// A running IIOP server: bound endpoints and their accept threads.
 pub struct Server {
     shared: Arc<ServerShared>,
     addresses: Vec<SocketAddr>,
+    pool: Option<Arc<pool::Pool>>,
 }
 
 impl Server {
     /// Binds every endpoint in `config` (or `0.0.0.0:0` when there is none) and starts
-    /// accepting connections, each served by its own thread.
+    /// accepting connections, each served by its own thread or, with
+    /// [`ThreadModel::Pool`], by a pool of threads.
     pub fn start(
         config: &OrbConfig,
         dispatcher: Arc<dyn RequestDispatcher>,
@@ -74,6 +116,9 @@ impl Server {
             connections: Mutex::new(Vec::new()),
             open: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
+            accepting: AtomicUsize::new(0),
+            stop_signal: Condvar::new(),
+            stop_lock: Mutex::new(()),
         });
         let endpoints = if config.endpoints.is_empty() {
             vec![crate::config::Endpoint {
@@ -83,23 +128,45 @@ impl Server {
         } else {
             config.endpoints.clone()
         };
+        let mut listeners = Vec::new();
         let mut addresses = Vec::new();
         for ep in &endpoints {
             let listener = TcpListener::bind((ep.host.as_str(), ep.port))?;
             addresses.push(listener.local_addr()?);
+            listeners.push(listener);
+        }
+        let pool = match config.thread_model {
+            ThreadModel::Pool(n) => Some(pool::Pool::start(n.max(1), shared.clone())?),
+            ThreadModel::ThreadPerConnection => None,
+        };
+        for (i, listener) in listeners.into_iter().enumerate() {
             let shared = shared.clone();
             let dispatcher = dispatcher.clone();
-            thread::Builder::new()
-                .name(format!("corbina-accept-{}", addresses.len()))
-                .spawn(move || accept_loop(listener, dispatcher, shared))?;
+            let pool = pool.clone();
+            let stop_on_error = shared.clone();
+            shared.accepting.fetch_add(1, Ordering::AcqRel);
+            let spawned = thread::Builder::new()
+                .name(format!("corbina-accept-{}", i + 1))
+                .spawn(move || {
+                    accept_loop(listener, dispatcher, &shared, pool);
+                    shared.accepting.fetch_sub(1, Ordering::AcqRel);
+                });
+            if let Err(e) = spawned {
+                stop_on_error.accepting.fetch_sub(1, Ordering::AcqRel);
+                return Err(e);
+            }
         }
         if let Some(period) = config.idle_timeout {
-            let weak = Arc::downgrade(&shared);
+            let s = shared.clone();
             thread::Builder::new()
                 .name("corbina-scavenger".into())
-                .spawn(move || scavenger(weak, period))?;
+                .spawn(move || scavenger(&s, period))?;
         }
-        Ok(Server { shared, addresses })
+        Ok(Server {
+            shared,
+            addresses,
+            pool,
+        })
     }
 
     /// The addresses actually bound (ephemeral ports resolved).
@@ -112,38 +179,70 @@ impl Server {
         self.shared.open.load(Ordering::Acquire)
     }
 
+    /// The number of threads serving connections: the pool's size, or (thread per
+    /// connection) the number of open connections.
+    pub fn serving_threads(&self) -> usize {
+        match &self.pool {
+            Some(p) => p.threads(),
+            None => self.open_connections(),
+        }
+    }
+
     /// Stops accepting and closes every connection in order: CloseConnection once its
-    /// current request (if any) has been answered.
+    /// current request (if any) has been answered. Returns at once; see
+    /// [`Server::wait_closed`].
     pub fn shutdown(&self) {
-        self.shared.stopping.store(true, Ordering::Release);
+        {
+            let _guard = self.shared.connections.lock();
+            self.shared.stopping.store(true, Ordering::Release);
+        }
+        {
+            let _guard = self.shared.stop_lock.lock();
+            self.shared.stop_signal.notify_all();
+        }
         for a in &self.addresses {
-            // Wake the accept threads.
-            let wake = match a.ip() {
-                ip if ip.is_unspecified() => {
-                    SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), a.port())
+            // Wake the accept threads (each stops at its next accept).
+            let ip: std::net::IpAddr = match a.ip() {
+                std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+                    std::net::Ipv4Addr::LOCALHOST.into()
                 }
-                _ => *a,
+                std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+                    std::net::Ipv6Addr::LOCALHOST.into()
+                }
+                ip => ip,
             };
-            let _ = TcpStream::connect_timeout(&wake, Duration::from_millis(200));
+            let _ =
+                TcpStream::connect_timeout(&SocketAddr::new(ip, a.port()), Duration::from_secs(1));
+        }
+        let start = Instant::now();
+        while self.shared.accepting.load(Ordering::Acquire) > 0
+            && start.elapsed() < Duration::from_secs(2)
+        {
+            thread::sleep(Duration::from_millis(1));
         }
         for c in self.shared.live() {
             c.close_gracefully();
+        }
+        if let Some(p) = &self.pool {
+            p.stop();
         }
     }
 
     /// Waits (up to `limit`) until every connection has closed.
     pub fn wait_closed(&self, limit: Duration) -> bool {
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         while self.open_connections() > 0 {
             if start.elapsed() > limit {
                 return false;
             }
-            thread::sleep(Duration::from_millis(5));
+            thread::sleep(Duration::from_millis(2));
         }
         true
     }
 
-    /// Runs one scavenger scan now (tests use this instead of waiting for the period).
+    /// Runs one scavenger scan now (tests use this instead of waiting for the period):
+    /// connections idle for `idle_for` on this and the previous scan are closed. Returns
+    /// how many were closed.
     pub fn scavenge_now(&self, idle_for: Duration) -> usize {
         self.shared
             .live()
@@ -156,39 +255,83 @@ impl Server {
 fn accept_loop(
     listener: TcpListener,
     dispatcher: Arc<dyn RequestDispatcher>,
-    shared: Arc<ServerShared>,
+    shared: &Arc<ServerShared>,
+    pool: Option<Arc<pool::Pool>>,
 ) {
+    // An orderly refusal: the client knows nothing ran and may retry elsewhere or later
+    // (it gets TRANSIENT once it gives up).
+    let refuse = |mut stream: TcpStream| {
+        let msg = crate::giop::close_connection(
+            crate::giop::Version::V1_0,
+            crate::cdr::ByteOrder::NATIVE,
+        );
+        let _ = stream.write_all(&msg);
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+    };
     for stream in listener.incoming() {
-        if shared.stopping.load(Ordering::Acquire) {
+        if shared.is_stopping() {
+            if let Ok(s) = stream {
+                refuse(s);
+            }
             return;
         }
-        let Ok(stream) = stream else { continue };
-        if shared.open.load(Ordering::Acquire) >= shared.config.max_server_connections {
-            // Over the limit: refuse by closing; the client sees TRANSIENT/COMM_FAILURE.
-            drop(stream);
+        let Ok(stream) = stream else {
+            // EMFILE and the like: do not spin.
+            thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        let open = shared.open.fetch_add(1, Ordering::AcqRel);
+        if open >= shared.config.max_server_connections {
+            shared.open.fetch_sub(1, Ordering::AcqRel);
+            refuse(stream);
             continue;
         }
-        shared.open.fetch_add(1, Ordering::AcqRel);
-        let d = dispatcher.clone();
-        let s = shared.clone();
-        let spawned = thread::Builder::new()
-            .name("corbina-conn".into())
-            .spawn(move || connection::serve(stream, d, s));
-        if spawned.is_err() {
-            shared.open.fetch_sub(1, Ordering::AcqRel);
+        match &pool {
+            Some(p) => {
+                let Some((conn, read_half)) =
+                    connection::open(stream, dispatcher.clone(), shared.clone())
+                else {
+                    shared.connection_ended();
+                    continue;
+                };
+                p.add(conn, read_half);
+            }
+            None => {
+                let d = dispatcher.clone();
+                let s = shared.clone();
+                let spawned = thread::Builder::new()
+                    .name("corbina-conn".into())
+                    .spawn(move || connection::serve(stream, d, s));
+                if spawned.is_err() {
+                    shared.connection_ended();
+                }
+            }
         }
     }
 }
 
-fn scavenger(shared: Weak<ServerShared>, period: Duration) {
+fn scavenger(shared: &ServerShared, period: Duration) {
+    let mut guard = shared.stop_lock.lock().unwrap_or_else(|p| p.into_inner());
     loop {
-        thread::sleep(period);
-        let Some(s) = shared.upgrade() else { return };
-        if s.stopping.load(Ordering::Acquire) {
-            return;
+        let deadline = Instant::now() + period;
+        loop {
+            if shared.is_stopping() {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            guard = shared
+                .stop_signal
+                .wait_timeout(guard, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
-        for c in s.live() {
+        drop(guard);
+        for c in shared.live() {
             c.scavenge(period);
         }
+        guard = shared.stop_lock.lock().unwrap_or_else(|p| p.into_inner());
     }
 }

@@ -1,0 +1,260 @@
+//! The `corbina` binary, run as a user runs it: `catior`, `names` against a naming service
+//! the test starts (the same `NamingService` the `corbina-names` daemon runs), and `ping`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use corbina::cdr::ByteOrder;
+use corbina::config::Endpoint;
+use corbina::giop::{IiopProfile, Ior, ObjectKey, TaggedComponent, Version};
+use corbina::{Orb, OrbConfig};
+use corbina_naming::{NamingService, Options};
+use serde_json::Value;
+
+fn corbina(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_corbina"))
+        .args(args)
+        .output()
+        .expect("corbina runs")
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = corbina(args);
+    assert!(
+        o.status.success(),
+        "corbina {args:?} failed: {}{}",
+        text(&o),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text(&o)
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = corbina(args);
+    assert_eq!(o.status.code(), Some(1), "corbina {args:?}: {}", text(&o));
+    text(&o) + &String::from_utf8_lossy(&o.stderr)
+}
+
+struct Service {
+    _orb: Orb,
+    service: NamingService,
+    init_ref: String,
+    url: String,
+}
+
+fn service(name: &str) -> Service {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let orb = Orb::with_config(OrbConfig {
+        endpoints: vec![Endpoint {
+            host: "127.0.0.1".into(),
+            port: 0,
+        }],
+        ..OrbConfig::default()
+    });
+    let service = NamingService::start(&orb, &Options::new(dir)).unwrap();
+    let (host, port) = service.endpoint();
+    let url = format!("corbaloc::{host}:{port}/NameService");
+    Service {
+        _orb: orb,
+        init_ref: format!("NameService={url}"),
+        service,
+        url,
+    }
+}
+
+fn root_ior(s: &Service) -> String {
+    s.service.root().as_object().ior().to_stringified().unwrap()
+}
+
+#[test]
+fn catior_decodes_for_people_and_scripts() {
+    let s = service("catior");
+    let ior = root_ior(&s);
+    let out = ok(&["catior", &ior]);
+    for want in [
+        "type id: IDL:omg.org/CosNaming/NamingContextExt:1.0",
+        "IIOP 1.2",
+        "object key (11 bytes): NameService",
+        "hex: 4e616d6553657276696365",
+        "ORB type: Corbina (0x43424e00)",
+        "char : native UTF-8 (0x05010001)",
+        "wchar: native UTF-16",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+
+    // An IOR with an alternate address and an unknown component, decoded as JSON.
+    let order = ByteOrder::Big;
+    let profile = IiopProfile {
+        version: Version::V1_2,
+        host: "main.example".into(),
+        port: 2809,
+        object_key: ObjectKey::new(b"key\x00\xff".to_vec()),
+        components: vec![
+            TaggedComponent::orb_type(0x4154_5400, order).unwrap(),
+            TaggedComponent::alternate_iiop_address("backup.example", 9999, order).unwrap(),
+            TaggedComponent {
+                tag: 0x1234,
+                component_data: vec![1, 2, 3],
+            },
+        ],
+        byte_order: order,
+    };
+    let ior = Ior {
+        type_id: "IDL:Test:1.0".into(),
+        profiles: vec![profile.to_tagged().unwrap()],
+        byte_order: order,
+    }
+    .to_stringified()
+    .unwrap();
+    let v: Value = serde_json::from_str(&ok(&["catior", "--json", &ior])).unwrap();
+    assert_eq!(v["type_id"], "IDL:Test:1.0");
+    assert_eq!(v["byte_order"], "big-endian");
+    let p = &v["profiles"][0];
+    assert_eq!(p["iiop_version"], "1.2");
+    assert_eq!(p["host"], "main.example");
+    assert_eq!(p["port"], 2809);
+    assert_eq!(p["object_key"]["hex"], "6b657900ff");
+    let c = p["components"].as_array().unwrap();
+    assert_eq!(c[0]["vendor"], "omniORB");
+    assert_eq!(c[1]["name"], "TAG_ALTERNATE_IIOP_ADDRESS");
+    assert_eq!(c[1]["host"], "backup.example");
+    assert_eq!(c[1]["port"], 9999);
+    assert_eq!(c[2]["tag"], 0x1234);
+    assert_eq!(c[2]["data_hex"], "010203");
+    let human = ok(&["catior", &ior]);
+    assert!(
+        human.contains("alternate address: backup.example:9999"),
+        "{human}"
+    );
+    assert!(human.contains("ORB type: omniORB"), "{human}");
+
+    // IORs real omniORB and JacORB servers wrote.
+    let captured = include_str!("../../corbina-giop/tests/vectors/iors.txt");
+    let vendors: Vec<Value> = captured
+        .lines()
+        .filter(|l| l.starts_with("IOR:"))
+        .map(|l| serde_json::from_str::<Value>(&ok(&["catior", "--json", l])).unwrap())
+        .map(|v| v["profiles"][0]["components"][0]["vendor"].clone())
+        .collect();
+    assert!(vendors.contains(&Value::from("omniORB")), "{vendors:?}");
+    assert!(vendors.contains(&Value::from("JacORB")), "{vendors:?}");
+
+    // URLs, and garbage.
+    let v: Value = serde_json::from_str(&ok(&[
+        "catior",
+        "--json",
+        "corbaname:iiop:1.2@h:5,:g#a%20b/c.d",
+    ]))
+    .unwrap();
+    assert_eq!(v["kind"], "corbaname");
+    assert_eq!(v["name"], "a b/c.d");
+    assert_eq!(v["addresses"][0]["version"], "1.2");
+    assert_eq!(v["addresses"][1]["port"], 2809);
+    let loc = ok(&["catior", "corbaloc::h:7/My%20Key"]);
+    assert!(loc.contains("object key (6 bytes): My Key"), "{loc}");
+    fails(&["catior", "IOR:zz"]);
+}
+
+#[test]
+fn names_subcommands_against_a_naming_service() {
+    let s = service("names");
+    let r = s.init_ref.as_str();
+    let ior = root_ior(&s);
+    let names = |args: &[&str]| {
+        let mut v = vec!["names", "-ORBInitRef", r];
+        v.extend_from_slice(args);
+        v.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let run_ok = |args: &[&str]| {
+        let a = names(args);
+        ok(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let run_fails = |args: &[&str]| {
+        let a = names(args);
+        fails(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+
+    let made = run_ok(&["mkcontext", "apps.dir"]);
+    assert!(made.starts_with("IOR:"), "{made}");
+    run_ok(&["mkcontext", "apps.dir/sub"]);
+    run_ok(&["bind", "apps.dir/echo.svc", &ior]);
+    run_ok(&["bind", "apps.dir/sub/leaf", &s.url]);
+    run_ok(&["bind", "top", &ior]);
+    assert_eq!(run_ok(&["list"]), "apps.dir/\ntop\n");
+    assert_eq!(run_ok(&["list", "apps.dir"]), "echo.svc\nsub/\n");
+    assert_eq!(
+        run_ok(&["list", "-r"]),
+        ".\n├── apps.dir/\n│   ├── echo.svc\n│   └── sub/\n│       └── leaf\n└── top\n"
+    );
+    assert_eq!(run_ok(&["resolve", "apps.dir/echo.svc"]).trim(), ior);
+    let e = run_fails(&["resolve", "apps.dir/nothing/x"]);
+    assert!(e.contains("NotFound") && e.contains("nothing/x"), "{e}");
+    let e = run_fails(&["bind", "top", &ior]);
+    assert!(e.contains("AlreadyBound"), "{e}");
+    run_ok(&["rebind", "top", &s.url]);
+    assert_ne!(run_ok(&["resolve", "top"]).trim(), ior);
+    let e = run_fails(&["rmcontext", "apps.dir/sub"]);
+    assert!(e.contains("NotEmpty"), "{e}");
+    run_ok(&["unbind", "apps.dir/sub/leaf"]);
+    run_ok(&["rmcontext", "apps.dir/sub"]);
+    assert_eq!(run_ok(&["list", "apps.dir"]), "echo.svc\n");
+    run_ok(&["unbind", "top"]);
+    let e = run_fails(&["unbind", "top"]);
+    assert!(e.contains("NotFound"), "{e}");
+    let e = run_fails(&["resolve", "a//b"]);
+    assert!(e.contains("invalid name"), "{e}");
+
+    // No naming service there: a clear failure, not a hang.
+    let o = corbina(&[
+        "names",
+        "-ORBInitRef",
+        "NameService=corbaloc::127.0.0.1:1/NameService",
+        "list",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    // Bad usage is exit code 2.
+    assert_eq!(corbina(&["names"]).status.code(), Some(2));
+    assert_eq!(corbina(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn ping_reports_reachability_and_round_trips() {
+    let s = service("ping");
+    let out = ok(&["ping", "--count", "3", &s.url]);
+    assert!(out.contains("OBJECT_HERE"), "{out}");
+    assert!(out.contains("_non_existent  false  3 calls"), "{out}");
+    assert!(out.trim_end().ends_with("reachable"), "{out}");
+    let v: Value = serde_json::from_str(&ok(&["ping", "--json", &root_ior(&s)])).unwrap();
+    assert_eq!(v["reachable"], true);
+    assert_eq!(v["locate"]["status"], "OBJECT_HERE");
+    assert_eq!(v["round_trip_ms"].as_array().unwrap().len(), 4);
+
+    // The server is there but the object is not.
+    let (host, port) = s.service.endpoint();
+    let out = fails(&["ping", &format!("corbaloc::{host}:{port}/NoSuchKey")]);
+    assert!(out.contains("UNKNOWN_OBJECT"), "{out}");
+    assert!(out.contains("OBJECT_NOT_EXIST"), "{out}");
+    // Nothing listening.
+    let out = fails(&["ping", "--timeout", "2", "corbaloc::127.0.0.1:1/X"]);
+    assert!(out.contains("unreachable"), "{out}");
+    // Through the naming service: corbaname resolves first.
+    s.service
+        .root()
+        .bind(
+            &[corbina_naming::cos_naming::NameComponent {
+                id: "me".into(),
+                kind: String::new(),
+            }],
+            Some(s.service.root().as_object()),
+        )
+        .unwrap();
+    let out = ok(&["ping", &format!("corbaname::{host}:{port}#me")]);
+    assert!(out.contains("OBJECT_HERE"), "{out}");
+}

@@ -1,0 +1,170 @@
+//! [`NamingService`]: the root context and every context below it, served by an ORB.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use corbina::poa::{
+    IdAssignmentPolicy, IdUniquenessPolicy, KeyTableError, LifespanPolicy, ObjectId, PoaError,
+    PolicyList, RequestProcessingPolicy, ServantRetentionPolicy,
+};
+use corbina::{Orb, SystemException};
+
+use crate::context::{ContextServant, Shared};
+use crate::cos_naming::NamingContextExt;
+use crate::iterator::Iterators;
+use crate::store::{Store, StoreError, ROOT};
+
+/// The object key of the root context (`corbaloc::host:2809/NameService`).
+pub const ROOT_KEY: &[u8] = b"NameService";
+/// The PERSISTENT POA of the contexts. Its name is part of every context's object key:
+/// changing it breaks the references clients hold.
+pub const CONTEXT_POA: &str = "CorbinaNaming";
+/// The TRANSIENT POA of the binding iterators.
+pub const ITERATOR_POA: &str = "CorbinaNamingIterators";
+/// How long a binding iterator may stay unused before it is dropped, by default.
+pub const DEFAULT_ITERATOR_TIMEOUT: Duration = Duration::from_secs(60);
+/// How many binding iterators may exist at once, by default.
+pub const DEFAULT_MAX_ITERATORS: usize = 1024;
+
+/// How to run a naming service.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where the database (`naming.redb`) lives.
+    pub data_dir: PathBuf,
+    /// Idle time after which a binding iterator is dropped.
+    pub iterator_timeout: Duration,
+    /// The most binding iterators alive at once (a new one evicts the least recently used).
+    pub max_iterators: usize,
+}
+
+impl Options {
+    /// Defaults, with the database in `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Options {
+        Options {
+            data_dir: data_dir.into(),
+            iterator_timeout: DEFAULT_ITERATOR_TIMEOUT,
+            max_iterators: DEFAULT_MAX_ITERATORS,
+        }
+    }
+}
+
+/// The default data directory: `$XDG_STATE_HOME/corbina-names`, else
+/// `$HOME/.local/state/corbina-names`, else `./corbina-names`.
+pub fn default_data_dir() -> PathBuf {
+    let non_empty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
+    if let Some(d) = non_empty("XDG_STATE_HOME") {
+        return Path::new(&d).join("corbina-names");
+    }
+    if let Some(h) = non_empty("HOME") {
+        return Path::new(&h).join(".local/state/corbina-names");
+    }
+    PathBuf::from("corbina-names")
+}
+
+/// Why a naming service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The database could not be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The POAs could not be created (one of that name exists already?).
+    #[error("POA: {0}")]
+    Poa(#[from] PoaError),
+    /// `NameService` is bound already in this ORB's object key table.
+    #[error("object key table: {0}")]
+    KeyTable(#[from] KeyTableError),
+    /// The ORB's server could not start.
+    #[error("ORB: {0}")]
+    System(#[from] SystemException),
+}
+
+/// A running naming service: its contexts are served as long as the ORB runs.
+pub struct NamingService {
+    shared: Arc<Shared>,
+    root: NamingContextExt,
+}
+
+impl std::fmt::Debug for NamingService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NamingService")
+            .field("endpoint", &self.shared.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NamingService {
+    /// Opens the store, creates the contexts' PERSISTENT POA and the iterators' POA under
+    /// the RootPOA (sharing its manager, which it activates), starts the ORB's server, and
+    /// binds the root context to the object key `NameService`.
+    pub fn start(orb: &Orb, options: &Options) -> Result<NamingService, ServiceError> {
+        let store = Store::open(&options.data_dir)?;
+        let root_poa = orb.root_poa();
+        let manager = root_poa.the_poa_manager();
+        let contexts = root_poa.create_poa(
+            CONTEXT_POA,
+            Some(manager.clone()),
+            PolicyList::default()
+                .with_lifespan(LifespanPolicy::Persistent)
+                .with_id_assignment(IdAssignmentPolicy::UserId)
+                .with_id_uniqueness(IdUniquenessPolicy::MultipleId)
+                .with_servant_retention(ServantRetentionPolicy::NonRetain)
+                .with_request_processing(RequestProcessingPolicy::UseDefaultServant),
+        )?;
+        let iterator_poa =
+            root_poa.create_poa(ITERATOR_POA, Some(manager.clone()), PolicyList::default())?;
+        let endpoint = orb.ensure_server()?;
+        let root_ctx = contexts.create_reference_with_id(
+            &ObjectId(ROOT.to_be_bytes().to_vec()),
+            NamingContextExt::REPOSITORY_ID,
+        );
+        let root = orb.bind_object_key_to(ROOT_KEY, &root_ctx)?;
+        let shared = Arc::new(Shared {
+            store,
+            orb: orb.clone(),
+            poa: contexts.clone(),
+            iterators: Iterators::new(
+                iterator_poa,
+                options.iterator_timeout,
+                options.max_iterators,
+            ),
+            endpoint,
+            root_key: ROOT_KEY.to_vec(),
+        });
+        contexts.set_servant(Arc::new(ContextServant::new(Arc::downgrade(&shared))))?;
+        manager.activate()?;
+        Ok(NamingService {
+            shared,
+            root: NamingContextExt::unchecked_narrow(&root),
+        })
+    }
+
+    /// The root context (its IOR carries the object key `NameService`).
+    pub fn root(&self) -> &NamingContextExt {
+        &self.root
+    }
+
+    /// The host and port written into the service's references.
+    pub fn endpoint(&self) -> (&str, u16) {
+        (&self.shared.endpoint.0, self.shared.endpoint.1)
+    }
+
+    /// How many binding iterators are alive.
+    pub fn live_iterators(&self) -> usize {
+        self.shared.iterators.live()
+    }
+
+    /// How many bindings and contexts the store holds (the root included).
+    pub fn counts(&self) -> Result<(u64, u64), StoreError> {
+        self.shared.store.counts()
+    }
+}
+
+impl Drop for NamingService {
+    fn drop(&mut self) {
+        let orb = &self.shared.orb;
+        orb.unbind_object_key(ROOT_KEY);
+        self.shared.poa.destroy(false, false);
+        self.shared.iterators.destroy();
+    }
+}

@@ -1,0 +1,676 @@
+//! The human-readable report: one table row per experiment point with the Corbina, socket
+//! and omniORB figures and the ratios, and the targets section.
+
+use crate::experiments::TYPES;
+use crate::record::{Record, CORBINA, OMNIORB, SOCKET};
+use crate::stats::median_of;
+
+/// One table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Experiment group.
+    pub experiment: String,
+    /// The point (mode, type, size, …).
+    pub point: String,
+    /// What the numbers are.
+    pub metric: String,
+    /// Corbina's figure(s), formatted.
+    pub corbina: String,
+    /// The socket baseline's.
+    pub socket: String,
+    /// omniORB's.
+    pub peer: String,
+    /// Corbina / socket (the key figure).
+    pub vs_socket: Option<f64>,
+    /// Corbina / omniORB.
+    pub vs_peer: Option<f64>,
+}
+
+/// Formats a figure with a precision that suits its size.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x.abs() >= 1000.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(num).unwrap_or_default()
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+/// Lays rows out as an aligned text table.
+pub fn format_table(rows: &[Row]) -> String {
+    let head = [
+        "experiment",
+        "point",
+        "metric",
+        "corbina",
+        "socket",
+        "omniORB",
+        "C/sock",
+        "C/omni",
+    ];
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.experiment.clone(),
+                r.point.clone(),
+                r.metric.clone(),
+                r.corbina.clone(),
+                r.socket.clone(),
+                r.peer.clone(),
+                r.vs_socket.map(|x| format!("{x:.2}")).unwrap_or_default(),
+                r.vs_peer.map(|x| format!("{x:.2}")).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let mut width = head.map(|h| h.chars().count());
+    for c in &cells {
+        for (w, s) in width.iter_mut().zip(c) {
+            *w = (*w).max(s.chars().count());
+        }
+    }
+    let line = |c: &[String]| -> String {
+        let mut s = String::new();
+        for (i, (cell, w)) in c.iter().zip(width).enumerate() {
+            let pad = w - cell.chars().count();
+            if i < 3 {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad));
+            } else {
+                s.push_str(&" ".repeat(pad));
+                s.push_str(cell);
+            }
+            if i + 1 < c.len() {
+                s.push_str("  ");
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&head.map(String::from));
+    out.push_str(&line(&width.map(|w| "-".repeat(w))));
+    let mut last = "";
+    for (c, r) in cells.iter().zip(rows) {
+        if !last.is_empty() && last != r.experiment {
+            out.push('\n');
+        }
+        last = &r.experiment;
+        out.push_str(&line(c));
+    }
+    out
+}
+
+/// Finds records.
+pub struct Find<'a>(pub &'a [Record]);
+
+impl<'a> Find<'a> {
+    /// Records of `experiment` by `imp` over TCP that `pred` accepts.
+    pub fn all(
+        &self,
+        experiment: &str,
+        imp: &str,
+        pred: impl Fn(&Record) -> bool,
+    ) -> Vec<&'a Record> {
+        self.0
+            .iter()
+            .filter(|r| {
+                r.experiment == experiment
+                    && r.implementation == imp
+                    && r.transport == "tcp"
+                    && r.available
+                    && pred(r)
+            })
+            .collect()
+    }
+
+    /// The first such record.
+    pub fn one(
+        &self,
+        experiment: &str,
+        imp: &str,
+        pred: impl Fn(&Record) -> bool,
+    ) -> Option<&'a Record> {
+        self.all(experiment, imp, pred).into_iter().next()
+    }
+}
+
+fn is(field: &Option<String>, v: &str) -> bool {
+    field.as_deref() == Some(v)
+}
+
+fn lat_cell(r: Option<&Record>) -> String {
+    match r {
+        Some(r) => {
+            let mut s = opt(r.median_us);
+            for p in [r.p99_us, r.p999_us] {
+                s.push('/');
+                s.push_str(&p.map(num).unwrap_or_else(|| "-".into()));
+            }
+            s
+        }
+        None => String::new(),
+    }
+}
+
+/// Builds the table rows from all records.
+pub fn rows(records: &[Record]) -> Vec<Row> {
+    let f = Find(records);
+    let mut rows = Vec::new();
+    // Throughput.
+    let mut kbs: Vec<u64> = records
+        .iter()
+        .filter(|r| r.experiment == "throughput")
+        .filter_map(|r| r.buf_kb)
+        .collect();
+    kbs.sort_unstable();
+    kbs.dedup();
+    for mode in ["oneway", "twoway"] {
+        for t in TYPES {
+            for &kb in &kbs {
+                let pick = |imp: &str| {
+                    f.one("throughput", imp, |r| {
+                        is(&r.mode, mode)
+                            && r.buf_kb == Some(kb)
+                            && (imp == SOCKET || is(&r.data_type, t))
+                    })
+                    .and_then(|r| r.mbit_s)
+                };
+                let (c, s, p) = (pick(CORBINA), pick(SOCKET), pick(OMNIORB));
+                if c.is_none() && p.is_none() {
+                    continue;
+                }
+                rows.push(Row {
+                    experiment: "throughput".into(),
+                    point: format!("{mode} {t} {kb}K"),
+                    metric: "Mbit/s".into(),
+                    corbina: opt(c),
+                    socket: opt(s),
+                    peer: opt(p),
+                    vs_socket: ratio(c, s),
+                    vs_peer: ratio(c, p),
+                });
+            }
+        }
+    }
+    // Latency: null calls, then payloads.
+    let sock_null = f.one("latency", SOCKET, |r| {
+        is(&r.op, "pingpong") && r.data_type.is_none()
+    });
+    for op in ["ping", "echo_empty"] {
+        let c = f.one("latency", CORBINA, |r| is(&r.op, op));
+        let p = f.one("latency", OMNIORB, |r| is(&r.op, op));
+        if c.is_none() && p.is_none() {
+            continue;
+        }
+        rows.push(Row {
+            experiment: "latency".into(),
+            point: format!("{op} twoway"),
+            metric: "med/p99/p99.9 µs".into(),
+            corbina: lat_cell(c),
+            socket: lat_cell(sock_null),
+            peer: lat_cell(p),
+            vs_socket: ratio(
+                c.and_then(|r| r.median_us),
+                sock_null.and_then(|r| r.median_us),
+            ),
+            vs_peer: ratio(c.and_then(|r| r.median_us), p.and_then(|r| r.median_us)),
+        });
+    }
+    for r in f.all("latency", CORBINA, |r| r.data_type.is_some()) {
+        let s = f.one("latency", SOCKET, |x| {
+            x.data_type == r.data_type && x.elems == r.elems
+        });
+        let p = f.one("latency", OMNIORB, |x| {
+            x.data_type == r.data_type && x.elems == r.elems
+        });
+        rows.push(Row {
+            experiment: "latency".into(),
+            point: format!(
+                "{} ×{} ({} B)",
+                r.op.as_deref().unwrap_or("?"),
+                r.elems.unwrap_or(0),
+                r.size.unwrap_or(0)
+            ),
+            metric: "med/p99/p99.9 µs".into(),
+            corbina: lat_cell(Some(r)),
+            socket: lat_cell(s),
+            peer: lat_cell(p),
+            vs_socket: ratio(r.median_us, s.and_then(|x| x.median_us)),
+            vs_peer: ratio(r.median_us, p.and_then(|x| x.median_us)),
+        });
+    }
+    // Oneway rate and CPU.
+    let rate = |imp| {
+        f.one("oneway_rate", imp, |_| true)
+            .and_then(|r| r.calls_per_s)
+    };
+    if rate(CORBINA).is_some() || rate(OMNIORB).is_some() {
+        rows.push(Row {
+            experiment: "latency".into(),
+            point: "null oneway".into(),
+            metric: "calls/s".into(),
+            corbina: opt(rate(CORBINA)),
+            socket: opt(rate(SOCKET)),
+            peer: opt(rate(OMNIORB)),
+            vs_socket: ratio(rate(CORBINA), rate(SOCKET)),
+            vs_peer: ratio(rate(CORBINA), rate(OMNIORB)),
+        });
+    }
+    let cpu = |imp| f.one("cpu", imp, |_| true).and_then(|r| r.cpu_us_per_call);
+    if cpu(CORBINA).is_some() || cpu(OMNIORB).is_some() {
+        rows.push(Row {
+            experiment: "cpu".into(),
+            point: "latency loops, client+server".into(),
+            metric: "µs CPU/call".into(),
+            corbina: opt(cpu(CORBINA)),
+            socket: opt(cpu(SOCKET)),
+            peer: opt(cpu(OMNIORB)),
+            vs_socket: ratio(cpu(CORBINA), cpu(SOCKET)),
+            vs_peer: ratio(cpu(CORBINA), cpu(OMNIORB)),
+        });
+    }
+    // Scalability and memory.
+    let mut ns: Vec<u64> = records
+        .iter()
+        .filter(|r| r.experiment == "scalability")
+        .filter_map(|r| r.objects)
+        .collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let sock_med = sock_null.and_then(|r| r.median_us);
+    for &n in &ns {
+        for order in ["request_train", "round_robin"] {
+            let pick = |imp| {
+                f.one("scalability", imp, |r| {
+                    r.objects == Some(n) && is(&r.mode, order)
+                })
+            };
+            let (c, p) = (pick(CORBINA), pick(OMNIORB));
+            rows.push(Row {
+                experiment: "scalability".into(),
+                point: format!("{n} obj {order}"),
+                metric: "med/p99/p99.9 µs".into(),
+                corbina: lat_cell(c),
+                socket: opt(sock_med),
+                peer: lat_cell(p),
+                vs_socket: ratio(c.and_then(|r| r.median_us), sock_med),
+                vs_peer: ratio(c.and_then(|r| r.median_us), p.and_then(|r| r.median_us)),
+            });
+        }
+    }
+    for &n in ns.iter().filter(|&&n| n > 1) {
+        let pick = |imp| {
+            f.one("memory", imp, |r| r.objects == Some(n))
+                .and_then(|r| r.rss_bytes_per_object)
+        };
+        let (c, p) = (pick(CORBINA), pick(OMNIORB));
+        if c.is_none() && p.is_none() {
+            continue;
+        }
+        rows.push(Row {
+            experiment: "memory".into(),
+            point: format!("{n} obj"),
+            metric: "RSS B/object".into(),
+            corbina: opt(c),
+            socket: String::new(),
+            peer: opt(p),
+            vs_socket: None,
+            vs_peer: ratio(c, p),
+        });
+    }
+    // Concurrency.
+    let mut ts: Vec<u64> = records
+        .iter()
+        .filter(|r| r.experiment == "concurrency")
+        .filter_map(|r| r.threads)
+        .collect();
+    ts.sort_unstable();
+    ts.dedup();
+    for (mode, pool) in [
+        ("own_orb", false),
+        ("shared_ref", false),
+        ("own_orb", true),
+        ("shared_ref", true),
+    ] {
+        for &t in &ts {
+            let pick = |imp| {
+                f.one("concurrency", imp, |r| {
+                    r.threads == Some(t) && is(&r.mode, mode) && is(&r.server_model, "pool") == pool
+                })
+            };
+            let (c, p) = (pick(CORBINA), if pool { None } else { pick(OMNIORB) });
+            if c.is_none() && p.is_none() {
+                continue;
+            }
+            let cell = |r: Option<&Record>| {
+                r.map(|r| format!("{} ({})", opt(r.calls_per_s), opt(r.p99_us)))
+                    .unwrap_or_default()
+            };
+            rows.push(Row {
+                experiment: "concurrency".into(),
+                point: format!("{t} thr {mode}{}", if pool { " pool" } else { "" }),
+                metric: "calls/s (p99 µs)".into(),
+                corbina: cell(c),
+                socket: String::new(),
+                peer: cell(p),
+                vs_socket: None,
+                vs_peer: ratio(c.and_then(|r| r.calls_per_s), p.and_then(|r| r.calls_per_s)),
+            });
+        }
+    }
+    rows
+}
+
+/// One target of the issue, evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// What the goal is.
+    pub goal: &'static str,
+    /// The measured ratio (the figure compared with `limit`).
+    pub ratio: Option<f64>,
+    /// The bound.
+    pub limit: f64,
+    /// True: `ratio ≤ limit` passes; false: `ratio ≥ limit` passes.
+    pub at_most: bool,
+    /// How the ratio was formed.
+    pub how: String,
+}
+
+impl Target {
+    /// Pass, fail, or `None` when not measured.
+    pub fn pass(&self) -> Option<bool> {
+        self.ratio.map(|r| {
+            if self.at_most {
+                r <= self.limit
+            } else {
+                r >= self.limit
+            }
+        })
+    }
+}
+
+/// Thoughput ratios a/b at every buffer size ≥ 64 KB both have: (median, min).
+fn thr_ratio(f: &Find<'_>, a: (&str, &str), b: (&str, &str), mode: &str) -> Option<(f64, f64)> {
+    let get = |(imp, t): (&str, &str), kb: u64| {
+        f.one("throughput", imp, |r| {
+            is(&r.mode, mode) && r.buf_kb == Some(kb) && (imp == SOCKET || is(&r.data_type, t))
+        })
+        .and_then(|r| r.mbit_s)
+    };
+    let mut kbs: Vec<u64> =
+        f.0.iter()
+            .filter(|r| r.experiment == "throughput")
+            .filter_map(|r| r.buf_kb)
+            .filter(|&k| k >= 64)
+            .collect();
+    kbs.sort_unstable();
+    kbs.dedup();
+    let v: Vec<f64> = kbs
+        .iter()
+        .filter_map(|&kb| ratio(get(a, kb), get(b, kb)))
+        .collect();
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    median_of(&v).map(|m| (m, min))
+}
+
+/// Evaluates every target of the issue.
+pub fn targets(records: &[Record]) -> Vec<Target> {
+    let f = Find(records);
+    let mut out = Vec::new();
+    let mut push = |goal, r: Option<f64>, limit, at_most, how: String| {
+        out.push(Target {
+            goal,
+            ratio: r,
+            limit,
+            at_most,
+            how,
+        })
+    };
+    let med =
+        |e, imp, pred: &dyn Fn(&Record) -> bool| f.one(e, imp, pred).and_then(|r| r.median_us);
+    push(
+        "null twoway median ≤ 1.02× raw-socket ping-pong",
+        ratio(
+            med("latency", CORBINA, &|r| is(&r.op, "ping")),
+            med("latency", SOCKET, &|r| {
+                is(&r.op, "pingpong") && r.data_type.is_none()
+            }),
+        ),
+        1.02,
+        true,
+        "corbina ping median / socket 16-byte ping-pong median".into(),
+    );
+    let cpu = |imp| f.one("cpu", imp, |_| true).and_then(|r| r.cpu_us_per_call);
+    push(
+        "CPU per call ≤ 0.8× omniORB's",
+        ratio(cpu(CORBINA), cpu(OMNIORB)),
+        0.8,
+        true,
+        "client+server CPU over the latency loops, corbina / omniORB".into(),
+    );
+    let with_min = |x: Option<(f64, f64)>| {
+        (
+            x.map(|p| p.0),
+            x.map(|p| format!("median over sizes ≥ 64 KB, min {:.2}", p.1))
+                .unwrap_or_default(),
+        )
+    };
+    let (r, how) = with_min(thr_ratio(
+        &f,
+        (CORBINA, "octet"),
+        (SOCKET, "bytes"),
+        "oneway",
+    ));
+    push(
+        "oneway sequence<octet> ≥ 64 KB ≥ 0.9× raw-socket bulk",
+        r,
+        0.9,
+        false,
+        how,
+    );
+    let (r, how) = with_min(thr_ratio(
+        &f,
+        (CORBINA, "char"),
+        (CORBINA, "octet"),
+        "oneway",
+    ));
+    push("sequence<char> ≥ 0.9× sequence<octet>", r, 0.9, false, how);
+    let (r, how) = with_min(thr_ratio(
+        &f,
+        (CORBINA, "struct"),
+        (CORBINA, "octet"),
+        "oneway",
+    ));
+    push("sequence<BinStruct> ≥ 0.5× octets", r, 0.5, false, how);
+    let (r, how) = with_min(thr_ratio(
+        &f,
+        (CORBINA, "struct"),
+        (OMNIORB, "struct"),
+        "oneway",
+    ));
+    push("sequence<BinStruct> ≥ 2× omniORB's", r, 2.0, false, how);
+    let prim: Vec<(f64, f64)> = ["short", "long", "double"]
+        .iter()
+        .filter_map(|t| thr_ratio(&f, (CORBINA, t), (CORBINA, "octet"), "oneway"))
+        .collect();
+    let worst = prim.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    push(
+        "other primitives ≥ 0.9× octets",
+        (!prim.is_empty()).then_some(worst),
+        0.9,
+        false,
+        "worst of short/long/double, each the median over sizes ≥ 64 KB".into(),
+    );
+    let rate = |imp| {
+        f.one("oneway_rate", imp, |_| true)
+            .and_then(|r| r.calls_per_s)
+    };
+    push(
+        "null oneways ≥ omniORB's rate",
+        ratio(rate(CORBINA), rate(OMNIORB)),
+        1.0,
+        false,
+        "calls/s, corbina / omniORB".into(),
+    );
+    let scal = f.all("scalability", CORBINA, |_| true);
+    let max_n = scal.iter().filter_map(|r| r.objects).max();
+    let scal_med = |n: Option<u64>, order: &str| {
+        scal.iter()
+            .find(|r| r.objects == n && is(&r.mode, order))
+            .and_then(|r| r.median_us)
+    };
+    let growth = ["request_train", "round_robin"]
+        .iter()
+        .filter_map(|o| ratio(scal_med(max_n, o), scal_med(Some(1), o)))
+        .fold(None, |acc: Option<f64>, x| {
+            Some(acc.map_or(x, |a| a.max(x)))
+        });
+    push(
+        "latency at the largest object count within 1.1× of 1 object",
+        growth,
+        1.1,
+        true,
+        format!(
+            "median at {} objects / at 1, worse of the two orders",
+            max_n.unwrap_or(0)
+        ),
+    );
+    push(
+        "round robin within 1.1× of request train",
+        ratio(
+            scal_med(max_n, "round_robin"),
+            scal_med(max_n, "request_train"),
+        ),
+        1.1,
+        true,
+        format!("medians at {} objects", max_n.unwrap_or(0)),
+    );
+    let conc = |imp, t| {
+        f.one("concurrency", imp, |r| {
+            r.threads == Some(t) && is(&r.mode, "own_orb") && !is(&r.server_model, "pool")
+        })
+        .and_then(|r| r.calls_per_s)
+    };
+    let cr: Vec<f64> = [8, 64]
+        .iter()
+        .filter_map(|&t| ratio(conc(CORBINA, t), conc(OMNIORB, t)))
+        .collect();
+    push(
+        "concurrency calls/s at 8 and 64 threads ≥ omniORB's",
+        (cr.len() == 2).then(|| cr[0].min(cr[1])),
+        1.0,
+        false,
+        "worse of 8 and 64 threads, a connection per thread, same Corbina client for both servers"
+            .into(),
+    );
+    out
+}
+
+/// The targets section as text.
+pub fn format_targets(targets: &[Target]) -> String {
+    let mut s = String::from("targets (goals, not assertions):\n");
+    for t in targets {
+        let verdict = match t.pass() {
+            Some(true) => "PASS",
+            Some(false) => "FAIL",
+            None => "n/a ",
+        };
+        let r = t
+            .ratio
+            .map(|r| format!("{r:.2}×"))
+            .unwrap_or_else(|| "-".into());
+        s.push_str(&format!(
+            "  [{verdict}] {:<62} measured {:>7}  ({})\n",
+            t.goal, r, t.how
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thr(imp: &str, t: &str, kb: u64, mbit: f64) -> Record {
+        let mut r = Record::new("throughput", imp).mode("oneway").data_type(t);
+        r.buf_kb = Some(kb);
+        r.mbit_s = Some(mbit);
+        r
+    }
+
+    #[test]
+    fn numbers_keep_sensible_precision() {
+        assert_eq!(num(12345.678), "12346");
+        assert_eq!(num(12.345), "12.3");
+        assert_eq!(num(1.2345), "1.23");
+        assert_eq!(num(f64::NAN), "-");
+    }
+
+    #[test]
+    fn table_aligns_columns_and_groups_experiments() {
+        let records = vec![
+            thr(CORBINA, "octet", 64, 8000.0),
+            thr(SOCKET, "bytes", 64, 10000.0),
+            thr(OMNIORB, "octet", 64, 4000.0),
+            Record::new("latency", CORBINA)
+                .op("ping")
+                .latency(&crate::stats::Summary {
+                    n: 10,
+                    median: 20.0,
+                    p99: 30.0,
+                    p999: 40.0,
+                    mean: 21.0,
+                    min: 19.0,
+                    max: 50.0,
+                }),
+        ];
+        let rows = rows(&records);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].point, "oneway octet 64K");
+        assert_eq!(rows[0].vs_socket, Some(0.8));
+        assert_eq!(rows[0].vs_peer, Some(2.0));
+        assert_eq!(rows[1].corbina, "20.0/30.0/40.0");
+        let text = format_table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("experiment"));
+        assert!(lines[1].starts_with("----------"));
+        // A blank line separates the groups; the ratio columns line up at the right edge.
+        assert_eq!(lines[3], "");
+        assert!(lines[2].ends_with("0.80    2.00"), "{}", lines[2]);
+        let w = lines[0].chars().count();
+        assert!(lines[1].chars().count() == w);
+    }
+
+    #[test]
+    fn targets_pass_fail_and_missing() {
+        let records = vec![
+            thr(CORBINA, "octet", 64, 9500.0),
+            thr(CORBINA, "char", 64, 9000.0),
+            thr(SOCKET, "bytes", 64, 10000.0),
+            thr(CORBINA, "octet", 1, 1.0), // below 64 KB: ignored
+        ];
+        let t = targets(&records);
+        let get = |g: &str| t.iter().find(|x| x.goal.starts_with(g)).unwrap();
+        let octet = get("oneway sequence<octet>");
+        assert_eq!(octet.ratio, Some(0.95));
+        assert_eq!(octet.pass(), Some(true));
+        let ch = get("sequence<char>");
+        assert!((ch.ratio.unwrap() - 9000.0 / 9500.0).abs() < 1e-9);
+        assert_eq!(get("null twoway").pass(), None);
+        let text = format_targets(&t);
+        assert!(text.contains("[PASS]") && text.contains("[n/a ]"));
+    }
+}

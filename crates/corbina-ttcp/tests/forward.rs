@@ -1,0 +1,208 @@
+//! LOCATION_FORWARD interop with omniORB: a Corbina forwarder (a POA whose ServantLocator
+//! raises ForwardRequest for every request) in front of an `omni_server` object, called by
+//! `omni_client --mode check` (omniORB follows our LOCATION_FORWARD) and by Corbina's own
+//! check (Corbina follows it, through a Corbina server, to omniORB), at GIOP 1.0, 1.1, 1.2.
+//!
+//! Without omniORB installed the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is
+//! set, which makes a missing peer a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use corbina::config::Endpoint;
+use corbina::poa::{
+    Cookie, DispatchError, IdAssignmentPolicy, ObjectId, Poa, PolicyList, RequestProcessingPolicy,
+    ServantLocator, ServantManager, ServantRetentionPolicy,
+};
+use corbina::{ObjectRef, Orb, OrbConfig, Servant};
+use corbina_ttcp::bench::Bench;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Builds `peers/` once per test process; `None` (with a note) when omniORB is missing.
+fn peers() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let have = Command::new("pkg-config")
+                .args(["--exists", "omniORB4"])
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+                && Command::new("omniidl").arg("-V").output().is_ok();
+            if !have {
+                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
+                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
+                    panic!("{msg}");
+                }
+                eprintln!("skipping omniORB forwarding interop: {msg}");
+                return None;
+            }
+            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers-forward");
+            let status = Command::new("make")
+                .arg("-s")
+                .arg("-C")
+                .arg(repo_root().join("peers"))
+                .arg(format!("B={}", out.display()))
+                .arg(out.join("omni_server"))
+                .arg(out.join("omni_client"))
+                .status()
+                .expect("make runs");
+            assert!(status.success(), "building the omniORB peers failed");
+            Some(out)
+        })
+        .as_deref()
+}
+
+struct Peer(Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("fwd-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Starts `omni_server`; returns it and its first IOR.
+fn omni_server(bin: &Path, name: &str) -> (Peer, String) {
+    let ior_file = temp_dir(name).join("o.ior");
+    let child = Command::new(bin.join("omni_server"))
+        .arg(&ior_file)
+        .args(["1", "120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("omni_server starts");
+    let peer = Peer(child);
+    let start = Instant::now();
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&ior_file) {
+            if let Some(line) = s.lines().next() {
+                return (peer, line.trim().to_owned());
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "omni_server wrote no IOR"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Forwards every request to `to`.
+struct ForwardAll {
+    to: ObjectRef,
+    forwarded: AtomicUsize,
+}
+
+impl ServantLocator for ForwardAll {
+    fn preinvoke(
+        &self,
+        _oid: &ObjectId,
+        _adapter: &Poa,
+        _operation: &str,
+    ) -> Result<(Arc<dyn Servant>, Cookie), DispatchError> {
+        self.forwarded.fetch_add(1, Ordering::SeqCst);
+        Err(DispatchError::Forward {
+            reference: self.to.clone(),
+            permanent: false,
+        })
+    }
+
+    fn postinvoke(&self, _: &ObjectId, _: &Poa, _: &str, _: Cookie, _: Arc<dyn Servant>) {}
+}
+
+/// A Corbina ORB whose object `fwd` forwards every request to the object at `target_ior`.
+fn corbina_forwarder(target_ior: &str) -> (Orb, String, Arc<ForwardAll>) {
+    let orb = Orb::with_config(OrbConfig {
+        endpoints: vec![Endpoint {
+            host: "127.0.0.1".into(),
+            port: 0,
+        }],
+        ..OrbConfig::default()
+    });
+    let target = orb.string_to_object(target_ior).unwrap();
+    let policies = PolicyList::default()
+        .with_servant_retention(ServantRetentionPolicy::NonRetain)
+        .with_request_processing(RequestProcessingPolicy::UseServantManager)
+        .with_id_assignment(IdAssignmentPolicy::UserId);
+    let poa = orb
+        .root_poa()
+        .create_poa("forward", None, policies)
+        .unwrap();
+    let locator = Arc::new(ForwardAll {
+        to: target,
+        forwarded: AtomicUsize::new(0),
+    });
+    poa.set_servant_manager(ServantManager::Locator(locator.clone()))
+        .unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let obj = poa.create_reference_with_id(&ObjectId::from("fwd"), Bench::REPOSITORY_ID);
+    let ior = orb.object_to_string(&obj).unwrap();
+    (orb, ior, locator)
+}
+
+#[test]
+fn omniorb_client_follows_a_corbina_forward_to_omniorb() {
+    let Some(bin) = peers() else { return };
+    let (_peer, omni_ior) = omni_server(bin, "omni-client");
+    let (orb, fwd_ior, locator) = corbina_forwarder(&omni_ior);
+    let file = temp_dir("omni-client-ior").join("fwd.ior");
+    std::fs::write(&file, fwd_ior + "\n").unwrap();
+    for v in ["1.0", "1.1", "1.2"] {
+        let before = locator.forwarded.load(Ordering::SeqCst);
+        let out = Command::new(bin.join("omni_client"))
+            .arg("--ior")
+            .arg(&file)
+            .args(["--mode", "check", "-ORBmaxGIOPVersion", v])
+            .output()
+            .expect("omni_client runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "omni_client at GIOP {v} failed:\n{text}"
+        );
+        assert_eq!(text.matches("\"ok\":true").count(), 9, "{text}");
+        // omniORB came to us first and was sent on.
+        assert!(locator.forwarded.load(Ordering::SeqCst) > before);
+    }
+    orb.shutdown(true);
+}
+
+#[test]
+fn corbina_client_follows_a_corbina_forward_to_omniorb() {
+    let Some(bin) = peers() else { return };
+    let (_peer, omni_ior) = omni_server(bin, "corbina-client");
+    let (orb, fwd_ior, locator) = corbina_forwarder(&omni_ior);
+    for minor in 0..=2u8 {
+        let before = locator.forwarded.load(Ordering::SeqCst);
+        let client = Orb::with_config(OrbConfig {
+            giop_max_minor: minor,
+            ..OrbConfig::default()
+        });
+        let bench = Bench::narrow(&client.string_to_object(&fwd_ior).unwrap()).unwrap();
+        let results = corbina_ttcp::check::run_checks(&bench);
+        let failed: Vec<_> = results.iter().filter(|r| !r.ok()).collect();
+        assert!(
+            failed.is_empty(),
+            "GIOP 1.{minor}: checks failed: {failed:?}"
+        );
+        assert_eq!(results.len(), 9);
+        // Forwarded once; every later call went straight to omniORB.
+        assert_eq!(locator.forwarded.load(Ordering::SeqCst), before + 1);
+    }
+    orb.shutdown(true);
+}

@@ -1,0 +1,83 @@
+//! `corbina-ttcp suite --quick` end to end with tiny totals (the hidden knobs): every
+//! experiment kind shows up in the JSON lines, every line parses, the table and targets
+//! are printed. Without `--peer`, so it needs no omniORB and stays fast.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use corbina_ttcp::record::Record;
+
+#[test]
+fn quick_suite_writes_every_experiment_kind() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("suite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+        .args([
+            "suite",
+            "--quick",
+            "--total-mb",
+            "0.05",
+            "--max-seconds",
+            "0.01",
+        ])
+        .args(["--count", "50", "--scal-max", "100", "--threads-max", "2"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--plot")
+        .arg(dir.join("plots"))
+        .output()
+        .expect("suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "suite failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("experiment") && stdout.contains("targets"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&json).unwrap();
+    let records: Vec<Record> = text
+        .lines()
+        .map(|l| Record::from_json(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: BTreeSet<(&str, &str)> = records
+        .iter()
+        .map(|r| (r.experiment.as_str(), r.implementation.as_str()))
+        .collect();
+    for want in [
+        ("throughput", "corbina"),
+        ("throughput", "socket"),
+        ("latency", "corbina"),
+        ("latency", "socket"),
+        ("oneway_rate", "corbina"),
+        ("oneway_rate", "socket"),
+        ("cpu", "corbina"),
+        ("cpu", "socket"),
+        ("scalability", "corbina"),
+        ("memory", "corbina"),
+        ("concurrency", "corbina"),
+    ] {
+        assert!(kinds.contains(&want), "no {want:?} in {kinds:?}");
+    }
+    // Every throughput point was counted whole by the receiver.
+    assert!(records
+        .iter()
+        .filter(|r| r.experiment == "throughput" && r.available)
+        .all(|r| r.complete == Some(true) && r.mbit_s.unwrap() > 0.0));
+    // Modes that do not exist yet are reported as such.
+    assert!(records
+        .iter()
+        .any(|r| !r.available && r.invocation.as_deref() == Some("dii")));
+    // The thread-pool server model is measured, or reported as not yet available.
+    assert!(records
+        .iter()
+        .any(|r| r.server_model.as_deref() == Some("pool")));
+    // The Unix-domain socket baseline ran too.
+    assert!(records.iter().any(|r| r.transport == "unix"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
