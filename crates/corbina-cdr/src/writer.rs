@@ -519,6 +519,12 @@ impl<'a> CdrWriter<'a> {
         out
     }
 
+    /// Whether every byte is in the owned buffer (nothing was spliced in by reference), so
+    /// [`CdrWriter::owned_bytes`] is the whole stream.
+    pub fn is_contiguous(&self) -> bool {
+        self.splices.is_empty()
+    }
+
     /// The owned bytes so far, not counting spliced blocks (fine when nothing was large).
     pub fn owned_bytes(&self) -> &[u8] {
         &self.buf

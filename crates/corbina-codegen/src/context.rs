@@ -165,8 +165,6 @@ impl<'s> Gen<'s> {
     /// Returns false if one was found.
     pub fn check_type(&mut self, ty: &Type, loc: &SourceLoc, what: &str) -> bool {
         let bad = match ty {
-            Type::Any => Some("'any' (needs the dynamic issue)".to_string()),
-            Type::TypeCode => Some("'TypeCode' (needs the dynamic issue)".to_string()),
             Type::ValueBase => Some("'ValueBase'".to_string()),
             Type::Sequence { elem, .. } | Type::Array { elem, .. } => {
                 return self.check_type(elem, loc, what);

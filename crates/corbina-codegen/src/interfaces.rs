@@ -25,7 +25,7 @@ struct Method {
 
 impl Method {
     fn error_name(&self) -> String {
-        format!("{}Error", camel(&self.rust))
+        format!("{}Error", camel(self.rust.trim_start_matches("r#")))
     }
 }
 
@@ -181,7 +181,7 @@ impl Gen<'_> {
             }
         }
         let mut ok = true;
-        let mut names: Vec<String> = ["narrow", "unchecked_narrow", "as_object"]
+        let mut names: Vec<String> = ["narrow", "unchecked_narrow", "as_object", "type_code"]
             .map(String::from)
             .to_vec();
         for m in &methods {
@@ -249,6 +249,8 @@ impl Gen<'_> {
             .open("pub fn as_object(&self) -> &::corbina::ObjectRef");
         self.out.line("&self.obj");
         self.out.close();
+        self.out.blank();
+        self.gen_type_code_fn(def);
         for m in &methods {
             self.out.blank();
             self.gen_proxy_method(m);

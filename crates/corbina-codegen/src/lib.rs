@@ -30,8 +30,11 @@
 //! assert!(rust.contains("pub struct Point"));
 //! ```
 //!
-//! Constructs that are parsed but not generated yet (`any`, `TypeCode`, valuetypes, abstract
-//! and local interfaces and references to them) are reported as
+//! Every named type gets its TypeCode (`Name::type_code()`, or `<alias>_type_code()` for a
+//! typedef) and, for structs, unions, enums and exceptions, `corbina::any::AnyInsert`.
+//!
+//! Constructs that are parsed but not generated yet (valuetypes, abstract and local
+//! interfaces and references to them) are reported as
 //! `file:line:col: error: not yet supported: …`.
 #![forbid(unsafe_code)]
 
@@ -43,6 +46,7 @@ mod layout;
 mod marshal;
 pub mod names;
 mod out;
+mod typecodes;
 mod types;
 
 pub use builder::{compile_file, Builder, Compiled, Error};

@@ -93,6 +93,10 @@ impl Gen<'_> {
                 def.repository_id
             ));
             self.out.close();
+            self.out.blank();
+            self.out.open(format!("impl {name}"));
+            self.gen_type_code_fn(def);
+            self.out.close();
         } else {
             self.out.open(format!("impl {name}"));
             self.out.line("/// The repository id.");
@@ -100,6 +104,8 @@ impl Gen<'_> {
                 "pub const REPOSITORY_ID: &'static str = {:?};",
                 def.repository_id
             ));
+            self.out.blank();
+            self.gen_type_code_fn(def);
             self.out.close();
         }
         self.out.blank();
@@ -177,6 +183,7 @@ impl Gen<'_> {
             self.write_block_decode(l);
         }
         self.out.close();
+        self.gen_any_insert(&name);
     }
 
     fn offsets_comment(&self, members: &[Member]) -> String {
@@ -247,6 +254,8 @@ impl Gen<'_> {
             "pub const VALUES: [Self; {n}] = [{}];",
             all.join(", ")
         ));
+        self.out.blank();
+        self.gen_type_code_fn(def);
         self.out.close();
         self.out.blank();
         self.out
@@ -289,6 +298,7 @@ impl Gen<'_> {
         self.out.close_with(")");
         self.out.close();
         self.out.close();
+        self.gen_any_insert(&name);
     }
 
     /// A label value as a Rust literal or path of the discriminator's type.
@@ -376,6 +386,8 @@ impl Gen<'_> {
             camel(&def.name),
             self.rust_type(ty)
         ));
+        self.out.blank();
+        self.gen_alias_type_code(def);
     }
 
     pub fn gen_union(&mut self, def: &Definition, u: &Union) {
@@ -493,6 +505,8 @@ impl Gen<'_> {
         }
         self.out.close();
         self.out.close();
+        self.out.blank();
+        self.gen_type_code_fn(def);
         self.out.close();
         self.out.blank();
         // Encode.
@@ -582,5 +596,6 @@ impl Gen<'_> {
         self.out.close_with(")");
         self.out.close();
         self.out.close();
+        self.gen_any_insert(&name);
     }
 }

@@ -16,6 +16,10 @@ mod gen_extra {
 mod gen_objref {
     include!("golden/objref.rs");
 }
+#[allow(dead_code)]
+mod gen_dynamic {
+    include!("golden/dynamic.rs");
+}
 /// Generated from Debian's omniORB `COS/CosNaming.idl` (see `tests/omniorb.rs`).
 #[allow(dead_code, non_snake_case)]
 mod gen_cos_naming {
@@ -708,4 +712,183 @@ fn diamond_inheritance() {
     assert_eq!(top.get_top_attr().unwrap(), 5);
     let left = Left::narrow(b.as_object()).unwrap();
     left.left_op().unwrap();
+}
+
+// ---- TypeCodes and Any for generated types
+
+/// Appends `v` after padding to `align` (relative to the encapsulation start at `base`).
+fn be_put(buf: &mut Vec<u8>, base: usize, align: usize, v: &[u8]) {
+    while !(buf.len() - base).is_multiple_of(align) {
+        buf.push(0);
+    }
+    buf.extend_from_slice(v);
+}
+
+fn be_string(buf: &mut Vec<u8>, base: usize, s: &str) {
+    be_put(buf, base, 4, &(s.len() as u32 + 1).to_be_bytes());
+    buf.extend_from_slice(s.as_bytes());
+    buf.push(0);
+}
+
+#[test]
+fn bin_struct_type_code_matches_the_hand_built_one_and_the_spec_encoding() {
+    use corbina::typecode::{encode_type_code, StructMember, TcKind};
+    use corbina::TypeCode;
+    let tc = gen_bench::BinStruct::type_code();
+    let hand = TypeCode::create_struct_tc(
+        "IDL:BinStruct:1.0",
+        "BinStruct",
+        vec![
+            StructMember::new("s", TypeCode::SHORT),
+            StructMember::new("c", TypeCode::CHAR),
+            StructMember::new("l", TypeCode::LONG),
+            StructMember::new("o", TypeCode::OCTET),
+            StructMember::new("d", TypeCode::DOUBLE),
+        ],
+    )
+    .unwrap();
+    assert!(tc.equal(&hand));
+    // Built once: every call hands out the same description.
+    assert!(tc.ptr_eq(&gen_bench::BinStruct::type_code()));
+    assert_eq!(tc.layout().fixed.as_ref().unwrap().size, 24);
+    // CORBA 3.0 §15.3.5.1: tk_struct (15), then an encapsulation of byte order, id, name,
+    // member count and (name, TypeCode) pairs.
+    let mut enc = vec![0u8]; // big-endian encapsulation
+    be_string(&mut enc, 0, "IDL:BinStruct:1.0");
+    be_string(&mut enc, 0, "BinStruct");
+    be_put(&mut enc, 0, 4, &5u32.to_be_bytes());
+    for (name, kind) in [("s", 2u32), ("c", 9), ("l", 3), ("o", 10), ("d", 7)] {
+        be_string(&mut enc, 0, name);
+        be_put(&mut enc, 0, 4, &kind.to_be_bytes());
+    }
+    assert_eq!(enc.len(), 108);
+    let mut want = 15u32.to_be_bytes().to_vec();
+    want.extend_from_slice(&(enc.len() as u32).to_be_bytes());
+    want.extend_from_slice(&enc);
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+    encode_type_code(&tc, &mut w).unwrap();
+    assert_eq!(w.into_bytes(), want);
+    // Typedefs have alias TypeCodes; interfaces objref ones.
+    let seq = gen_bench::struct_seq_type_code();
+    assert_eq!(seq.kind(), TcKind::Alias);
+    assert_eq!(seq.id().unwrap(), "IDL:StructSeq:1.0");
+    assert!(seq
+        .content_type()
+        .unwrap()
+        .content_type()
+        .unwrap()
+        .equal(&hand));
+    let bench = gen_bench::Bench::type_code();
+    assert_eq!(bench.kind(), TcKind::Objref);
+    assert_eq!(bench.id().unwrap(), "IDL:Bench:1.0");
+    assert_eq!(gen_bench::BenchError::type_code().kind(), TcKind::Except);
+}
+
+/// Inserts `v`, checks the Any survives a trip through CDR (TypeCode and value), and
+/// extracts it back.
+fn any_round_trip<T>(v: &T)
+where
+    T: corbina::any::AnyInsert + PartialEq + Debug,
+{
+    let any = corbina::Any::insert(v).unwrap();
+    assert_eq!(any.extract::<T>().as_ref(), Some(v));
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        let mut w = CdrWriter::with_byte_order(order, ctx());
+        w.write_octet(1); // misalign
+        any.write(&mut w).unwrap();
+        let bytes = w.into_bytes();
+        let mut r = CdrReader::new(&bytes, order, ctx());
+        r.read_octet().unwrap();
+        let back = corbina::Any::read(&mut r).unwrap();
+        r.expect_end().unwrap();
+        assert!(back.type_code().equal(&T::type_code()));
+        assert_eq!(back.extract::<T>().as_ref(), Some(v), "{order:?}");
+        assert_eq!(back, any);
+    }
+}
+
+#[test]
+fn generated_structs_unions_enums_and_exceptions_round_trip_through_any() {
+    use gen_extra::extra::*;
+    any_round_trip(&bin(3));
+    any_round_trip(&Sample {
+        id: 1,
+        ok: true,
+        mode: Mode::Running,
+        inner: Inner { a: 2, b: 3 },
+        hist: [1, 2, 3, 4],
+        value: 0.5,
+    });
+    any_round_trip(&Mode::Standby);
+    for u in [
+        ByLong::Text("t".into()),
+        ByLong::Number(3, 2.5),
+        ByLong::Raw(77, 9),
+    ] {
+        any_round_trip(&u);
+    }
+    any_round_trip(&ByMode::Default_(Mode::Standby));
+    any_round_trip(&limits());
+    any_round_trip(&gen_bench::BenchError {
+        code: 7,
+        reason: "requested".into(),
+    });
+    // The wrong type does not extract.
+    let any = corbina::Any::insert(&Mode::Off).unwrap();
+    assert_eq!(any.extract::<gen_extra::extra::outer::Kind>(), None);
+    assert_eq!(any.extract::<u32>(), None);
+}
+
+#[test]
+fn recursive_structs_round_trip_through_any() {
+    use gen_dynamic::r#dyn::*;
+    let leaf = |v| Tree {
+        value: v,
+        children: vec![],
+    };
+    let tree = Tree {
+        value: 1,
+        children: vec![
+            leaf(2),
+            Tree {
+                value: 3,
+                children: vec![leaf(4)],
+            },
+        ],
+    };
+    let tc = Tree::type_code();
+    let kids = tc.member_type(1).unwrap();
+    assert!(kids.content_type().unwrap().equal(&tc));
+    any_round_trip(&tree);
+    // Mutually recursive structs, each built inline with a recursive reference.
+    let ping = Ping {
+        label: "a".into(),
+        pongs: vec![Pong {
+            pings: vec![Ping {
+                label: "b".into(),
+                pongs: vec![],
+            }],
+        }],
+    };
+    any_round_trip(&ping);
+    any_round_trip(&Pong { pings: vec![ping] });
+    // `any` and `TypeCode` members.
+    let t = Tagged {
+        name: "n".into(),
+        value: corbina::Any::insert(&tree).unwrap(),
+        kind: Tree::type_code(),
+    };
+    any_round_trip(&t);
+    round_trip(&t);
+    any_round_trip(&Shape::Side(Color::Blue, 2.0));
+    assert_eq!(
+        matrix_type_code()
+            .unalias()
+            .layout()
+            .fixed
+            .as_ref()
+            .unwrap()
+            .size,
+        24
+    );
 }

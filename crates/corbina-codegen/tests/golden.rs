@@ -9,6 +9,7 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("tests/idl/tricky_supported.idl", "tricky_supported.rs"),
     ("tests/idl/extra.idl", "extra.rs"),
     ("tests/idl/objref.idl", "objref.rs"),
+    ("tests/idl/dynamic.idl", "dynamic.rs"),
 ];
 
 fn generate(idl: &str) -> String {
@@ -57,12 +58,18 @@ fn original_tricky_idl_reports_unsupported_constructs() {
             .to_string();
     for want in [
         "tricky.idl:84:13: error: not yet supported: valuetype '::Values::Counter'",
-        "tricky.idl:113:7: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'anything' of '::Ops'",
+        "tricky.idl:114:13: error: not yet supported: 'ValueBase' used in operation 'value_base' of '::Ops'",
     ] {
         assert!(err.contains(want), "missing {want:?} in\n{err}");
     }
-    // Object references (`Object`, `sequence<Fwd>`) are supported now.
-    for gone in ["'::Outer::Fwd'", "'Object'", "object reference"] {
+    // Object references (`Object`, `sequence<Fwd>`), `any` and `TypeCode` are supported now.
+    for gone in [
+        "'::Outer::Fwd'",
+        "'Object'",
+        "object reference",
+        "'any'",
+        "'TypeCode'",
+    ] {
         assert!(!err.contains(gone), "unexpected {gone:?} in\n{err}");
     }
 }
@@ -77,7 +84,6 @@ fn unsupported_constructs_are_clean_errors() {
         err,
         "tests/idl/unsupported.idl:2:20: error: not yet supported: abstract interface '::Target'\n\
          tests/idl/unsupported.idl:3:26: error: not yet supported: reference to abstract interface '::Target' used in member 't' of '::HoldsRef'\n\
-         tests/idl/unsupported.idl:4:25: error: not yet supported: 'any' (needs the dynamic issue) used in operation 'get' of '::UsesAny'\n\
          tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'\n\
          tests/idl/unsupported.idl:6:17: error: not yet supported: local interface '::Locally'\n\
          tests/idl/unsupported.idl:8:31: error: not yet supported: reference to local interface '::Locally' used in operation 'get' of '::UsesLocal'\n\

@@ -545,6 +545,9 @@ impl<'w> Preprocessor<'w> {
                     minor,
                 }
             }
+            // omniidl's C++ back end directive (`#pragma hh #include ...`), found in the
+            // omniORB service IDL: meaningless for Rust, and not worth a warning per build.
+            "hh" => return Ok(()),
             other => {
                 self.warnings.push(Diagnostic::warning(
                     loc,

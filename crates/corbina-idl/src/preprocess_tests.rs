@@ -80,7 +80,7 @@ fn conditional_errors() {
 #[test]
 fn pragmas() {
     let mut w = Vec::new();
-    let toks = pp_with("#pragma prefix \"omg.org\"\n#pragma ID A::B \"IDL:x:1.0\"\n#pragma version C 2.4\n#pragma hh #include \"x\"", &[], &mut w).unwrap();
+    let toks = pp_with("#pragma prefix \"omg.org\"\n#pragma ID A::B \"IDL:x:1.0\"\n#pragma version C 2.4\n#pragma frobnicate #include \"x\"", &[], &mut w).unwrap();
     assert_eq!(toks[0], Tok::Pragma(PragmaTok::Prefix("omg.org".into())));
     assert_eq!(
         toks[1],
@@ -102,7 +102,7 @@ fn pragmas() {
     assert_eq!(toks.len(), 3);
     assert_eq!(
         w[0].to_string(),
-        "t.idl:4:2: warning: ignoring unknown #pragma hh"
+        "t.idl:4:2: warning: ignoring unknown #pragma frobnicate"
     );
 }
 

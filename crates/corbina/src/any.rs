@@ -199,12 +199,46 @@ impl Any {
         Ok(Any::from_raw(T::type_code(), w.into_bytes()))
     }
 
-    /// Extracts a value if the TypeCode is equivalent to `T`'s.
+    /// Inserts `v` as a value of type `tc`, for types without their own [`AnyInsert`] (a
+    /// typedef'd `Vec<u8>` with its alias TypeCode, say). The bytes `v` encodes to are
+    /// checked against `tc` with the walker, so a mismatch is an error, not a bad `Any`.
+    pub fn insert_as<T: CdrEncode + ?Sized>(tc: TypeCode, v: &T) -> Result<Any> {
+        let mut w = Any::writer(CharCodeSet::Utf8);
+        v.encode(&mut w)?;
+        let bytes = w.into_bytes();
+        let mut r = CdrReader::new(&bytes, ByteOrder::NATIVE, context(CharCodeSet::Utf8));
+        crate::typecode::skip_value(&tc, &mut r)?;
+        r.expect_end()?;
+        Ok(Any::from_raw(tc, bytes))
+    }
+
+    /// A writer for building a value in an `Any`'s rules (see [`Any::context`]).
+    pub(crate) fn value_writer(char_set: CharCodeSet) -> CdrWriter<'static> {
+        Any::writer(char_set)
+    }
+
+    /// An `Any` from bytes written by [`Any::value_writer`] with the same `char_set`; the
+    /// caller vouches that they hold one value of type `tc`.
+    pub(crate) fn from_written(tc: TypeCode, bytes: Vec<u8>, char_set: CharCodeSet) -> Any {
+        Any {
+            tc,
+            value: bytes.into(),
+            char_set,
+        }
+    }
+
+    /// Extracts a value if the TypeCode is equivalent to `T`'s. For an exception the
+    /// repository id that starts the value is checked and skipped (generated exceptions'
+    /// decoders read the members only).
     pub fn extract<T: AnyInsert>(&self) -> Option<T> {
-        if !self.tc.equivalent(&T::type_code()) {
+        let tc = T::type_code();
+        if !self.tc.ptr_eq(&tc) && !self.tc.equivalent(&tc) {
             return None;
         }
         let mut r = self.reader();
+        if tc.unalias().kind() == TcKind::Except {
+            r.read_string().ok()?;
+        }
         let v = T::decode(&mut r).ok()?;
         r.expect_end().ok()?;
         Some(v)

@@ -55,6 +55,9 @@ pub mod client;
 pub mod codeset;
 pub mod config;
 mod config_args;
+pub mod dii;
+pub mod dsi;
+pub mod dynany;
 pub mod exception;
 pub mod object;
 pub mod orb;
@@ -66,6 +69,8 @@ pub mod typecode;
 
 pub use any::Any;
 pub use config::OrbConfig;
+pub use dii::{DiiError, NVList, NamedValue, OrbDii, Request};
+pub use dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
 pub use exception::UserException;
 pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};

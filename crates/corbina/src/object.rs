@@ -194,6 +194,24 @@ impl ObjectRef {
     pub fn is_equivalent(&self, other: &ObjectRef) -> bool {
         self.ior == other.ior
     }
+
+    /// `CORBA::Object::_request(operation)`: a dynamic request with no arguments, a `void`
+    /// result and no user exceptions, to fill in (see [`crate::dii`]).
+    pub fn request(&self, operation: &str) -> crate::dii::Request {
+        crate::dii::Request::new(self.clone(), operation)
+    }
+
+    /// `CORBA::Object::_create_request(ctx, operation, args, result, exceptions)`.
+    pub fn create_request(
+        &self,
+        ctx: Option<&crate::dii::Context>,
+        operation: &str,
+        args: crate::dii::NVList,
+        result: crate::dii::NamedValue,
+        exceptions: crate::dii::ExceptionList,
+    ) -> crate::dii::Request {
+        crate::dii::Request::create(self.clone(), ctx, operation, args, result, exceptions)
+    }
 }
 
 /// Writes `obj` as an IOR; `None` is the nil reference (empty type id, no profiles).

@@ -82,6 +82,30 @@ pub fn pending_len(buf: &[u8], max_message_size: u32) -> Result<Option<usize>, R
     Ok(Some(h.total_len()))
 }
 
+/// The largest buffer a connection keeps for reuse: one huge message must not pin its
+/// memory on an idle connection for good.
+pub const MAX_RECYCLED_BUFFER: usize = 4 << 20;
+
+/// Returns `buf` for reuse, or a fresh empty vector if it has grown past
+/// [`MAX_RECYCLED_BUFFER`].
+pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > MAX_RECYCLED_BUFFER {
+        Vec::new()
+    } else {
+        buf
+    }
+}
+
+/// Writes a finished message: one `write` when it is contiguous (the common case, and no
+/// allocation), a vectored write of its segments when large blocks were spliced in.
+pub fn write_message(w: &mut impl Write, message: &crate::cdr::CdrWriter<'_>) -> io::Result<()> {
+    if message.is_contiguous() {
+        w.write_all(message.owned_bytes())
+    } else {
+        write_segments(w, &message.segments())
+    }
+}
+
 /// Writes every segment, in order, with as few system calls as the kernel allows.
 pub fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> {
     let mut slices: Vec<IoSlice<'_>> = segments.iter().map(|s| IoSlice::new(s)).collect();

@@ -6,6 +6,13 @@ pub mod cos_naming {
     /// IDL typedef `::CosNaming::Istring` (`IDL:omg.org/CosNaming/Istring:1.0`).
     pub type Istring = ::std::string::String;
 
+    /// The TypeCode of typedef `::CosNaming::Istring` (built once).
+    pub fn istring_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/Istring:1.0", "Istring", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL struct `::CosNaming::NameComponent` (`IDL:omg.org/CosNaming/NameComponent:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct NameComponent {
@@ -16,6 +23,20 @@ pub mod cos_naming {
     impl NameComponent {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NameComponent:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:omg.org/CosNaming/NameComponent:1.0",
+                "NameComponent",
+                vec![
+                    ::corbina::typecode::StructMember::new("id", istring_type_code()),
+                    ::corbina::typecode::StructMember::new("kind", istring_type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for NameComponent {
@@ -36,8 +57,21 @@ pub mod cos_naming {
         }
     }
 
+    impl ::corbina::any::AnyInsert for NameComponent {
+        fn type_code() -> ::corbina::TypeCode {
+            NameComponent::type_code()
+        }
+    }
+
     /// IDL typedef `::CosNaming::Name` (`IDL:omg.org/CosNaming/Name:1.0`).
     pub type Name = ::std::vec::Vec<NameComponent>;
+
+    /// The TypeCode of typedef `::CosNaming::Name` (built once).
+    pub fn name_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/Name:1.0", "Name", ::corbina::TypeCode::create_sequence_tc(0, NameComponent::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL enum `::CosNaming::BindingType` (`IDL:omg.org/CosNaming/BindingType:1.0`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -53,6 +87,13 @@ pub mod cos_naming {
         pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/BindingType:1.0";
         /// Every enumerator, in order.
         pub const VALUES: [Self; 2] = [Self::Nobject, Self::Ncontext];
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_enum_tc("IDL:omg.org/CosNaming/BindingType:1.0", "BindingType", &["nobject", "ncontext"]).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::core::convert::TryFrom<u32> for BindingType {
@@ -83,6 +124,12 @@ pub mod cos_naming {
         }
     }
 
+    impl ::corbina::any::AnyInsert for BindingType {
+        fn type_code() -> ::corbina::TypeCode {
+            BindingType::type_code()
+        }
+    }
+
     /// IDL struct `::CosNaming::Binding` (`IDL:omg.org/CosNaming/Binding:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Binding {
@@ -93,6 +140,20 @@ pub mod cos_naming {
     impl Binding {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/Binding:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:omg.org/CosNaming/Binding:1.0",
+                "Binding",
+                vec![
+                    ::corbina::typecode::StructMember::new("binding_name", name_type_code()),
+                    ::corbina::typecode::StructMember::new("binding_type", BindingType::type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Binding {
@@ -114,8 +175,21 @@ pub mod cos_naming {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Binding {
+        fn type_code() -> ::corbina::TypeCode {
+            Binding::type_code()
+        }
+    }
+
     /// IDL typedef `::CosNaming::BindingList` (`IDL:omg.org/CosNaming/BindingList:1.0`).
     pub type BindingList = ::std::vec::Vec<Binding>;
+
+    /// The TypeCode of typedef `::CosNaming::BindingList` (built once).
+    pub fn binding_list_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/BindingList:1.0", "BindingList", ::corbina::TypeCode::create_sequence_tc(0, Binding::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// Client proxy for IDL interface `::CosNaming::NamingContext` (`IDL:omg.org/CosNaming/NamingContext:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -145,6 +219,13 @@ pub mod cos_naming {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CosNaming/NamingContext:1.0", "NamingContext").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `bind`.
@@ -605,6 +686,13 @@ pub mod cos_naming {
             &self.obj
         }
 
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CosNaming/BindingIterator:1.0", "BindingIterator").expect("generated TypeCode is valid"))
+                .clone()
+        }
+
         /// IDL `next_one`.
         pub fn next_one(&self) -> ::core::result::Result<(bool, Binding), ::corbina::SystemException> {
             self.obj.invoke(
@@ -761,6 +849,13 @@ pub mod cos_naming {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CosNaming/NamingContextExt:1.0", "NamingContextExt").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `bind`.
@@ -1353,6 +1448,13 @@ pub mod cos_naming {
             pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/NotFoundReason:1.0";
             /// Every enumerator, in order.
             pub const VALUES: [Self; 3] = [Self::MissingNode, Self::NotContext, Self::NotObject];
+
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_enum_tc("IDL:omg.org/CosNaming/NamingContext/NotFoundReason:1.0", "NotFoundReason", &["missing_node", "not_context", "not_object"]).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         impl ::core::convert::TryFrom<u32> for NotFoundReason {
@@ -1385,6 +1487,12 @@ pub mod cos_naming {
             }
         }
 
+        impl ::corbina::any::AnyInsert for NotFoundReason {
+            fn type_code() -> ::corbina::TypeCode {
+                NotFoundReason::type_code()
+            }
+        }
+
         /// IDL exception `::CosNaming::NamingContext::NotFound` (`IDL:omg.org/CosNaming/NamingContext/NotFound:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
         pub struct NotFound {
@@ -1402,6 +1510,22 @@ pub mod cos_naming {
 
         impl ::corbina::UserException for NotFound {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0";
+        }
+
+        impl NotFound {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+                    "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0",
+                    "NotFound",
+                    vec![
+                        ::corbina::typecode::StructMember::new("why", NotFoundReason::type_code()),
+                        ::corbina::typecode::StructMember::new("rest_of_name", super::name_type_code()),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         /// Writes the repository id, then the members (a user exception reply body).
@@ -1426,6 +1550,12 @@ pub mod cos_naming {
             }
         }
 
+        impl ::corbina::any::AnyInsert for NotFound {
+            fn type_code() -> ::corbina::TypeCode {
+                NotFound::type_code()
+            }
+        }
+
         /// IDL exception `::CosNaming::NamingContext::CannotProceed` (`IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
         pub struct CannotProceed {
@@ -1443,6 +1573,22 @@ pub mod cos_naming {
 
         impl ::corbina::UserException for CannotProceed {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0";
+        }
+
+        impl CannotProceed {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+                    "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0",
+                    "CannotProceed",
+                    vec![
+                        ::corbina::typecode::StructMember::new("cxt", super::NamingContext::type_code()),
+                        ::corbina::typecode::StructMember::new("rest_of_name", super::name_type_code()),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         /// Writes the repository id, then the members (a user exception reply body).
@@ -1467,6 +1613,12 @@ pub mod cos_naming {
             }
         }
 
+        impl ::corbina::any::AnyInsert for CannotProceed {
+            fn type_code() -> ::corbina::TypeCode {
+                CannotProceed::type_code()
+            }
+        }
+
         /// IDL exception `::CosNaming::NamingContext::InvalidName` (`IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
         pub struct InvalidName {}
@@ -1483,6 +1635,15 @@ pub mod cos_naming {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0";
         }
 
+        impl InvalidName {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0", "InvalidName", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                    .clone()
+            }
+        }
+
         /// Writes the repository id, then the members (a user exception reply body).
         impl ::corbina::cdr::CdrEncode for InvalidName {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -1496,6 +1657,12 @@ pub mod cos_naming {
             const MIN_WIRE_SIZE: usize = 1;
             fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
                 Ok(Self {})
+            }
+        }
+
+        impl ::corbina::any::AnyInsert for InvalidName {
+            fn type_code() -> ::corbina::TypeCode {
+                InvalidName::type_code()
             }
         }
 
@@ -1515,6 +1682,15 @@ pub mod cos_naming {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0";
         }
 
+        impl AlreadyBound {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0", "AlreadyBound", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                    .clone()
+            }
+        }
+
         /// Writes the repository id, then the members (a user exception reply body).
         impl ::corbina::cdr::CdrEncode for AlreadyBound {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -1528,6 +1704,12 @@ pub mod cos_naming {
             const MIN_WIRE_SIZE: usize = 1;
             fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
                 Ok(Self {})
+            }
+        }
+
+        impl ::corbina::any::AnyInsert for AlreadyBound {
+            fn type_code() -> ::corbina::TypeCode {
+                AlreadyBound::type_code()
             }
         }
 
@@ -1547,6 +1729,15 @@ pub mod cos_naming {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext/NotEmpty:1.0";
         }
 
+        impl NotEmpty {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:omg.org/CosNaming/NamingContext/NotEmpty:1.0", "NotEmpty", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                    .clone()
+            }
+        }
+
         /// Writes the repository id, then the members (a user exception reply body).
         impl ::corbina::cdr::CdrEncode for NotEmpty {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -1560,6 +1751,12 @@ pub mod cos_naming {
             const MIN_WIRE_SIZE: usize = 1;
             fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
                 Ok(Self {})
+            }
+        }
+
+        impl ::corbina::any::AnyInsert for NotEmpty {
+            fn type_code() -> ::corbina::TypeCode {
+                NotEmpty::type_code()
             }
         }
 
@@ -1953,11 +2150,32 @@ pub mod cos_naming {
         /// IDL typedef `::CosNaming::NamingContextExt::StringName` (`IDL:omg.org/CosNaming/NamingContextExt/StringName:1.0`).
         pub type StringName = ::std::string::String;
 
+        /// The TypeCode of typedef `::CosNaming::NamingContextExt::StringName` (built once).
+        pub fn string_name_type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/NamingContextExt/StringName:1.0", "StringName", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
+                .clone()
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::Address` (`IDL:omg.org/CosNaming/NamingContextExt/Address:1.0`).
         pub type Address = ::std::string::String;
 
+        /// The TypeCode of typedef `::CosNaming::NamingContextExt::Address` (built once).
+        pub fn address_type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/NamingContextExt/Address:1.0", "Address", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
+                .clone()
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::URLString` (`IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0`).
         pub type URLString = ::std::string::String;
+
+        /// The TypeCode of typedef `::CosNaming::NamingContextExt::URLString` (built once).
+        pub fn url_string_type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0", "URLString", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
+                .clone()
+        }
 
         /// IDL exception `::CosNaming::NamingContextExt::InvalidAddress` (`IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
@@ -1975,6 +2193,15 @@ pub mod cos_naming {
             const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0";
         }
 
+        impl InvalidAddress {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0", "InvalidAddress", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                    .clone()
+            }
+        }
+
         /// Writes the repository id, then the members (a user exception reply body).
         impl ::corbina::cdr::CdrEncode for InvalidAddress {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -1988,6 +2215,12 @@ pub mod cos_naming {
             const MIN_WIRE_SIZE: usize = 1;
             fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
                 Ok(Self {})
+            }
+        }
+
+        impl ::corbina::any::AnyInsert for InvalidAddress {
+            fn type_code() -> ::corbina::TypeCode {
+                InvalidAddress::type_code()
             }
         }
 

@@ -14,6 +14,23 @@ pub struct BinStruct {
 impl BinStruct {
     /// The repository id.
     pub const REPOSITORY_ID: &'static str = "IDL:BinStruct:1.0";
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+            "IDL:BinStruct:1.0",
+            "BinStruct",
+            vec![
+                ::corbina::typecode::StructMember::new("s", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short)),
+                ::corbina::typecode::StructMember::new("c", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Char)),
+                ::corbina::typecode::StructMember::new("l", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                ::corbina::typecode::StructMember::new("o", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Octet)),
+                ::corbina::typecode::StructMember::new("d", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double)),
+            ],
+        ).expect("generated TypeCode is valid"))
+            .clone()
+    }
 }
 
 // Fixed layout: 24 bytes from a 8-aligned start, stride 24; offsets s@0, c@2, l@4, o@8, d@16.
@@ -117,6 +134,12 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for BinStruct {
     }
 }
 
+impl ::corbina::any::AnyInsert for BinStruct {
+    fn type_code() -> ::corbina::TypeCode {
+        BinStruct::type_code()
+    }
+}
+
 /// IDL exception `::BenchError` (`IDL:BenchError:1.0`).
 #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
 pub struct BenchError {
@@ -134,6 +157,22 @@ impl ::std::error::Error for BenchError {}
 
 impl ::corbina::UserException for BenchError {
     const REPOSITORY_ID: &'static str = "IDL:BenchError:1.0";
+}
+
+impl BenchError {
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+            "IDL:BenchError:1.0",
+            "BenchError",
+            vec![
+                ::corbina::typecode::StructMember::new("code", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                ::corbina::typecode::StructMember::new("reason", ::corbina::TypeCode::create_string_tc(0)),
+            ],
+        ).expect("generated TypeCode is valid"))
+            .clone()
+    }
 }
 
 /// Writes the repository id, then the members (a user exception reply body).
@@ -157,23 +196,71 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for BenchError {
     }
 }
 
+impl ::corbina::any::AnyInsert for BenchError {
+    fn type_code() -> ::corbina::TypeCode {
+        BenchError::type_code()
+    }
+}
+
 /// IDL typedef `::OctetSeq` (`IDL:OctetSeq:1.0`).
 pub type OctetSeq = ::std::vec::Vec<u8>;
+
+/// The TypeCode of typedef `::OctetSeq` (built once).
+pub fn octet_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:OctetSeq:1.0", "OctetSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Octet))).expect("generated TypeCode is valid"))
+        .clone()
+}
 
 /// IDL typedef `::ShortSeq` (`IDL:ShortSeq:1.0`).
 pub type ShortSeq = ::std::vec::Vec<i16>;
 
+/// The TypeCode of typedef `::ShortSeq` (built once).
+pub fn short_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:ShortSeq:1.0", "ShortSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short))).expect("generated TypeCode is valid"))
+        .clone()
+}
+
 /// IDL typedef `::LongSeq` (`IDL:LongSeq:1.0`).
 pub type LongSeq = ::std::vec::Vec<i32>;
+
+/// The TypeCode of typedef `::LongSeq` (built once).
+pub fn long_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:LongSeq:1.0", "LongSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long))).expect("generated TypeCode is valid"))
+        .clone()
+}
 
 /// IDL typedef `::DoubleSeq` (`IDL:DoubleSeq:1.0`).
 pub type DoubleSeq = ::std::vec::Vec<f64>;
 
+/// The TypeCode of typedef `::DoubleSeq` (built once).
+pub fn double_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:DoubleSeq:1.0", "DoubleSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double))).expect("generated TypeCode is valid"))
+        .clone()
+}
+
 /// IDL typedef `::CharSeq` (`IDL:CharSeq:1.0`).
 pub type CharSeq = ::std::vec::Vec<u8>;
 
+/// The TypeCode of typedef `::CharSeq` (built once).
+pub fn char_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:CharSeq:1.0", "CharSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Char))).expect("generated TypeCode is valid"))
+        .clone()
+}
+
 /// IDL typedef `::StructSeq` (`IDL:StructSeq:1.0`).
 pub type StructSeq = ::std::vec::Vec<BinStruct>;
+
+/// The TypeCode of typedef `::StructSeq` (built once).
+pub fn struct_seq_type_code() -> ::corbina::TypeCode {
+    static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+    TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:StructSeq:1.0", "StructSeq", ::corbina::TypeCode::create_sequence_tc(0, BinStruct::type_code())).expect("generated TypeCode is valid"))
+        .clone()
+}
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -203,6 +290,13 @@ impl Bench {
     /// The object reference.
     pub fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Bench:1.0", "Bench").expect("generated TypeCode is valid"))
+            .clone()
     }
 
     /// IDL `ping`.

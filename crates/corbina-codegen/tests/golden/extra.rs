@@ -33,6 +33,13 @@ pub mod extra {
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Mode:1.0";
         /// Every enumerator, in order.
         pub const VALUES: [Self; 3] = [Self::Off, Self::Standby, Self::Running];
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_enum_tc("IDL:corbina.test/Extra/Mode:1.0", "Mode", &["OFF", "STANDBY", "RUNNING"]).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::core::convert::TryFrom<u32> for Mode {
@@ -65,6 +72,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Mode {
+        fn type_code() -> ::corbina::TypeCode {
+            Mode::type_code()
+        }
+    }
+
     /// IDL struct `::Extra::Inner` (`IDL:corbina.test/Extra/Inner:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
     pub struct Inner {
@@ -75,6 +88,20 @@ pub mod extra {
     impl Inner {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Inner:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Inner:1.0",
+                "Inner",
+                vec![
+                    ::corbina::typecode::StructMember::new("a", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short)),
+                    ::corbina::typecode::StructMember::new("b", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Octet)),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     // Fixed layout: 3 bytes from a 2-aligned start, stride 4; offsets a@0, b@2.
@@ -160,6 +187,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Inner {
+        fn type_code() -> ::corbina::TypeCode {
+            Inner::type_code()
+        }
+    }
+
     /// IDL struct `::Extra::Sample` (`IDL:corbina.test/Extra/Sample:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Copy)]
     pub struct Sample {
@@ -174,6 +207,24 @@ pub mod extra {
     impl Sample {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Sample:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Sample:1.0",
+                "Sample",
+                vec![
+                    ::corbina::typecode::StructMember::new("id", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ::corbina::typecode::StructMember::new("ok", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean)),
+                    ::corbina::typecode::StructMember::new("mode", Mode::type_code()),
+                    ::corbina::typecode::StructMember::new("inner", Inner::type_code()),
+                    ::corbina::typecode::StructMember::new("hist", ::corbina::TypeCode::create_array_tc(4, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short)).expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("value", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double)),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     // Fixed layout: 32 bytes from a 8-aligned start, stride 32; offsets id@0, ok@4, mode@8, inner@12, hist@16, value@24.
@@ -314,8 +365,21 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Sample {
+        fn type_code() -> ::corbina::TypeCode {
+            Sample::type_code()
+        }
+    }
+
     /// IDL typedef `::Extra::Samples` (`IDL:corbina.test/Extra/Samples:1.0`).
     pub type Samples = ::std::vec::Vec<Sample>;
+
+    /// The TypeCode of typedef `::Extra::Samples` (built once).
+    pub fn samples_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Samples:1.0", "Samples", ::corbina::TypeCode::create_sequence_tc(0, Sample::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL struct `::Extra::Odd` (`IDL:corbina.test/Extra/Odd:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
@@ -327,6 +391,20 @@ pub mod extra {
     impl Odd {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Odd:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Odd:1.0",
+                "Odd",
+                vec![
+                    ::corbina::typecode::StructMember::new("s", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short)),
+                    ::corbina::typecode::StructMember::new("l", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     // Fixed layout: 8 bytes from a 4-aligned start, stride 8; offsets s@0, l@4.
@@ -412,8 +490,21 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Odd {
+        fn type_code() -> ::corbina::TypeCode {
+            Odd::type_code()
+        }
+    }
+
     /// IDL typedef `::Extra::Odds` (`IDL:corbina.test/Extra/Odds:1.0`).
     pub type Odds = ::std::vec::Vec<Odd>;
+
+    /// The TypeCode of typedef `::Extra::Odds` (built once).
+    pub fn odds_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Odds:1.0", "Odds", ::corbina::TypeCode::create_sequence_tc(0, Odd::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL union `::Extra::ByLong` (`IDL:corbina.test/Extra/ByLong:1.0`).
     #[derive(Debug, Clone, PartialEq)]
@@ -440,6 +531,30 @@ pub mod extra {
                 Self::Inner(_) => -1,
                 Self::Raw(d, _) => *d,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::create_string_tc(0);
+                let m1 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double);
+                let m2 = Inner::type_code();
+                let m3 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Octet);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.test/Extra/ByLong:1.0",
+                    "ByLong",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("text", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("number", ::corbina::typecode::UnionLabel::Value(2), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("number", ::corbina::typecode::UnionLabel::Value(3), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("inner", ::corbina::typecode::UnionLabel::Value(-1), m2.clone()),
+                        ::corbina::typecode::UnionMember::new("raw", ::corbina::typecode::UnionLabel::Default, m3.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -488,6 +603,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByLong {
+        fn type_code() -> ::corbina::TypeCode {
+            ByLong::type_code()
+        }
+    }
+
     /// IDL union `::Extra::ByMode` (`IDL:corbina.test/Extra/ByMode:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ByMode {
@@ -510,6 +631,25 @@ pub mod extra {
                 Self::Job(_) => Mode::Running,
                 Self::Default_(d) => *d,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long);
+                let m1 = ::corbina::TypeCode::create_string_tc(0);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.test/Extra/ByMode:1.0",
+                    "ByMode",
+                    Mode::type_code(),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("off_code", ::corbina::typecode::UnionLabel::Value(0), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("job", ::corbina::typecode::UnionLabel::Value(2), m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -549,6 +689,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByMode {
+        fn type_code() -> ::corbina::TypeCode {
+            ByMode::type_code()
+        }
+    }
+
     /// IDL union `::Extra::ByOctet` (`IDL:corbina.test/Extra/ByOctet:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
     pub enum ByOctet {
@@ -568,6 +714,23 @@ pub mod extra {
                 Self::Flag(_) => 7,
                 Self::Default_(d) => *d,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.test/Extra/ByOctet:1.0",
+                    "ByOctet",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::UShort),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("flag", ::corbina::typecode::UnionLabel::Value(7), m0.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -601,8 +764,21 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByOctet {
+        fn type_code() -> ::corbina::TypeCode {
+            ByOctet::type_code()
+        }
+    }
+
     /// IDL typedef `::Extra::Choices` (`IDL:corbina.test/Extra/Choices:1.0`).
     pub type Choices = ::std::vec::Vec<ByLong>;
+
+    /// The TypeCode of typedef `::Extra::Choices` (built once).
+    pub fn choices_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Choices:1.0", "Choices", ::corbina::TypeCode::create_sequence_tc(3, ByLong::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL struct `::Extra::Limits` (`IDL:corbina.test/Extra/Limits:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -622,6 +798,28 @@ pub mod extra {
     impl Limits {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Limits:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Limits:1.0",
+                "Limits",
+                vec![
+                    ::corbina::typecode::StructMember::new("name", ::corbina::TypeCode::create_string_tc(8)),
+                    ::corbina::typecode::StructMember::new("wide", ::corbina::TypeCode::create_wstring_tc(4)),
+                    ::corbina::typecode::StructMember::new("pair", ::corbina::TypeCode::create_sequence_tc(2, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long))),
+                    ::corbina::typecode::StructMember::new("tags", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_string_tc(3))),
+                    ::corbina::typecode::StructMember::new("price", ::corbina::TypeCode::create_fixed_tc(5, 2).expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("precise", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::LongDouble)),
+                    ::corbina::typecode::StructMember::new("initial", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::WChar)),
+                    ::corbina::typecode::StructMember::new("letter", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Char)),
+                    ::corbina::typecode::StructMember::new("grid", ::corbina::TypeCode::create_array_tc(2, ::corbina::TypeCode::create_array_tc(2, Inner::type_code()).expect("generated TypeCode is valid")).expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("wides", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_wstring_tc(0))),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Limits {
@@ -715,6 +913,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Limits {
+        fn type_code() -> ::corbina::TypeCode {
+            Limits::type_code()
+        }
+    }
+
     /// IDL struct `::Extra::Outer` (`IDL:corbina.test/Extra/Outer:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
     pub struct Outer {
@@ -725,6 +929,20 @@ pub mod extra {
     impl Outer {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Outer:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Outer:1.0",
+                "Outer",
+                vec![
+                    ::corbina::typecode::StructMember::new("inner_value", outer::Nested::type_code()),
+                    ::corbina::typecode::StructMember::new("which", outer::Kind::type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     // Fixed layout: 8 bytes from a 4-aligned start, stride 8; offsets inner_value@0, which@4.
@@ -823,6 +1041,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Outer {
+        fn type_code() -> ::corbina::TypeCode {
+            Outer::type_code()
+        }
+    }
+
     /// IDL exception `::Extra::Broken` (`IDL:corbina.test/Extra/Broken:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Broken {
@@ -839,6 +1063,21 @@ pub mod extra {
 
     impl ::corbina::UserException for Broken {
         const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Broken:1.0";
+    }
+
+    impl Broken {
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+                "IDL:corbina.test/Extra/Broken:1.0",
+                "Broken",
+                vec![
+                    ::corbina::typecode::StructMember::new("why", ::corbina::TypeCode::create_string_tc(0)),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     /// Writes the repository id, then the members (a user exception reply body).
@@ -860,6 +1099,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Broken {
+        fn type_code() -> ::corbina::TypeCode {
+            Broken::type_code()
+        }
+    }
+
     /// IDL exception `::Extra::Other` (`IDL:corbina.test/Extra/Other:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Other {}
@@ -874,6 +1119,15 @@ pub mod extra {
 
     impl ::corbina::UserException for Other {
         const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Other:1.0";
+    }
+
+    impl Other {
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:corbina.test/Extra/Other:1.0", "Other", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     /// Writes the repository id, then the members (a user exception reply body).
@@ -892,6 +1146,12 @@ pub mod extra {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Other {
+        fn type_code() -> ::corbina::TypeCode {
+            Other::type_code()
+        }
+    }
+
     /// IDL struct `::Extra::Link` (`IDL:corbina.test/Extra/Link:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Link {
@@ -902,6 +1162,20 @@ pub mod extra {
     impl Link {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Link:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.test/Extra/Link:1.0",
+                "Link",
+                vec![
+                    ::corbina::typecode::StructMember::new("name", ::corbina::TypeCode::create_string_tc(0)),
+                    ::corbina::typecode::StructMember::new("next", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_recursive_tc("IDL:corbina.test/Extra/Link:1.0"))),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Link {
@@ -920,6 +1194,12 @@ pub mod extra {
                 name: r.read_string()?,
                 next: <::std::vec::Vec<Link> as ::corbina::cdr::CdrDecode>::decode(r)?,
             })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Link {
+        fn type_code() -> ::corbina::TypeCode {
+            Link::type_code()
         }
     }
 
@@ -951,6 +1231,13 @@ pub mod extra {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.test/Extra/Node:1.0", "Node").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `describe`.
@@ -1368,6 +1655,19 @@ pub mod extra {
         impl Nested {
             /// The repository id.
             pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Outer/Nested:1.0";
+
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                    "IDL:corbina.test/Extra/Outer/Nested:1.0",
+                    "Nested",
+                    vec![
+                        ::corbina::typecode::StructMember::new("x", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         // Fixed layout: 4 bytes from a 4-aligned start, stride 4; offsets x@0.
@@ -1447,6 +1747,12 @@ pub mod extra {
             }
         }
 
+        impl ::corbina::any::AnyInsert for Nested {
+            fn type_code() -> ::corbina::TypeCode {
+                Nested::type_code()
+            }
+        }
+
         /// IDL enum `::Extra::Outer::Kind` (`IDL:corbina.test/Extra/Outer/Kind:1.0`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
         #[repr(u32)]
@@ -1461,6 +1767,13 @@ pub mod extra {
             pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Outer/Kind:1.0";
             /// Every enumerator, in order.
             pub const VALUES: [Self; 2] = [Self::A, Self::B];
+
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_enum_tc("IDL:corbina.test/Extra/Outer/Kind:1.0", "Kind", &["A", "B"]).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         impl ::core::convert::TryFrom<u32> for Kind {
@@ -1490,12 +1803,25 @@ pub mod extra {
                 })
             }
         }
+
+        impl ::corbina::any::AnyInsert for Kind {
+            fn type_code() -> ::corbina::TypeCode {
+                Kind::type_code()
+            }
+        }
     }
 
     /// IDL scope `::Extra::Node`.
     pub mod node {
         /// IDL typedef `::Extra::Node::Names` (`IDL:corbina.test/Extra/Node/Names:1.0`).
         pub type Names = ::std::vec::Vec<::std::string::String>;
+
+        /// The TypeCode of typedef `::Extra::Node::Names` (built once).
+        pub fn names_type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Node/Names:1.0", "Names", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_string_tc(0))).expect("generated TypeCode is valid"))
+                .clone()
+        }
 
         /// IDL struct `::Extra::Node::Info` (`IDL:corbina.test/Extra/Node/Info:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
@@ -1507,6 +1833,20 @@ pub mod extra {
         impl Info {
             /// The repository id.
             pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Node/Info:1.0";
+
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                    "IDL:corbina.test/Extra/Node/Info:1.0",
+                    "Info",
+                    vec![
+                        ::corbina::typecode::StructMember::new("names", names_type_code()),
+                        ::corbina::typecode::StructMember::new("depth", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         impl ::corbina::cdr::CdrEncode for Info {
@@ -1528,6 +1868,12 @@ pub mod extra {
             }
         }
 
+        impl ::corbina::any::AnyInsert for Info {
+            fn type_code() -> ::corbina::TypeCode {
+                Info::type_code()
+            }
+        }
+
         /// IDL exception `::Extra::Node::NotHere` (`IDL:corbina.test/Extra/Node/NotHere:1.0`).
         #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
         pub struct NotHere {
@@ -1546,6 +1892,21 @@ pub mod extra {
             const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Node/NotHere:1.0";
         }
 
+        impl NotHere {
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+                    "IDL:corbina.test/Extra/Node/NotHere:1.0",
+                    "NotHere",
+                    vec![
+                        ::corbina::typecode::StructMember::new("where", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
+        }
+
         /// Writes the repository id, then the members (a user exception reply body).
         impl ::corbina::cdr::CdrEncode for NotHere {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -1562,6 +1923,12 @@ pub mod extra {
                 Ok(Self {
                     r#where: r.read_long()?,
                 })
+            }
+        }
+
+        impl ::corbina::any::AnyInsert for NotHere {
+            fn type_code() -> ::corbina::TypeCode {
+                NotHere::type_code()
             }
         }
 

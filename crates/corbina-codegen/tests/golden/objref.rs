@@ -6,8 +6,22 @@ pub mod refs {
     /// IDL typedef `::Refs::ItemSeq` (`IDL:Refs/ItemSeq:1.0`).
     pub type ItemSeq = ::std::vec::Vec<::core::option::Option<Item>>;
 
+    /// The TypeCode of typedef `::Refs::ItemSeq` (built once).
+    pub fn item_seq_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/ItemSeq:1.0", "ItemSeq", ::corbina::TypeCode::create_sequence_tc(0, Item::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL typedef `::Refs::Obj` (`IDL:Refs/Obj:1.0`).
     pub type Obj = ::core::option::Option<::corbina::ObjectRef>;
+
+    /// The TypeCode of typedef `::Refs::Obj` (built once).
+    pub fn obj_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/Obj:1.0", "Obj", ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// Client proxy for IDL interface `::Refs::Item` (`IDL:Refs/Item:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +51,13 @@ pub mod refs {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Refs/Item:1.0", "Item").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `name`.
@@ -190,6 +211,13 @@ pub mod refs {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Refs/SpecialItem:1.0", "SpecialItem").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `name`.
@@ -348,6 +376,21 @@ pub mod refs {
     impl Entry {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:Refs/Entry:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:Refs/Entry:1.0",
+                "Entry",
+                vec![
+                    ::corbina::typecode::StructMember::new("name", ::corbina::TypeCode::create_string_tc(0)),
+                    ::corbina::typecode::StructMember::new("obj", ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("item", Item::type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Entry {
@@ -370,8 +413,21 @@ pub mod refs {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Entry {
+        fn type_code() -> ::corbina::TypeCode {
+            Entry::type_code()
+        }
+    }
+
     /// IDL typedef `::Refs::EntrySeq` (`IDL:Refs/EntrySeq:1.0`).
     pub type EntrySeq = ::std::vec::Vec<Entry>;
+
+    /// The TypeCode of typedef `::Refs::EntrySeq` (built once).
+    pub fn entry_seq_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/EntrySeq:1.0", "EntrySeq", ::corbina::TypeCode::create_sequence_tc(0, Entry::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL exception `::Refs::NotFound` (`IDL:Refs/NotFound:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
@@ -390,6 +446,22 @@ pub mod refs {
 
     impl ::corbina::UserException for NotFound {
         const REPOSITORY_ID: &'static str = "IDL:Refs/NotFound:1.0";
+    }
+
+    impl NotFound {
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+                "IDL:Refs/NotFound:1.0",
+                "NotFound",
+                vec![
+                    ::corbina::typecode::StructMember::new("name", ::corbina::TypeCode::create_string_tc(0)),
+                    ::corbina::typecode::StructMember::new("last_seen", ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid")),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     /// Writes the repository id, then the members (a user exception reply body).
@@ -413,6 +485,12 @@ pub mod refs {
         }
     }
 
+    impl ::corbina::any::AnyInsert for NotFound {
+        fn type_code() -> ::corbina::TypeCode {
+            NotFound::type_code()
+        }
+    }
+
     /// IDL union `::Refs::MaybeItem` (`IDL:Refs/MaybeItem:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum MaybeItem {
@@ -432,6 +510,25 @@ pub mod refs {
                 Self::Item(_) => true,
                 Self::Why(_) => false,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = Item::type_code();
+                let m1 = ::corbina::TypeCode::create_string_tc(0);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Refs/MaybeItem:1.0",
+                    "MaybeItem",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("item", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("why", ::corbina::typecode::UnionLabel::Value(0), m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -464,6 +561,12 @@ pub mod refs {
         }
     }
 
+    impl ::corbina::any::AnyInsert for MaybeItem {
+        fn type_code() -> ::corbina::TypeCode {
+            MaybeItem::type_code()
+        }
+    }
+
     /// Client proxy for IDL interface `::Refs::Registry` (`IDL:Refs/Registry:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Registry {
@@ -492,6 +595,13 @@ pub mod refs {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Refs/Registry:1.0", "Registry").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `put`.
@@ -972,6 +1082,20 @@ pub mod refs {
     impl Pair {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:Refs/Pair:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:Refs/Pair:1.0",
+                "Pair",
+                vec![
+                    ::corbina::typecode::StructMember::new("pair", ::corbina::TypeCode::create_array_tc(2, Item::type_code()).expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("few", ::corbina::TypeCode::create_sequence_tc(3, ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid"))),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Pair {
@@ -1017,6 +1141,12 @@ pub mod refs {
                     v
                 },
             })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Pair {
+        fn type_code() -> ::corbina::TypeCode {
+            Pair::type_code()
         }
     }
 

@@ -31,6 +31,13 @@ impl Top {
         &self.obj
     }
 
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Top:1.0", "Top").expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL `top_op`.
     pub fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
         self.obj.invoke(
@@ -176,6 +183,13 @@ impl Left {
     /// The object reference.
     pub fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Left:1.0", "Left").expect("generated TypeCode is valid"))
+            .clone()
     }
 
     /// IDL `top_op`.
@@ -339,6 +353,13 @@ impl Right {
     /// The object reference.
     pub fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Right:1.0", "Right").expect("generated TypeCode is valid"))
+            .clone()
     }
 
     /// IDL `top_op`.
@@ -526,6 +547,13 @@ impl Bottom {
     /// The object reference.
     pub fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Bottom:1.0", "Bottom").expect("generated TypeCode is valid"))
+            .clone()
     }
 
     /// IDL `top_op`.
@@ -756,6 +784,13 @@ impl Keywords {
         &self.obj
     }
 
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Keywords:1.0", "Keywords").expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL `type`.
     pub fn r#type(&self, r#match: i32, r#move: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
         self.obj.invoke(
@@ -969,6 +1004,22 @@ impl ::corbina::UserException for Failure {
     const REPOSITORY_ID: &'static str = "IDL:corbina.example/Failure:1.0";
 }
 
+impl Failure {
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc(
+            "IDL:corbina.example/Failure:1.0",
+            "Failure",
+            vec![
+                ::corbina::typecode::StructMember::new("reason", ::corbina::TypeCode::create_string_tc(0)),
+                ::corbina::typecode::StructMember::new("code", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+            ],
+        ).expect("generated TypeCode is valid"))
+            .clone()
+    }
+}
+
 /// Writes the repository id, then the members (a user exception reply body).
 impl ::corbina::cdr::CdrEncode for Failure {
     fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
@@ -987,6 +1038,12 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for Failure {
             reason: r.read_string()?,
             code: r.read_long()?,
         })
+    }
+}
+
+impl ::corbina::any::AnyInsert for Failure {
+    fn type_code() -> ::corbina::TypeCode {
+        Failure::type_code()
     }
 }
 
@@ -1018,6 +1075,13 @@ impl Ops {
     /// The object reference.
     pub fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Ops:1.0", "Ops").expect("generated TypeCode is valid"))
+            .clone()
     }
 
     /// IDL `notify`.
@@ -1288,6 +1352,19 @@ pub struct Forward {
 impl Forward {
     /// The repository id.
     pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Forward:1.0";
+
+    /// The TypeCode (built once).
+    pub fn type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+            "IDL:corbina.example/Forward:1.0",
+            "Forward",
+            vec![
+                ::corbina::typecode::StructMember::new("x", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+            ],
+        ).expect("generated TypeCode is valid"))
+            .clone()
+    }
 }
 
 // Fixed layout: 4 bytes from a 4-aligned start, stride 4; offsets x@0.
@@ -1367,6 +1444,12 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for Forward {
     }
 }
 
+impl ::corbina::any::AnyInsert for Forward {
+    fn type_code() -> ::corbina::TypeCode {
+        Forward::type_code()
+    }
+}
+
 /// IDL scope `::Outer`.
 pub mod outer {
     /// IDL constant `::Outer::Base` = `10`.
@@ -1374,6 +1457,13 @@ pub mod outer {
 
     /// IDL typedef `::Outer::Pair` (`IDL:corbina.example/Outer/Pair:1.0`).
     pub type Pair = [i32; 2];
+
+    /// The TypeCode of typedef `::Outer::Pair` (built once).
+    pub fn pair_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Outer/Pair:1.0", "Pair", ::corbina::TypeCode::create_array_tc(2, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// Client proxy for IDL interface `::Outer::Fwd` (`IDL:corbina.example/Outer/Fwd:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1403,6 +1493,13 @@ pub mod outer {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:corbina.example/Outer/Fwd:1.0", "Fwd").expect("generated TypeCode is valid"))
+                .clone()
         }
 
         /// IDL `ping`.
@@ -1485,6 +1582,20 @@ pub mod outer {
     impl Tree {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Tree:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:corbina.example/Outer/Tree:1.0",
+                "Tree",
+                vec![
+                    ::corbina::typecode::StructMember::new("value", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ::corbina::typecode::StructMember::new("children", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_recursive_tc("IDL:corbina.example/Outer/Tree:1.0"))),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::cdr::CdrEncode for Tree {
@@ -1506,6 +1617,12 @@ pub mod outer {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Tree {
+        fn type_code() -> ::corbina::TypeCode {
+            Tree::type_code()
+        }
+    }
+
     /// IDL enum `::Outer::Color` (`IDL:corbina.example/Outer/Color:1.0`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
     #[repr(u32)]
@@ -1521,6 +1638,13 @@ pub mod outer {
         pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Color:1.0";
         /// Every enumerator, in order.
         pub const VALUES: [Self; 3] = [Self::Red, Self::Green, Self::Blue];
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_enum_tc("IDL:corbina.example/Outer/Color:1.0", "Color", &["red", "green", "blue"]).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::core::convert::TryFrom<u32> for Color {
@@ -1553,6 +1677,12 @@ pub mod outer {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Color {
+        fn type_code() -> ::corbina::TypeCode {
+            Color::type_code()
+        }
+    }
+
     /// IDL union `::Outer::ByColor` (`IDL:corbina.example/Outer/ByColor:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub enum ByColor {
@@ -1572,6 +1702,26 @@ pub mod outer {
                 Self::R(_) => Color::Red,
                 Self::Gb(d, _) => *d,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long);
+                let m1 = ::corbina::TypeCode::create_string_tc(0);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.example/Outer/ByColor:1.0",
+                    "ByColor",
+                    Color::type_code(),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("r", ::corbina::typecode::UnionLabel::Value(0), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("gb", ::corbina::typecode::UnionLabel::Value(1), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("gb", ::corbina::typecode::UnionLabel::Value(2), m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -1606,6 +1756,12 @@ pub mod outer {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByColor {
+        fn type_code() -> ::corbina::TypeCode {
+            ByColor::type_code()
+        }
+    }
+
     /// IDL union `::Outer::ByChar` (`IDL:corbina.example/Outer/ByChar:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
     pub enum ByChar {
@@ -1625,6 +1781,25 @@ pub mod outer {
                 Self::A(_) => b'a',
                 Self::Other(d, _) => *d,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long);
+                let m1 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.example/Outer/ByChar:1.0",
+                    "ByChar",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Char),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("a", ::corbina::typecode::UnionLabel::Value(97), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("other", ::corbina::typecode::UnionLabel::Default, m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -1659,8 +1834,21 @@ pub mod outer {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByChar {
+        fn type_code() -> ::corbina::TypeCode {
+            ByChar::type_code()
+        }
+    }
+
     /// IDL typedef `::Outer::Flag` (`IDL:corbina.example/Outer/Flag:1.0`).
     pub type Flag = bool;
+
+    /// The TypeCode of typedef `::Outer::Flag` (built once).
+    pub fn flag_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Outer/Flag:1.0", "Flag", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean)).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL union `::Outer::ByBool` (`IDL:corbina.example/Outer/ByBool:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -1681,6 +1869,25 @@ pub mod outer {
                 Self::P(_) => true,
                 Self::Q(_) => false,
             }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = inner::Point::type_code();
+                let m1 = pair_type_code();
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:corbina.example/Outer/ByBool:1.0",
+                    "ByBool",
+                    flag_type_code(),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("p", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("q", ::corbina::typecode::UnionLabel::Value(0), m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
         }
     }
 
@@ -1713,8 +1920,21 @@ pub mod outer {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ByBool {
+        fn type_code() -> ::corbina::TypeCode {
+            ByBool::type_code()
+        }
+    }
+
     /// IDL typedef `::Outer::Position` (`IDL:corbina.example/Outer/Position:1.0`).
     pub type Position = inner::Point;
+
+    /// The TypeCode of typedef `::Outer::Position` (built once).
+    pub fn position_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Outer/Position:1.0", "Position", inner::Point::type_code()).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL constant `::Outer::Mask` = `4294967295`.
     pub const MASK: u32 = 4294967295;
@@ -1767,6 +1987,20 @@ pub mod outer {
         impl Point {
             /// The repository id.
             pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Inner/Point:1.0";
+
+            /// The TypeCode (built once).
+            pub fn type_code() -> ::corbina::TypeCode {
+                static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+                TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                    "IDL:corbina.example/Outer/Inner/Point:1.0",
+                    "Point",
+                    vec![
+                        ::corbina::typecode::StructMember::new("x", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                        ::corbina::typecode::StructMember::new("y", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ],
+                ).expect("generated TypeCode is valid"))
+                    .clone()
+            }
         }
 
         // Fixed layout: 8 bytes from a 4-aligned start, stride 8; offsets x@0, y@4.
@@ -1851,6 +2085,12 @@ pub mod outer {
                 Ok(v)
             }
         }
+
+        impl ::corbina::any::AnyInsert for Point {
+            fn type_code() -> ::corbina::TypeCode {
+                Point::type_code()
+            }
+        }
     }
 }
 
@@ -1859,20 +2099,62 @@ pub mod bounded {
     /// IDL typedef `::Bounded::Name` (`IDL:corbina.example/Bounded/Name:1.0`).
     pub type Name = ::std::string::String;
 
+    /// The TypeCode of typedef `::Bounded::Name` (built once).
+    pub fn name_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Name:1.0", "Name", ::corbina::TypeCode::create_string_tc(32)).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL typedef `::Bounded::WName` (`IDL:corbina.example/Bounded/WName:1.0`).
     pub type WName = ::std::string::String;
+
+    /// The TypeCode of typedef `::Bounded::WName` (built once).
+    pub fn w_name_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/WName:1.0", "WName", ::corbina::TypeCode::create_wstring_tc(8)).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL typedef `::Bounded::Blob` (`IDL:corbina.example/Bounded/Blob:1.0`).
     pub type Blob = ::std::vec::Vec<u8>;
 
+    /// The TypeCode of typedef `::Bounded::Blob` (built once).
+    pub fn blob_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Blob:1.0", "Blob", ::corbina::TypeCode::create_sequence_tc(1024, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Octet))).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL typedef `::Bounded::Money` (`IDL:corbina.example/Bounded/Money:1.0`).
     pub type Money = ::corbina::Fixed;
+
+    /// The TypeCode of typedef `::Bounded::Money` (built once).
+    pub fn money_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Money:1.0", "Money", ::corbina::TypeCode::create_fixed_tc(9, 2).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
+            .clone()
+    }
 
     /// IDL typedef `::Bounded::Matrix` (`IDL:corbina.example/Bounded/Matrix:1.0`).
     pub type Matrix = [[i32; 4]; 3];
 
+    /// The TypeCode of typedef `::Bounded::Matrix` (built once).
+    pub fn matrix_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Matrix:1.0", "Matrix", ::corbina::TypeCode::create_array_tc(3, ::corbina::TypeCode::create_array_tc(4, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)).expect("generated TypeCode is valid")).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
     /// IDL typedef `::Bounded::Nested` (`IDL:corbina.example/Bounded/Nested:1.0`).
     pub type Nested = ::std::vec::Vec<::std::vec::Vec<i32>>;
+
+    /// The TypeCode of typedef `::Bounded::Nested` (built once).
+    pub fn nested_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Nested:1.0", "Nested", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)))).expect("generated TypeCode is valid"))
+            .clone()
+    }
 }
 
 /// IDL scope `::Typed`.
@@ -1886,6 +2168,19 @@ pub mod typed {
     impl S {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/S:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:typed.example/Typed/S:1.0",
+                "S",
+                vec![
+                    ::corbina::typecode::StructMember::new("x", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     // Fixed layout: 4 bytes from a 4-aligned start, stride 4; offsets x@0.
@@ -1965,6 +2260,12 @@ pub mod typed {
         }
     }
 
+    impl ::corbina::any::AnyInsert for S {
+        fn type_code() -> ::corbina::TypeCode {
+            S::type_code()
+        }
+    }
+
     /// Client proxy for IDL interface `::Typed::Versioned` (`IDL:typed.example/Typed/Versioned:2.3`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Versioned {
@@ -1993,6 +2294,13 @@ pub mod typed {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:typed.example/Typed/Versioned:2.3", "Versioned").expect("generated TypeCode is valid"))
+                .clone()
         }
     }
 
@@ -2073,6 +2381,13 @@ pub mod typed {
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
         }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("LOCAL:explicit", "Explicit").expect("generated TypeCode is valid"))
+                .clone()
+        }
     }
 
     impl ::corbina::object::Proxy for Explicit {
@@ -2151,6 +2466,13 @@ pub mod typed {
         /// The object reference.
         pub fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:custom/Id:9.9", "WithTypeId").expect("generated TypeCode is valid"))
+                .clone()
         }
     }
 

@@ -14,7 +14,7 @@ use crate::giop::{
     ServiceContextList, SystemExceptionBody, TargetAddress, Version,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
-use crate::transport::{read_message_into, write_segments, ReadError};
+use crate::transport::{read_message_into, write_message, write_segments, ReadError};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> SystemException {
@@ -197,7 +197,7 @@ impl IiopInvoker {
 
     fn attempt<'a>(
         &self,
-        mut strand: Strand,
+        mut strand: Box<Strand>,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
@@ -266,9 +266,9 @@ impl IiopInvoker {
                     .iter()
                     .try_for_each(|f| write_segments(&mut strand.stream, &f.io_slices()))
             }
-            _ => write_segments(&mut strand.stream, &w.segments()),
+            _ => write_message(&mut strand.stream, &w),
         };
-        strand.out = w.into_owned_buffer();
+        strand.out = crate::transport::recycle(w.into_owned_buffer());
         if let Err(e) = sent {
             let reused = strand.reused;
             drop(strand);
@@ -293,7 +293,7 @@ impl IiopInvoker {
 
     fn await_reply(
         &self,
-        mut strand: Strand,
+        mut strand: Box<Strand>,
         request_id: u32,
         code_sets: CodeSets,
         decode: &mut DecodeReply<'_>,
@@ -358,7 +358,7 @@ impl IiopInvoker {
                             _ => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
                         },
                     };
-                    strand.inbound = m.into_bytes();
+                    strand.inbound = crate::transport::recycle(m.into_bytes());
                     self.rope.release(strand);
                     return outcome;
                 }
@@ -376,7 +376,7 @@ impl IiopInvoker {
         }
     }
 
-    fn fail(&self, strand: Strand, e: SystemException) -> Result<Attempt, SystemException> {
+    fn fail(&self, strand: Box<Strand>, e: SystemException) -> Result<Attempt, SystemException> {
         drop(strand);
         self.rope.discard();
         Err(e)

@@ -16,7 +16,7 @@ use crate::giop::{
 };
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
-use crate::transport::{read_message, write_segments, ReadError};
+use crate::transport::{read_message_into, write_message, write_segments, ReadError};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 /// The part of a connection other threads touch: its writer and its closing state, under
@@ -118,6 +118,8 @@ pub(crate) fn open(
         server: server.clone(),
         code_sets: CodeSets::DEFAULT,
         reassembler: crate::giop::Reassembler::new(server.config.max_message_size as usize),
+        spare_in: Vec::new(),
+        out: Vec::with_capacity(256),
     };
     Some((conn, read_half))
 }
@@ -134,7 +136,8 @@ pub(crate) fn serve(
     };
     let mut reader = BufReader::with_capacity(64 * 1024, read_half);
     loop {
-        let m = match read_message(&mut reader, server.config.max_message_size) {
+        let buffer = std::mem::take(&mut conn.spare_in);
+        let m = match read_message_into(&mut reader, server.config.max_message_size, buffer) {
             Ok(m) => m,
             Err(ReadError::Malformed(_)) => {
                 conn.message_error(Version::V1_0);
@@ -156,6 +159,10 @@ pub(crate) struct Connection {
     server: Arc<ServerShared>,
     code_sets: CodeSets,
     reassembler: crate::giop::Reassembler,
+    /// Buffers reused for every message: the last request's bytes (the next request is
+    /// read into them) and the reply being marshalled. No allocation per call.
+    spare_in: Vec<u8>,
+    out: Vec<u8>,
 }
 
 impl Connection {
@@ -171,6 +178,12 @@ impl Connection {
                 return false;
             }
         };
+        let keep_going = self.handle_whole(&m, version);
+        self.spare_in = crate::transport::recycle(m.into_bytes());
+        keep_going
+    }
+
+    fn handle_whole(&mut self, m: &crate::giop::Message, version: Version) -> bool {
         let decoded = match m.decode() {
             Ok(d) => d,
             Err(_) => {
@@ -191,6 +204,7 @@ impl Connection {
                 let key = header.target.resolve_key().ok().flatten();
                 let mut sink = ConnectionReplySink {
                     shared: &self.shared,
+                    out: &mut self.out,
                     version,
                     request_id: header.request_id,
                     code_sets: self.code_sets,
@@ -329,7 +343,7 @@ impl Connection {
         if st.closed {
             return Err(io_failure());
         }
-        write_segments(&mut st.stream, &w.segments()).map_err(|_| io_failure())
+        write_message(&mut st.stream, &w).map_err(|_| io_failure())
     }
 }
 
@@ -350,6 +364,7 @@ fn io_failure() -> SystemException {
 /// Writes replies for one request onto its connection.
 struct ConnectionReplySink<'c> {
     shared: &'c ConnectionShared,
+    out: &'c mut Vec<u8>,
     version: Version,
     request_id: u32,
     code_sets: CodeSets,
@@ -364,8 +379,10 @@ impl ConnectionReplySink<'_> {
     ) -> Result<(), SystemException> {
         let done = CompletionStatus::Yes;
         let h = ReplyHeader::new(self.request_id, status);
-        let mut mw = MessageWriter::reply(self.version, ByteOrder::NATIVE, self.code_sets, &h)
-            .map_err(|e| SystemException::from(e).completed(done))?;
+        let buffer = std::mem::take(self.out);
+        let mut mw =
+            MessageWriter::reply_in(buffer, self.version, ByteOrder::NATIVE, self.code_sets, &h)
+                .map_err(|e| SystemException::from(e).completed(done))?;
         let header_len = mw.writer().len();
         {
             let w = mw.body();
@@ -388,8 +405,10 @@ impl ConnectionReplySink<'_> {
                     Err(_) => return Err(io_failure()),
                 }
             }
-            _ => write_segments(&mut st.stream, &w.segments()),
+            _ => write_message(&mut st.stream, &w),
         };
+        drop(st);
+        *self.out = crate::transport::recycle(w.into_owned_buffer());
         written.map_err(|_| io_failure())
     }
 
