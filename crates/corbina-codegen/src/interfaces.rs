@@ -346,8 +346,12 @@ impl Gen<'_> {
             .collect();
         if inouts {
             let names: Vec<&str> = results.iter().map(|x| x.0.as_str()).collect();
-            self.out
-                .line(format!("let ({}) = self.obj.{call}(", names.join(", ")));
+            // A lone inout parameter binds without parentheses (no `unused_parens`).
+            let pat = match names.as_slice() {
+                [one] => (*one).to_string(),
+                _ => format!("({})", names.join(", ")),
+            };
+            self.out.line(format!("let {pat} = self.obj.{call}("));
         } else {
             self.out.line(format!("self.obj.{call}("));
         }
