@@ -24,6 +24,9 @@
 //! | `-ORBDefaultInitRef URL` | `CORBINA_DEFAULTINITREF` | none | names without an InitRef are looked up at `URL/Name` |
 //! | `-ORBListenEndpoints iiop://host:port` ⟳ | `CORBINA_LISTENENDPOINTS` | all IPv4 interfaces, ephemeral port | listen here (TAO form; `iiop://host:`, `iiop://[::1]:2809`; several separated by `;`) |
 //! | `-ORBEndpoint giop:tcp:host:port` ⟳ | `CORBINA_ENDPOINT` | (same list) | listen here (omniORB form, also `-ORBEndPoint`; `giop:tcp::port`, `giop:tcp::`, `giop:tcp:[::1]:0`); empty host = `0.0.0.0`, empty port = ephemeral |
+//! | `-ORBListenEndpoints uiop:///path` ⟳, `-ORBEndpoint giop:unix:/path` ⟳ | (same list) | also listen on a Unix-domain socket at `/path` (TAO's UIOP form, omniORB's form; `giop:unix:` alone picks a path in the temporary directory); published with omniORB's `TAG_OMNIORB_UNIX_TRANS` |
+//! | `-ORBListenEndpoints shmiop:///path` ⟳, `-ORBEndpoint giop:shm:/path` ⟳ | (same list) | also listen for shared-memory connections, with the rendezvous socket at `/path` (Corbina's own scheme: [`crate::transport::shm`]); published with `TAG_CORBINA_SHM_TRANS` |
+//! | `-ORBPreferUnix 0/1` | `CORBINA_PREFERUNIX` | `1` | a client uses a server's published shared-memory or Unix endpoint (in that order) instead of TCP when the server is on this host (same host name, the socket path exists) |
 //! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |
 //! | `-ORBGIOPMaxVersion 1.x` | `CORBINA_GIOPMAXVERSION` | `1.2` | highest GIOP version spoken: `1.0`, `1.1` or `1.2` (also omniORB's `-ORBmaxGIOPVersion`) |
 //! | `-ORBCallTimeout ms` | `CORBINA_CALLTIMEOUT` | none | a twoway call fails with TIMEOUT after this many milliseconds; `0` = none |
@@ -57,6 +60,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::transport::TransportKind;
+
 /// How server connections are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThreadModel {
@@ -78,6 +83,13 @@ pub struct OrbConfig {
     /// where the server listens. Port 0 picks an ephemeral port. Empty: listen on all IPv4
     /// interfaces on an ephemeral port, lazily when the first object is activated.
     pub endpoints: Vec<Endpoint>,
+    /// `-ORBListenEndpoints uiop:///path|shmiop:///path`, `-ORBEndpoint giop:unix:/path`
+    /// (repeatable): local endpoints, listened on besides the TCP ones (with only local
+    /// endpoints there is no TCP listener, and IORs carry this host's name and port 0).
+    pub local_endpoints: Vec<LocalEndpoint>,
+    /// `-ORBPreferUnix 0/1`: reach servers on this host through their published local
+    /// endpoints rather than TCP (default true).
+    pub prefer_local: bool,
     /// `-ORBPublishAddress host[:port]`: the address written into IORs, when it differs from
     /// the bound one (NAT, multi-homed hosts). Repeatable: extra ones become
     /// ALTERNATE_IIOP_ADDRESS components.
@@ -121,12 +133,23 @@ pub struct Endpoint {
     pub port: u16,
 }
 
+/// A local (same-host) listen endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalEndpoint {
+    /// [`TransportKind::Unix`] or [`TransportKind::Shm`].
+    pub kind: TransportKind,
+    /// The socket path; empty: one is made up in the temporary directory when binding.
+    pub path: std::path::PathBuf,
+}
+
 impl Default for OrbConfig {
     fn default() -> Self {
         OrbConfig {
             init_refs: BTreeMap::new(),
             default_init_ref: None,
             endpoints: Vec::new(),
+            local_endpoints: Vec::new(),
+            prefer_local: true,
             publish_addresses: Vec::new(),
             giop_max_minor: 2,
             call_timeout: None,
@@ -216,6 +239,31 @@ impl OrbConfig {
             host: host.into(),
             port,
         });
+        self
+    }
+
+    /// Adds a Unix-domain socket endpoint at `path`, like `-ORBListenEndpoints uiop://path`.
+    pub fn unix_endpoint(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.local_endpoints.push(LocalEndpoint {
+            kind: TransportKind::Unix,
+            path: path.into(),
+        });
+        self
+    }
+
+    /// Adds a shared-memory endpoint with its rendezvous socket at `path`, like
+    /// `-ORBListenEndpoints shmiop://path`.
+    pub fn shm_endpoint(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.local_endpoints.push(LocalEndpoint {
+            kind: TransportKind::Shm,
+            path: path.into(),
+        });
+        self
+    }
+
+    /// Whether clients use servers' published local endpoints (`-ORBPreferUnix`).
+    pub fn prefer_local(mut self, yes: bool) -> Self {
+        self.prefer_local = yes;
         self
     }
 

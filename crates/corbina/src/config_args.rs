@@ -4,7 +4,8 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::config::{ConfigError, Endpoint, OrbConfig, ThreadModel};
+use crate::config::{ConfigError, Endpoint, LocalEndpoint, OrbConfig, ThreadModel};
+use crate::transport::TransportKind;
 
 /// The settings an option writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,7 @@ enum Key {
     ThreadPool,
     SocketBufferSize,
     ForwardLimit,
+    PreferUnix,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -54,6 +56,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::ThreadPool, &["ThreadPool"], false),
     (Key::SocketBufferSize, &["SocketBufferSize"], false),
     (Key::ForwardLimit, &["ForwardLimit"], false),
+    (Key::PreferUnix, &["PreferUnix"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -194,7 +197,7 @@ fn strip_scheme(s: &str) -> Result<Option<&str>, String> {
     } else if let Some(rest) = strip_prefix_ci(s, "giop:tcp:") {
         Ok(Some(rest))
     } else if strip_prefix_ci(s, "giop:").is_some() {
-        Err("only the `giop:tcp` transport is supported".into())
+        Err("the transports are `giop:tcp`, `giop:unix` and `giop:shm`".into())
     } else {
         Ok(None)
     }
@@ -214,6 +217,37 @@ fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
         host: host.to_string(),
         port,
     })
+}
+
+/// A listen endpoint: TCP, or local (Unix-domain socket, shared memory).
+enum AnyEndpoint {
+    Tcp(Endpoint),
+    Local(LocalEndpoint),
+}
+
+/// `uiop:///path`, `shmiop:///path` (absolute paths), `giop:unix:/path`, `giop:shm:/path`
+/// (empty: a path is made up), or a TCP endpoint.
+fn parse_any_endpoint(s: &str) -> Result<AnyEndpoint, String> {
+    let local = [
+        ("uiop://", TransportKind::Unix, false),
+        ("shmiop://", TransportKind::Shm, false),
+        ("giop:unix:", TransportKind::Unix, true),
+        ("giop:shm:", TransportKind::Shm, true),
+    ];
+    for (scheme, kind, may_be_empty) in local {
+        if let Some(path) = strip_prefix_ci(s, scheme) {
+            if !(path.starts_with('/') || path.is_empty() && may_be_empty) {
+                return Err(format!(
+                    "expected an absolute socket path after `{scheme}`, like `{scheme}/tmp/orb.sock`"
+                ));
+            }
+            return Ok(AnyEndpoint::Local(LocalEndpoint {
+                kind,
+                path: path.into(),
+            }));
+        }
+    }
+    parse_endpoint(s).map(AnyEndpoint::Tcp)
 }
 
 /// `host[:port]` (an `iiop://` or `giop:tcp:` in front is accepted too).
@@ -271,15 +305,21 @@ impl OrbConfig {
                 let parsed = value
                     .split(';')
                     .filter(|s| !s.is_empty())
-                    .map(parse_endpoint)
+                    .map(parse_any_endpoint)
                     .collect::<Result<Vec<_>, _>>()?;
                 if parsed.is_empty() {
                     return Err("no endpoint given".into());
                 }
                 if !std::mem::replace(&mut replaced.endpoints, true) {
                     self.endpoints.clear();
+                    self.local_endpoints.clear();
                 }
-                self.endpoints.extend(parsed);
+                for e in parsed {
+                    match e {
+                        AnyEndpoint::Tcp(e) => self.endpoints.push(e),
+                        AnyEndpoint::Local(e) => self.local_endpoints.push(e),
+                    }
+                }
             }
             Key::PublishAddress => {
                 let address = parse_publish(value)?;
@@ -342,6 +382,13 @@ impl OrbConfig {
                 }
             }
             Key::ForwardLimit => self.forward_limit = number(value, u32::MAX.into())? as u32,
+            Key::PreferUnix => {
+                self.prefer_local = match value {
+                    "1" => true,
+                    "0" => false,
+                    _ => return Err("expected `0` or `1`".into()),
+                }
+            }
         }
         Ok(())
     }
@@ -670,6 +717,62 @@ mod tests {
     }
 
     #[test]
+    fn local_endpoints() {
+        let local = |kind, path: &str| LocalEndpoint {
+            kind,
+            path: path.into(),
+        };
+        let c = both(
+            "ListenEndpoints",
+            "uiop:///tmp/a.sock;shmiop:///tmp/b;iiop://h:1",
+        );
+        assert_eq!(
+            c.local_endpoints,
+            [
+                local(TransportKind::Unix, "/tmp/a.sock"),
+                local(TransportKind::Shm, "/tmp/b")
+            ]
+        );
+        assert_eq!(c.endpoints, [ep("h", 1)]);
+        let c = both("Endpoint", "giop:unix:/tmp/dir/sock");
+        assert_eq!(
+            c.local_endpoints,
+            [local(TransportKind::Unix, "/tmp/dir/sock")]
+        );
+        assert!(c.endpoints.is_empty());
+        assert_eq!(
+            both("Endpoint", "giop:unix:").local_endpoints,
+            [local(TransportKind::Unix, "")]
+        );
+        assert_eq!(
+            both("Endpoint", "GIOP:SHM:/x").local_endpoints,
+            [local(TransportKind::Shm, "/x")]
+        );
+        // A later source replaces TCP and local endpoints together.
+        let (c, _) = parse(&[
+            "-ORBEndpoint",
+            "giop:unix:/a",
+            "-ORBEndpoint",
+            "giop:tcp::1",
+        ])
+        .unwrap();
+        assert_eq!(c.local_endpoints.len(), 1);
+        assert_eq!(c.endpoints.len(), 1);
+        let mut c2 = c.clone();
+        c2.apply_env([("CORBINA_ENDPOINT".to_string(), "giop:tcp::2".to_string())])
+            .unwrap();
+        assert!(c2.local_endpoints.is_empty());
+    }
+
+    #[test]
+    fn prefer_unix() {
+        assert!(OrbConfig::default().prefer_local);
+        assert!(!both("PreferUnix", "0").prefer_local);
+        assert!(both("PreferUnix", "1").prefer_local);
+        assert_eq!(bad("PreferUnix", "yes"), "expected `0` or `1`");
+    }
+
+    #[test]
     fn endpoints_accumulate_in_order() {
         let (c, _) = parse(&[
             "-ORBEndpoint",
@@ -692,12 +795,11 @@ mod tests {
         assert_eq!(bad("Endpoint", "tcp:host:2809"), shape);
         assert_eq!(
             bad("Endpoint", "giop:ssl:h:1"),
-            "only the `giop:tcp` transport is supported"
+            "the transports are `giop:tcp`, `giop:unix` and `giop:shm`"
         );
-        assert_eq!(
-            bad("Endpoint", "giop:unix:/tmp/x"),
-            "only the `giop:tcp` transport is supported"
-        );
+        assert!(bad("Endpoint", "giop:unix:tmp/x").contains("absolute socket path"));
+        assert!(bad("ListenEndpoints", "uiop://").contains("absolute socket path"));
+        assert!(bad("ListenEndpoints", "shmiop://rel").contains("absolute socket path"));
         assert_eq!(
             bad("Endpoint", "giop:tcp:h:65536"),
             "port: too large (at most 65535)"

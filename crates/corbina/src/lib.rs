@@ -41,7 +41,7 @@
 //!     obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user);
 //! assert_eq!(r.unwrap(), 42);
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub use corbina_cdr as cdr;

@@ -12,6 +12,7 @@ use crate::object::ObjectRef;
 use crate::poa::{DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
 use crate::servant::ServerRequest;
 use crate::server::{RequestDispatcher, Server};
+use crate::transport::{local_host_name, BoundEndpoint, LocalTransport, TransportKind};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 /// Corbina's ORB type id for the TAG_ORB_TYPE component ("CBN\0"; not OMG-assigned).
@@ -46,6 +47,8 @@ struct OrbInner {
     server: Mutex<Option<Arc<Server>>>,
     /// Host and port written into IORs, once the server is up.
     published: OnceLock<(String, u16)>,
+    /// The server's local endpoints, published as components of the IIOP profile.
+    published_local: OnceLock<Vec<LocalTransport>>,
     state: Mutex<RunState>,
     state_changed: Condvar,
 }
@@ -140,6 +143,7 @@ impl Orb {
             poa: OnceLock::new(),
             server: Mutex::new(None),
             published: OnceLock::new(),
+            published_local: OnceLock::new(),
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
         });
@@ -177,16 +181,37 @@ impl Orb {
         let dispatcher = self.request_dispatcher();
         let server = Server::start(&self.inner.config, dispatcher)
             .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
-        let bound = server
-            .addresses()
-            .first()
-            .copied()
-            .ok_or_else(|| SystemException::new(SystemExceptionKind::Initialize, 0))?;
-        let published = match self.inner.config.publish_addresses.first() {
-            Some((host, port)) => (host.clone(), port.unwrap_or(bound.port())),
-            None if bound.ip().is_unspecified() => (default_host(), bound.port()),
-            None => (bound.ip().to_string(), bound.port()),
+        let local: Vec<LocalTransport> = server
+            .bound_endpoints()
+            .iter()
+            .filter_map(|b| {
+                let (kind, path) = match b {
+                    BoundEndpoint::Unix(p) => (TransportKind::Unix, p),
+                    BoundEndpoint::Shm(p) => (TransportKind::Shm, p),
+                    BoundEndpoint::Tcp(_) => return None,
+                };
+                Some(LocalTransport {
+                    kind,
+                    host: local_host_name().to_owned(),
+                    path: path.clone(),
+                })
+            })
+            .collect();
+        let published = match (
+            self.inner.config.publish_addresses.first(),
+            server.addresses().first(),
+        ) {
+            (Some((host, port)), bound) => {
+                let bound_port = bound.map_or(0, |b| b.port());
+                (host.clone(), port.unwrap_or(bound_port))
+            }
+            (None, Some(bound)) if bound.ip().is_unspecified() => (default_host(), bound.port()),
+            (None, Some(bound)) => (bound.ip().to_string(), bound.port()),
+            // Local endpoints only: this host's name and no port (TCP clients cannot come in).
+            (None, None) if !local.is_empty() => (local_host_name().to_owned(), 0),
+            (None, None) => return Err(SystemException::new(SystemExceptionKind::Initialize, 0)),
         };
+        let _ = self.inner.published_local.set(local);
         *guard = Some(Arc::new(server));
         let _ = self.inner.published.set(published.clone());
         Ok(published)
@@ -217,6 +242,11 @@ impl Orb {
         }
         if let Ok(c) = TaggedComponent::code_sets(&crate::codeset::native_code_sets(), order) {
             components.push(c);
+        }
+        for t in self.inner.published_local.get().into_iter().flatten() {
+            if let Some(c) = t.to_component(order) {
+                components.push(c);
+            }
         }
         for (h, p) in self.inner.config.publish_addresses.iter().skip(1) {
             if let Ok(c) = TaggedComponent::alternate_iiop_address(h, p.unwrap_or(port), order) {

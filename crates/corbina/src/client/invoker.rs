@@ -14,7 +14,10 @@ use crate::giop::{
     ServiceContextList, SystemExceptionBody, TargetAddress, Version,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
-use crate::transport::{read_message_into, write_message, write_segments, ReadError};
+use crate::transport::{
+    read_message_into, write_message, write_segments, Address, LocalTransport, ReadError,
+    TransportKind,
+};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> SystemException {
@@ -76,7 +79,7 @@ impl IiopInvoker {
             .enumerate()
             .find_map(|(i, p)| p.iiop().and_then(Result::ok).map(|p| (i as u32, p)))
             .ok_or_else(inv_objref)?;
-        let rope = ctx.rope(&profile.host, profile.port);
+        let rope = ctx.rope_to(select_address(&profile, ctx.config.prefer_local));
         let minor = profile.version.minor.min(ctx.config.giop_max_minor);
         let version = Version::new(1, minor).map_err(|_| inv_objref())?;
         let code_sets = if minor == 0 {
@@ -116,6 +119,11 @@ impl IiopInvoker {
         self.call_timeout
             .or_else(super::thread_call_timeout)
             .or(self.ctx.config.call_timeout)
+    }
+
+    /// Where calls go: the profile's TCP address, or a local endpoint it publishes.
+    pub fn address(&self) -> &Address {
+        self.rope.address()
     }
 
     /// The profile calls go to.
@@ -380,6 +388,35 @@ impl IiopInvoker {
         drop(strand);
         self.rope.discard();
         Err(e)
+    }
+}
+
+/// The address to reach `profile` at: with `prefer_local`, a shared-memory or Unix-domain
+/// endpoint it publishes (in that order) if it is on this host; else its TCP address.
+pub(crate) fn select_address(profile: &IiopProfile, prefer_local: bool) -> Address {
+    if prefer_local {
+        let mut best: Option<LocalTransport> = None;
+        for t in profile
+            .components
+            .iter()
+            .filter_map(LocalTransport::from_component)
+            .filter_map(Result::ok)
+        {
+            let better = match &best {
+                None => true,
+                Some(b) => b.kind == TransportKind::Unix && t.kind == TransportKind::Shm,
+            };
+            if better && t.is_reachable_here() {
+                best = Some(t);
+            }
+        }
+        if let Some(t) = best {
+            return t.address();
+        }
+    }
+    Address::Tcp {
+        host: profile.host.clone(),
+        port: profile.port,
     }
 }
 

@@ -32,6 +32,7 @@ pub use invoker::{IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_RETRIES_EXHAUSTED};
 pub use rope::{Rope, Strand, StrandSettings};
 
 use crate::config::OrbConfig;
+use crate::transport::Address;
 
 thread_local! {
     static THREAD_CALL_TIMEOUT: Cell<Option<Duration>> = const { Cell::new(None) };
@@ -49,7 +50,7 @@ pub fn thread_call_timeout() -> Option<Duration> {
     THREAD_CALL_TIMEOUT.with(Cell::get)
 }
 
-type RopeMap = Mutex<HashMap<(String, u16), Arc<Rope>>>;
+type RopeMap = Mutex<HashMap<Address, Arc<Rope>>>;
 
 /// Stops the client scavenger when the context goes away.
 struct ScavengerStop {
@@ -75,16 +76,24 @@ impl ClientContext {
         }
     }
 
-    /// The rope to `host:port`, created on first use (no connection is opened here).
+    /// The rope to `host:port` over TCP, created on first use (no connection is opened
+    /// here).
     pub fn rope(&self, host: &str, port: u16) -> Arc<Rope> {
+        self.rope_to(Address::Tcp {
+            host: host.to_owned(),
+            port,
+        })
+    }
+
+    /// The rope to `address` (any transport), created on first use.
+    pub fn rope_to(&self, address: Address) -> Arc<Rope> {
         self.start_scavenger();
         let mut ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
         ropes
-            .entry((host.to_owned(), port))
+            .entry(address.clone())
             .or_insert_with(|| {
                 Arc::new(Rope::new(
-                    host.to_owned(),
-                    port,
+                    address,
                     StrandSettings {
                         connect_timeout: self.config.connect_timeout,
                         max_strands: self.config.max_strands_per_rope.max(1),

@@ -2,23 +2,24 @@
 //! object reference to that address (omniORB2's design, seed 001 §4): references open no
 //! connection of their own, a strand carries one call at a time, and concurrent calls open
 //! more strands on demand up to a maximum, after which callers wait for one to come free.
+//! A strand runs over any transport ([`crate::transport::Connection`]).
 
 use std::io::{self, BufReader, Read};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
 use crate::giop::Reassembler;
+use crate::transport::{Address, ConnectionOptions, Stream};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
-/// The read half of a strand: a socket whose every read is bounded by the current call's
-/// deadline (SO_RCVTIMEO set to what is left), so a reply that trickles in cannot stretch a
-/// call past its timeout.
+/// The read half of a strand: a connection whose every read is bounded by the current
+/// call's deadline (the read timeout set to what is left), so a reply that trickles in
+/// cannot stretch a call past its timeout.
 pub(crate) struct TimedStream {
-    stream: TcpStream,
+    stream: Stream,
     deadline: Option<Instant>,
-    /// Whether SO_RCVTIMEO is currently set on the socket.
+    /// Whether a read timeout is currently set on the connection.
     timeout_set: bool,
 }
 
@@ -64,7 +65,7 @@ pub struct StrandSettings {
 
 /// One connection to a server, used by one call at a time.
 pub struct Strand {
-    pub(crate) stream: TcpStream,
+    pub(crate) stream: Stream,
     pub(crate) reader: BufReader<TimedStream>,
     pub(crate) reassembler: Reassembler,
     next_request_id: u32,
@@ -104,15 +105,7 @@ impl Strand {
         if self.last_used.elapsed() < Duration::from_millis(1) {
             return true;
         }
-        let mut probe = [0u8; 1];
-        matches!(
-            rustix::net::recv(
-                &self.stream,
-                &mut probe[..],
-                rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT,
-            ),
-            Err(rustix::io::Errno::AGAIN)
-        )
+        !self.stream.has_pending_input()
     }
 
     /// Bounds the next writes by `deadline` (`None`: block as long as it takes).
@@ -144,10 +137,9 @@ struct RopeState {
     open: usize,
 }
 
-/// The connections to one `host:port`.
+/// The connections to one address (`host:port` over TCP, or a local endpoint).
 pub struct Rope {
-    host: String,
-    port: u16,
+    address: Address,
     settings: StrandSettings,
     state: Mutex<RopeState>,
     freed: Condvar,
@@ -161,11 +153,10 @@ fn transient(minor: u32) -> SystemException {
 }
 
 impl Rope {
-    /// A rope to `host:port`; no connection is opened until the first call.
-    pub fn new(host: String, port: u16, settings: StrandSettings) -> Rope {
+    /// A rope to `address`; no connection is opened until the first call.
+    pub fn new(address: Address, settings: StrandSettings) -> Rope {
         Rope {
-            host,
-            port,
+            address,
             settings,
             state: Mutex::new(RopeState {
                 idle: Vec::new(),
@@ -176,8 +167,8 @@ impl Rope {
     }
 
     /// The address this rope connects to.
-    pub fn address(&self) -> (&str, u16) {
-        (&self.host, self.port)
+    pub fn address(&self) -> &Address {
+        &self.address
     }
 
     /// Connections currently open (idle or in use).
@@ -278,44 +269,33 @@ impl Rope {
     }
 
     fn connect(&self, deadline: Option<Instant>) -> Result<Box<Strand>, SystemException> {
-        let addrs = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(|_| transient(2))?;
-        let mut last_err = transient(2);
-        for addr in addrs {
-            let mut limit = self.settings.connect_timeout;
-            if let Some(d) = deadline {
-                limit = limit.min(d.saturating_duration_since(Instant::now()));
-                if limit.is_zero() {
-                    return Err(transient(2));
-                }
-            }
-            match TcpStream::connect_timeout(&addr, limit) {
-                Ok(stream) => return self.strand(stream),
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    last_err = SystemException::new(SystemExceptionKind::Transient, 0);
-                }
-                Err(_) => last_err = transient(2),
+        let mut limit = self.settings.connect_timeout;
+        if let Some(d) = deadline {
+            limit = limit.min(d.saturating_duration_since(Instant::now()));
+            if limit.is_zero() {
+                return Err(transient(2));
             }
         }
-        Err(last_err)
+        let options = ConnectionOptions {
+            socket_buffer_size: self.settings.socket_buffer_size,
+        };
+        match self.address.connect(limit, &options) {
+            Ok(conn) => Ok(self.strand(Stream(conn))),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                Err(SystemException::new(SystemExceptionKind::Transient, 0))
+            }
+            Err(_) => Err(transient(2)),
+        }
     }
 
-    fn strand(&self, stream: TcpStream) -> Result<Box<Strand>, SystemException> {
-        // Small requests must not wait for Nagle's algorithm (seeds 002, 004).
-        stream.set_nodelay(true).map_err(|_| transient(2))?;
-        if let Some(size) = self.settings.socket_buffer_size {
-            let sock = socket2::SockRef::from(&stream);
-            let _ = sock.set_send_buffer_size(size);
-            let _ = sock.set_recv_buffer_size(size);
-        }
+    fn strand(&self, stream: Stream) -> Box<Strand> {
         let read_half = TimedStream {
-            stream: stream.try_clone().map_err(|_| transient(2))?,
+            stream: stream.clone(),
             deadline: None,
             timeout_set: false,
         };
         let reader = BufReader::with_capacity(64 * 1024, read_half);
-        Ok(Box::new(Strand {
+        Box::new(Strand {
             stream,
             reader,
             reassembler: Reassembler::new(self.settings.max_message_size as usize),
@@ -327,6 +307,6 @@ impl Rope {
             write_timeout_set: false,
             out: Vec::with_capacity(512),
             inbound: Vec::with_capacity(512),
-        }))
+        })
     }
 }

@@ -4,7 +4,7 @@
 //! [`Connection::handle`] on whichever pool thread found the connection readable.
 
 use std::io::{BufReader, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -16,7 +16,9 @@ use crate::giop::{
 };
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
-use crate::transport::{read_message_into, write_message, write_segments, ReadError};
+use crate::transport::{
+    read_message_into, write_message, write_segments, Connection as Transport, ReadError, Stream,
+};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 /// The part of a connection other threads touch: its writer and its closing state, under
@@ -26,7 +28,7 @@ pub(crate) struct ConnectionShared {
 }
 
 struct ConnState {
-    stream: TcpStream,
+    stream: Stream,
     /// A request is being processed: CloseConnection must wait for its reply.
     busy: bool,
     /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
@@ -82,21 +84,16 @@ fn close_now(st: &mut ConnState) {
     let _ = st.stream.shutdown(Shutdown::Both);
 }
 
-/// Sets up an accepted connection: socket options, its shared half (registered with the
-/// server, so shutdown and the scavenger reach it) and its request handler. `None` if the
-/// socket cannot be duplicated (it is then closed).
+/// Sets up an accepted connection (transport options were applied by its listener): its
+/// shared half (registered with the server, so shutdown and the scavenger reach it), its
+/// request handler and its read half.
 pub(crate) fn open(
-    stream: TcpStream,
+    conn: Arc<dyn Transport>,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
-) -> Option<(Connection, TcpStream)> {
-    let _ = stream.set_nodelay(true);
-    if let Some(size) = server.config.socket_buffer_size {
-        let sock = socket2::SockRef::from(&stream);
-        let _ = sock.set_send_buffer_size(size);
-        let _ = sock.set_recv_buffer_size(size);
-    }
-    let read_half = stream.try_clone().ok()?;
+) -> (Connection, Stream) {
+    let stream = Stream(conn);
+    let read_half = stream.clone();
     let shared = Arc::new(ConnectionShared {
         state: Mutex::new(ConnState {
             stream,
@@ -121,19 +118,16 @@ pub(crate) fn open(
         spare_in: Vec::new(),
         out: Vec::with_capacity(256),
     };
-    Some((conn, read_half))
+    (conn, read_half)
 }
 
 /// Serves one accepted connection on this thread until it closes (thread per connection).
 pub(crate) fn serve(
-    stream: TcpStream,
+    stream: Arc<dyn Transport>,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
 ) {
-    let Some((mut conn, read_half)) = open(stream, dispatcher, server.clone()) else {
-        server.connection_ended();
-        return;
-    };
+    let (mut conn, read_half) = open(stream, dispatcher, server.clone());
     let mut reader = BufReader::with_capacity(64 * 1024, read_half);
     loop {
         let buffer = std::mem::take(&mut conn.spare_in);
@@ -407,6 +401,11 @@ impl ConnectionReplySink<'_> {
             }
             _ => write_message(&mut st.stream, &w),
         };
+        // Answered: the connection is idle as far as closing goes from here on (the client
+        // may act on the reply before this thread gets to `end`), so an orderly close asked
+        // for now is done at once — after the reply, never before it.
+        st.busy = false;
+        st.last_active = Instant::now();
         drop(st);
         *self.out = crate::transport::recycle(w.into_owned_buffer());
         written.map_err(|_| io_failure())

@@ -19,8 +19,8 @@
 mod connection;
 mod pool;
 
-use std::io::Write;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::thread;
@@ -31,6 +31,10 @@ use connection::ConnectionShared;
 use crate::config::{OrbConfig, ThreadModel};
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::ServerRequest;
+use crate::transport::shm::ShmEndpoint;
+use crate::transport::tcp::TcpEndpoint;
+use crate::transport::unix::UnixEndpoint;
+use crate::transport::{BoundEndpoint, Connection, ConnectionOptions, Listener, TransportKind};
 
 /// Where requests go once read off a connection: the ORB's object adapters.
 pub trait RequestDispatcher: Send + Sync {
@@ -100,6 +104,7 @@ impl ServerShared {
 pub struct Server {
     shared: Arc<ServerShared>,
     addresses: Vec<SocketAddr>,
+    bound: Vec<BoundEndpoint>,
     pool: Option<Arc<pool::Pool>>,
 }
 
@@ -120,7 +125,7 @@ impl Server {
             stop_signal: Condvar::new(),
             stop_lock: Mutex::new(()),
         });
-        let endpoints = if config.endpoints.is_empty() {
+        let endpoints = if config.endpoints.is_empty() && config.local_endpoints.is_empty() {
             vec![crate::config::Endpoint {
                 host: "0.0.0.0".into(),
                 port: 0,
@@ -128,13 +133,32 @@ impl Server {
         } else {
             config.endpoints.clone()
         };
-        let mut listeners = Vec::new();
-        let mut addresses = Vec::new();
+        let options = ConnectionOptions {
+            socket_buffer_size: config.socket_buffer_size,
+        };
+        let mut listeners: Vec<Box<dyn Listener>> = Vec::new();
         for ep in &endpoints {
-            let listener = TcpListener::bind((ep.host.as_str(), ep.port))?;
-            addresses.push(listener.local_addr()?);
-            listeners.push(listener);
+            listeners.push(Box::new(TcpEndpoint::bind(&ep.host, ep.port, options)?));
         }
+        for ep in &config.local_endpoints {
+            let path = if ep.path.as_os_str().is_empty() {
+                made_up_socket_path()
+            } else {
+                ep.path.clone()
+            };
+            listeners.push(match ep.kind {
+                TransportKind::Shm => Box::new(ShmEndpoint::bind(&path)?),
+                _ => Box::new(UnixEndpoint::bind(&path, options)?),
+            });
+        }
+        let bound: Vec<BoundEndpoint> = listeners.iter().map(|l| l.bound()).collect();
+        let addresses = bound
+            .iter()
+            .filter_map(|b| match b {
+                BoundEndpoint::Tcp(a) => Some(*a),
+                _ => None,
+            })
+            .collect();
         let pool = match config.thread_model {
             ThreadModel::Pool(n) => Some(pool::Pool::start(n.max(1), shared.clone())?),
             ThreadModel::ThreadPerConnection => None,
@@ -165,13 +189,19 @@ impl Server {
         Ok(Server {
             shared,
             addresses,
+            bound,
             pool,
         })
     }
 
-    /// The addresses actually bound (ephemeral ports resolved).
+    /// The TCP addresses actually bound (ephemeral ports resolved).
     pub fn addresses(&self) -> &[SocketAddr] {
         &self.addresses
+    }
+
+    /// Every endpoint bound, TCP and local, in configuration order (TCP first).
+    pub fn bound_endpoints(&self) -> &[BoundEndpoint] {
+        &self.bound
     }
 
     /// Connections currently open.
@@ -200,19 +230,9 @@ impl Server {
             let _guard = self.shared.stop_lock.lock();
             self.shared.stop_signal.notify_all();
         }
-        for a in &self.addresses {
+        for b in &self.bound {
             // Wake the accept threads (each stops at its next accept).
-            let ip: std::net::IpAddr = match a.ip() {
-                std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
-                    std::net::Ipv4Addr::LOCALHOST.into()
-                }
-                std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
-                    std::net::Ipv6Addr::LOCALHOST.into()
-                }
-                ip => ip,
-            };
-            let _ =
-                TcpStream::connect_timeout(&SocketAddr::new(ip, a.port()), Duration::from_secs(1));
+            b.wake();
         }
         let start = Instant::now();
         while self.shared.accepting.load(Ordering::Acquire) > 0
@@ -252,23 +272,35 @@ impl Server {
     }
 }
 
+/// A socket path in the temporary directory, for `giop:unix:` without one.
+fn made_up_socket_path() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "corbina-{}-{}.sock",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
 fn accept_loop(
-    listener: TcpListener,
+    listener: Box<dyn Listener>,
     dispatcher: Arc<dyn RequestDispatcher>,
     shared: &Arc<ServerShared>,
     pool: Option<Arc<pool::Pool>>,
 ) {
     // An orderly refusal: the client knows nothing ran and may retry elsewhere or later
     // (it gets TRANSIENT once it gives up).
-    let refuse = |mut stream: TcpStream| {
+    let refuse = |conn: Arc<dyn Connection>| {
         let msg = crate::giop::close_connection(
             crate::giop::Version::V1_0,
             crate::cdr::ByteOrder::NATIVE,
         );
-        let _ = stream.write_all(&msg);
-        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let _ =
+            crate::transport::write_segments(&mut crate::transport::Stream(conn.clone()), &[&msg]);
+        let _ = conn.shutdown(std::net::Shutdown::Write);
     };
-    for stream in listener.incoming() {
+    loop {
+        let stream = listener.accept();
         if shared.is_stopping() {
             if let Ok(s) = stream {
                 refuse(s);
@@ -288,12 +320,8 @@ fn accept_loop(
         }
         match &pool {
             Some(p) => {
-                let Some((conn, read_half)) =
-                    connection::open(stream, dispatcher.clone(), shared.clone())
-                else {
-                    shared.connection_ended();
-                    continue;
-                };
+                let (conn, read_half) =
+                    connection::open(stream, dispatcher.clone(), shared.clone());
                 p.add(conn, read_half);
             }
             None => {

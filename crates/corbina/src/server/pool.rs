@@ -15,18 +15,16 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use rustix::event::{poll, PollFd, PollFlags};
-use rustix::net::RecvFlags;
 
 use super::connection::Connection;
 use super::ServerShared;
 use crate::giop::Version;
-use crate::transport::{pending_len, take_message, ReadError};
+use crate::transport::{pending_len, take_message, ReadError, Stream};
 
 /// Read granularity for one connection.
 const CHUNK: usize = 64 * 1024;
@@ -39,7 +37,7 @@ const POLL_TIMEOUT: rustix::event::Timespec = rustix::event::Timespec {
 
 struct PoolConn {
     id: u64,
-    read_half: TcpStream,
+    read_half: Stream,
     work: Mutex<Work>,
 }
 
@@ -110,7 +108,7 @@ impl Pool {
     }
 
     /// Takes over an accepted connection.
-    pub(crate) fn add(&self, conn: Connection, read_half: TcpStream) {
+    pub(crate) fn add(&self, conn: Connection, read_half: Stream) {
         let mut st = self.lock();
         let id = st.next_id;
         st.next_id += 1;
@@ -198,7 +196,10 @@ impl Pool {
         let mut fds = Vec::with_capacity(set.len() + 1);
         fds.push(PollFd::new(&self.wake_rx, PollFlags::IN));
         for c in set {
-            fds.push(PollFd::new(&c.read_half, PollFlags::IN));
+            fds.push(PollFd::from_borrowed_fd(
+                c.read_half.poll_fd(),
+                PollFlags::IN,
+            ));
         }
         match poll(&mut fds, Some(&POLL_TIMEOUT)) {
             Ok(_) => {}
@@ -249,7 +250,7 @@ impl Pool {
     }
 
     /// False when the connection is over.
-    fn serve_messages(&self, fd: &TcpStream, conn: &mut Connection, buf: &mut Vec<u8>) -> bool {
+    fn serve_messages(&self, fd: &Stream, conn: &mut Connection, buf: &mut Vec<u8>) -> bool {
         let max = self.server.config.max_message_size;
         loop {
             // Read as much as the current message needs (at least a chunk), without waiting.
@@ -262,15 +263,10 @@ impl Pool {
                 }
             };
             buf.reserve(want);
-            let got = match rustix::net::recv(
-                fd,
-                rustix::buffer::spare_capacity(buf),
-                RecvFlags::DONTWAIT,
-            ) {
-                Ok((0, _)) => return false,
-                Ok((n, _)) => n,
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(rustix::io::Errno::AGAIN) => 0,
+            let got = match fd.read_nonblocking(buf) {
+                Ok(0) => return false,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
                 Err(_) => return false,
             };
             loop {
