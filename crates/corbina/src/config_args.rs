@@ -225,10 +225,32 @@ enum AnyEndpoint {
     Local(LocalEndpoint),
 }
 
-/// `uiop:///path`, `shmiop:///path` (absolute paths), `giop:unix:/path`, `giop:shm:/path`
-/// (empty: a path is made up), or a TCP endpoint.
+/// The rendezvous socket path of the shared-memory endpoint `shm:NAME`: NAME itself when it is
+/// an absolute path, else `corbina-shm-NAME.sock` in the temporary directory.
+pub(crate) fn shm_name_path(name: &str) -> std::path::PathBuf {
+    if name.starts_with('/') {
+        name.into()
+    } else {
+        std::env::temp_dir().join(format!("corbina-shm-{name}.sock"))
+    }
+}
+
+/// `unix:/path`, `shm:NAME`, `uiop:///path`, `shmiop:///path` (absolute paths),
+/// `giop:unix:/path`, `giop:shm:/path` (empty: a path is made up), or a TCP endpoint.
 fn parse_any_endpoint(s: &str) -> Result<AnyEndpoint, String> {
+    if let Some(name) = strip_prefix_ci(s, "shm:") {
+        if name.is_empty() || name.contains('/') && !name.starts_with('/') {
+            return Err(
+                "expected a name or an absolute path after `shm:`, like `shm:bench`".into(),
+            );
+        }
+        return Ok(AnyEndpoint::Local(LocalEndpoint {
+            kind: TransportKind::Shm,
+            path: shm_name_path(name),
+        }));
+    }
     let local = [
+        ("unix:", TransportKind::Unix, false),
         ("uiop://", TransportKind::Unix, false),
         ("shmiop://", TransportKind::Shm, false),
         ("giop:unix:", TransportKind::Unix, true),
@@ -734,6 +756,25 @@ mod tests {
             ]
         );
         assert_eq!(c.endpoints, [ep("h", 1)]);
+        // The short forms the transports issue names: `unix:/path` and `shm:NAME`.
+        let c = both(
+            "ListenEndpoints",
+            "unix:/tmp/u.sock;shm:bench;shm:/tmp/s.sock",
+        );
+        assert_eq!(
+            c.local_endpoints,
+            [
+                local(TransportKind::Unix, "/tmp/u.sock"),
+                LocalEndpoint {
+                    kind: TransportKind::Shm,
+                    path: shm_name_path("bench"),
+                },
+                local(TransportKind::Shm, "/tmp/s.sock"),
+            ]
+        );
+        assert!(shm_name_path("bench").ends_with("corbina-shm-bench.sock"));
+        assert!(bad("ListenEndpoints", "shm:").contains("after `shm:`"));
+        assert!(bad("ListenEndpoints", "unix:rel/x").contains("absolute socket path"));
         let c = both("Endpoint", "giop:unix:/tmp/dir/sock");
         assert_eq!(
             c.local_endpoints,
