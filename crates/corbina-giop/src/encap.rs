@@ -40,6 +40,10 @@ pub(crate) fn order_of(data: &[u8]) -> ByteOrder {
 /// Reads an IDL string that must be ASCII/Latin-1 protocol text (type ids, host names).
 pub(crate) fn read_latin1(r: &mut CdrReader<'_>) -> Result<String, MarshalError> {
     let bytes = r.read_string_bytes()?;
+    if bytes.is_ascii() {
+        // Operation names and type ids: one copy, no per-character work.
+        return Ok(String::from_utf8_lossy(bytes).into_owned());
+    }
     Ok(bytes.iter().map(|&b| char::from(b)).collect())
 }
 
