@@ -42,10 +42,12 @@ pub fn component_name(tag: u32) -> Option<&'static str> {
         35 => "TAG_SECIOP_SEC_TRANS",
         36 => "TAG_TLS_SEC_TRANS",
         38 => "TAG_RMI_CUSTOM_MAX_STREAM_FORMAT",
-        0x4154_5400 => "TAG_OMNIORB_BIDIR",
-        0x4154_5401 => "TAG_OMNIORB_UNIX_TRANS",
-        0x4154_5402 => "TAG_OMNIORB_PERSISTENT_ID",
-        0x4154_5403 => "TAG_OMNIORB_RESTRICTED_CONNECTION",
+        // omniORB's own tags (IOP::TAG_OMNIORB_* in omniORB's ior.cc).
+        0x4154_5401 => "TAG_OMNIORB_BIDIR",
+        0x4154_5402 => "TAG_OMNIORB_UNIX_TRANS",
+        0x4154_5403 => "TAG_OMNIORB_PERSISTENT_ID",
+        0x4154_5404 => "TAG_OMNIORB_RESTRICTED_CONNECTION",
+        0x4342_4e01 => "TAG_CORBINA_SHM_TRANS",
         _ => return None,
     })
 }
@@ -101,6 +103,30 @@ fn component(c: &TaggedComponent) -> (Vec<String>, Value) {
             json!({ "tag": c.tag, "name": name, "data_hex": hex(&c.component_data) }),
         )
     };
+    if let Some(local) = corbina::transport::component::LocalTransport::from_component(c) {
+        return match local {
+            Ok(l) => {
+                let what = match l.kind {
+                    corbina::transport::TransportKind::Shm => "shared memory",
+                    _ => "Unix socket",
+                };
+                (
+                    vec![format!(
+                        "{label}: {what} {} on host {}",
+                        l.path.display(),
+                        l.host
+                    )],
+                    json!({ "tag": c.tag, "name": name, "host": l.host, "path": l.path.to_string_lossy() }),
+                )
+            }
+            Err(e) => {
+                let (mut lines, mut v) = raw();
+                lines[0].push_str(&format!("  (malformed: {e})"));
+                v["error"] = json!(e.to_string());
+                (lines, v)
+            }
+        };
+    }
     match c.decode_known() {
         Ok(Component::OrbType(t)) => {
             let v = vendor(t);

@@ -7,41 +7,54 @@
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use corbina::{Orb, OrbConfig, SystemException};
+use corbina::dii::Request;
+use corbina::{
+    Any, DiiError, ObjectRef, Orb, OrbConfig, SystemException, SystemExceptionKind, TypeCode,
+};
 
-use crate::bench::{Bench, BinStruct};
+use crate::bench::{self, Bench, BinStruct};
 use crate::record::{send_op, Record, CORBINA, SOCKET};
 use crate::stats::summarize;
 use crate::sys::self_cpu_seconds;
 
-/// How calls are made. Only static stubs exist today; the others are the extension point
-/// for the DII (client) and DSI (server) modes of seed 000.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How calls are made: the invocation modes of the seed papers' DII/DSI study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Invocation {
     /// Generated stubs and skeletons.
+    #[default]
     Static,
-    /// Dynamic Invocation Interface on the client.
+    /// Dynamic Invocation Interface, a new `Request` built (and its `Any` argument
+    /// inserted) for every call.
     Dii,
-    /// Dynamic Skeleton Interface on the server.
+    /// Dynamic Invocation Interface, one `Request` built once and invoked again and again.
+    DiiReuse,
+    /// Dynamic Skeleton Interface on the server (`server --dsi`), static stubs on the
+    /// client.
     Dsi,
 }
 
 impl Invocation {
     /// Every mode, in report order.
-    pub const ALL: [Invocation; 3] = [Invocation::Static, Invocation::Dii, Invocation::Dsi];
+    pub const ALL: [Invocation; 4] = [
+        Invocation::Static,
+        Invocation::Dii,
+        Invocation::DiiReuse,
+        Invocation::Dsi,
+    ];
 
     /// The name in JSON and tables.
     pub fn name(self) -> &'static str {
         match self {
             Invocation::Static => "static",
             Invocation::Dii => "dii",
+            Invocation::DiiReuse => "dii_reuse",
             Invocation::Dsi => "dsi",
         }
     }
 
-    /// Whether Corbina can run this mode yet.
-    pub fn available(self) -> bool {
-        self == Invocation::Static
+    /// The mode called `name`.
+    pub fn parse(name: &str) -> Option<Invocation> {
+        Invocation::ALL.into_iter().find(|i| i.name() == name)
     }
 }
 
@@ -82,6 +95,9 @@ pub struct ExpOpts {
     pub sharing: Vec<String>,
     /// Seconds per concurrency point.
     pub conc_seconds: f64,
+    /// How `lat`, `payload` and `thr` make their calls (`dsi`: static calls, labelled for
+    /// a `server --dsi`).
+    pub invocation: Invocation,
 }
 
 impl Default for ExpOpts {
@@ -104,6 +120,7 @@ impl Default for ExpOpts {
             threads: vec![1, 2, 8, 64, 512],
             sharing: vec!["own".into(), "shared".into()],
             conc_seconds: 1.0,
+            invocation: Invocation::Static,
         }
     }
 }
@@ -161,6 +178,7 @@ impl ExpOpts {
             "--threads",
             "--sharing",
             "--conc-seconds",
+            "--invocation",
         ];
         if !known.contains(&flag) {
             return Ok(false);
@@ -200,6 +218,11 @@ impl ExpOpts {
             "--threads" => self.threads = nums(&v)?,
             "--sharing" => self.sharing = list(&v),
             "--conc-seconds" => self.conc_seconds = num(&v)?,
+            "--invocation" => {
+                self.invocation = Invocation::parse(&v).ok_or_else(|| {
+                    format!("--invocation: static, dii, dii_reuse or dsi, not {v}")
+                })?
+            }
             _ => unreachable!(),
         }
         if self.count == 0 || self.total_mb <= 0.0 || self.max_point_s <= 0.0 {
@@ -281,6 +304,124 @@ impl Data {
             (Data::Struct(s), true) => b.send_structs_oneway(s),
         }
     }
+
+    /// The IDL type name in records.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Data::Octet(_) => "octet",
+            Data::Short(_) => "short",
+            Data::Long(_) => "long",
+            Data::Double(_) => "double",
+            Data::Char(_) => "char",
+            Data::Struct(_) => "struct",
+        }
+    }
+
+    /// The sequence in an `Any` of its IDL alias type (`OctetSeq`, …), for the DII.
+    pub fn to_any(&self) -> Result<Any, SystemException> {
+        let a = match self {
+            Data::Octet(v) => Any::insert_as(bench::octet_seq_type_code(), v),
+            Data::Short(v) => Any::insert_as(bench::short_seq_type_code(), v),
+            Data::Long(v) => Any::insert_as(bench::long_seq_type_code(), v),
+            Data::Double(v) => Any::insert_as(bench::double_seq_type_code(), v),
+            Data::Char(v) => Any::insert_as(bench::char_seq_type_code(), v),
+            Data::Struct(v) => Any::insert_as(bench::struct_seq_type_code(), v),
+        };
+        Ok(a?)
+    }
+}
+
+/// One kind of call the experiments time.
+#[derive(Clone, Copy)]
+pub enum Op<'a> {
+    /// `ping()`.
+    Ping,
+    /// `ping_oneway()`.
+    PingOneway,
+    /// `echo("")`.
+    EchoEmpty,
+    /// `send_*(data)`, oneway when true.
+    Send(&'a Data, bool),
+}
+
+impl Op<'_> {
+    fn oneway(&self) -> bool {
+        matches!(self, Op::PingOneway | Op::Send(_, true))
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Op::Ping => "ping".into(),
+            Op::PingOneway => "ping_oneway".into(),
+            Op::EchoEmpty => "echo".into(),
+            Op::Send(d, oneway) => send_op(d.type_name()) + if *oneway { "_oneway" } else { "" },
+        }
+    }
+
+    /// A DII request for this call, its arguments filled in.
+    fn request(&self, obj: &ObjectRef) -> Result<Request, SystemException> {
+        let mut r = obj.request(&self.name());
+        match self {
+            Op::Ping | Op::PingOneway => {}
+            Op::EchoEmpty => {
+                r.add_in_arg("s", Any::from_string("")?);
+                r.set_return_type(TypeCode::create_string_tc(0));
+            }
+            Op::Send(d, _) => {
+                r.add_in_arg("s", d.to_any()?);
+            }
+        }
+        Ok(r)
+    }
+}
+
+fn fire(r: &mut Request, oneway: bool) -> Result<(), SystemException> {
+    if oneway {
+        r.send_oneway()
+    } else {
+        r.invoke().map_err(|e| match e {
+            DiiError::System(e) => e,
+            DiiError::User(_) => SystemException::new(SystemExceptionKind::Unknown, 0),
+        })
+    }
+}
+
+/// Makes one kind of call, again and again, through one invocation mode.
+pub struct Caller<'a> {
+    b: &'a Bench,
+    inv: Invocation,
+    op: Op<'a>,
+    /// `dii_reuse`: the request, built once.
+    req: Option<Request>,
+}
+
+impl<'a> Caller<'a> {
+    /// A caller of `op` on `b` through `inv` (a `dii_reuse` request is built here).
+    pub fn new(inv: Invocation, b: &'a Bench, op: Op<'a>) -> Result<Caller<'a>, String> {
+        let req = match inv {
+            Invocation::DiiReuse => Some(op.request(b.as_object()).map_err(sys)?),
+            _ => None,
+        };
+        Ok(Caller { b, inv, op, req })
+    }
+
+    /// One call.
+    pub fn call(&mut self) -> Result<(), SystemException> {
+        let b = self.b;
+        match (self.inv, &mut self.req) {
+            (Invocation::DiiReuse, Some(r)) => fire(r, self.op.oneway()),
+            (Invocation::Dii | Invocation::DiiReuse, _) => {
+                let mut r = self.op.request(b.as_object())?;
+                fire(&mut r, self.op.oneway())
+            }
+            (Invocation::Static | Invocation::Dsi, _) => match self.op {
+                Op::Ping => b.ping(),
+                Op::PingOneway => b.ping_oneway(),
+                Op::EchoEmpty => b.echo("").map(drop),
+                Op::Send(d, oneway) => d.send(b, oneway),
+            },
+        }
+    }
 }
 
 fn sys(e: SystemException) -> String {
@@ -317,38 +458,34 @@ pub fn run_corbina(
     let orb = Orb::with_config(OrbConfig::default());
     let first = ior_texts.first().ok_or("no IOR")?;
     let b = Bench::narrow(&orb.string_to_object(first).map_err(sys)?).map_err(sys)?;
+    let inv = o.invocation;
     let rec = |e: &str| {
         let mut r = Record::new(e, CORBINA);
         r.transport = o.label.clone();
+        r.invocation = Some(inv.name().into());
         r
     };
     if o.has("lat") {
         // The same three loops as omni_client --mode lat, in the same order.
-        let cpu0 = self_cpu_seconds();
-        warm(o.warmup, || b.ping())?;
-        let mut us = time_calls(o.count, || b.ping())?;
-        let cpu = (self_cpu_seconds() - cpu0) / (o.warmup + o.count) as f64 * 1e6;
-        let mut r = rec("latency")
-            .mode("twoway")
-            .op("ping")
-            .latency(&summarize(&mut us));
-        r.client_cpu_us_per_call = Some(cpu);
-        out(r);
-        let cpu0 = self_cpu_seconds();
-        warm(o.warmup, || b.echo("").map(drop))?;
-        let mut us = time_calls(o.count, || b.echo("").map(drop))?;
-        let cpu = (self_cpu_seconds() - cpu0) / (o.warmup + o.count) as f64 * 1e6;
-        let mut r = rec("latency")
-            .mode("twoway")
-            .op("echo_empty")
-            .latency(&summarize(&mut us));
-        r.client_cpu_us_per_call = Some(cpu);
-        out(r);
-        warm(o.warmup, || b.ping_oneway())?;
+        for (op, name) in [(Op::Ping, "ping"), (Op::EchoEmpty, "echo_empty")] {
+            let mut c = Caller::new(inv, &b, op)?;
+            let cpu0 = self_cpu_seconds();
+            warm(o.warmup, || c.call())?;
+            let mut us = time_calls(o.count, || c.call())?;
+            let cpu = (self_cpu_seconds() - cpu0) / (o.warmup + o.count) as f64 * 1e6;
+            let mut r = rec("latency")
+                .mode("twoway")
+                .op(name)
+                .latency(&summarize(&mut us));
+            r.client_cpu_us_per_call = Some(cpu);
+            out(r);
+        }
+        let mut c = Caller::new(inv, &b, Op::PingOneway)?;
+        warm(o.warmup, || c.call())?;
         b.ping().map_err(sys)?;
         let cpu0 = self_cpu_seconds();
         let t0 = Instant::now();
-        warm(o.count, || b.ping_oneway())?;
+        warm(o.count, || c.call())?;
         b.ping().map_err(sys)?;
         let dt = t0.elapsed().as_secs_f64();
         let mut r = rec("oneway_rate").mode("oneway").op("ping_oneway");
@@ -363,9 +500,10 @@ pub fn run_corbina(
         for t in &o.payload_types {
             for &n in &o.sizes {
                 let d = Data::new(t, n as usize).ok_or_else(|| format!("unknown type {t}"))?;
-                warm(o.warmup, || d.send(&b, false))?;
+                let mut c = Caller::new(inv, &b, Op::Send(&d, false))?;
+                warm(o.warmup, || c.call())?;
                 let cpu0 = self_cpu_seconds();
-                let mut us = time_calls(o.count, || d.send(&b, false))?;
+                let mut us = time_calls(o.count, || c.call())?;
                 let cpu = (self_cpu_seconds() - cpu0) / o.count as f64 * 1e6;
                 let mut r = rec("latency")
                     .mode("twoway")
@@ -380,11 +518,6 @@ pub fn run_corbina(
         }
     }
     if o.has("thr") {
-        for inv in Invocation::ALL.iter().filter(|i| !i.available()) {
-            let mut r = rec("throughput").unavailable("not yet available");
-            r.invocation = Some(inv.name().into());
-            out(r);
-        }
         for t in &o.types {
             for &kb in &o.kbs {
                 throughput_point(o, &b, t, kb, &rec, out)?;
@@ -430,13 +563,15 @@ fn throughput_point(
             continue;
         }
         let warm_calls = (calls / 20).clamp(1, 50);
-        warm(warm_calls as usize, || d.send(b, false))?;
+        let mut c = Caller::new(o.invocation, b, Op::Send(&d, false))?;
+        warm(warm_calls as usize, || c.call())?;
+        let mut c = Caller::new(o.invocation, b, Op::Send(&d, oneway))?;
         b.start_timer().map_err(sys)?;
         let t0 = Instant::now();
         let deadline = Duration::from_secs_f64(o.max_point_s);
         let mut sent = 0u64;
         while sent < calls {
-            d.send(b, oneway).map_err(sys)?;
+            c.call().map_err(sys)?;
             sent += 1;
             if sent.is_multiple_of(8) && t0.elapsed() > deadline {
                 break;
@@ -520,6 +655,18 @@ fn scalability(
         r.cold_first_call_us = Some(cold);
         out(r);
     }
+    Ok(())
+}
+
+/// `n` null twoway calls (`ping`) through `inv` on the object of `ior`, nothing timed:
+/// the client the suite runs under callgrind, as `omni_ping IORFILE N` is.
+pub fn ping_n(ior: &str, n: usize, inv: Invocation) -> Result<(), String> {
+    let orb = Orb::with_config(OrbConfig::default());
+    let b = Bench::narrow(&orb.string_to_object(ior).map_err(sys)?).map_err(sys)?;
+    let mut c = Caller::new(inv, &b, Op::Ping)?;
+    warm(n, || c.call())?;
+    println!("{n} calls");
+    orb.shutdown(true);
     Ok(())
 }
 

@@ -10,6 +10,7 @@ pub mod bench {
 }
 
 pub mod check;
+pub mod dsi;
 pub mod experiments;
 pub mod plot;
 pub mod record;

@@ -1,9 +1,10 @@
 //! `corbina-ttcp`: the seeds' benchmark experiments over Corbina.
 //!
 //! ```text
-//! corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--dsi] [--ior-file F] [-ORB…]
+//! corbina-ttcp server [--endpoint HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]
 //! corbina-ttcp client --ior IOR|FILE|corbaloc [--check | --mode lat|payload|thr|scal|conc …] [-ORB…]
-//! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]
+//! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
+//!     [--rounds N] [--callgrind]
 //! ```
 //!
 //! `server` serves `idl/bench.idl` with the semantics `omni_client --mode check` verifies
@@ -19,20 +20,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use corbina::config::Endpoint;
+use corbina::dsi::DsiSkeleton;
 use corbina::{Orb, OrbConfig};
 use corbina_ttcp::bench::{Bench, BenchSkeleton};
+use corbina_ttcp::dsi::DsiBench;
 use corbina_ttcp::experiments::{run_corbina, run_socket, ExpOpts};
 use corbina_ttcp::servant::{BenchImpl, ByteCounter};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT] [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
+        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
          corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [--mode lat,payload,thr,scal,conc]\n      \
          [--count N] [--warmup N] [--total-mb X] [--min-calls N] [--max-point-s S]\n      \
          [--min-kb K] [--max-kb K] [--kbs LIST] [--types LIST] [--modes oneway,twoway]\n      \
          [--sizes LIST] [--payload-types LIST] [--nobj N] [--scal-calls N]\n      \
-         [--threads LIST] [--sharing own,shared] [--conc-seconds S] [--label L] [-ORB…]\n  \
-         corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]"
+         [--threads LIST] [--sharing own,shared] [--conc-seconds S] [--label L]\n      \
+         [--invocation static|dii|dii_reuse|dsi] [-ORB…]\n  \
+         corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]\n      \
+         [--pin same|split|none] [--rounds N] [--callgrind]"
     );
     ExitCode::from(2)
 }
@@ -61,6 +66,7 @@ fn main() -> ExitCode {
         "suite" => corbina_ttcp::suite::main(args),
         "sock-server" => sock_server(args),
         "sock-client" => sock_client(args),
+        "ping" => ping(args),
         "-h" | "--help" | "help" => {
             usage();
             return ExitCode::SUCCESS;
@@ -94,11 +100,34 @@ fn exit_after(secs: f64) {
 fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
     let mut objects = 1usize;
     let mut ior_file = None;
+    let mut dsi = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--endpoint" => {
                 let v = take_value(&args, &mut i, "--endpoint")?;
+                // A local endpoint (`unix:/path` or `uiop:///path`, `shm:NAME` or
+                // `shmiop:///path`) is served besides TCP.
+                if let Some(path) = v.strip_prefix("unix:") {
+                    config = config.unix_endpoint(path);
+                    i += 1;
+                    continue;
+                }
+                if let Some(name) = v.strip_prefix("shm:") {
+                    config = config.shm_endpoint_named(name);
+                    i += 1;
+                    continue;
+                }
+                if let Some(path) = v.strip_prefix("uiop://") {
+                    config = config.unix_endpoint(path);
+                    i += 1;
+                    continue;
+                }
+                if let Some(path) = v.strip_prefix("shmiop://") {
+                    config = config.shm_endpoint(path);
+                    i += 1;
+                    continue;
+                }
                 let (host, port) = v.rsplit_once(':').ok_or("--endpoint wants HOST:PORT")?;
                 let port = port.parse().map_err(|_| format!("bad port in {v}"))?;
                 let host = host
@@ -120,7 +149,7 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
                     .map_err(|_| "--lifetime wants seconds")?;
                 exit_after(s);
             }
-            "--dsi" => return Err("--dsi: not yet supported (comes with the DSI)".into()),
+            "--dsi" => dsi = true,
             other => return Err(format!("unknown server option {other}")),
         }
         i += 1;
@@ -137,7 +166,11 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
         None => Box::new(std::io::BufWriter::new(std::io::stdout())),
     };
     for _ in 0..objects {
-        let servant = Arc::new(BenchSkeleton::new(BenchImpl::new(counter.clone())));
+        let servant: Arc<dyn corbina::Servant> = if dsi {
+            Arc::new(DsiSkeleton::new(DsiBench::new(counter.clone())))
+        } else {
+            Arc::new(BenchSkeleton::new(BenchImpl::new(counter.clone())))
+        };
         let id = poa.activate_object(servant).map_err(|e| e.to_string())?;
         let obj = poa.id_to_reference(&id).map_err(|e| e.to_string())?;
         let ior = orb.object_to_string(&obj).map_err(|e| e.to_string())?;
@@ -221,6 +254,35 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
         eprintln!("corbina-ttcp: {failed} check(s) failed");
         return Ok(ExitCode::from(1));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Hidden: `ping IOR|FILE N [--invocation static|dii|dii_reuse]`: N null twoway calls and
+/// nothing else (the client the suite counts instructions of, like `omni_ping IORFILE N`).
+fn ping(args: Vec<String>) -> Result<ExitCode, String> {
+    let mut pos = Vec::new();
+    let mut inv = corbina_ttcp::experiments::Invocation::Static;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--invocation" => {
+                let v = take_value(&args, &mut i, "--invocation")?;
+                inv = corbina_ttcp::experiments::Invocation::parse(&v)
+                    .ok_or_else(|| format!("unknown invocation {v}"))?;
+            }
+            other => pos.push(other.to_owned()),
+        }
+        i += 1;
+    }
+    let [target, n] = pos.as_slice() else {
+        return Err("usage: corbina-ttcp ping IOR|FILE N [--invocation MODE]".into());
+    };
+    let ior = match std::fs::read_to_string(target) {
+        Ok(s) => s.lines().next().unwrap_or_default().trim().to_owned(),
+        Err(_) => target.clone(),
+    };
+    let n = n.parse().map_err(|_| format!("bad call count {n}"))?;
+    corbina_ttcp::experiments::ping_n(&ior, n, inv)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -144,12 +144,56 @@ fn series(name: String, color: RGBColor, marked: bool, mut points: Vec<(f64, f64
 
 fn figures(records: &[Record]) -> Vec<Figure> {
     let tcp = |r: &&Record| r.transport == "tcp" && r.available;
+    let static_inv = |r: &&Record| r.invocation.as_deref().is_none_or(|i| i == "static");
     let mut figs = Vec::new();
+    let thr_of = |inv: &str, mode: &str, imp: &str, t: Option<&str>| -> Vec<(f64, f64)> {
+        records
+            .iter()
+            .filter(tcp)
+            .filter(|r| r.experiment == "throughput" && r.implementation == imp)
+            .filter(|r| r.invocation.as_deref().is_none_or(|i| i == inv))
+            .filter(|r| r.mode.as_deref() == Some(mode))
+            .filter(|r| t.is_none() || r.data_type.as_deref() == t)
+            .filter_map(|r| Some((r.buf_kb? as f64, r.mbit_s?)))
+            .collect()
+    };
+    for (inv, what) in [
+        ("dii", "DII, a new request per call"),
+        ("dii_reuse", "DII, one request reused"),
+        ("dsi", "DSI server"),
+    ] {
+        for mode in ["oneway", "twoway"] {
+            let mut s = Vec::new();
+            for (i, t) in TYPES.iter().enumerate() {
+                let p = thr_of(inv, mode, CORBINA, Some(t));
+                if !p.is_empty() {
+                    s.push(series(format!("{inv} {t}"), COLORS[i], false, p));
+                    let st = thr_of("static", mode, CORBINA, Some(t));
+                    s.push(series(format!("static {t}"), COLORS[i], true, st));
+                }
+            }
+            if s.is_empty() {
+                continue;
+            }
+            let p = thr_of(inv, mode, SOCKET, None);
+            if !p.is_empty() {
+                s.push(series("raw socket".into(), BLACK, false, p));
+            }
+            figs.push(Figure {
+                file: format!("throughput_{inv}_{mode}"),
+                title: format!("Throughput, {what}, {mode}"),
+                x_desc: "sender buffer (KB)".into(),
+                y_desc: "Mbit/s (receiver's count)".into(),
+                series: s,
+            });
+        }
+    }
     for mode in ["oneway", "twoway"] {
         let thr = |imp: &str, t: Option<&str>| -> Vec<(f64, f64)> {
             records
                 .iter()
                 .filter(tcp)
+                .filter(static_inv)
                 .filter(|r| r.experiment == "throughput" && r.implementation == imp)
                 .filter(|r| r.mode.as_deref() == Some(mode))
                 .filter(|r| t.is_none() || r.data_type.as_deref() == t)
@@ -194,6 +238,7 @@ fn figures(records: &[Record]) -> Vec<Figure> {
         let p: Vec<(f64, f64)> = records
             .iter()
             .filter(tcp)
+            .filter(static_inv)
             .filter(|r| r.experiment == "latency" && r.implementation == imp)
             .filter(|r| r.data_type.as_deref() == Some(t))
             .filter_map(|r| Some((r.size? as f64, r.median_us?)))
@@ -227,6 +272,7 @@ fn figures(records: &[Record]) -> Vec<Figure> {
         let p: Vec<(f64, f64)> = records
             .iter()
             .filter(tcp)
+            .filter(static_inv)
             .filter(|r| r.experiment == "scalability" && r.implementation == imp)
             .filter(|r| r.mode.as_deref() == Some(order))
             .filter_map(|r| Some((r.objects? as f64, r.median_us?)))

@@ -24,7 +24,8 @@ pub struct Record {
     pub implementation: String,
     /// `tcp` or `unix`.
     pub transport: String,
-    /// `static` (stubs/skeletons); `dii`/`dsi` later.
+    /// `static` (stubs/skeletons), `dii` (a new DII request per call), `dii_reuse` (one
+    /// DII request invoked again and again), `dsi` (static client, DSI server).
     pub invocation: Option<String>,
     /// `oneway`/`twoway` (throughput, latency), `request_train`/`round_robin`
     /// (scalability), `own_orb`/`shared_ref` (concurrency).
@@ -110,6 +111,9 @@ pub struct Record {
     /// Server resident set size, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_rss_bytes: Option<u64>,
+    /// Client user-space instructions per call (callgrind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_call: Option<f64>,
     /// First call on each object, µs per object (scalability).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_first_call_us: Option<f64>,

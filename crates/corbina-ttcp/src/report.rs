@@ -113,15 +113,32 @@ pub fn format_table(rows: &[Row]) -> String {
     out
 }
 
+/// The dynamic invocation modes, in report order.
+const DYNAMIC: [&str; 3] = ["dii", "dii_reuse", "dsi"];
+/// Every invocation mode, in report order.
+const INVOCATIONS: [&str; 4] = ["static", "dii", "dii_reuse", "dsi"];
+
 /// Finds records.
 pub struct Find<'a>(pub &'a [Record]);
 
 impl<'a> Find<'a> {
-    /// Records of `experiment` by `imp` over TCP that `pred` accepts.
+    /// Records of `experiment` by `imp` over TCP, static invocation (or none: sockets),
+    /// that `pred` accepts.
     pub fn all(
         &self,
         experiment: &str,
         imp: &str,
+        pred: impl Fn(&Record) -> bool,
+    ) -> Vec<&'a Record> {
+        self.all_inv(experiment, imp, "static", pred)
+    }
+
+    /// The same for invocation mode `inv` (`static`, `dii`, `dii_reuse`, `dsi`).
+    pub fn all_inv(
+        &self,
+        experiment: &str,
+        imp: &str,
+        inv: &str,
         pred: impl Fn(&Record) -> bool,
     ) -> Vec<&'a Record> {
         self.0
@@ -131,9 +148,21 @@ impl<'a> Find<'a> {
                     && r.implementation == imp
                     && r.transport == "tcp"
                     && r.available
+                    && r.invocation.as_deref().is_none_or(|i| i == inv)
                     && pred(r)
             })
             .collect()
+    }
+
+    /// The first record `all_inv` finds.
+    pub fn one_inv(
+        &self,
+        experiment: &str,
+        imp: &str,
+        inv: &str,
+        pred: impl Fn(&Record) -> bool,
+    ) -> Option<&'a Record> {
+        self.all_inv(experiment, imp, inv, pred).into_iter().next()
     }
 
     /// The first such record.
@@ -205,19 +234,60 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
             }
         }
     }
+    // Throughput of the dynamic modes, beside static (the metric column gives the ratio).
+    for inv in DYNAMIC {
+        for mode in ["oneway", "twoway"] {
+            for t in TYPES {
+                for &kb in &kbs {
+                    let pick = |imp: &str, inv: &str| {
+                        f.one_inv("throughput", imp, inv, |r| {
+                            is(&r.mode, mode)
+                                && r.buf_kb == Some(kb)
+                                && (imp == SOCKET || is(&r.data_type, t))
+                        })
+                        .and_then(|r| r.mbit_s)
+                    };
+                    let Some(c) = pick(CORBINA, inv) else {
+                        continue;
+                    };
+                    let (st, s, p) = (
+                        pick(CORBINA, "static"),
+                        pick(SOCKET, "static"),
+                        pick(OMNIORB, "static"),
+                    );
+                    rows.push(Row {
+                        experiment: inv.into(),
+                        point: format!("{mode} {t} {kb}K"),
+                        metric: match ratio(Some(c), st) {
+                            Some(x) => format!("Mbit/s ({x:.2}× static)"),
+                            None => "Mbit/s".into(),
+                        },
+                        corbina: opt(Some(c)),
+                        socket: opt(s),
+                        peer: opt(p),
+                        vs_socket: ratio(Some(c), s),
+                        vs_peer: ratio(Some(c), p),
+                    });
+                }
+            }
+        }
+    }
     // Latency: null calls, then payloads.
     let sock_null = f.one("latency", SOCKET, |r| {
         is(&r.op, "pingpong") && r.data_type.is_none()
     });
-    for op in ["ping", "echo_empty"] {
-        let c = f.one("latency", CORBINA, |r| is(&r.op, op));
+    for (op, inv) in ["ping", "echo_empty"]
+        .into_iter()
+        .flat_map(|op| INVOCATIONS.map(|inv| (op, inv)))
+    {
+        let c = f.one_inv("latency", CORBINA, inv, |r| is(&r.op, op));
         let p = f.one("latency", OMNIORB, |r| is(&r.op, op));
-        if c.is_none() && p.is_none() {
+        if c.is_none() && (p.is_none() || inv != "static") {
             continue;
         }
         rows.push(Row {
             experiment: "latency".into(),
-            point: format!("{op} twoway"),
+            point: format!("{op} twoway {inv}"),
             metric: "med/p99/p99.9 µs".into(),
             corbina: lat_cell(c),
             socket: lat_cell(sock_null),
@@ -253,33 +323,69 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
         });
     }
     // Oneway rate and CPU.
-    let rate = |imp| {
-        f.one("oneway_rate", imp, |_| true)
+    let rate = |imp, inv| {
+        f.one_inv("oneway_rate", imp, inv, |_| true)
             .and_then(|r| r.calls_per_s)
     };
-    if rate(CORBINA).is_some() || rate(OMNIORB).is_some() {
+    for inv in INVOCATIONS {
+        if rate(CORBINA, inv).is_none() && (rate(OMNIORB, inv).is_none() || inv != "static") {
+            continue;
+        }
+        let (c, s, p) = (
+            rate(CORBINA, inv),
+            rate(SOCKET, inv),
+            rate(OMNIORB, "static"),
+        );
         rows.push(Row {
             experiment: "latency".into(),
-            point: "null oneway".into(),
+            point: format!("null oneway {inv}"),
             metric: "calls/s".into(),
-            corbina: opt(rate(CORBINA)),
-            socket: opt(rate(SOCKET)),
-            peer: opt(rate(OMNIORB)),
-            vs_socket: ratio(rate(CORBINA), rate(SOCKET)),
-            vs_peer: ratio(rate(CORBINA), rate(OMNIORB)),
+            corbina: opt(c),
+            socket: opt(s),
+            peer: opt(p),
+            vs_socket: ratio(c, s),
+            vs_peer: ratio(c, p),
         });
     }
-    let cpu = |imp| f.one("cpu", imp, |_| true).and_then(|r| r.cpu_us_per_call);
-    if cpu(CORBINA).is_some() || cpu(OMNIORB).is_some() {
+    let cpu = |imp, inv| {
+        f.one_inv("cpu", imp, inv, |_| true)
+            .and_then(|r| r.cpu_us_per_call)
+    };
+    for inv in INVOCATIONS {
+        if cpu(CORBINA, inv).is_none() && (cpu(OMNIORB, inv).is_none() || inv != "static") {
+            continue;
+        }
+        let (c, s, p) = (cpu(CORBINA, inv), cpu(SOCKET, inv), cpu(OMNIORB, "static"));
         rows.push(Row {
             experiment: "cpu".into(),
-            point: "latency loops, client+server".into(),
+            point: format!("latency loops, client+server, {inv}"),
             metric: "µs CPU/call".into(),
-            corbina: opt(cpu(CORBINA)),
-            socket: opt(cpu(SOCKET)),
-            peer: opt(cpu(OMNIORB)),
-            vs_socket: ratio(cpu(CORBINA), cpu(SOCKET)),
-            vs_peer: ratio(cpu(CORBINA), cpu(OMNIORB)),
+            corbina: opt(c),
+            socket: opt(s),
+            peer: opt(p),
+            vs_socket: ratio(c, s),
+            vs_peer: ratio(c, p),
+        });
+    }
+    // Instructions per null call (callgrind), clients against the same server.
+    let ir = |imp, inv| {
+        f.one_inv("instructions", imp, inv, |_| true)
+            .and_then(|r| r.instructions_per_call)
+    };
+    for inv in ["static", "dii_reuse", "dii"] {
+        let (c, p) = (ir(CORBINA, inv), ir(OMNIORB, "static"));
+        if c.is_none() {
+            continue;
+        }
+        rows.push(Row {
+            experiment: "instructions".into(),
+            point: format!("ping twoway client, {inv}"),
+            metric: "Ir/call (user)".into(),
+            corbina: opt(c),
+            socket: String::new(),
+            peer: opt(p),
+            vs_socket: None,
+            vs_peer: ratio(c, p),
         });
     }
     // Scalability and memory.
@@ -378,7 +484,7 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// What the goal is.
-    pub goal: &'static str,
+    pub goal: String,
     /// The measured ratio (the figure compared with `limit`).
     pub ratio: Option<f64>,
     /// The bound.
@@ -387,11 +493,16 @@ pub struct Target {
     pub at_most: bool,
     /// How the ratio was formed.
     pub how: String,
+    /// Where we stand, not a goal: no verdict.
+    pub info: bool,
 }
 
 impl Target {
     /// Pass, fail, or `None` when not measured.
     pub fn pass(&self) -> Option<bool> {
+        if self.info {
+            return None;
+        }
         self.ratio.map(|r| {
             if self.at_most {
                 r <= self.limit
@@ -404,8 +515,18 @@ impl Target {
 
 /// Thoughput ratios a/b at every buffer size ≥ 64 KB both have: (median, min).
 fn thr_ratio(f: &Find<'_>, a: (&str, &str), b: (&str, &str), mode: &str) -> Option<(f64, f64)> {
-    let get = |(imp, t): (&str, &str), kb: u64| {
-        f.one("throughput", imp, |r| {
+    thr_ratio_inv(f, (a.0, a.1, "static"), (b.0, b.1, "static"), mode)
+}
+
+/// The same between invocation modes: (implementation, type, invocation).
+fn thr_ratio_inv(
+    f: &Find<'_>,
+    a: (&str, &str, &str),
+    b: (&str, &str, &str),
+    mode: &str,
+) -> Option<(f64, f64)> {
+    let get = |(imp, t, inv): (&str, &str, &str), kb: u64| {
+        f.one_inv("throughput", imp, inv, |r| {
             is(&r.mode, mode) && r.buf_kb == Some(kb) && (imp == SOCKET || is(&r.data_type, t))
         })
         .and_then(|r| r.mbit_s)
@@ -430,13 +551,14 @@ fn thr_ratio(f: &Find<'_>, a: (&str, &str), b: (&str, &str), mode: &str) -> Opti
 pub fn targets(records: &[Record]) -> Vec<Target> {
     let f = Find(records);
     let mut out = Vec::new();
-    let mut push = |goal, r: Option<f64>, limit, at_most, how: String| {
+    let mut push = |goal: &str, r: Option<f64>, limit, at_most, how: String| {
         out.push(Target {
-            goal,
+            goal: goal.into(),
             ratio: r,
             limit,
             at_most,
             how,
+            info: false,
         })
     };
     let med =
@@ -576,6 +698,55 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
         "worse of 8 and 64 threads, a connection per thread, same Corbina client for both servers"
             .into(),
     );
+    let ir = |imp| {
+        f.one("instructions", imp, |_| true)
+            .and_then(|r| r.instructions_per_call)
+    };
+    push(
+        "client instructions per null twoway ≤ 0.5× omniORB's",
+        ratio(ir(CORBINA), ir(OMNIORB)),
+        0.5,
+        true,
+        "callgrind, user-space Ir per ping of the client process, same server".into(),
+    );
+    // Where the dynamic modes stand against static stubs (no goal set: information).
+    for (inv, label) in [
+        ("dii", "DII, new request per call"),
+        ("dii_reuse", "DII, one request reused"),
+        ("dsi", "DSI server"),
+    ] {
+        let lat = |inv| {
+            f.one_inv("latency", CORBINA, inv, |r| is(&r.op, "ping"))
+                .and_then(|r| r.median_us)
+        };
+        let mut info = |goal: String, r: Option<f64>, how: String| {
+            out.push(Target {
+                goal,
+                ratio: r,
+                limit: 1.0,
+                at_most: false,
+                how,
+                info: true,
+            })
+        };
+        info(
+            format!("{label}: null twoway latency / static"),
+            ratio(lat(inv), lat("static")),
+            "medians over rounds".into(),
+        );
+        for (t, name) in [
+            ("octet", "sequence<octet>"),
+            ("struct", "sequence<BinStruct>"),
+        ] {
+            let x = thr_ratio_inv(&f, (CORBINA, t, inv), (CORBINA, t, "static"), "twoway");
+            info(
+                format!("{label}: twoway {name} throughput / static"),
+                x.map(|p| p.0),
+                x.map(|p| format!("median over sizes ≥ 64 KB, min {:.2}", p.1))
+                    .unwrap_or_default(),
+            );
+        }
+    }
     out
 }
 
@@ -584,6 +755,7 @@ pub fn format_targets(targets: &[Target]) -> String {
     let mut s = String::from("targets (goals, not assertions):\n");
     for t in targets {
         let verdict = match t.pass() {
+            _ if t.info => "info",
             Some(true) => "PASS",
             Some(false) => "FAIL",
             None => "n/a ",

@@ -15,8 +15,19 @@ use crate::bench::{bench::FailError, BenchError, BenchServant, BinStruct};
 pub struct ByteCounter(AtomicU64);
 
 impl ByteCounter {
-    fn add(&self, n: usize) {
+    /// Counts `n` more payload bytes.
+    pub fn add(&self, n: usize) {
         self.0.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// `start_timer`: back to zero.
+    pub fn reset(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
+    /// `stop_timer`: the bytes counted since the last reset.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -97,10 +108,10 @@ impl BenchServant for BenchImpl {
         self.send_structs(s)
     }
     fn start_timer(&self) -> R {
-        self.counter.0.store(0, Ordering::Relaxed);
+        self.counter.reset();
         Ok(())
     }
     fn stop_timer(&self) -> R<u64> {
-        Ok(self.counter.0.load(Ordering::Relaxed))
+        Ok(self.counter.get())
     }
 }

@@ -14,16 +14,41 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::experiments::{powers, TYPES};
+use crate::experiments::{powers, Invocation, TYPES};
 use crate::record::{from_omni_line, Record, CORBINA, OMNIORB, SOCKET};
 use crate::report;
-use crate::sys::{children_cpu_seconds, proc_cpu_seconds, proc_rss_bytes};
+use crate::stats::median_of;
+use crate::sys::{
+    allowed_cpus, children_cpu_seconds, pin_process, proc_cpu_seconds, proc_rss_bytes,
+    with_affinity,
+};
 
 /// Threads of the pool server model in the concurrency experiment.
 const POOL: usize = 8;
 
-/// Rounds of the latency loops (interleaved over the implementations).
-const LAT_ROUNDS: usize = 3;
+/// Where clients and servers run during the latency, CPU-per-call and scalability
+/// experiments (throughput and concurrency always run where the scheduler puts them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pin {
+    /// Client and server on the same CPU (as `peers/run-baseline.sh PIN_MODES=same`): no
+    /// cross-CPU wake-up per call, the steadiest latency on a small VM.
+    Same,
+    /// Server on one CPU, client on another.
+    Split,
+    /// The scheduler decides.
+    None,
+}
+
+impl Pin {
+    /// The name in options and notes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pin::Same => "same",
+            Pin::Split => "split",
+            Pin::None => "none",
+        }
+    }
+}
 
 /// Suite options.
 #[derive(Debug, Clone)]
@@ -46,6 +71,14 @@ pub struct SuiteOpts {
     pub scal_max: Option<u64>,
     /// Hidden: most client threads.
     pub threads_max: Option<u64>,
+    /// CPU placement for the latency experiments.
+    pub pin: Pin,
+    /// Interleaved rounds of the latency loops (medians over rounds are reported).
+    pub rounds: Option<usize>,
+    /// Count client instructions per null call under callgrind.
+    pub callgrind: bool,
+    /// Hidden: no run, the records of an earlier `--json` file.
+    pub from_json: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<SuiteOpts, String> {
@@ -59,6 +92,10 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
         count: None,
         scal_max: None,
         threads_max: None,
+        pin: Pin::Same,
+        rounds: None,
+        callgrind: false,
+        from_json: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -83,6 +120,17 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
             "--count" => o.count = Some(numf(val()?)? as usize),
             "--scal-max" => o.scal_max = Some(numf(val()?)? as u64),
             "--threads-max" => o.threads_max = Some(numf(val()?)? as u64),
+            "--pin" => {
+                o.pin = match val()?.as_str() {
+                    "same" => Pin::Same,
+                    "split" => Pin::Split,
+                    "none" => Pin::None,
+                    other => return Err(format!("--pin: same, split or none, not {other}")),
+                }
+            }
+            "--rounds" => o.rounds = Some((numf(val()?)? as usize).max(1)),
+            "--callgrind" => o.callgrind = true,
+            "--from-json" => o.from_json = Some(val()?.into()),
             other => return Err(format!("unknown suite option {other}")),
         }
         i += 1;
@@ -99,6 +147,13 @@ struct Plan {
     max_point_s: f64,
     count: usize,
     warmup: usize,
+    /// Timed calls per latency loop in each round.
+    lat_count: usize,
+    rounds: usize,
+    /// Types of the DII/DSI throughput runs.
+    dyn_types: Vec<&'static str>,
+    /// Call counts of the two callgrind runs per client.
+    callgrind_calls: (usize, usize),
     payload_count: usize,
     sizes: Vec<u64>,
     objects: Vec<u64>,
@@ -117,6 +172,10 @@ impl Plan {
                 max_point_s: 0.25,
                 count: 20000,
                 warmup: 1000,
+                lat_count: 20000,
+                rounds: 7,
+                dyn_types: TYPES.to_vec(),
+                callgrind_calls: (2000, 12000),
                 payload_count: 5000,
                 sizes: powers(1, 1024, 4),
                 objects: vec![1, 100, 1000, 10000],
@@ -132,6 +191,10 @@ impl Plan {
                 max_point_s: 2.0,
                 count: 20000,
                 warmup: 1000,
+                lat_count: 20000,
+                rounds: 11,
+                dyn_types: TYPES.to_vec(),
+                callgrind_calls: (5000, 50000),
                 payload_count: 10000,
                 sizes: powers(1, 1024, 2),
                 objects: vec![1, 100, 1000, 10000, 100_000, 1_000_000],
@@ -150,7 +213,9 @@ impl Plan {
         }
         if let Some(c) = o.count {
             p.count = c.max(1);
+            p.lat_count = c.max(1);
             p.warmup = (c / 20).max(1);
+            p.callgrind_calls = ((c / 10).max(1), c.max(2));
             p.payload_count = (c / 5).max(1);
             p.scal_calls = c.max(1);
         }
@@ -159,6 +224,9 @@ impl Plan {
         }
         if let Some(m) = o.threads_max {
             p.threads.retain(|&n| n <= m.max(1));
+        }
+        if let Some(r) = o.rounds {
+            p.rounds = r;
         }
         p
     }
@@ -244,6 +312,11 @@ struct Ctx {
     progress: Progress,
     records: Vec<Record>,
     lifetime: u64,
+    /// CPUs for servers and clients while `pinned` (`None`: no pinning).
+    server_cpus: Option<Vec<usize>>,
+    client_cpus: Option<Vec<usize>>,
+    pinned: bool,
+    pin: Pin,
 }
 
 fn wait_file(path: &Path, proc: &mut Proc, limit: Duration) -> Result<String, String> {
@@ -276,12 +349,14 @@ impl Ctx {
         } else {
             Stdio::inherit()
         };
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("starting {what}: {e}"))?;
+        let cpus = self.server_cpus.as_deref().filter(|_| self.pinned);
+        let child = with_affinity(cpus, || {
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+        })?
+        .map_err(|e| format!("starting {what}: {e}"))?;
         Ok(Proc {
             child,
             what: what.into(),
@@ -290,12 +365,19 @@ impl Ctx {
 
     /// Starts a Corbina server with `objects` objects; returns it and its IOR file.
     fn corbina_server(&self, objects: u64) -> Result<(Proc, PathBuf), String> {
-        let file = self.dir.join(format!("corbina-{objects}.ior"));
+        self.corbina_server_with(objects, false)
+    }
+
+    /// The same, serving through the DSI when `dsi`.
+    fn corbina_server_with(&self, objects: u64, dsi: bool) -> Result<(Proc, PathBuf), String> {
+        let kind = if dsi { "dsi" } else { "corbina" };
+        let file = self.dir.join(format!("{kind}-{objects}.ior"));
         let _ = std::fs::remove_file(&file);
         let mut p = self.spawn(
-            "corbina server",
+            &format!("{kind} server"),
             Command::new(&self.exe)
                 .arg("server")
+                .args(dsi.then_some("--dsi"))
                 .args(["--endpoint", "127.0.0.1:0", "--objects"])
                 .arg(objects.to_string())
                 .arg("--ior-file")
@@ -330,12 +412,14 @@ impl Ctx {
         omni: bool,
     ) -> Result<(Vec<Record>, f64), String> {
         let before = children_cpu_seconds();
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("starting {what}: {e}"))?;
+        let cpus = self.client_cpus.as_deref().filter(|_| self.pinned);
+        let mut child = with_affinity(cpus, || {
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+        })?
+        .map_err(|e| format!("starting {what}: {e}"))?;
         let mut out = Vec::new();
         if let Some(stdout) = child.stdout.take() {
             for line in BufReader::new(stdout).lines() {
@@ -369,6 +453,7 @@ impl Ctx {
     fn latency_with_cpu(
         &mut self,
         imp: &str,
+        inv: Option<Invocation>,
         server_pid: u32,
         mut cmd: Command,
         omni: bool,
@@ -378,11 +463,9 @@ impl Ctx {
         let s1 = proc_cpu_seconds(server_pid);
         let p = &self.plan;
         // ping and echo: warmup + count each; oneways: warmup + count, closed by 2 pings.
-        let calls = (3 * (p.warmup + p.count) + 2) as f64;
+        let calls = (3 * (p.warmup + p.lat_count) + 2) as f64;
         let mut r = Record::new("cpu", imp).op("latency_loops");
-        if imp == SOCKET {
-            r.invocation = None;
-        }
+        r.invocation = inv.map(|i| i.name().to_owned());
         r.n = Some(calls as u64);
         r.client_cpu_us_per_call = Some(client_cpu / calls * 1e6);
         if let (Some(a), Some(b)) = (s0, s1) {
@@ -399,6 +482,185 @@ impl Ctx {
         recs.push(r);
         Ok(recs)
     }
+
+    /// Client instructions per null twoway call, counted by callgrind: each client runs
+    /// twice under `valgrind --tool=callgrind`, N₁ and N₂ calls to the same (Corbina)
+    /// server, and (I₂ − I₁)/(N₂ − N₁) cancels start-up and shutdown. User-space
+    /// instructions of the client process only (callgrind does not see the kernel).
+    fn callgrind(&mut self, cior: &Path, omni_ping: Option<&Path>) -> Result<Vec<Record>, String> {
+        let (n1, n2) = self.plan.callgrind_calls;
+        let have = Command::new("valgrind")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        let mut out = Vec::new();
+        let rec = |imp: &str, inv: Invocation| {
+            let mut r = Record::new("instructions", imp).mode("twoway").op("ping");
+            r.invocation = Some(inv.name().into());
+            r
+        };
+        if !have {
+            eprintln!("corbina-ttcp: valgrind is not installed: no instruction counts");
+            out.push(rec(CORBINA, Invocation::Static).unavailable("valgrind not installed"));
+            return Ok(out);
+        }
+        let mut clients: Vec<(&str, Invocation, Command)> = Vec::new();
+        for inv in [Invocation::Static, Invocation::DiiReuse, Invocation::Dii] {
+            let mut c = Command::new(&self.exe);
+            c.arg("ping").arg(cior).args(["--invocation", inv.name()]);
+            clients.push((CORBINA, inv, c));
+        }
+        if let Some(bin) = omni_ping {
+            let mut c = Command::new(bin);
+            c.arg(cior);
+            clients.push((OMNIORB, Invocation::Static, c));
+        }
+        for (k, (imp, inv, cmd)) in clients.into_iter().enumerate() {
+            self.progress
+                .stage(&format!("callgrind: {imp} {} client", inv.name()));
+            let mut counts = [0u64; 2];
+            for (j, n) in [n1, n2].into_iter().enumerate() {
+                let file = self.dir.join(format!("callgrind.{k}.{j}.out"));
+                let mut c = Command::new("valgrind");
+                c.arg("--tool=callgrind")
+                    .arg(format!("--callgrind-out-file={}", file.display()))
+                    .arg(cmd.get_program())
+                    .args(cmd.get_args())
+                    .arg(n.to_string());
+                let o = c
+                    .stdin(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("valgrind: {e}"))?;
+                if !o.status.success() {
+                    return Err(format!(
+                        "valgrind {imp} client failed: {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    ));
+                }
+                let text = std::fs::read_to_string(&file).map_err(|e| format!("{e}"))?;
+                counts[j] = callgrind_total(&text).ok_or("no totals in the callgrind output")?;
+            }
+            let mut r = rec(imp, inv);
+            r.n = Some((n2 - n1) as u64);
+            r.instructions_per_call =
+                Some((counts[1] as f64 - counts[0] as f64) / (n2 - n1) as f64);
+            r.note = Some(format!(
+                "callgrind Ir of the client process (user space), ({} − {} instructions) / \
+                 ({n2} − {n1} calls), against the Corbina server",
+                counts[1], counts[0]
+            ));
+            out.push(r);
+            self.progress.tick();
+        }
+        Ok(out)
+    }
+
+    /// Moves every thread of the running servers `pids` to the server CPUs (`pin`) or
+    /// back to every CPU.
+    fn pin_servers(&mut self, pids: &[u32], pin: bool) -> Result<(), String> {
+        let Some(cpus) = self.server_cpus.clone() else {
+            return Ok(());
+        };
+        let all = allowed_cpus();
+        for &pid in pids {
+            pin_process(pid, if pin { &cpus } else { &all })?;
+        }
+        self.pinned = pin;
+        Ok(())
+    }
+}
+
+/// The instruction count of a callgrind output file (its `totals:` or `summary:` line).
+pub fn callgrind_total(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("totals:")
+                .or_else(|| l.strip_prefix("summary:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// CPUs to run on (`None`: wherever the scheduler likes).
+type Cpus = Option<Vec<usize>>;
+
+/// The CPUs of servers and clients for a placement, from the CPUs this process may use.
+fn placement(pin: Pin, cpus: &[usize]) -> Result<(Cpus, Cpus), String> {
+    match (pin, cpus) {
+        (Pin::None, _) => Ok((None, None)),
+        (_, []) => Err("--pin: no CPU in this process's affinity mask".into()),
+        (Pin::Same, [c, ..]) => Ok((Some(vec![*c]), Some(vec![*c]))),
+        (Pin::Split, [a, b, ..]) => Ok((Some(vec![*a]), Some(vec![*b]))),
+        (Pin::Split, _) => Err("--pin split needs two CPUs".into()),
+    }
+}
+
+/// Fields of a latency-loop record that are medians over rounds.
+fn merge_fields(r: &mut Record) -> [&mut Option<f64>; 11] {
+    [
+        &mut r.median_us,
+        &mut r.p99_us,
+        &mut r.p999_us,
+        &mut r.mean_us,
+        &mut r.min_us,
+        &mut r.max_us,
+        &mut r.calls_per_s,
+        &mut r.seconds,
+        &mut r.cpu_us_per_call,
+        &mut r.client_cpu_us_per_call,
+        &mut r.server_cpu_us_per_call,
+    ]
+}
+
+/// One implementation's latency records over several rounds, merged: every figure is the
+/// median over the rounds of that figure (the records are matched by experiment, op,
+/// mode, invocation, type and size; the first round's set is the template).
+pub fn merge_rounds(rounds: &[Vec<Record>]) -> Vec<Record> {
+    let Some(first) = rounds.first() else {
+        return Vec::new();
+    };
+    let same = |a: &Record, b: &Record| {
+        (
+            &a.experiment,
+            &a.op,
+            &a.mode,
+            &a.invocation,
+            &a.data_type,
+            a.elems,
+        ) == (
+            &b.experiment,
+            &b.op,
+            &b.mode,
+            &b.invocation,
+            &b.data_type,
+            b.elems,
+        )
+    };
+    first
+        .iter()
+        .map(|t| {
+            let mut out = t.clone();
+            let matches: Vec<Record> = rounds
+                .iter()
+                .filter_map(|round| round.iter().find(|r| same(r, t)).cloned())
+                .collect();
+            for (k, field) in merge_fields(&mut out).into_iter().enumerate() {
+                let vals: Vec<f64> = matches
+                    .iter()
+                    .filter_map(|m| *merge_fields(&mut m.clone())[k])
+                    .collect();
+                *field = median_of(&vals);
+            }
+            let note = format!("median of {} interleaved rounds", matches.len());
+            out.note = Some(match out.note.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+            out
+        })
+        .collect()
 }
 
 fn repo_peers_dir() -> Option<PathBuf> {
@@ -460,7 +722,15 @@ fn join(v: &[u64]) -> String {
 /// `corbina-ttcp suite …`.
 pub fn main(args: Vec<String>) -> Result<ExitCode, String> {
     let o = parse(&args)?;
-    let records = run(&o)?;
+    let records = match &o.from_json {
+        // Hidden: report and plot an earlier run's JSON lines again.
+        Some(f) => std::fs::read_to_string(f)
+            .map_err(|e| format!("{}: {e}", f.display()))?
+            .lines()
+            .map(|l| Record::from_json(l).map_err(|e| format!("{}: {e}", f.display())))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => run(&o)?,
+    };
     let rows = report::rows(&records);
     println!("{}", report::format_table(&rows));
     let targets = report::targets(&records);
@@ -501,12 +771,14 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     } else {
         None
     };
+    let (server_cpus, client_cpus) = placement(o.pin, &allowed_cpus())?;
     let impls = 2 + usize::from(peer.is_some());
-    let n_thr = plan.kbs.len() * 2 * (TYPES.len() * (impls - 1) + 2) + 2;
-    let n_lat = LAT_ROUNDS * 3 * impls + 3 + 2 * plan.sizes.len() * 2 * 2;
+    let n_thr = plan.kbs.len() * 2 * (TYPES.len() * (impls - 1) + 3 * plan.dyn_types.len() + 2);
+    let n_lat = plan.rounds * 3 * (impls + 3) + 3 + 2 * plan.sizes.len() * 2 * 2;
     let n_scal = plan.objects.len() * 2 * (impls - 1);
     let n_conc = plan.threads.len() * 2 * impls;
-    let total = n_thr + n_lat + n_scal + n_conc;
+    let n_cg = if o.callgrind || o.quick { 4 } else { 0 };
+    let total = n_thr + n_lat + n_scal + n_conc + n_cg;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -520,15 +792,20 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         },
         records: Vec::new(),
         lifetime: if o.quick { 900 } else { 7200 },
+        server_cpus,
+        client_cpus,
+        pinned: false,
+        pin: o.pin,
     };
-    let result = run_all(&mut cx, peer.as_deref());
+    // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
+    let result = run_all(&mut cx, peer.as_deref(), o.callgrind || o.quick);
     cx.progress.finish();
     let _ = std::fs::remove_dir_all(&dir);
     result?;
     Ok(cx.records)
 }
 
-fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
+fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), String> {
     let p = cx.plan.clone();
     let lat_args = |c: &mut Command, count: usize| {
         c.args([
@@ -566,55 +843,79 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
         .find(|l| l.starts_with("unix:"))
         .map(str::to_owned);
     let (corbina, cior) = cx.corbina_server(1)?;
+    let (dsi, dior) = cx.corbina_server_with(1, true)?;
     let omni = match peer {
         Some(bin) => Some(cx.omni_server(bin, 1)?),
         None => None,
     };
+    let mut server_pids = vec![sock.pid(), corbina.pid(), dsi.pid()];
+    server_pids.extend(omni.as_ref().map(|(s, _)| s.pid()));
 
-    // Latency and CPU: LAT_ROUNDS rounds, the implementations interleaved, so that a burst
-    // of noise from elsewhere on the machine does not land on one implementation only;
-    // each implementation keeps its least-disturbed round (the lowest null-twoway median:
-    // on a shared machine latency jumps between regimes several times apart).
-    let mut rounds: [Vec<Vec<Record>>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for round in 0..LAT_ROUNDS {
+    // Latency and CPU per call: client and server pinned (`--pin`, default the same CPU:
+    // on a small VM an unpinned round trip jumps between regimes several times apart for
+    // seconds at a time), in `rounds` rounds with the implementations interleaved and the
+    // order rotated each round, so each sees the same machine state; every figure
+    // reported is the median over the rounds.
+    cx.pin_servers(&server_pids, true)?;
+    #[derive(Clone, Copy)]
+    enum Lat {
+        Socket,
+        Corbina(Invocation),
+        Omni,
+    }
+    let mut lats = vec![Lat::Socket];
+    lats.extend(Invocation::ALL.map(Lat::Corbina));
+    if peer.is_some() {
+        lats.push(Lat::Omni);
+    }
+    let mut rounds: Vec<Vec<Vec<Record>>> = vec![Vec::new(); lats.len()];
+    for round in 0..p.rounds {
         cx.progress.stage(&format!(
-            "latency round {}: socket, corbina, omniORB",
-            round + 1
+            "latency round {}/{} (pin {})",
+            round + 1,
+            p.rounds,
+            cx.pin.name()
         ));
-        let mut c = cx.self_cmd("sock-client");
-        c.args(["--addr", &tcp_addr, "--mode", "lat"]);
-        lat_args(&mut c, p.count);
-        rounds[0].push(cx.latency_with_cpu(SOCKET, sock.pid(), c, false)?);
-        let mut c = cx.self_cmd("client");
-        c.arg("--ior").arg(&cior).args(["--mode", "lat"]);
-        lat_args(&mut c, p.count);
-        rounds[1].push(cx.latency_with_cpu(CORBINA, corbina.pid(), c, false)?);
-        if let (Some(bin), Some((srv, oior))) = (peer, &omni) {
-            let mut c = Command::new(bin.join("omni_client"));
-            c.arg("--ior").arg(oior).args(["--mode", "lat"]);
-            lat_args(&mut c, p.count);
-            rounds[2].push(cx.latency_with_cpu(OMNIORB, srv.pid(), c, true)?);
+        for k in 0..lats.len() {
+            let i = (k + round) % lats.len();
+            let recs = match lats[i] {
+                Lat::Socket => {
+                    let mut c = cx.self_cmd("sock-client");
+                    c.args(["--addr", &tcp_addr, "--mode", "lat"]);
+                    lat_args(&mut c, p.lat_count);
+                    cx.latency_with_cpu(SOCKET, None, sock.pid(), c, false)?
+                }
+                Lat::Corbina(inv) => {
+                    let (pid, ior) = match inv {
+                        Invocation::Dsi => (dsi.pid(), &dior),
+                        _ => (corbina.pid(), &cior),
+                    };
+                    let mut c = cx.self_cmd("client");
+                    c.arg("--ior").arg(ior).args(["--mode", "lat"]);
+                    c.args(["--invocation", inv.name()]);
+                    lat_args(&mut c, p.lat_count);
+                    cx.latency_with_cpu(CORBINA, Some(inv), pid, c, false)?
+                }
+                Lat::Omni => {
+                    let (Some(bin), Some((srv, oior))) = (peer, &omni) else {
+                        continue;
+                    };
+                    let mut c = Command::new(bin.join("omni_client"));
+                    c.arg("--ior").arg(oior).args(["--mode", "lat"]);
+                    lat_args(&mut c, p.lat_count);
+                    let pid = srv.pid();
+                    cx.latency_with_cpu(OMNIORB, Some(Invocation::Static), pid, c, true)?
+                }
+            };
+            rounds[i].push(recs);
         }
     }
-    for mut r in rounds {
-        let key = |recs: &Vec<Record>| {
-            recs.iter()
-                .find(|x| x.experiment == "latency")
-                .and_then(|x| x.median_us)
-                .unwrap_or(0.0)
-        };
-        r.sort_by(|a, b| key(a).total_cmp(&key(b)));
-        if !r.is_empty() {
-            let mut chosen = r.swap_remove(0);
-            for x in &mut chosen {
-                let note = format!("best of {LAT_ROUNDS} interleaved rounds");
-                x.note = Some(match x.note.take() {
-                    Some(n) => format!("{n}; {note}"),
-                    None => note,
-                });
-            }
-            cx.records.extend(chosen);
-        }
+    let pin_note = format!("pin {}", cx.pin.name());
+    for r in &rounds {
+        cx.records.extend(merge_rounds(r).into_iter().map(|mut x| {
+            x.note = Some(format!("{}; {pin_note}", x.note.unwrap_or_default()));
+            x
+        }));
     }
     cx.progress.stage("latency with payloads: socket, corbina");
     let sizes = join(&p.sizes);
@@ -629,7 +930,12 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
         .args(["--mode", "payload", "--sizes", &sizes]);
     lat_args(&mut c, p.payload_count);
     let (recs, _) = cx.client("corbina payload client", &mut c, false)?;
-    cx.records.extend(recs);
+    cx.records.extend(recs.into_iter().map(|mut r| {
+        r.note = Some(format!("pin {}", cx.pin.name()));
+        r
+    }));
+    // Throughput and concurrency run where the scheduler puts them.
+    cx.pin_servers(&server_pids, false)?;
 
     // Throughput.
     let kbs = join(&p.kbs);
@@ -664,8 +970,24 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
             .args(["--mode", "thr", "--types", t, "--kbs", &kbs]);
         thr_args(&mut c);
         let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
-        cx.records
-            .extend(recs.into_iter().filter(|r| r.available || t == "octet"));
+        cx.records.extend(recs);
+    }
+    // The dynamic modes: DII (a new request per call, or one request reused) against the
+    // static server, and static calls against the DSI server.
+    for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
+        for t in &p.dyn_types {
+            cx.progress
+                .stage(&format!("throughput: corbina {} {t}", inv.name()));
+            let ior = if inv == Invocation::Dsi { &dior } else { &cior };
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior")
+                .arg(ior)
+                .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
+                .args(["--invocation", inv.name()]);
+            thr_args(&mut c);
+            let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
+            cx.records.extend(recs);
+        }
     }
     if let (Some(bin), Some((_, oior))) = (peer, &omni) {
         for &kb in &p.kbs {
@@ -766,9 +1088,17 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
             r
         }));
     }
+    if callgrind {
+        let bin = peer.map(|b| b.join("omni_ping"));
+        let recs = cx.callgrind(&cior, bin.as_deref())?;
+        cx.records.extend(recs);
+    }
     drop(corbina);
+    drop(dsi);
     drop(omni);
 
+    // Scalability is a latency experiment: pinned as the latency loops are.
+    cx.pinned = cx.server_cpus.is_some();
     // Scalability and memory: a fresh server per object count.
     let mut base_rss: [Option<u64>; 2] = [None, None];
     for &n in &p.objects {
@@ -812,4 +1142,51 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>) -> Result<(), String> {
     drop(sock);
     cx.progress.stage("done");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_merge_to_medians() {
+        let rec = |op: &str, med: f64, cpu: Option<f64>| {
+            let mut r = Record::new("latency", CORBINA).op(op);
+            r.median_us = Some(med);
+            r.cpu_us_per_call = cpu;
+            r
+        };
+        let rounds = vec![
+            vec![rec("ping", 10.0, Some(5.0)), rec("echo_empty", 20.0, None)],
+            vec![rec("ping", 60.0, Some(9.0)), rec("echo_empty", 21.0, None)],
+            vec![rec("echo_empty", 22.0, None), rec("ping", 11.0, Some(6.0))],
+        ];
+        let m = merge_rounds(&rounds);
+        assert_eq!(m.len(), 2);
+        assert_eq!(
+            (m[0].median_us, m[0].cpu_us_per_call),
+            (Some(11.0), Some(6.0))
+        );
+        assert_eq!((m[1].median_us, m[1].cpu_us_per_call), (Some(21.0), None));
+        assert!(m[0].note.as_deref().unwrap().contains("median of 3"));
+        assert!(merge_rounds(&[]).is_empty());
+    }
+
+    #[test]
+    fn callgrind_totals_and_placements() {
+        let out = "version: 1\ncmd: x\nevents: Ir\nsummary: 6188273\n\ntotals: 6188273\n";
+        assert_eq!(callgrind_total(out), Some(6188273));
+        assert_eq!(callgrind_total("events: Ir\n"), None);
+        let both = |a: Vec<usize>, b: Vec<usize>| (Some(a), Some(b));
+        assert_eq!(
+            placement(Pin::Same, &[2, 3]).unwrap(),
+            both(vec![2], vec![2])
+        );
+        assert_eq!(
+            placement(Pin::Split, &[2, 3]).unwrap(),
+            both(vec![2], vec![3])
+        );
+        assert!(placement(Pin::Split, &[0]).is_err());
+        assert_eq!(placement(Pin::None, &[]).unwrap(), (None, None));
+    }
 }

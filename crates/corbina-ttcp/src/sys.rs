@@ -2,7 +2,9 @@
 //! waited-for children (microsecond resolution), `/proc/<pid>/stat` utime+stime for a
 //! running child (clock-tick resolution, 10 ms on Linux), `/proc/<pid>/status` VmRSS.
 
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::sys::resource::{getrusage, UsageWho};
+use nix::unistd::Pid;
 
 fn usage_seconds(who: UsageWho) -> f64 {
     match getrusage(who) {
@@ -65,6 +67,56 @@ pub fn proc_threads(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The CPUs this thread may run on, in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    let Ok(set) = sched_getaffinity(Pid::from_raw(0)) else {
+        return Vec::new();
+    };
+    (0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect()
+}
+
+fn cpu_set(cpus: &[usize]) -> Result<CpuSet, String> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c).map_err(|e| format!("CPU {c}: {e}"))?;
+    }
+    Ok(set)
+}
+
+/// Runs `f` with this thread's affinity set to `cpus` (all of `allowed` when `None`), then
+/// restores it: a process spawned by `f` inherits the mask (affinity is per thread and
+/// copied at fork), so a client is placed from its first instruction.
+pub fn with_affinity<T>(cpus: Option<&[usize]>, f: impl FnOnce() -> T) -> Result<T, String> {
+    let Some(cpus) = cpus else { return Ok(f()) };
+    let me = Pid::from_raw(0);
+    let old = sched_getaffinity(me).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    sched_setaffinity(me, &cpu_set(cpus)?).map_err(|e| format!("sched_setaffinity: {e}"))?;
+    let out = f();
+    sched_setaffinity(me, &old).map_err(|e| format!("sched_setaffinity: {e}"))?;
+    Ok(out)
+}
+
+/// Sets the affinity of every thread of process `pid` (`/proc/<pid>/task`) to `cpus`;
+/// threads it creates later inherit their creator's mask. Returns the threads moved.
+pub fn pin_process(pid: u32, cpus: &[usize]) -> Result<usize, String> {
+    let set = cpu_set(cpus)?;
+    let tasks =
+        std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| format!("{pid}: {e}"))?;
+    let mut n = 0;
+    for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        // A thread may exit meanwhile: not an error.
+        if sched_setaffinity(Pid::from_raw(tid), &set).is_ok() {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +137,36 @@ mod tests {
         assert!(proc_cpu_seconds(pid).is_some());
         assert!(self_cpu_seconds() >= 0.0);
         assert!(children_cpu_seconds() >= 0.0);
+    }
+
+    #[test]
+    fn affinity_is_set_and_restored() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        let inside = with_affinity(Some(&cpus[..1]), allowed_cpus).unwrap();
+        assert_eq!(inside, cpus[..1]);
+        assert_eq!(allowed_cpus(), cpus);
+        // A child spawned inside inherits the mask.
+        let child = with_affinity(Some(&cpus[..1]), || {
+            std::process::Command::new("sleep")
+                .arg("5")
+                .spawn()
+                .unwrap()
+        })
+        .unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list:"))
+            .unwrap();
+        assert_eq!(
+            line.split_whitespace().nth(1),
+            Some(cpus[0].to_string().as_str())
+        );
+        // And can be moved back to every CPU.
+        assert!(pin_process(child.id(), &cpus).unwrap() >= 1);
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }

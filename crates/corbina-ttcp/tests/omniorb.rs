@@ -156,6 +156,40 @@ fn omniorb_client_checks_corbina_server_at_every_giop_version() {
 }
 
 #[test]
+fn omniorb_client_checks_corbina_dsi_server_at_every_giop_version() {
+    let Some(bin) = peers() else { return };
+    // The benchmark's own `server --dsi`, as the suite runs it.
+    let dir = temp_dir("omni-to-dsi");
+    let file = dir.join("dsi.ior");
+    let server = Peer(
+        Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+            .args(["server", "--dsi", "--endpoint", "127.0.0.1:0"])
+            .args(["--lifetime", "120", "--ior-file"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("corbina-ttcp server --dsi starts"),
+    );
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no IOR from server --dsi"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for v in ["1.0", "1.1", "1.2"] {
+        let (ok, out) = run_omni_client(bin, &file, &["-ORBmaxGIOPVersion", v]);
+        assert!(
+            ok,
+            "omni_client --mode check against server --dsi at GIOP {v} failed:\n{out}"
+        );
+        assert_eq!(out.matches("\"ok\":true").count(), 9, "{out}");
+    }
+    drop(server);
+}
+
+#[test]
 fn corbina_client_checks_omniorb_server_at_every_giop_version() {
     let Some(bin) = peers() else { return };
     let (_peer, ior) = omni_server(bin, "corbina-to-omni", &[]);

@@ -7,6 +7,13 @@ use std::process::Command;
 
 use corbina_ttcp::record::Record;
 
+fn which(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 #[test]
 fn quick_suite_writes_every_experiment_kind() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -24,6 +31,7 @@ fn quick_suite_writes_every_experiment_kind() {
             "0.01",
         ])
         .args(["--count", "50", "--scal-max", "100", "--threads-max", "2"])
+        .args(["--rounds", "2"])
         .arg("--json")
         .arg(&json)
         .arg("--plot")
@@ -69,10 +77,37 @@ fn quick_suite_writes_every_experiment_kind() {
         .iter()
         .filter(|r| r.experiment == "throughput" && r.available)
         .all(|r| r.complete == Some(true) && r.mbit_s.unwrap() > 0.0));
-    // Modes that do not exist yet are reported as such.
-    assert!(records
+    // Every invocation mode measured throughput and the latency loops, pinned, as medians
+    // over interleaved rounds.
+    for inv in ["static", "dii", "dii_reuse", "dsi"] {
+        for e in ["throughput", "latency", "cpu"] {
+            assert!(
+                records.iter().any(|r| r.experiment == e
+                    && r.implementation == "corbina"
+                    && r.available
+                    && r.invocation.as_deref() == Some(inv)),
+                "no {e} record for {inv}"
+            );
+        }
+    }
+    let ping = records
         .iter()
-        .any(|r| !r.available && r.invocation.as_deref() == Some("dii")));
+        .find(|r| r.experiment == "latency" && r.op.as_deref() == Some("ping"))
+        .unwrap();
+    let note = ping.note.as_deref().unwrap_or_default();
+    assert!(
+        note.contains("interleaved rounds") && note.contains("pin same"),
+        "{note}"
+    );
+    // The callgrind stage ran (or says why not: no valgrind).
+    let ir: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.experiment == "instructions")
+        .collect();
+    assert!(!ir.is_empty());
+    if which("valgrind") {
+        assert!(ir.iter().all(|r| r.instructions_per_call.unwrap() > 0.0));
+    }
     // The thread-pool server model is measured, or reported as not yet available.
     assert!(records
         .iter()

@@ -261,6 +261,12 @@ impl OrbConfig {
         self
     }
 
+    /// Adds the shared-memory endpoint `shm:NAME` (its rendezvous socket is
+    /// `corbina-shm-NAME.sock` in the temporary directory, or NAME if it is an absolute path).
+    pub fn shm_endpoint_named(self, name: &str) -> Self {
+        self.shm_endpoint(crate::config_args::shm_name_path(name))
+    }
+
     /// Whether clients use servers' published local endpoints (`-ORBPreferUnix`).
     pub fn prefer_local(mut self, yes: bool) -> Self {
         self.prefer_local = yes;
