@@ -376,6 +376,12 @@ fn corbina_client_round_trips_every_type_through_omniorb_server() {
     assert_eq!(back.extract::<Nested>(), Some(nested()));
     let back = e.echo_any(&Any::from_string("in an any").unwrap()).unwrap();
     assert_eq!(back.to_string_value().as_deref(), Some("in an any"));
+    // An any holding a recursive TypeCode (Tree contains sequence<Tree>): omniORB unmarshals
+    // the TypeCode's indirection and marshals it back.
+    let any = Any::insert(&tree()).unwrap();
+    let back = e.echo_any(&any).unwrap();
+    assert!(back.type_code().equivalent(&Tree::type_code()));
+    assert_eq!(back.extract::<Tree>(), Some(tree()));
 
     // Framing only (see `without_ld`).
     e.echo_long_double(long_double()).unwrap();
