@@ -9,7 +9,7 @@ use crate::client::{ClientContext, IiopInvoker};
 use crate::config::{ConfigError, OrbConfig};
 use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
 use crate::object::ObjectRef;
-use crate::poa::{DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
+use crate::poa::{Current, DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
 use crate::servant::ServerRequest;
 use crate::server::{RequestDispatcher, Server};
 use crate::transport::{local_host_name, BoundEndpoint, LocalTransport, TransportKind};
@@ -31,6 +31,8 @@ pub enum InitError {
 pub enum InitialReference {
     /// `RootPOA`.
     RootPoa(Poa),
+    /// `POACurrent`: `PortableServer::Current`, the upcall context of the calling thread.
+    PoaCurrent(Current),
     /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
     Object(ObjectRef),
 }
@@ -344,11 +346,13 @@ impl Orb {
         obj.ior().to_stringified().map_err(SystemException::from)
     }
 
-    /// `resolve_initial_references`: `RootPOA`, names given by `-ORBInitRef`, and names
-    /// looked up under `-ORBDefaultInitRef`.
+    /// `resolve_initial_references`: `RootPOA`, `POACurrent`, names given by `-ORBInitRef`,
+    /// and names looked up under `-ORBDefaultInitRef`.
     pub fn resolve_initial_references(&self, name: &str) -> Result<InitialReference, InvalidName> {
-        if name == "RootPOA" {
-            return Ok(InitialReference::RootPoa(self.root_poa()));
+        match name {
+            "RootPOA" => return Ok(InitialReference::RootPoa(self.root_poa())),
+            "POACurrent" => return Ok(InitialReference::PoaCurrent(Current)),
+            _ => {}
         }
         let invalid = || InvalidName(name.to_owned());
         if let Some(url) = self.inner.config.init_refs.get(name) {
@@ -369,8 +373,12 @@ impl Orb {
 
     /// `list_initial_services`.
     pub fn list_initial_services(&self) -> Vec<String> {
-        let mut v = vec!["RootPOA".to_owned()];
-        v.extend(self.inner.config.init_refs.keys().cloned());
+        let mut v = vec!["RootPOA".to_owned(), "POACurrent".to_owned()];
+        for k in self.inner.config.init_refs.keys() {
+            if !v.contains(k) {
+                v.push(k.clone());
+            }
+        }
         v
     }
 
@@ -831,5 +839,32 @@ mod naming_tests {
             .string_to_object("corbaname::127.0.0.1:1#a/b")
             .unwrap_err();
         assert_eq!(e.kind, SystemExceptionKind::Transient);
+    }
+}
+
+#[cfg(test)]
+mod initial_reference_tests {
+    use super::*;
+    use crate::poa::PoaError;
+
+    #[test]
+    fn poa_current_is_an_initial_reference() {
+        let orb = Orb::with_config(OrbConfig::default());
+        assert!(orb
+            .list_initial_services()
+            .iter()
+            .any(|s| s == "POACurrent"));
+        let Ok(InitialReference::PoaCurrent(_current)) =
+            orb.resolve_initial_references("POACurrent")
+        else {
+            panic!("POACurrent resolves to PortableServer::Current")
+        };
+        // Outside an upcall every operation raises NoContext.
+        assert!(matches!(Current::get_poa(), Err(PoaError::NoContext)));
+        assert!(matches!(Current::get_object_id(), Err(PoaError::NoContext)));
+        assert!(matches!(
+            orb.resolve_initial_references("POACurrentX"),
+            Err(InvalidName(n)) if n == "POACurrentX"
+        ));
     }
 }
