@@ -176,6 +176,23 @@ impl<'a> Find<'a> {
     }
 }
 
+/// The records measured over transport `tr`, relabelled `tcp` so that `Find` (which looks
+/// at TCP records) can be used on them.
+pub fn over(records: &[Record], tr: &str) -> Vec<Record> {
+    records
+        .iter()
+        .filter(|r| r.transport == tr)
+        .cloned()
+        .map(|mut r| {
+            r.transport = "tcp".into();
+            r
+        })
+        .collect()
+}
+
+/// The local transports, in report order, with their names in goals.
+const LOCALS: [(&str, &str); 2] = [("unix", "Unix socket"), ("shm", "shared memory")];
+
 fn is(field: &Option<String>, v: &str) -> bool {
     field.as_deref() == Some(v)
 }
@@ -477,7 +494,236 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
             });
         }
     }
+    transport_rows(records, &mut rows);
     rows
+}
+
+/// Corbina over the local transports: each figure beside TCP's (the ratio in the metric
+/// column) and the raw Unix-socket baseline in the socket column.
+fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
+    let (tcp, raw) = (over(records, "tcp"), over(records, "unix"));
+    let (tcp, raw) = (Find(&tcp), Find(&raw));
+    for (tr, _) in LOCALS {
+        let recs = over(records, tr);
+        let f = Find(&recs);
+        if f.one("latency", CORBINA, |_| true).is_none()
+            && f.one("throughput", CORBINA, |_| true).is_none()
+        {
+            continue;
+        }
+        let mut push = |point: String,
+                        metric: &str,
+                        c: Option<f64>,
+                        t: Option<f64>,
+                        cell: [String; 2],
+                        s: Option<f64>| {
+            rows.push(Row {
+                experiment: format!("{tr} transport"),
+                point,
+                metric: match ratio(c, t) {
+                    Some(x) => format!("{metric} ({x:.2}× tcp)"),
+                    None => metric.into(),
+                },
+                corbina: cell[0].clone(),
+                socket: cell[1].clone(),
+                peer: String::new(),
+                vs_socket: ratio(c, s),
+                vs_peer: None,
+            })
+        };
+        let raw_ping = raw.one("latency", SOCKET, |r| {
+            is(&r.op, "pingpong") && r.data_type.is_none()
+        });
+        for op in ["ping", "echo_empty"] {
+            for inv in INVOCATIONS {
+                let c = f.one_inv("latency", CORBINA, inv, |r| is(&r.op, op));
+                let t = tcp.one_inv("latency", CORBINA, inv, |r| is(&r.op, op));
+                if c.is_none() {
+                    continue;
+                }
+                push(
+                    format!("{op} twoway {inv}"),
+                    "med/p99/p99.9 µs",
+                    c.and_then(|r| r.median_us),
+                    t.and_then(|r| r.median_us),
+                    [lat_cell(c), lat_cell(raw_ping)],
+                    raw_ping.and_then(|r| r.median_us),
+                );
+            }
+        }
+        for inv in INVOCATIONS {
+            let rate = |f: &Find<'_>, imp| {
+                f.one_inv("oneway_rate", imp, inv, |_| true)
+                    .and_then(|r| r.calls_per_s)
+            };
+            let (c, t, s) = (rate(&f, CORBINA), rate(&tcp, CORBINA), rate(&raw, SOCKET));
+            if c.is_some() {
+                push(
+                    format!("null oneway {inv}"),
+                    "calls/s",
+                    c,
+                    t,
+                    [opt(c), opt(s)],
+                    s,
+                );
+            }
+            let cpu = |f: &Find<'_>| {
+                f.one_inv("cpu", CORBINA, inv, |_| true)
+                    .and_then(|r| r.cpu_us_per_call)
+            };
+            let (c, t) = (cpu(&f), cpu(&tcp));
+            if c.is_some() {
+                push(
+                    format!("CPU, latency loops, {inv}"),
+                    "µs CPU/call",
+                    c,
+                    t,
+                    [opt(c), String::new()],
+                    None,
+                );
+            }
+        }
+        let mut kbs: Vec<u64> = recs
+            .iter()
+            .filter(|r| r.experiment == "throughput")
+            .filter_map(|r| r.buf_kb)
+            .collect();
+        kbs.sort_unstable();
+        kbs.dedup();
+        for inv in INVOCATIONS {
+            for mode in ["oneway", "twoway"] {
+                for t in TYPES {
+                    for &kb in &kbs {
+                        let pick = |f: &Find<'_>, imp: &str| {
+                            f.one_inv("throughput", imp, inv, |r| {
+                                is(&r.mode, mode)
+                                    && r.buf_kb == Some(kb)
+                                    && (imp == SOCKET || is(&r.data_type, t))
+                            })
+                            .and_then(|r| r.mbit_s)
+                        };
+                        let c = pick(&f, CORBINA);
+                        if c.is_none() {
+                            continue;
+                        }
+                        let (tc, s) = (pick(&tcp, CORBINA), pick(&raw, SOCKET));
+                        let point = match inv {
+                            "static" => format!("{mode} {t} {kb}K"),
+                            _ => format!("{mode} {t} {kb}K {inv}"),
+                        };
+                        push(point, "Mbit/s", c, tc, [opt(c), opt(s)], s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Throughput ratios, Corbina sequence<`t`> over transport `a` / over `b`, at every
+/// buffer size ≥ 64 KB both have: (median, min).
+fn thr_ratio_transports(
+    records: &[Record],
+    a: &str,
+    b: &str,
+    t: &str,
+    mode: &str,
+) -> Option<(f64, f64)> {
+    let (ra, rb) = (over(records, a), over(records, b));
+    let (fa, fb) = (Find(&ra), Find(&rb));
+    let get = |f: &Find<'_>, kb: u64| {
+        f.one("throughput", CORBINA, |r| {
+            is(&r.mode, mode) && r.buf_kb == Some(kb) && is(&r.data_type, t)
+        })
+        .and_then(|r| r.mbit_s)
+    };
+    let mut kbs: Vec<u64> = ra
+        .iter()
+        .filter(|r| r.experiment == "throughput")
+        .filter_map(|r| r.buf_kb)
+        .filter(|&k| k >= 64)
+        .collect();
+    kbs.sort_unstable();
+    kbs.dedup();
+    let v: Vec<f64> = kbs
+        .iter()
+        .filter_map(|&kb| ratio(get(&fa, kb), get(&fb, kb)))
+        .collect();
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    median_of(&v).map(|m| (m, min))
+}
+
+/// The transport targets: Unix socket and shared memory against TCP loopback.
+fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
+    let tcp = over(records, "tcp");
+    let tcp = Find(&tcp);
+    let mut push = |goal: String, ratio: Option<f64>, limit, at_most, how: String, info| {
+        out.push(Target {
+            goal,
+            ratio,
+            limit,
+            at_most,
+            how,
+            info,
+        })
+    };
+    let ping = |f: &Find<'_>| {
+        f.one("latency", CORBINA, |r| is(&r.op, "ping"))
+            .and_then(|r| r.median_us)
+    };
+    let cpu = |f: &Find<'_>| {
+        f.one("cpu", CORBINA, |_| true)
+            .and_then(|r| r.cpu_us_per_call)
+    };
+    for (tr, name) in LOCALS {
+        let recs = over(records, tr);
+        let f = Find(&recs);
+        let limit = if tr == "unix" { 0.85 } else { 0.5 };
+        push(
+            format!("{name}: null twoway ≤ {limit}× TCP loopback"),
+            ratio(ping(&f), ping(&tcp)),
+            limit,
+            true,
+            format!("corbina ping median over {tr} / over tcp, medians over rounds"),
+            false,
+        );
+        push(
+            format!("{name}: CPU per call lower than TCP's"),
+            ratio(cpu(&f), cpu(&tcp)),
+            1.0,
+            true,
+            format!("client+server CPU over the latency loops, {tr} / tcp"),
+            false,
+        );
+        for mode in ["oneway", "twoway"] {
+            let x = thr_ratio_transports(records, tr, "tcp", "octet", mode);
+            let how = x
+                .map(|p| format!("median over sizes ≥ 64 KB, min {:.2}", p.1))
+                .unwrap_or_default();
+            let goal = format!("{name}: {mode} sequence<octet> 64 KB–1 MB");
+            match (tr, mode) {
+                ("shm", "oneway") => {
+                    push(goal + " ≥ 1.5× TCP", x.map(|p| p.0), 1.5, false, how, false)
+                }
+                _ => push(goal + " / TCP", x.map(|p| p.0), 1.0, false, how, true),
+            }
+        }
+    }
+    let raw = over(records, "unix");
+    let raw = Find(&raw);
+    push(
+        "Unix socket: null twoway / raw Unix-socket ping-pong".into(),
+        ratio(
+            ping(&raw),
+            raw.one("latency", SOCKET, |r| {
+                is(&r.op, "pingpong") && r.data_type.is_none()
+            })
+            .and_then(|r| r.median_us),
+        ),
+        1.0,
+        true,
+        "corbina ping median over unix / socket 16-byte ping-pong over unix".into(),
+        true,
+    );
 }
 
 /// One target of the issue, evaluated.
@@ -747,6 +993,7 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
             );
         }
     }
+    transport_targets(records, &mut out);
     out
 }
 

@@ -79,6 +79,31 @@ pub struct SuiteOpts {
     pub callgrind: bool,
     /// Hidden: no run, the records of an earlier `--json` file.
     pub from_json: Option<PathBuf>,
+    /// Transports Corbina is measured over (`tcp`, the reference, always first).
+    pub transports: Vec<&'static str>,
+}
+
+/// Every transport the suite knows, in report order.
+pub const TRANSPORTS: [&str; 3] = ["tcp", "unix", "shm"];
+
+/// `--transports tcp,unix,shm`: the list, checked (tcp, the reference every ratio is
+/// formed against, must be there).
+fn parse_transports(v: &str) -> Result<Vec<&'static str>, String> {
+    let mut out = Vec::new();
+    for name in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let t = TRANSPORTS
+            .into_iter()
+            .find(|t| *t == name)
+            .ok_or_else(|| format!("--transports: tcp, unix or shm, not {name}"))?;
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    if !out.contains(&"tcp") {
+        return Err("--transports must include tcp (the reference of every ratio)".into());
+    }
+    // Report order, tcp first.
+    Ok(TRANSPORTS.into_iter().filter(|t| out.contains(t)).collect())
 }
 
 fn parse(args: &[String]) -> Result<SuiteOpts, String> {
@@ -96,6 +121,7 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
         rounds: None,
         callgrind: false,
         from_json: None,
+        transports: TRANSPORTS.to_vec(),
     };
     let mut i = 0;
     while i < args.len() {
@@ -131,6 +157,7 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
             "--rounds" => o.rounds = Some((numf(val()?)? as usize).max(1)),
             "--callgrind" => o.callgrind = true,
             "--from-json" => o.from_json = Some(val()?.into()),
+            "--transports" => o.transports = parse_transports(&val()?)?,
             other => return Err(format!("unknown suite option {other}")),
         }
         i += 1;
@@ -317,6 +344,18 @@ struct Ctx {
     client_cpus: Option<Vec<usize>>,
     pinned: bool,
     pin: Pin,
+    /// The quick suite (local transports: latency loops and octet throughput only).
+    quick: bool,
+    /// The local transports measured besides TCP (`unix`, `shm`).
+    locals: Vec<&'static str>,
+}
+
+/// The records of a client against a server on transport `tr`, tagged with it.
+fn tagged(mut recs: Vec<Record>, tr: &str) -> Vec<Record> {
+    for r in &mut recs {
+        r.transport = tr.into();
+    }
+    recs
 }
 
 fn wait_file(path: &Path, proc: &mut Proc, limit: Duration) -> Result<String, String> {
@@ -370,15 +409,35 @@ impl Ctx {
 
     /// The same, serving through the DSI when `dsi`.
     fn corbina_server_with(&self, objects: u64, dsi: bool) -> Result<(Proc, PathBuf), String> {
+        self.corbina_server_on(objects, dsi, "tcp")
+    }
+
+    /// The same with only transport `tr`'s endpoint (`tcp`: 127.0.0.1, `unix`/`shm`: a
+    /// socket in the run's temporary directory), so the IOR publishes only that one and
+    /// the client (default configuration, local endpoints preferred) must use it.
+    fn corbina_server_on(
+        &self,
+        objects: u64,
+        dsi: bool,
+        tr: &str,
+    ) -> Result<(Proc, PathBuf), String> {
         let kind = if dsi { "dsi" } else { "corbina" };
-        let file = self.dir.join(format!("{kind}-{objects}.ior"));
+        let file = self.dir.join(format!("{kind}-{tr}-{objects}.ior"));
         let _ = std::fs::remove_file(&file);
+        let endpoint = match tr {
+            "tcp" => "127.0.0.1:0".to_owned(),
+            // An absolute shm name is the rendezvous socket's path.
+            _ => format!(
+                "{tr}:{}",
+                self.dir.join(format!("{kind}-{objects}.{tr}")).display()
+            ),
+        };
         let mut p = self.spawn(
-            &format!("{kind} server"),
+            &format!("{kind} server ({tr})"),
             Command::new(&self.exe)
                 .arg("server")
                 .args(dsi.then_some("--dsi"))
-                .args(["--endpoint", "127.0.0.1:0", "--objects"])
+                .args(["--endpoint", &endpoint, "--objects"])
                 .arg(objects.to_string())
                 .arg("--ior-file")
                 .arg(&file)
@@ -778,7 +837,23 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     let n_scal = plan.objects.len() * 2 * (impls - 1);
     let n_conc = plan.threads.len() * 2 * impls;
     let n_cg = if o.callgrind || o.quick { 4 } else { 0 };
-    let total = n_thr + n_lat + n_scal + n_conc + n_cg;
+    let locals: Vec<&'static str> = o
+        .transports
+        .iter()
+        .copied()
+        .filter(|&t| t != "tcp")
+        .collect();
+    let l = locals.len();
+    let n_local = if o.quick {
+        l * (plan.rounds * 3 + plan.kbs.len() * 2)
+    } else {
+        l * (plan.rounds * 3 * 4
+            + plan.kbs.len() * 2 * (TYPES.len() + 3 * plan.dyn_types.len())
+            + 2 * plan.sizes.len() * 2
+            + plan.threads.len() * 2
+            + plan.objects.len() * 2)
+    };
+    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -796,6 +871,8 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         client_cpus,
         pinned: false,
         pin: o.pin,
+        quick: o.quick,
+        locals,
     };
     // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
     let result = run_all(&mut cx, peer.as_deref(), o.callgrind || o.quick);
@@ -848,8 +925,37 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         Some(bin) => Some(cx.omni_server(bin, 1)?),
         None => None,
     };
+    // A Corbina server per local transport, with only that transport's endpoint (and, in
+    // the full suite, a DSI server for the dynamic modes).
+    let quick = cx.quick;
+    let mut local = Vec::new();
+    for tr in cx.locals.clone() {
+        let main = cx.corbina_server_on(1, false, tr)?;
+        let dsi = match quick {
+            true => None,
+            false => Some(cx.corbina_server_on(1, true, tr)?),
+        };
+        local.push((tr, main, dsi));
+    }
     let mut server_pids = vec![sock.pid(), corbina.pid(), dsi.pid()];
     server_pids.extend(omni.as_ref().map(|(s, _)| s.pid()));
+    for (_, m, d) in &local {
+        server_pids.push(m.0.pid());
+        server_pids.extend(d.as_ref().map(|d| d.0.pid()));
+    }
+    // The server (PID and IOR file) of invocation mode `inv` over transport `tr`.
+    let server_of = |inv: Invocation, tr: &str| -> (u32, PathBuf) {
+        let Some((_, m, d)) = local.iter().find(|l| l.0 == tr) else {
+            return match inv {
+                Invocation::Dsi => (dsi.pid(), dior.clone()),
+                _ => (corbina.pid(), cior.clone()),
+            };
+        };
+        match (inv, d) {
+            (Invocation::Dsi, Some(d)) => (d.0.pid(), d.1.clone()),
+            _ => (m.0.pid(), m.1.clone()),
+        }
+    };
 
     // Latency and CPU per call: client and server pinned (`--pin`, default the same CPU:
     // on a small VM an unpinned round trip jumps between regimes several times apart for
@@ -860,11 +966,20 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     #[derive(Clone, Copy)]
     enum Lat {
         Socket,
-        Corbina(Invocation),
+        Corbina(Invocation, &'static str),
         Omni,
     }
     let mut lats = vec![Lat::Socket];
-    lats.extend(Invocation::ALL.map(Lat::Corbina));
+    lats.extend(Invocation::ALL.map(|inv| Lat::Corbina(inv, "tcp")));
+    // Over the local transports: static calls in the quick suite, every mode in the full.
+    for (tr, _, _) in &local {
+        let invs: &[Invocation] = if quick {
+            &[Invocation::Static]
+        } else {
+            &Invocation::ALL
+        };
+        lats.extend(invs.iter().map(|&inv| Lat::Corbina(inv, tr)));
+    }
     if peer.is_some() {
         lats.push(Lat::Omni);
     }
@@ -885,16 +1000,13 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
                     lat_args(&mut c, p.lat_count);
                     cx.latency_with_cpu(SOCKET, None, sock.pid(), c, false)?
                 }
-                Lat::Corbina(inv) => {
-                    let (pid, ior) = match inv {
-                        Invocation::Dsi => (dsi.pid(), &dior),
-                        _ => (corbina.pid(), &cior),
-                    };
+                Lat::Corbina(inv, tr) => {
+                    let (pid, ior) = server_of(inv, tr);
                     let mut c = cx.self_cmd("client");
                     c.arg("--ior").arg(ior).args(["--mode", "lat"]);
                     c.args(["--invocation", inv.name()]);
                     lat_args(&mut c, p.lat_count);
-                    cx.latency_with_cpu(CORBINA, Some(inv), pid, c, false)?
+                    tagged(cx.latency_with_cpu(CORBINA, Some(inv), pid, c, false)?, tr)
                 }
                 Lat::Omni => {
                     let (Some(bin), Some((srv, oior))) = (peer, &omni) else {
@@ -934,6 +1046,21 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         r.note = Some(format!("pin {}", cx.pin.name()));
         r
     }));
+    for (tr, m, _) in local.iter().filter(|_| !quick) {
+        cx.progress
+            .stage(&format!("latency with payloads: corbina over {tr}"));
+        let mut c = cx.self_cmd("client");
+        c.arg("--ior")
+            .arg(&m.1)
+            .args(["--mode", "payload", "--sizes", &sizes]);
+        lat_args(&mut c, p.payload_count);
+        let (recs, _) = cx.client("corbina payload client", &mut c, false)?;
+        let note = format!("pin {}", cx.pin.name());
+        cx.records.extend(tagged(recs, tr).into_iter().map(|mut r| {
+            r.note = Some(note.clone());
+            r
+        }));
+    }
     // Throughput and concurrency run where the scheduler puts them.
     cx.pin_servers(&server_pids, false)?;
 
@@ -989,6 +1116,33 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             cx.records.extend(recs);
         }
     }
+    // Over the local transports: sequence<octet> in the quick suite, everything in the full.
+    for (tr, m, d) in &local {
+        let types: &[&str] = if quick { &["octet"] } else { &TYPES };
+        let mut runs: Vec<(Invocation, &str)> =
+            types.iter().map(|&t| (Invocation::Static, t)).collect();
+        if !quick {
+            for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
+                runs.extend(p.dyn_types.iter().map(|&t| (inv, t)));
+            }
+        }
+        for (inv, t) in runs {
+            cx.progress
+                .stage(&format!("throughput: corbina over {tr} {} {t}", inv.name()));
+            let ior = match (inv, d) {
+                (Invocation::Dsi, Some(d)) => &d.1,
+                _ => &m.1,
+            };
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior")
+                .arg(ior)
+                .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
+                .args(["--invocation", inv.name()]);
+            thr_args(&mut c);
+            let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
+            cx.records.extend(tagged(recs, tr));
+        }
+    }
     if let (Some(bin), Some((_, oior))) = (peer, &omni) {
         for &kb in &p.kbs {
             cx.progress.stage(&format!("throughput: omniORB {kb} KB"));
@@ -1023,6 +1177,18 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         r.server_model = Some("thread_per_connection".into());
         r
     }));
+    for (tr, m, _) in local.iter().filter(|_| !quick) {
+        cx.progress
+            .stage(&format!("concurrency: corbina over {tr}"));
+        let mut c = cx.self_cmd("client");
+        c.arg("--ior").arg(&m.1);
+        conc(&mut c);
+        let (recs, _) = cx.client("corbina concurrency client", &mut c, false)?;
+        cx.records.extend(tagged(recs, tr).into_iter().map(|mut r| {
+            r.server_model = Some("thread_per_connection".into());
+            r
+        }));
+    }
     // The thread-pool server model, if the runtime honours -ORBThreadPool: a pool server
     // keeps its thread count near the pool size however many connections it has.
     cx.progress
@@ -1096,6 +1262,8 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     drop(corbina);
     drop(dsi);
     drop(omni);
+    let locals: Vec<&'static str> = local.iter().map(|l| l.0).collect();
+    drop(local);
 
     // Scalability is a latency experiment: pinned as the latency loops are.
     cx.pinned = cx.server_cpus.is_some();
@@ -1137,6 +1305,20 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             }
             m.note = Some("VmRSS after activating the objects, minus the 1-object server's".into());
             cx.records.push(m);
+        }
+        // Corbina over the local transports (full suite), from a server with only that
+        // transport's endpoint.
+        for &tr in locals.iter().filter(|_| !quick) {
+            cx.progress
+                .stage(&format!("scalability: corbina over {tr}, {n} objects"));
+            let (srv, file) = cx.corbina_server_on(n, false, tr)?;
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior").arg(&file).args(["--mode", "scal"]);
+            c.args(["--scal-calls", &p.scal_calls.to_string()]);
+            let (recs, _) = cx.client("scalability client", &mut c, false)?;
+            cx.records.extend(tagged(recs, tr));
+            drop(srv);
+            let _ = std::fs::remove_file(&file);
         }
     }
     drop(sock);

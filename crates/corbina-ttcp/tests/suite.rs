@@ -116,3 +116,70 @@ fn quick_suite_writes_every_experiment_kind() {
     assert!(records.iter().any(|r| r.transport == "unix"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn quick_suite_measures_every_transport() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("suite-transports-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+        .args(["suite", "--quick", "--transports", "tcp,unix,shm"])
+        .args(["--total-mb", "0.05", "--max-seconds", "0.01"])
+        .args(["--count", "50", "--scal-max", "1", "--threads-max", "1"])
+        .args(["--rounds", "1"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "suite failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records: Vec<Record> = std::fs::read_to_string(&json)
+        .unwrap()
+        .lines()
+        .map(|l| Record::from_json(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    for tr in ["tcp", "unix", "shm"] {
+        for e in ["latency", "oneway_rate", "cpu", "throughput"] {
+            assert!(
+                records.iter().any(|r| r.experiment == e
+                    && r.implementation == "corbina"
+                    && r.transport == tr
+                    && r.available),
+                "no corbina {e} record over {tr}"
+            );
+        }
+        assert!(records.iter().any(|r| r.experiment == "throughput"
+            && r.transport == tr
+            && r.data_type.as_deref() == Some("octet")
+            && r.complete == Some(true)));
+    }
+    // The quick suite keeps the other experiments on TCP.
+    assert!(records
+        .iter()
+        .filter(|r| ["scalability", "concurrency", "instructions"].contains(&r.experiment.as_str()))
+        .all(|r| r.transport == "tcp"));
+    // The report has the transport rows and targets.
+    for want in [
+        "unix transport",
+        "shm transport",
+        "Unix socket: null twoway",
+        "shared memory: oneway sequence<octet>",
+    ] {
+        assert!(stdout.contains(want), "no {want:?} in\n{stdout}");
+    }
+    // tcp is the reference and cannot be left out; unknown names are refused.
+    for bad in ["unix,shm", "tcp,udp"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+            .args(["suite", "--quick", "--transports", bad])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "--transports {bad} accepted");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

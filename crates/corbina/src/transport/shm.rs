@@ -170,6 +170,9 @@ pub struct ShmConnection {
     peer_gone: AtomicBool,
     shut_read: AtomicBool,
     shut_write: AtomicBool,
+    /// Whether an empty ring is worth spinning on: only when this thread may run on more
+    /// than one CPU. Pinned to one CPU, spinning only delays the peer it waits for.
+    spin: bool,
 }
 
 enum Wait {
@@ -216,6 +219,7 @@ impl ShmConnection {
             peer_gone: AtomicBool::new(false),
             shut_read: AtomicBool::new(false),
             shut_write: AtomicBool::new(false),
+            spin: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
         }
     }
 
@@ -359,7 +363,7 @@ impl Connection for ShmConnection {
                 return unsafe { self.take(buf.as_mut_ptr(), buf.len()) };
             }
             let spin_end = *spin_until.get_or_insert_with(|| Instant::now() + SPIN);
-            if Instant::now() < spin_end {
+            if self.spin && Instant::now() < spin_end {
                 for _ in 0..64 {
                     std::hint::spin_loop();
                 }
