@@ -559,3 +559,21 @@ fn omniorb_client_uses_corbina_unix_socket() {
     orb.shutdown(true);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn socket_files_get_the_configured_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    for (kind, mode) in [(TransportKind::Unix, 0o600), (TransportKind::Shm, 0o660)] {
+        let path = socket_path(&format!("perm-{mode:o}"));
+        let config = with_local(kind, &path, ThreadModel::ThreadPerConnection)
+            .socket_permissions(Some(mode));
+        let (orb, ior) = local_only_server(config);
+        let bits = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(bits, mode, "{kind:?} socket file mode");
+        // Still reachable by its owner.
+        let client = Orb::with_config(OrbConfig::default());
+        let bench = Bench::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
+        assert_eq!(bench.echo("perm").unwrap(), "perm");
+        orb.shutdown(true);
+    }
+}

@@ -37,6 +37,7 @@
 //! | `-ORBMaxConnections n` | `CORBINA_MAXCONNECTIONS` | `4096` | most server connections accepted at once (≥ 1) |
 //! | `-ORBIdleTimeout s` | `CORBINA_IDLETIMEOUT` | `120` | idle connections are closed after two scans of this many seconds; `0` = never |
 //! | `-ORBThreadPool n` | `CORBINA_THREADPOOL` | `0` | `n` ≥ 1: a pool of `n` threads serves all connections; `0`: one thread per connection |
+//! | `-ORBSocketPermissions mode` | `CORBINA_SOCKETPERMISSIONS` | the umask's | permission bits (octal, e.g. `0660`) of Unix-domain and shared-memory socket files |
 //! | `-ORBSocketBufferSize bytes` | `CORBINA_SOCKETBUFFERSIZE` | `0` (the kernel's) | SO_SNDBUF/SO_RCVBUF of every connection; `0` = leave the kernel's |
 //! | `-ORBForwardLimit n` | `CORBINA_FORWARDLIMIT` | `8` | LOCATION_FORWARD hops followed per call |
 //!
@@ -122,6 +123,9 @@ pub struct OrbConfig {
     pub socket_buffer_size: Option<usize>,
     /// `-ORBForwardLimit n`: LOCATION_FORWARD hops followed per call (default 8).
     pub forward_limit: u32,
+    /// `-ORBSocketPermissions mode`: the permission bits (octal, e.g. `0660`) of the socket
+    /// files of Unix-domain and shared-memory endpoints (default: as the umask leaves them).
+    pub socket_permissions: Option<u32>,
 }
 
 /// A listen endpoint.
@@ -162,6 +166,7 @@ impl Default for OrbConfig {
             thread_model: ThreadModel::ThreadPerConnection,
             socket_buffer_size: None,
             forward_limit: 8,
+            socket_permissions: None,
         }
     }
 }
@@ -265,6 +270,19 @@ impl OrbConfig {
     /// `corbina-shm-NAME.sock` in the temporary directory, or NAME if it is an absolute path).
     pub fn shm_endpoint_named(self, name: &str) -> Self {
         self.shm_endpoint(crate::config_args::shm_name_path(name))
+    }
+
+    /// Sets the permission bits of local endpoints' socket files (`-ORBSocketPermissions`).
+    ///
+    /// # Panics
+    /// If `mode` has bits beyond `0o777`.
+    pub fn socket_permissions(mut self, mode: Option<u32>) -> Self {
+        assert!(
+            mode.is_none_or(|m| m <= 0o777),
+            "socket permissions are at most 0o777"
+        );
+        self.socket_permissions = mode;
+        self
     }
 
     /// Whether clients use servers' published local endpoints (`-ORBPreferUnix`).

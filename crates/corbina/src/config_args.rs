@@ -27,6 +27,7 @@ enum Key {
     SocketBufferSize,
     ForwardLimit,
     PreferUnix,
+    SocketPermissions,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -57,6 +58,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::SocketBufferSize, &["SocketBufferSize"], false),
     (Key::ForwardLimit, &["ForwardLimit"], false),
     (Key::PreferUnix, &["PreferUnix"], false),
+    (Key::SocketPermissions, &["SocketPermissions"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -404,6 +406,14 @@ impl OrbConfig {
                 }
             }
             Key::ForwardLimit => self.forward_limit = number(value, u32::MAX.into())? as u32,
+            Key::SocketPermissions => {
+                let digits = value.strip_prefix("0o").unwrap_or(value);
+                let mode = u32::from_str_radix(digits, 8)
+                    .ok()
+                    .filter(|m| *m <= 0o777 && !digits.is_empty())
+                    .ok_or("expected octal permission bits, like 0660")?;
+                self.socket_permissions = Some(mode);
+            }
             Key::PreferUnix => {
                 self.prefer_local = match value {
                     "1" => true,
@@ -756,6 +766,16 @@ mod tests {
             ]
         );
         assert_eq!(c.endpoints, [ep("h", 1)]);
+        assert_eq!(
+            both("SocketPermissions", "0660").socket_permissions,
+            Some(0o660)
+        );
+        assert_eq!(
+            both("SocketPermissions", "600").socket_permissions,
+            Some(0o600)
+        );
+        assert!(bad("SocketPermissions", "0999").contains("octal"));
+        assert!(bad("SocketPermissions", "01777").contains("octal"));
         // The short forms the transports issue names: `unix:/path` and `shm:NAME`.
         let c = both(
             "ListenEndpoints",

@@ -150,6 +150,10 @@ impl Server {
                 TransportKind::Shm => Box::new(ShmEndpoint::bind(&path)?),
                 _ => Box::new(UnixEndpoint::bind(&path, options)?),
             });
+            if let Some(mode) = config.socket_permissions {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
+            }
         }
         let bound: Vec<BoundEndpoint> = listeners.iter().map(|l| l.bound()).collect();
         let addresses = bound
