@@ -47,6 +47,19 @@ pub(crate) fn read_latin1(r: &mut CdrReader<'_>) -> Result<String, MarshalError>
     Ok(bytes.iter().map(|&b| char::from(b)).collect())
 }
 
+/// [`read_latin1`] borrowing the text when it is ASCII (operation names): no allocation.
+pub(crate) fn read_latin1_cow<'a>(
+    r: &mut CdrReader<'a>,
+) -> Result<std::borrow::Cow<'a, str>, MarshalError> {
+    let bytes = r.read_string_bytes()?;
+    match std::str::from_utf8(bytes) {
+        Ok(s) if s.is_ascii() => Ok(std::borrow::Cow::Borrowed(s)),
+        _ => Ok(std::borrow::Cow::Owned(
+            bytes.iter().map(|&b| char::from(b)).collect(),
+        )),
+    }
+}
+
 /// Writes protocol text as an ISO-8859-1 string, whatever the stream's negotiated code set.
 pub(crate) fn write_latin1(w: &mut CdrWriter<'_>, s: &str) -> Result<(), MarshalError> {
     if s.is_ascii() {

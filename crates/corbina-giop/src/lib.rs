@@ -74,15 +74,18 @@ pub use header::{MessageHeader, MsgType, Version, HEADER_LEN};
 pub use iiop::{CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, TaggedComponent};
 pub use ior::{Ior, IorStringError, TaggedProfile};
 pub use locate::{LocateReplyHeader, LocateRequestHeader, LocateStatus};
-pub use message::{decode_message, Body, GiopMessage, Message, MessageWriter};
+pub use message::{
+    decode_message, decode_message_view, Body, GiopMessage, GiopMessageView, Message, MessageWriter,
+};
 pub use object_key::ObjectKey;
 pub use reassembler::Reassembler;
 pub use reply::{ReplyHeader, ReplyStatus};
-pub use request::{RequestHeader, RequestHeaderRef};
+pub use request::{RequestHeader, RequestHeaderRef, RequestHeaderView};
 pub use service_context::{
     CodeSetContext, KnownServiceContext, ListenPoint, ServiceContext, ServiceContextList,
+    ServiceContextsView,
 };
 pub use system_exception::{
     CompletionStatus, SystemException, SystemExceptionBody, SystemExceptionKind,
 };
-pub use target_address::{IorAddressingInfo, TargetAddress};
+pub use target_address::{IorAddressingInfo, TargetAddress, TargetAddressView};

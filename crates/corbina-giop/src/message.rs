@@ -10,7 +10,7 @@ use crate::fragment::FragmentHeader;
 use crate::header::{patch_size, MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::reply::ReplyHeader;
-use crate::request::{RequestHeader, RequestHeaderRef};
+use crate::request::{RequestHeader, RequestHeaderRef, RequestHeaderView};
 
 /// A complete GIOP message in memory (header included), as the framer produces it or as the
 /// reassembler glues it together from fragments.
@@ -93,6 +93,12 @@ impl Message {
     /// Decodes the message-type header and locates the body.
     pub fn decode(&self) -> Result<GiopMessage<'_>> {
         decode_message(&self.bytes, &self.align_breaks).map(|(_, m)| m)
+    }
+
+    /// Decodes the message-type header, a Request's borrowed from the message
+    /// ([`decode_message_view`]).
+    pub fn decode_view(&self) -> Result<GiopMessageView<'_>> {
+        decode_message_view(&self.bytes, &self.align_breaks).map(|(_, m)| m)
     }
 
     /// The request id a GIOP 1.2 Request, Reply, LocateRequest, LocateReply, CancelRequest
@@ -209,12 +215,11 @@ pub enum GiopMessage<'a> {
     },
 }
 
-/// Decodes a whole message (`bytes` holds at least `12 + message_size` bytes; anything after
-/// is not looked at). `align_breaks` come from reassembly; pass `&[]` otherwise.
-pub fn decode_message<'a>(
+/// Checks the GIOP header and returns it, the message's bytes and a reader after the header.
+fn open_message<'a>(
     bytes: &'a [u8],
     align_breaks: &'a [AlignBreak],
-) -> Result<(MessageHeader, GiopMessage<'a>)> {
+) -> Result<(MessageHeader, &'a [u8], CdrReader<'a>)> {
     let header = MessageHeader::decode_prefix(bytes)?;
     let message = bytes
         .get(..header.total_len())
@@ -222,30 +227,82 @@ pub fn decode_message<'a>(
             needed: header.total_len(),
             available: bytes.len(),
         })?;
-    let minor = header.version.minor;
-    let ctx = CdrContext::GIOP_1_2.with_giop_minor(minor);
-    let mut r = CdrReader::new(message, header.byte_order, ctx)
+    let ctx = CdrContext::GIOP_1_2.with_giop_minor(header.version.minor);
+    let r = CdrReader::new(message, header.byte_order, ctx)
         .with_align_breaks(align_breaks)
         .starting_at(HEADER_LEN);
-    let body = |r: &CdrReader<'_>, align: bool| {
-        let mut start = r.position();
-        // GIOP 1.2: a body, if any, starts 8-aligned; an empty one adds no padding.
-        if align && minor >= 2 && r.remaining() > 0 {
-            let mut t = r.clone();
-            start = if t.align(8).is_ok() {
-                t.position()
-            } else {
-                message.len()
-            };
-        }
-        Body {
-            message,
-            start,
-            byte_order: header.byte_order,
-            minor,
-            align_breaks,
-        }
-    };
+    Ok((header, message, r))
+}
+
+/// The body that follows what `r` has read so far.
+fn body_after<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+    r: &CdrReader<'a>,
+    align: bool,
+) -> Body<'a> {
+    let minor = header.version.minor;
+    let mut start = r.position();
+    // GIOP 1.2: a body, if any, starts 8-aligned; an empty one adds no padding.
+    if align && minor >= 2 && r.remaining() > 0 {
+        let mut t = r.clone();
+        start = if t.align(8).is_ok() {
+            t.position()
+        } else {
+            message.len()
+        };
+    }
+    Body {
+        message,
+        start,
+        byte_order: header.byte_order,
+        minor,
+        align_breaks,
+    }
+}
+
+/// A decoded message whose Request header is borrowed from the message (see
+/// [`decode_message_view`]).
+#[derive(Debug, Clone)]
+pub enum GiopMessageView<'a> {
+    /// A Request and its arguments.
+    Request {
+        /// The header, read in place.
+        header: RequestHeaderView<'a>,
+        /// The in/inout arguments.
+        body: Body<'a>,
+    },
+    /// Any other message, as [`decode_message`] gives it.
+    Other(GiopMessage<'a>),
+}
+
+/// [`decode_message`] with the Request header read in place ([`RequestHeaderView`]): no
+/// allocation for the operation, the object key or the service contexts. Other messages
+/// are decoded as [`decode_message`] does.
+pub fn decode_message_view<'a>(
+    bytes: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(MessageHeader, GiopMessageView<'a>)> {
+    let (header, message, mut r) = open_message(bytes, align_breaks)?;
+    if header.msg_type != MsgType::Request {
+        return decode_message(bytes, align_breaks).map(|(h, m)| (h, GiopMessageView::Other(m)));
+    }
+    let h = RequestHeaderView::decode(&mut r, header.version.minor)?;
+    let body = body_after(&header, message, align_breaks, &r, true);
+    Ok((header, GiopMessageView::Request { header: h, body }))
+}
+
+/// Decodes a whole message (`bytes` holds at least `12 + message_size` bytes; anything after
+/// is not looked at). `align_breaks` come from reassembly; pass `&[]` otherwise.
+pub fn decode_message<'a>(
+    bytes: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(MessageHeader, GiopMessage<'a>)> {
+    let (header, message, mut r) = open_message(bytes, align_breaks)?;
+    let minor = header.version.minor;
+    let body =
+        |r: &CdrReader<'a>, align: bool| body_after(&header, message, align_breaks, r, align);
     let decoded = match header.msg_type {
         MsgType::Request => {
             let h = RequestHeader::decode(&mut r, minor)?;

@@ -1,12 +1,14 @@
 //! The Request header (`GIOP::RequestHeader_1_0`, `_1_1`, `_1_2`) as one type for all versions.
 
+use std::borrow::Cow;
+
 use corbina_cdr::{CdrReader, CdrWriter};
 
 use crate::encap;
 use crate::error::{GiopError, Result};
 use crate::object_key::ObjectKey;
-use crate::service_context::ServiceContextList;
-use crate::target_address::TargetAddress;
+use crate::service_context::{ServiceContextList, ServiceContextsView};
+use crate::target_address::{TargetAddress, TargetAddressView};
 
 /// `response_flags` 0: oneway, no reply.
 pub const RESPONSE_NONE: u8 = 0;
@@ -156,6 +158,86 @@ impl RequestHeaderRef<'_> {
         w.write_length(self.requesting_principal.len())?;
         w.write_bytes(self.requesting_principal);
         Ok(())
+    }
+}
+
+/// A Request header read in place, borrowing from the message: what a server decodes for
+/// every request without allocating. The operation is borrowed when ASCII (always, for IDL
+/// names), the object key is borrowed, and the service contexts stay in the message until
+/// asked for. [`RequestHeaderView::to_header`] gives the owned [`RequestHeader`].
+#[derive(Debug, Clone)]
+pub struct RequestHeaderView<'a> {
+    /// Matches the Reply to the Request.
+    pub request_id: u32,
+    /// [`RESPONSE_NONE`], [`SYNC_WITH_SERVER`] or [`SYNC_WITH_TARGET`].
+    pub response_flags: u8,
+    /// The target object.
+    pub target: TargetAddressView<'a>,
+    /// Operation name.
+    pub operation: Cow<'a, str>,
+    /// Service contexts.
+    pub service_context: ServiceContextsView<'a>,
+    /// `requesting_principal` (GIOP 1.0/1.1 only; empty in practice).
+    pub requesting_principal: &'a [u8],
+}
+
+impl<'a> RequestHeaderView<'a> {
+    /// Whether the client waits for a Reply.
+    pub fn response_expected(&self) -> bool {
+        self.response_flags & 1 != 0
+    }
+
+    /// Reads the header as [`RequestHeader::decode`] does (same checks, same end position).
+    pub fn decode(r: &mut CdrReader<'a>, minor: u8) -> Result<RequestHeaderView<'a>> {
+        if minor >= 2 {
+            let request_id = r.read_ulong()?;
+            let response_flags = r.read_octet()?;
+            r.read_bytes(3)?;
+            let target = TargetAddressView::decode(r)?;
+            let operation = encap::read_latin1_cow(r)?;
+            let service_context = ServiceContextsView::decode(r)?;
+            return Ok(RequestHeaderView {
+                request_id,
+                response_flags,
+                target,
+                operation,
+                service_context,
+                requesting_principal: &[],
+            });
+        }
+        let service_context = ServiceContextsView::decode(r)?;
+        let request_id = r.read_ulong()?;
+        let response_flags = if r.read_boolean()? {
+            SYNC_WITH_TARGET
+        } else {
+            RESPONSE_NONE
+        };
+        if minor == 1 {
+            r.read_bytes(3)?;
+        }
+        let target = TargetAddressView::Key(r.read_octet_seq()?);
+        let operation = encap::read_latin1_cow(r)?;
+        let requesting_principal = r.read_octet_seq()?;
+        Ok(RequestHeaderView {
+            request_id,
+            response_flags,
+            target,
+            operation,
+            service_context,
+            requesting_principal,
+        })
+    }
+
+    /// The owned header.
+    pub fn to_header(&self) -> RequestHeader {
+        RequestHeader {
+            request_id: self.request_id,
+            response_flags: self.response_flags,
+            target: self.target.to_target(),
+            operation: self.operation.clone().into_owned(),
+            service_context: self.service_context.to_list(),
+            requesting_principal: self.requesting_principal.to_vec(),
+        }
     }
 }
 

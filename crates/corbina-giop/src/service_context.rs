@@ -101,7 +101,12 @@ pub struct CodeSetContext {
 impl CodeSetContext {
     /// Decodes a CodeSets service context's data.
     pub fn decode_data(sc: &ServiceContext) -> Result<CodeSetContext> {
-        let mut r = encap::reader(&sc.context_data)?;
+        Self::decode_bytes(&sc.context_data)
+    }
+
+    /// Decodes a CodeSets service context's data given as bytes (encapsulation).
+    pub fn decode_bytes(data: &[u8]) -> Result<CodeSetContext> {
+        let mut r = encap::reader(data)?;
         let char_data = CodeSetId(r.read_ulong()?);
         let wchar_data = CodeSetId(r.read_ulong()?);
         r.expect_end()?;
@@ -192,6 +197,75 @@ impl ServiceContextList {
     /// The number of contexts.
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+}
+
+/// An `IOP::ServiceContextList` left in the message: checked when the header is decoded,
+/// read in place afterwards (no allocation). See [`crate::RequestHeaderView`].
+#[derive(Debug, Clone)]
+pub struct ServiceContextsView<'a> {
+    /// Positioned just after the count.
+    reader: CdrReader<'a>,
+    count: usize,
+}
+
+impl<'a> ServiceContextsView<'a> {
+    /// Reads past a list, checking it as [`ServiceContextList::decode`] does.
+    pub fn decode(r: &mut CdrReader<'a>) -> Result<ServiceContextsView<'a>> {
+        let count = r.read_length(8)?;
+        let reader = r.clone();
+        for _ in 0..count {
+            r.read_ulong()?;
+            r.read_octet_seq()?;
+        }
+        Ok(ServiceContextsView { reader, count })
+    }
+
+    /// The number of contexts.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Each context's id and data, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
+        let mut r = self.reader.clone();
+        (0..self.count).map_while(move |_| {
+            // Checked by `decode`: these reads cannot fail.
+            let id = r.read_ulong().ok()?;
+            let data = r.read_octet_seq().ok()?;
+            Some((id, data))
+        })
+    }
+
+    /// The data of the first context with this id.
+    pub fn get(&self, context_id: u32) -> Option<&'a [u8]> {
+        self.iter()
+            .find(|&(id, _)| id == context_id)
+            .map(|(_, data)| data)
+    }
+
+    /// The CodeSets context, decoded, if there is one.
+    pub fn code_sets(&self) -> Result<Option<CodeSetContext>> {
+        self.get(CODE_SETS)
+            .map(CodeSetContext::decode_bytes)
+            .transpose()
+    }
+
+    /// The list as an owned [`ServiceContextList`].
+    pub fn to_list(&self) -> ServiceContextList {
+        ServiceContextList(
+            self.iter()
+                .map(|(context_id, data)| ServiceContext {
+                    context_id,
+                    context_data: data.to_vec(),
+                })
+                .collect(),
+        )
     }
 }
 

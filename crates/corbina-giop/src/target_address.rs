@@ -1,5 +1,7 @@
 //! `GIOP::TargetAddress`: how a GIOP 1.2 Request or LocateRequest names its target.
 
+use std::borrow::Cow;
+
 use corbina_cdr::{CdrReader, CdrWriter};
 
 use crate::error::{GiopError, Result};
@@ -99,6 +101,54 @@ impl TargetAddress {
             }
         }
         Ok(())
+    }
+}
+
+/// A [`TargetAddress`] read in place: the object key (the usual form) borrowed from the
+/// message; the rare ProfileAddr and ReferenceAddr forms decoded as owned values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetAddressView<'a> {
+    /// KeyAddr: the object key's bytes.
+    Key(&'a [u8]),
+    /// ProfileAddr or ReferenceAddr.
+    Other(TargetAddress),
+}
+
+impl<'a> TargetAddressView<'a> {
+    /// Reads the union (GIOP 1.2), as [`TargetAddress::decode`] does.
+    pub fn decode(r: &mut CdrReader<'a>) -> Result<TargetAddressView<'a>> {
+        Ok(match r.read_short()? {
+            KEY_ADDR => TargetAddressView::Key(r.read_octet_seq()?),
+            PROFILE_ADDR => {
+                TargetAddressView::Other(TargetAddress::Profile(TaggedProfile::decode(r)?))
+            }
+            REFERENCE_ADDR => {
+                let selected_profile_index = r.read_ulong()?;
+                let ior = Ior::decode(r)?;
+                TargetAddressView::Other(TargetAddress::Reference(IorAddressingInfo {
+                    selected_profile_index,
+                    ior,
+                }))
+            }
+            d => return Err(GiopError::UnknownAddressingDisposition(d)),
+        })
+    }
+
+    /// The object key whatever the form, as [`TargetAddress::resolve_key`]; borrowed when
+    /// addressed by key.
+    pub fn resolve_key(&self) -> Result<Option<Cow<'a, [u8]>>> {
+        match self {
+            TargetAddressView::Key(k) => Ok(Some(Cow::Borrowed(*k))),
+            TargetAddressView::Other(t) => Ok(t.resolve_key()?.map(|k| Cow::Owned(k.0))),
+        }
+    }
+
+    /// The owned [`TargetAddress`].
+    pub fn to_target(&self) -> TargetAddress {
+        match self {
+            TargetAddressView::Key(k) => TargetAddress::Key(ObjectKey(k.to_vec())),
+            TargetAddressView::Other(t) => t.clone(),
+        }
     }
 }
 

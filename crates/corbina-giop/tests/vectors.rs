@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use corbina_cdr::{ByteOrder, CdrReader, CodeSets};
 use corbina_giop::{
-    FragmentHeader, GiopMessage, LocateRequestHeader, Message, MessageWriter, MsgType, Reassembler,
-    ReplyStatus, SystemExceptionBody, SystemExceptionKind,
+    FragmentHeader, GiopMessage, GiopMessageView, LocateRequestHeader, Message, MessageWriter,
+    MsgType, Reassembler, ReplyStatus, SystemExceptionBody, SystemExceptionKind,
 };
 use serde_json::Value;
 
@@ -491,4 +491,60 @@ fn omniorb_1_1_fragments_align_per_fragment() {
         !ok,
         "a continuous stream should misread omniORB's 1.1 fragments"
     );
+}
+
+/// The borrowed Request header decode agrees with the owned one on every captured Request:
+/// same header, same body, same errors.
+#[test]
+fn request_view_agrees_with_owned_decode() {
+    let mut requests = 0;
+    for dir in DIRS {
+        for (v, bytes) in load(dir) {
+            let file = format!("{dir}/{}", v["file"].as_str().unwrap());
+            let m = Message::from_bytes(bytes).unwrap();
+            if m.header().msg_type != MsgType::Request {
+                continue;
+            }
+            requests += 1;
+            match (m.decode(), m.decode_view()) {
+                (
+                    Ok(GiopMessage::Request { header, body }),
+                    Ok(GiopMessageView::Request {
+                        header: view,
+                        body: view_body,
+                    }),
+                ) => {
+                    assert_eq!(view.to_header(), header, "{file}");
+                    assert_eq!(view.request_id, header.request_id, "{file}");
+                    assert_eq!(view.response_flags, header.response_flags, "{file}");
+                    assert_eq!(view.operation, header.operation.as_str(), "{file}");
+                    assert_eq!(
+                        view.target.resolve_key().unwrap().as_deref(),
+                        header
+                            .target
+                            .resolve_key()
+                            .unwrap()
+                            .as_ref()
+                            .map(|k| k.as_bytes()),
+                        "{file}"
+                    );
+                    assert_eq!(
+                        view.service_context.code_sets().unwrap(),
+                        header.service_context.code_sets().unwrap(),
+                        "{file}"
+                    );
+                    assert_eq!(
+                        view.service_context.len(),
+                        header.service_context.len(),
+                        "{file}"
+                    );
+                    assert_eq!(view.requesting_principal, &header.requesting_principal[..]);
+                    assert_eq!(view_body, body, "{file}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{file}"),
+                (a, b) => panic!("{file}: owned {a:?}, view {b:?}"),
+            }
+        }
+    }
+    assert!(requests > 0);
 }

@@ -7,6 +7,8 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+
+use foldhash::fast::RandomState as FastState;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -60,8 +62,10 @@ struct ServantRecord {
 
 #[derive(Default)]
 struct Maps {
-    by_id: HashMap<ObjectId, Arc<ActiveEntry>>,
-    by_servant: HashMap<usize, ServantRecord>,
+    // foldhash: consulted on every request; keyed per process (still flood-resistant for
+    // hostile object keys) and much cheaper than SipHash.
+    by_id: HashMap<ObjectId, Arc<ActiveEntry>, FastState>,
+    by_servant: HashMap<usize, ServantRecord, FastState>,
 }
 
 /// A deactivated object: etherealize it now if `etherealize_now`, otherwise the last call

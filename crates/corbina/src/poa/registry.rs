@@ -37,7 +37,8 @@ pub struct PoaRegistry {
     epoch: u64,
     slab: RwLock<Slab>,
     /// PERSISTENT POAs by their encoded path (see [`key`]).
-    persistent: RwLock<HashMap<Box<[u8]>, Poa>>,
+    /// foldhash (keyed per process): looked up on every request to a PERSISTENT POA.
+    persistent: RwLock<HashMap<Box<[u8]>, Poa, foldhash::fast::RandomState>>,
     root: Poa,
     max_hold_wait_ms: AtomicU64,
     /// Keys outside the POA format (`NameService`, …): see [`super::table`].
@@ -100,7 +101,7 @@ impl PoaRegistry {
                     }],
                     free: Vec::new(),
                 }),
-                persistent: RwLock::new(HashMap::new()),
+                persistent: RwLock::new(HashMap::default()),
                 root,
                 max_hold_wait_ms: AtomicU64::new(DEFAULT_MAX_HOLD_WAIT.as_millis() as u64),
                 keys: Default::default(),

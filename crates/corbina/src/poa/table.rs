@@ -41,7 +41,8 @@ enum Entry {
 /// Keys outside the POA key format, each bound to a servant or a POA object.
 #[derive(Default)]
 pub(crate) struct ObjectKeyTable {
-    map: RwLock<HashMap<Box<[u8]>, Entry>>,
+    /// foldhash (keyed per process): consulted for every request whose key is not a POA key.
+    map: RwLock<HashMap<Box<[u8]>, Entry, foldhash::fast::RandomState>>,
 }
 
 impl ObjectKeyTable {

@@ -11,8 +11,8 @@ use std::time::Instant;
 use super::{RequestDispatcher, ServerShared};
 use crate::cdr::{ByteOrder, CdrWriter, CodeSets};
 use crate::giop::{
-    close_connection, message_error, GiopMessage, LocateReplyHeader, LocateStatus, MessageWriter,
-    ReplyHeader, ReplyStatus, Version,
+    close_connection, message_error, GiopMessage, GiopMessageView, LocateReplyHeader, LocateStatus,
+    MessageWriter, ReplyHeader, ReplyStatus, Version,
 };
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
@@ -178,7 +178,9 @@ impl Connection {
     }
 
     fn handle_whole(&mut self, m: &crate::giop::Message, version: Version) -> bool {
-        let decoded = match m.decode() {
+        // The Request header is read in place: no allocation for its operation, object key
+        // or service contexts.
+        let decoded = match m.decode_view() {
             Ok(d) => d,
             Err(_) => {
                 self.message_error(version);
@@ -186,7 +188,7 @@ impl Connection {
             }
         };
         match decoded {
-            GiopMessage::Request { header, body } => {
+            GiopMessageView::Request { header, body } => {
                 if !self.begin(version) {
                     // Closing: CloseConnection was sent and this request is not processed;
                     // the client resends it on a new connection.
@@ -212,7 +214,7 @@ impl Connection {
                     &mut sink,
                 );
                 let result = match &key {
-                    Some(k) => self.dispatcher.dispatch(k.as_bytes(), &mut req),
+                    Some(k) => self.dispatcher.dispatch(k, &mut req),
                     None => Err(DispatchError::System(SystemException::new(
                         SystemExceptionKind::ObjectNotExist,
                         0,
@@ -237,19 +239,21 @@ impl Connection {
                 // Always leave the busy state, so that a close asked for meanwhile happens.
                 self.end() && ok
             }
-            GiopMessage::LocateRequest(h) => {
+            GiopMessageView::Other(GiopMessage::LocateRequest(h)) => {
                 let outcome = match h.target.resolve_key().ok().flatten() {
                     Some(k) => self.dispatcher.locate(k.as_bytes()),
                     None => LocateOutcome::Unknown,
                 };
                 self.locate_reply(version, h.request_id, outcome).is_ok()
             }
-            GiopMessage::CancelRequest(_) => {
+            GiopMessageView::Other(GiopMessage::CancelRequest(_)) => {
                 // Requests on a connection run in order: a cancelled one has either
                 // finished or will be answered normally.
                 true
             }
-            GiopMessage::CloseConnection | GiopMessage::MessageError => false,
+            GiopMessageView::Other(GiopMessage::CloseConnection | GiopMessage::MessageError) => {
+                false
+            }
             _ => {
                 self.message_error(version);
                 false
