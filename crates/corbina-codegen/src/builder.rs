@@ -142,6 +142,11 @@ impl Builder {
             }
             if self.cargo_metadata {
                 println!("cargo:rerun-if-changed={}", file.display());
+                // Cargo scans a directory given to rerun-if-changed for any change, which also
+                // covers included files that contribute only macros or pragmas.
+                for d in &self.includes {
+                    println!("cargo:rerun-if-changed={}", d.display());
+                }
             }
             let compiled = compile_file(&mut fe, file).map_err(Error::Idl)?;
             if self.cargo_metadata {
