@@ -5,12 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: omniORB's service IDL (parsed by the IDL compiler's real-world tests),
-# omniORB itself with a C++ toolchain (the interop peers in peers/ are built from it), and
-# omniORB's naming tools (nameclt, omniNames) for the naming service's interop tests, and a
-# TrueType font for the benchmark's plots (corbina-ttcp --plot).
-packages=(omniorb-idl omniidl libomniorb4-dev pkg-config g++ make omniorb omniorb-nameserver
-  fonts-dejavu-core)
+# Debian packages the tests use (the list, with why each is needed, is in
+# scripts/debian-packages.txt): installed first when missing.
+mapfile -t packages < <(grep -v '^\s*#' scripts/debian-packages.txt | grep -v '^\s*$')
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
