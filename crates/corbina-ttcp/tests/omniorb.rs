@@ -6,62 +6,17 @@
 //! set (as `scripts/test.sh` does), which makes a missing peer a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{peers, Peer};
 
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};
 use corbina_ttcp::bench::{Bench, BenchSkeleton};
 use corbina_ttcp::servant::{BenchImpl, ByteCounter};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds `peers/` once per test process; `None` (with a note) when omniORB is missing.
-fn peers() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniORB4"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(repo_root().join("peers"))
-                .arg(format!("B={}", out.display()))
-                .arg(out.join("omni_server"))
-                .arg(out.join("omni_client"))
-                .status()
-                .expect("make runs");
-            assert!(status.success(), "building the omniORB peers failed");
-            Some(out)
-        })
-        .as_deref()
-}
-
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn temp_dir(name: &str) -> PathBuf {
     let d =

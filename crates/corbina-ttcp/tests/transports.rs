@@ -11,9 +11,12 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{peers, Peer};
 
 use corbina::config::{Endpoint, ThreadModel};
 use corbina::transport::{
@@ -440,54 +443,6 @@ fn server_killed_mid_call_is_comm_failure_maybe() {
 // ---------------------------------------------------------------------------------------
 // omniORB over Unix-domain sockets.
 // ---------------------------------------------------------------------------------------
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds `peers/` once per test process; `None` (with a note) when omniORB is missing.
-fn peers() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniORB4"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(repo_root().join("peers"))
-                .arg(format!("B={}", out.display()))
-                .arg(out.join("omni_server"))
-                .arg(out.join("omni_client"))
-                .status()
-                .expect("make runs");
-            assert!(status.success(), "building the omniORB peers failed");
-            Some(out)
-        })
-        .as_deref()
-}
-
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn corbina_client_uses_omniorb_unix_socket() {
