@@ -353,6 +353,12 @@ pub(crate) fn unreachable_reference(ior: Ior, error: SystemException) -> ObjectR
         .and_then(|p| p.into_iter().next())
         .map(|p| p.object_key.as_bytes().to_vec())
         .unwrap_or_default();
+    failing_reference(ior, key, error)
+}
+
+/// A reference every call on which fails with `error` (completed NO): for IORs this ORB
+/// cannot reach and for references made after their ORB is gone.
+pub(crate) fn failing_reference(ior: Ior, key: Vec<u8>, error: SystemException) -> ObjectRef {
     ObjectRef::new(ior, key, Arc::new(Unreachable(error)))
 }
 

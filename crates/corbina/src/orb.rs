@@ -83,33 +83,15 @@ impl ReferenceFactory for OrbReferences {
     fn create_reference(&self, type_id: &str, object_key: Vec<u8>) -> ObjectRef {
         match self.0.upgrade() {
             Some(inner) => Orb { inner }.make_reference(type_id, object_key),
-            None => ObjectRef::new(
+            None => crate::object::failing_reference(
                 Ior {
                     type_id: type_id.into(),
                     ..Ior::nil()
                 },
                 object_key,
-                Arc::new(DeadInvoker),
+                Orb::bad_inv_order(),
             ),
         }
-    }
-}
-
-/// The invoker of references whose ORB is gone.
-struct DeadInvoker;
-
-impl crate::object::Invoker for DeadInvoker {
-    fn invoke<'a>(
-        &self,
-        _key: &[u8],
-        _op: &str,
-        _encode: &crate::object::EncodeArgs<'_, 'a>,
-        _decode: Option<&mut crate::object::DecodeReply<'_>>,
-    ) -> Result<(), SystemException> {
-        Err(SystemException::new(
-            SystemExceptionKind::BadInvOrder,
-            crate::cdr::OMG_VMCID | 4,
-        ))
     }
 }
 
@@ -232,8 +214,9 @@ impl Orb {
                 ..Ior::nil()
             },
         };
-        self.object_from_ior(ior)
-            .unwrap_or_else(|_| ObjectRef::new(Ior::nil(), object_key, Arc::new(DeadInvoker)))
+        self.object_from_ior(ior).unwrap_or_else(|_| {
+            crate::object::failing_reference(Ior::nil(), object_key, Orb::bad_inv_order())
+        })
     }
 
     fn local_ior(&self, type_id: &str, host: &str, port: u16, key: &[u8]) -> Ior {
