@@ -20,6 +20,8 @@ struct Method {
     raises: Vec<ScopedName>,
     /// The declaring interface.
     owner: ScopedName,
+    /// The declaring interface's repository id (collocated calls ask the servant for it).
+    owner_id: String,
     loc: SourceLoc,
 }
 
@@ -44,6 +46,7 @@ fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
             ret: op.return_type.clone(),
             raises: op.raises.clone(),
             owner: def.scoped_name.clone(),
+            owner_id: def.repository_id.clone(),
             loc: op.loc.clone(),
         });
     }
@@ -57,6 +60,7 @@ fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
             ret: Some(a.ty.clone()),
             raises: a.get_raises.clone(),
             owner: def.scoped_name.clone(),
+            owner_id: def.repository_id.clone(),
             loc: a.loc.clone(),
         });
         if !a.readonly {
@@ -68,6 +72,7 @@ fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
                 ret: None,
                 raises: a.set_raises.clone(),
                 owner: def.scoped_name.clone(),
+                owner_id: def.repository_id.clone(),
                 loc: a.loc.clone(),
             });
         }
@@ -325,6 +330,7 @@ impl Gen<'_> {
         self.out.open(format!("pub {}", self.signature(m)));
         let ins: Vec<&(String, String, ParamDir, Type)> =
             m.params.iter().filter(|p| p.2 != ParamDir::Out).collect();
+        self.gen_collocated_call(m, &ins, &taken);
         let call = if m.oneway { "invoke_oneway" } else { "invoke" };
         let inouts = m.params.iter().any(|p| p.2 == ParamDir::InOut);
         // (local name, type, direction, parameter it updates)
@@ -429,24 +435,87 @@ impl Gen<'_> {
         self.out.close();
     }
 
-    fn gen_skeleton(&mut self, def: &Definition, name: &str, methods: &[Method]) {
-        let mut ids: Vec<String> = vec![format!("{:?}", def.repository_id)];
-        for b in self.spec.all_bases(def) {
-            ids.push(format!("{:?}", b.repository_id));
+    /// The direct path of a proxy method: the servant's own method when the object is
+    /// collocated and typed (see `ObjectRef::collocated_call`). A oneway runs on the
+    /// caller's thread too, and, as for a remote oneway, its errors are not reported.
+    fn gen_collocated_call(
+        &mut self,
+        m: &Method,
+        ins: &[&(String, String, ParamDir, Type)],
+        taken: &[String],
+    ) {
+        let servant = fresh("servant", taken);
+        let mut trait_path = self.type_path(&m.owner);
+        trait_path.push_str("Servant");
+        let args: Vec<&str> = std::iter::once(servant.as_str())
+            .chain(ins.iter().map(|p| p.1.as_str()))
+            .collect();
+        let call = format!(
+            "self.obj.collocated_call({:?}, |{servant}: &dyn {trait_path}| {trait_path}::{}({}))",
+            m.owner_id,
+            m.rust,
+            args.join(", ")
+        );
+        if m.oneway {
+            self.out.open(format!("if {call}.is_some()"));
+            self.out.line("return Ok(());");
+        } else {
+            let done = fresh("done", taken);
+            self.out.open(format!("if let Some({done}) = {call}"));
+            self.out.line(format!("return {done};"));
         }
+        self.out.close();
+    }
+
+    fn gen_skeleton(&mut self, def: &Definition, name: &str, methods: &[Method]) {
+        // The interface and its bases, each with its servant trait: the skeleton hands the
+        // servant out as each trait object for collocated calls.
+        let mut local: Vec<(String, String)> =
+            vec![(def.repository_id.clone(), format!("{name}Servant"))];
+        for b in self.spec.all_bases(def) {
+            let mut t = self.type_path(&b.scoped_name);
+            t.push_str("Servant");
+            local.push((b.repository_id.clone(), t));
+        }
+        let mut ids: Vec<String> = local.iter().map(|l| format!("{:?}", l.0)).collect();
         ids.push("\"IDL:omg.org/CORBA/Object:1.0\"".into());
         self.out.line(format!(
-            "/// Dispatches requests for IDL interface `{}` to a [`{name}Servant`].",
+            "/// Dispatches requests for IDL interface `{}` to a [`{name}Servant`], and hands the",
             def.scoped_name
         ));
         self.out
-            .line(format!("pub struct {name}Skeleton<S>(pub S);"));
+            .line("/// servant to collocated proxies (`::corbina::Servant::local_interface`).");
+        self.out.open(format!("pub struct {name}Skeleton<S>"));
+        self.out.line("servant: ::std::sync::Arc<S>,");
+        for (k, (_, t)) in local.iter().enumerate() {
+            self.out
+                .line(format!("local_{k}: ::std::sync::Arc<dyn {t}>,"));
+        }
+        self.out.close();
         self.out.blank();
         self.out
             .open(format!("impl<S: {name}Servant> {name}Skeleton<S>"));
         self.out.line("/// A skeleton serving `servant`.");
         self.out.open("pub fn new(servant: S) -> Self");
-        self.out.line("Self(servant)");
+        self.out
+            .line("Self::from_arc(::std::sync::Arc::new(servant))");
+        self.out.close();
+        self.out.blank();
+        self.out
+            .line("/// A skeleton serving a servant that is shared with other code.");
+        self.out
+            .open("pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self");
+        self.out.open("Self");
+        for k in 0..local.len() {
+            self.out.line(format!("local_{k}: servant.clone(),"));
+        }
+        self.out.line("servant,");
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out.line("/// The servant.");
+        self.out.open("pub fn servant(&self) -> &S");
+        self.out.line("&self.servant");
         self.out.close();
         self.out.close();
         self.out.blank();
@@ -462,6 +531,17 @@ impl Gen<'_> {
             "matches!(\n    repository_id,\n    {}\n)",
             ids.join("\n        | ")
         ));
+        self.out.close();
+        self.out.blank();
+        self.out.open(
+            "fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any>",
+        );
+        self.out.open("match repository_id");
+        for (k, (id, _)) in local.iter().enumerate() {
+            self.out.line(format!("{id:?} => Some(&self.local_{k}),"));
+        }
+        self.out.line("_ => None,");
+        self.out.close();
         self.out.close();
         self.out.blank();
         self.out.open(format!("fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), {SYS}>"));
@@ -535,7 +615,16 @@ impl Gen<'_> {
                 }
             })
             .collect();
-        let call = format!("self.0.{}({})", m.rust, call_args.join(", "));
+        // Through `S::` (static dispatch), so that an operation named like a method of `Arc`
+        // (`clone`) still reaches the servant.
+        let call = format!(
+            "S::{}({})",
+            m.rust,
+            std::iter::once("&self.servant".to_string())
+                .chain(call_args)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         if m.oneway {
             self.out.line(format!("{call}?;"));
             self.out.line("request.reply(|_| Ok(()))");

@@ -570,7 +570,7 @@ fn omniorb_client_checks_every_type_against_corbina_server() {
     }));
     let id = poa.activate_object(servant.clone()).unwrap();
     let obj: ObjectRef = poa.id_to_reference(&id).unwrap();
-    *servant.0.me.lock().unwrap() = Some(TypesEcho::unchecked_narrow(&obj));
+    *servant.servant().me.lock().unwrap() = Some(TypesEcho::unchecked_narrow(&obj));
     poa.the_poa_manager().activate().unwrap();
     let ior_file = temp_dir("client").join("corbina.ior");
     std::fs::write(&ior_file, orb.object_to_string(&obj).unwrap() + "\n").unwrap();

@@ -27,6 +27,7 @@
 //! | `-ORBListenEndpoints unix:/path` or `uiop:///path` ⟳, `-ORBEndpoint giop:unix:/path` ⟳ | (same list) | also listen on a Unix-domain socket at `/path` (TAO's UIOP form, omniORB's form; `giop:unix:` alone picks a path in the temporary directory); published with omniORB's `TAG_OMNIORB_UNIX_TRANS` |
 //! | `-ORBListenEndpoints shm:NAME` or `shmiop:///path` ⟳, `-ORBEndpoint giop:shm:/path` ⟳ | (same list) | also listen for shared-memory connections, with the rendezvous socket at `/path` (`shm:NAME`: `corbina-shm-NAME.sock` in the temporary directory) (Corbina's own scheme: [`crate::transport::shm`]); published with `TAG_CORBINA_SHM_TRANS` |
 //! | `-ORBPreferUnix 0/1` | `CORBINA_PREFERUNIX` | `1` | a client uses a server's published shared-memory or Unix endpoint (in that order) instead of TCP when the server is on this host (same host name, the socket path exists) |
+//! | `-ORBCollocation direct\|iiop` | `CORBINA_COLLOCATION` | `direct` | `direct`: generated proxies for objects of this ORB's own POAs call the servant on the caller's thread, unmarshalled (POA rules still apply); `iiop`: such calls go over a loopback connection like any other (per reference: `ObjectRef::without_collocation`) |
 //! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |
 //! | `-ORBGIOPMaxVersion 1.x` | `CORBINA_GIOPMAXVERSION` | `1.2` | highest GIOP version spoken: `1.0`, `1.1` or `1.2` (also omniORB's `-ORBmaxGIOPVersion`) |
 //! | `-ORBCallTimeout ms` | `CORBINA_CALLTIMEOUT` | none | a twoway call fails with TIMEOUT after this many milliseconds; `0` = none |
@@ -40,6 +41,10 @@
 //! | `-ORBSocketPermissions mode` | `CORBINA_SOCKETPERMISSIONS` | the umask's | permission bits (octal, e.g. `0660`) of Unix-domain and shared-memory socket files |
 //! | `-ORBSocketBufferSize bytes` | `CORBINA_SOCKETBUFFERSIZE` | `0` (the kernel's) | SO_SNDBUF/SO_RCVBUF of every connection; `0` = leave the kernel's |
 //! | `-ORBForwardLimit n` | `CORBINA_FORWARDLIMIT` | `8` | LOCATION_FORWARD hops followed per call |
+//! | `-ORBOnewaySyncScope none\|transport` | `CORBINA_ONEWAYSYNCSCOPE` | `transport` | CORBA Messaging's SyncScope for oneways: `transport` writes each oneway before the call returns (SYNC_WITH_TRANSPORT); `none` buffers them per connection and writes a batch in one system call (SYNC_NONE), see [`crate::client`] |
+//! | `-ORBOnewayBufferBytes bytes` | `CORBINA_ONEWAYBUFFERBYTES` | `16384` | with `none`: a batch is written once it holds this many bytes (≥ 1) |
+//! | `-ORBOnewayBufferCount n` | `CORBINA_ONEWAYBUFFERCOUNT` | `256` | with `none`: a batch is written once it holds this many oneways (≥ 1) |
+//! | `-ORBOnewayBufferDelay µs` | `CORBINA_ONEWAYBUFFERDELAY` | `1000` | with `none`: a batch is written at the latest this many microseconds after its first oneway (≥ 1) |
 //!
 //! Numbers are plain decimal (no sign, no suffix); negative and out-of-range values are
 //! rejected. Each source replaces the list-valued settings it mentions (endpoints, publish
@@ -91,6 +96,9 @@ pub struct OrbConfig {
     /// `-ORBPreferUnix 0/1`: reach servers on this host through their published local
     /// endpoints rather than TCP (default true).
     pub prefer_local: bool,
+    /// `-ORBCollocation direct|iiop`: whether references to this ORB's own objects call
+    /// their servants directly (default true).
+    pub direct_collocation: bool,
     /// `-ORBPublishAddress host[:port]`: the address written into IORs, when it differs from
     /// the bound one (NAT, multi-homed hosts). Repeatable: extra ones become
     /// ALTERNATE_IIOP_ADDRESS components.
@@ -126,6 +134,48 @@ pub struct OrbConfig {
     /// `-ORBSocketPermissions mode`: the permission bits (octal, e.g. `0660`) of the socket
     /// files of Unix-domain and shared-memory endpoints (default: as the umask leaves them).
     pub socket_permissions: Option<u32>,
+    /// `-ORBOnewaySyncScope none|transport`: whether oneways are buffered (default
+    /// [`SyncScope::WithTransport`]: written before the call returns).
+    pub oneway_sync_scope: SyncScope,
+    /// `-ORBOnewayBufferBytes`, `-ORBOnewayBufferCount`, `-ORBOnewayBufferDelay`: when a
+    /// batch of buffered oneways is written (with [`SyncScope::None`] only).
+    pub oneway_buffering: BufferingConstraint,
+}
+
+/// CORBA Messaging's `SyncScope` for oneway requests: how far a oneway has got when the
+/// call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncScope {
+    /// `SYNC_NONE`: the oneway may still be in the ORB's buffer, to be written with others
+    /// in one system call (bounded by a [`BufferingConstraint`]).
+    None,
+    /// `SYNC_WITH_TRANSPORT`: the oneway has been written to the connection.
+    #[default]
+    WithTransport,
+}
+
+/// When a batch of buffered oneways to one server is written (TAO's `BufferingConstraint`):
+/// whichever bound is reached first. A twoway to the same server, an explicit flush
+/// ([`crate::client::ClientContext::flush_oneways`]) and the client context's end write it
+/// too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferingConstraint {
+    /// Written once the batch holds at least this many bytes (≥ 1).
+    pub max_bytes: usize,
+    /// Written once the batch holds this many oneways (≥ 1).
+    pub max_count: usize,
+    /// Written at the latest this long after the batch's first oneway.
+    pub max_delay: Duration,
+}
+
+impl Default for BufferingConstraint {
+    fn default() -> Self {
+        BufferingConstraint {
+            max_bytes: 16 * 1024,
+            max_count: 256,
+            max_delay: Duration::from_millis(1),
+        }
+    }
 }
 
 /// A listen endpoint.
@@ -154,6 +204,7 @@ impl Default for OrbConfig {
             endpoints: Vec::new(),
             local_endpoints: Vec::new(),
             prefer_local: true,
+            direct_collocation: true,
             publish_addresses: Vec::new(),
             giop_max_minor: 2,
             call_timeout: None,
@@ -167,6 +218,8 @@ impl Default for OrbConfig {
             socket_buffer_size: None,
             forward_limit: 8,
             socket_permissions: None,
+            oneway_sync_scope: SyncScope::WithTransport,
+            oneway_buffering: BufferingConstraint::default(),
         }
     }
 }
@@ -291,6 +344,13 @@ impl OrbConfig {
         self
     }
 
+    /// Whether calls to this ORB's own objects go straight to the servant
+    /// (`-ORBCollocation`).
+    pub fn direct_collocation(mut self, yes: bool) -> Self {
+        self.direct_collocation = yes;
+        self
+    }
+
     /// Adds an address to publish in IORs (port `None`: the bound one).
     pub fn publish_address(mut self, host: impl Into<String>, port: Option<u16>) -> Self {
         self.publish_addresses.push((host.into(), port));
@@ -387,6 +447,34 @@ impl OrbConfig {
         self.forward_limit = n;
         self
     }
+
+    /// Buffers oneways within `bounds` (`Some`: [`SyncScope::None`]) or writes each before
+    /// its call returns (`None`: [`SyncScope::WithTransport`], the default).
+    ///
+    /// # Panics
+    /// If a bound is 0.
+    pub fn oneway_buffering(mut self, bounds: Option<BufferingConstraint>) -> Self {
+        match bounds {
+            Some(b) => {
+                assert!(
+                    b.max_bytes >= 1 && b.max_count >= 1 && !b.max_delay.is_zero(),
+                    "oneway buffering bounds must be at least 1"
+                );
+                self.oneway_sync_scope = SyncScope::None;
+                self.oneway_buffering = b;
+            }
+            None => self.oneway_sync_scope = SyncScope::WithTransport,
+        }
+        self
+    }
+
+    /// The bounds oneways are buffered within, or `None` when they are not buffered.
+    pub fn oneway_buffering_bounds(&self) -> Option<BufferingConstraint> {
+        match self.oneway_sync_scope {
+            SyncScope::None => Some(self.oneway_buffering),
+            SyncScope::WithTransport => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -413,7 +501,12 @@ mod tests {
             .idle_timeout(None)
             .thread_pool(8)
             .socket_buffer_size(1 << 16)
-            .forward_limit(3);
+            .forward_limit(3)
+            .oneway_buffering(Some(BufferingConstraint {
+                max_bytes: 100,
+                max_count: 2,
+                max_delay: Duration::from_micros(50),
+            }));
         assert_eq!(c.init_refs.len(), 1);
         assert_eq!(
             c.init_refs["NameService"],
@@ -443,6 +536,28 @@ mod tests {
         assert_eq!(c.thread_model, ThreadModel::Pool(8));
         assert_eq!(c.socket_buffer_size, Some(1 << 16));
         assert_eq!(c.forward_limit, 3);
+        assert_eq!(c.oneway_sync_scope, SyncScope::None);
+        assert_eq!(
+            c.oneway_buffering_bounds(),
+            Some(BufferingConstraint {
+                max_bytes: 100,
+                max_count: 2,
+                max_delay: Duration::from_micros(50),
+            })
+        );
+        let off = c.oneway_buffering(None);
+        assert_eq!(off.oneway_buffering_bounds(), None);
+        // The bounds are kept for when buffering is turned on again.
+        assert_eq!(off.oneway_buffering.max_count, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "at least 1")]
+    fn builder_rejects_zero_oneway_bounds() {
+        let _ = OrbConfig::default().oneway_buffering(Some(BufferingConstraint {
+            max_count: 0,
+            ..BufferingConstraint::default()
+        }));
     }
 
     #[test]

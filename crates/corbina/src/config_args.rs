@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::config::{ConfigError, Endpoint, LocalEndpoint, OrbConfig, ThreadModel};
+use crate::config::{ConfigError, Endpoint, LocalEndpoint, OrbConfig, SyncScope, ThreadModel};
 use crate::transport::TransportKind;
 
 /// The settings an option writes.
@@ -27,7 +27,12 @@ enum Key {
     SocketBufferSize,
     ForwardLimit,
     PreferUnix,
+    Collocation,
     SocketPermissions,
+    OnewaySyncScope,
+    OnewayBufferBytes,
+    OnewayBufferCount,
+    OnewayBufferDelay,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -58,7 +63,12 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::SocketBufferSize, &["SocketBufferSize"], false),
     (Key::ForwardLimit, &["ForwardLimit"], false),
     (Key::PreferUnix, &["PreferUnix"], false),
+    (Key::Collocation, &["Collocation"], false),
     (Key::SocketPermissions, &["SocketPermissions"], false),
+    (Key::OnewaySyncScope, &["OnewaySyncScope"], false),
+    (Key::OnewayBufferBytes, &["OnewayBufferBytes"], false),
+    (Key::OnewayBufferCount, &["OnewayBufferCount"], false),
+    (Key::OnewayBufferDelay, &["OnewayBufferDelay"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -420,6 +430,30 @@ impl OrbConfig {
                     "0" => false,
                     _ => return Err("expected `0` or `1`".into()),
                 }
+            }
+            Key::Collocation => {
+                self.direct_collocation = match value.to_ascii_lowercase().as_str() {
+                    "direct" => true,
+                    "iiop" => false,
+                    _ => return Err("expected `direct` or `iiop`".into()),
+                }
+            }
+            Key::OnewaySyncScope => {
+                self.oneway_sync_scope = match value.to_ascii_lowercase().as_str() {
+                    "none" => SyncScope::None,
+                    "transport" | "with_transport" => SyncScope::WithTransport,
+                    _ => return Err("expected `none` or `transport`".into()),
+                }
+            }
+            Key::OnewayBufferBytes => {
+                self.oneway_buffering.max_bytes = at_least(value, 1, usize::MAX as u64)? as usize
+            }
+            Key::OnewayBufferCount => {
+                self.oneway_buffering.max_count = at_least(value, 1, usize::MAX as u64)? as usize
+            }
+            Key::OnewayBufferDelay => {
+                self.oneway_buffering.max_delay =
+                    Duration::from_micros(at_least(value, 1, u64::MAX)?)
             }
         }
         Ok(())
@@ -831,6 +865,69 @@ mod tests {
         assert!(!both("PreferUnix", "0").prefer_local);
         assert!(both("PreferUnix", "1").prefer_local);
         assert_eq!(bad("PreferUnix", "yes"), "expected `0` or `1`");
+    }
+
+    #[test]
+    fn collocation() {
+        assert!(OrbConfig::default().direct_collocation);
+        assert!(!both("Collocation", "iiop").direct_collocation);
+        assert!(both("Collocation", "Direct").direct_collocation);
+        assert_eq!(
+            bad("Collocation", "thru_poa"),
+            "expected `direct` or `iiop`"
+        );
+    }
+
+    #[test]
+    fn oneway_buffering() {
+        use crate::config::BufferingConstraint;
+        let c = OrbConfig::default();
+        assert_eq!(c.oneway_sync_scope, SyncScope::WithTransport);
+        assert_eq!(c.oneway_buffering_bounds(), None);
+        assert_eq!(
+            both("OnewaySyncScope", "none").oneway_buffering_bounds(),
+            Some(BufferingConstraint::default())
+        );
+        assert_eq!(
+            both("onewaySyncScope", "Transport").oneway_sync_scope,
+            SyncScope::WithTransport
+        );
+        assert_eq!(
+            bad("OnewaySyncScope", "server"),
+            "expected `none` or `transport`"
+        );
+        let (c, _) = parse(&[
+            "-ORBOnewaySyncScope=none",
+            "-ORBOnewayBufferBytes",
+            "65536",
+            "-ORBOnewayBufferCount=32",
+            "-ORBOnewayBufferDelay",
+            "250",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.oneway_buffering_bounds(),
+            Some(BufferingConstraint {
+                max_bytes: 65536,
+                max_count: 32,
+                max_delay: Duration::from_micros(250),
+            })
+        );
+        for name in [
+            "OnewayBufferBytes",
+            "OnewayBufferCount",
+            "OnewayBufferDelay",
+        ] {
+            assert_eq!(bad(name, "0"), "must be at least 1");
+            assert_eq!(bad(name, "-1"), "must not be negative");
+        }
+        let c = env(&[
+            ("CORBINA_ONEWAYSYNCSCOPE", "none"),
+            ("CORBINA_ONEWAYBUFFERCOUNT", "8"),
+        ])
+        .unwrap();
+        assert_eq!(c.oneway_sync_scope, SyncScope::None);
+        assert_eq!(c.oneway_buffering.max_count, 8);
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //!   runtime; [`CollocatedInvoker`] reaches a servant in this process through full marshalling).
 //! - [`Servant`] / [`ServerRequest`] / [`ReplySink`]: the server side that generated skeletons
 //!   implement and that the POA dispatches to.
+//! - Collocation: a reference to an object of the same ORB calls a generated servant directly,
+//!   without marshalling ([`ObjectRef::collocated_call`]); other servants of the same ORB are
+//!   dispatched in process, marshalled, without a socket. [`ObjectRef::without_collocation`]
+//!   opts out.
 //! - [`SystemException`] and [`UserException`].
 //!
 //! ```

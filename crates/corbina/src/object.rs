@@ -7,13 +7,17 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError};
 use crate::giop::Ior;
 use crate::orb::{Orb, WeakOrb};
+use crate::poa::{DispatchError, PoaRegistry};
 use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// How many LOCATION_FORWARDs an in-process call follows before TRANSIENT.
+const MAX_FORWARDS: u8 = 8;
 
 /// What came back for a twoway call, for the stub to decode.
 pub enum ReplyBody<'r, 'b> {
@@ -58,6 +62,11 @@ pub struct ObjectRef {
     invoker: Arc<dyn Invoker>,
     /// The ORB that made the reference: references in its replies are unmarshalled by it.
     orb: Option<WeakOrb>,
+    /// Set when the object is served by this process's ORB (decided once, when the
+    /// reference is made): generated proxies then call the servant directly (see
+    /// [`ObjectRef::collocated_call`]). Weak: servants hold references to their own POA's
+    /// objects, which must not keep the POAs alive.
+    local: Option<Weak<PoaRegistry>>,
 }
 
 impl PartialEq for ObjectRef {
@@ -90,6 +99,92 @@ impl ObjectRef {
             object_key: object_key.into(),
             invoker,
             orb: None,
+            local: None,
+        }
+    }
+
+    /// Marks the reference as served by the ORB whose POAs `registry` holds.
+    pub(crate) fn with_collocation(mut self, registry: Weak<PoaRegistry>) -> ObjectRef {
+        self.local = Some(registry);
+        self
+    }
+
+    /// The same reference, whose calls always take the marshalled path (IIOP, even to an
+    /// object in this process): the opt-out of direct collocated calls, for a caller that
+    /// wants remote semantics (values copied, the servant run on a server thread, oneways
+    /// not waited for).
+    pub fn without_collocation(&self) -> ObjectRef {
+        ObjectRef {
+            local: None,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the reference names an object of the ORB that made it (and
+    /// [`without_collocation`](Self::without_collocation) was not used): generated proxies
+    /// then call the servant directly, and other calls are dispatched in process.
+    pub fn is_collocated(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// What generated proxies call first: if the object is collocated and its servant has
+    /// the typed interface `repository_id` (a generated skeleton's, see
+    /// [`Servant::local_interface`]), runs `call` on that servant on this thread, without
+    /// marshalling, and returns its result. `S` is the servant trait object
+    /// (`dyn FooServant`) whose `Arc` the skeleton hands out for `repository_id`.
+    ///
+    /// The call keeps POA semantics: the POA manager's state (HOLDING waits, DISCARDING
+    /// raises TRANSIENT, INACTIVE raises OBJ_ADAPTER), OBJECT_NOT_EXIST for a deactivated
+    /// object or a destroyed POA, the active object map or default servant, SINGLE_THREAD_MODEL,
+    /// `PortableServer::Current`, and the in-flight count `deactivate`/`destroy` wait for.
+    /// User and system exceptions the servant raises come back unchanged; arguments and
+    /// results are passed, not copied.
+    ///
+    /// `None`: take the marshalled path (`invoke`). That is one branch for a reference that
+    /// is not collocated; for a collocated one it is a servant without typed interface (DSI,
+    /// hand-written [`Servant`]s) or an object a servant manager must incarnate or locate,
+    /// which `invoke` then dispatches in process.
+    #[inline]
+    pub fn collocated_call<S, T, E>(
+        &self,
+        repository_id: &str,
+        call: impl FnOnce(&S) -> Result<T, E>,
+    ) -> Option<Result<T, E>>
+    where
+        S: ?Sized + 'static,
+        E: From<SystemException>,
+    {
+        let registry = self.local.as_ref()?;
+        self.collocated_call_slow(registry, repository_id, call)
+    }
+
+    fn collocated_call_slow<S, T, E>(
+        &self,
+        registry: &Weak<PoaRegistry>,
+        repository_id: &str,
+        call: impl FnOnce(&S) -> Result<T, E>,
+    ) -> Option<Result<T, E>>
+    where
+        S: ?Sized + 'static,
+        E: From<SystemException>,
+    {
+        // A gone ORB: the marshalled path reports it.
+        let registry = registry.upgrade()?;
+        let mut call = Some(call);
+        let mut outcome = None;
+        let mut upcall = |iface: &dyn std::any::Any| -> bool {
+            match (iface.downcast_ref::<Arc<S>>(), call.take()) {
+                (Some(servant), Some(f)) => {
+                    outcome = Some(f(servant));
+                    true
+                }
+                _ => false,
+            }
+        };
+        match registry.collocated_call(&self.object_key, repository_id, &mut upcall) {
+            Ok(true) => outcome,
+            Ok(false) => None,
+            Err(e) => Some(Err(E::from(e.completed(CompletionStatus::No)))),
         }
     }
 
@@ -155,8 +250,7 @@ impl ObjectRef {
             }
             Ok(())
         };
-        self.invoker
-            .invoke(&self.object_key, operation, &encode_args, Some(&mut decode))
+        self.send(operation, &encode_args, Some(&mut decode), 0)
             .map_err(E::from)?;
         outcome.unwrap_or_else(|| Err(E::from(internal())))
     }
@@ -167,8 +261,89 @@ impl ObjectRef {
         operation: &str,
         encode_args: impl Fn(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
-        self.invoker
-            .invoke(&self.object_key, operation, &encode_args, None)
+        self.send(operation, &encode_args, None, 0)
+    }
+
+    /// The marshalled path: dispatched in this process for a collocated reference (no
+    /// socket, no thread switch), otherwise through the invoker. `hops` counts the
+    /// ForwardRequests followed in process.
+    fn send<'a>(
+        &self,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+        hops: u8,
+    ) -> Result<(), SystemException> {
+        match self.local.as_ref().and_then(Weak::upgrade) {
+            Some(registry) => self.dispatch_in_process(&registry, operation, encode, decode, hops),
+            None => self
+                .invoker
+                .invoke(&self.object_key, operation, encode, decode),
+        }
+    }
+
+    /// A marshalled call dispatched through this process's POAs on the caller's thread, the
+    /// way the server dispatches a request: for collocated objects whose servant has no
+    /// typed interface (DSI, hand-written servants), servant managers, and the `CORBA::Object`
+    /// operations. A oneway runs to completion before this returns.
+    fn dispatch_in_process<'a>(
+        &self,
+        registry: &PoaRegistry,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+        hops: u8,
+    ) -> Result<(), SystemException> {
+        // What two Corbina ORBs negotiate: UTF-8 and UTF-16.
+        let context = CdrContext::GIOP_1_2.with_code_sets(crate::cdr::CodeSets::UNICODE);
+        let mut w = CdrWriter::new(context);
+        encode(&mut w).map_err(|e| SystemException::from(e).completed(CompletionStatus::No))?;
+        let args = w.into_bytes();
+        let mut sink = BufferReplySink {
+            context,
+            reply: None,
+        };
+        let mut req = ServerRequest::new(
+            operation,
+            CdrReader::new(&args, ByteOrder::NATIVE, context),
+            decode.is_some(),
+            &mut sink,
+        );
+        let result = {
+            // As the server does: references among the arguments belong to this ORB.
+            let orb = self.orb();
+            let _entered = orb.as_ref().map(crate::orb::enter);
+            registry.dispatch(&self.object_key, &mut req)
+        };
+        let replied = req.has_replied();
+        match result {
+            Err(DispatchError::Forward { reference, .. }) if !replied => {
+                // LOCATION_FORWARD, as a client ORB follows it (bounded against loops).
+                if hops >= MAX_FORWARDS {
+                    return Err(SystemException::new(SystemExceptionKind::Transient, 0)
+                        .completed(CompletionStatus::No));
+                }
+                return reference.send(operation, encode, decode, hops + 1);
+            }
+            // A remote oneway's errors never come back either.
+            _ if decode.is_none() => return Ok(()),
+            Err(DispatchError::System(e)) if !replied => return Err(e),
+            Ok(()) if !replied => {
+                return Err(SystemException::new(SystemExceptionKind::Internal, 0)
+                    .completed(CompletionStatus::Maybe))
+            }
+            _ => {}
+        }
+        let Some(decode) = decode else { return Ok(()) };
+        let (kind, body) = sink.reply.take().ok_or_else(internal)?;
+        let mut r = CdrReader::new(&body, ByteOrder::NATIVE, context);
+        match kind {
+            ReplyKind::NoException => decode(ReplyBody::Result(&mut r)),
+            ReplyKind::UserException => {
+                let id = r.read_string().map_err(SystemException::from)?;
+                decode(ReplyBody::UserException(&id, &mut r))
+            }
+        }
     }
 
     /// `CORBA::Object::_is_a`: true at once if the IOR's type id matches, otherwise asks the

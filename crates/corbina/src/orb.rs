@@ -1,6 +1,7 @@
 //! The ORB: configuration, object references from strings, initial references, the POA
 //! registry and the IIOP server, and the run/shutdown life cycle.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -53,6 +54,9 @@ struct OrbInner {
     published_local: OnceLock<Vec<LocalTransport>>,
     state: Mutex<RunState>,
     state_changed: Condvar,
+    /// Whether references made from now on to this ORB's own objects call their servants
+    /// directly (see [`Orb::set_direct_collocation`]).
+    direct_collocation: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +125,7 @@ impl Orb {
     /// An ORB with an explicit configuration.
     pub fn with_config(config: OrbConfig) -> Orb {
         let client = Arc::new(ClientContext::new(config.clone()));
+        let direct_collocation = config.direct_collocation;
         let inner = Arc::new(OrbInner {
             config,
             client,
@@ -130,6 +135,7 @@ impl Orb {
             published_local: OnceLock::new(),
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
+            direct_collocation: AtomicBool::new(direct_collocation),
         });
         let orb = Orb { inner };
         orb.claim_default();
@@ -254,11 +260,58 @@ impl Orb {
         }
     }
 
-    /// An object reference for an IOR; no connection is opened.
+    /// An object reference for an IOR; no connection is opened. A reference to an object of
+    /// this ORB's POAs is collocated: generated proxies call its servant directly (see
+    /// [`ObjectRef::collocated_call`] and [`Orb::set_direct_collocation`]).
     pub fn object_from_ior(&self, ior: Ior) -> Result<ObjectRef, SystemException> {
         let invoker = IiopInvoker::new(self.inner.client.clone(), ior.clone())?;
+        let local = self.collocation_for(invoker.profile());
         let key = invoker.profile().object_key.as_bytes().to_vec();
-        Ok(ObjectRef::new(ior, key, Arc::new(invoker)).with_orb(self))
+        let obj = ObjectRef::new(ior, key, Arc::new(invoker)).with_orb(self);
+        Ok(match local {
+            Some(registry) => obj.with_collocation(registry),
+            None => obj,
+        })
+    }
+
+    /// Whether references to this ORB's own objects made from now on call their servants
+    /// directly, without marshalling (the default, or `-ORBCollocation direct`), or always go
+    /// through IIOP (`false`, `-ORBCollocation iiop`: each call is marshalled, sent over a
+    /// loopback connection and run on a server thread).
+    /// References made earlier keep their behaviour; for one reference use
+    /// [`ObjectRef::without_collocation`].
+    pub fn set_direct_collocation(&self, direct: bool) {
+        self.inner
+            .direct_collocation
+            .store(direct, Ordering::Relaxed);
+    }
+
+    /// See [`Orb::set_direct_collocation`].
+    pub fn direct_collocation(&self) -> bool {
+        self.inner.direct_collocation.load(Ordering::Relaxed)
+    }
+
+    /// The POA registry if `profile` names an object of this ORB's POAs: its key is in the
+    /// POA key format of this ORB (a TRANSIENT key's epoch is this ORB's alone; a
+    /// PERSISTENT key must also come with one of the endpoints this ORB publishes).
+    fn collocation_for(&self, profile: &IiopProfile) -> Option<std::sync::Weak<PoaRegistry>> {
+        if !self.direct_collocation() {
+            return None;
+        }
+        let registry = self.inner.poa.get()?;
+        let ours = self.inner.published.get().is_some_and(|(host, port)| {
+            let same = |h: &str, p: u16| profile.host == h && profile.port == p;
+            same(host, *port)
+                || self
+                    .inner
+                    .config
+                    .publish_addresses
+                    .iter()
+                    .any(|(h, p)| same(h, p.unwrap_or(*port)))
+        });
+        registry
+            .is_own_key(profile.object_key.as_bytes(), ours)
+            .then(|| Arc::downgrade(registry))
     }
 
     /// A reference to the same object as `obj` whose twoway calls time out after `timeout`
@@ -396,6 +449,8 @@ impl Orb {
             }
             *st = RunState::ShutDown;
         }
+        // Oneways this ORB buffered go out before it stops (a loss stays counted).
+        let _ = self.inner.client.flush_oneways();
         if let Some(server) = self.server() {
             server.shutdown();
             if wait {
@@ -406,6 +461,13 @@ impl Orb {
             poa.shutdown(true);
         }
         self.inner.state_changed.notify_all();
+    }
+
+    /// Writes every buffered oneway now (`-ORBOnewaySyncScope none`, see [`crate::client`]).
+    /// COMM_FAILURE (minor [`crate::client::MINOR_ONEWAYS_LOST`]) if buffered oneways were
+    /// lost.
+    pub fn flush_oneways(&self) -> Result<(), SystemException> {
+        self.inner.client.flush_oneways()
     }
 
     /// `destroy`: shuts down (waiting) if still running; the ORB cannot be used afterwards.

@@ -126,6 +126,19 @@ pub trait Servant: Send + Sync + 'static {
     /// Reads the arguments, runs the operation and replies. An `Err` is sent to the client
     /// as a SYSTEM_EXCEPTION reply by the ORB (unless a reply was already sent).
     fn dispatch(&self, request: &mut ServerRequest<'_, '_>) -> Result<(), SystemException>;
+
+    /// Typed access for collocated calls: for `repository_id` (the interface itself or a
+    /// base), a `&Arc<dyn FooServant>` (`FooServant` being the servant trait generated for
+    /// that interface) as `&dyn Any`, which a generated proxy downcasts and calls without
+    /// marshalling (see [`ObjectRef::collocated_call`](crate::ObjectRef::collocated_call)).
+    ///
+    /// Rust cannot turn `&dyn Any` into `&dyn FooServant`, hence the `Arc` of the trait
+    /// object, which is `Sized` and `'static`. Generated skeletons implement this; the
+    /// default `None` (DSI and hand-written servants) makes collocated calls marshal.
+    fn local_interface(&self, repository_id: &str) -> Option<&dyn std::any::Any> {
+        let _ = repository_id;
+        None
+    }
 }
 
 /// The error for an operation a servant does not have: `BAD_OPERATION`, not completed.

@@ -230,6 +230,9 @@ pub mod cos_naming {
 
         /// IDL `bind`.
         pub fn bind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::BindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind(servant, n, obj)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind",
                 |w| {
@@ -253,6 +256,9 @@ pub mod cos_naming {
 
         /// IDL `rebind`.
         pub fn rebind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::RebindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::rebind(servant, n, obj)) {
+                return done;
+            }
             self.obj.invoke(
                 "rebind",
                 |w| {
@@ -275,6 +281,9 @@ pub mod cos_naming {
 
         /// IDL `bind_context`.
         pub fn bind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::BindContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind_context(servant, n, nc)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind_context",
                 |w| {
@@ -298,6 +307,9 @@ pub mod cos_naming {
 
         /// IDL `rebind_context`.
         pub fn rebind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::RebindContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::rebind_context(servant, n, nc)) {
+                return done;
+            }
             self.obj.invoke(
                 "rebind_context",
                 |w| {
@@ -320,6 +332,9 @@ pub mod cos_naming {
 
         /// IDL `resolve`.
         pub fn resolve(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context::ResolveError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::resolve(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "resolve",
                 |w| {
@@ -344,6 +359,9 @@ pub mod cos_naming {
 
         /// IDL `unbind`.
         pub fn unbind(&self, n: &[NameComponent]) -> ::core::result::Result<(), naming_context::UnbindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::unbind(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "unbind",
                 |w| {
@@ -365,6 +383,9 @@ pub mod cos_naming {
 
         /// IDL `new_context`.
         pub fn new_context(&self) -> ::core::result::Result<::core::option::Option<NamingContext>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::new_context(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "new_context",
                 |_| Ok(()),
@@ -378,6 +399,9 @@ pub mod cos_naming {
 
         /// IDL `bind_new_context`.
         pub fn bind_new_context(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<NamingContext>, naming_context::BindNewContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind_new_context(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind_new_context",
                 |w| {
@@ -403,6 +427,9 @@ pub mod cos_naming {
 
         /// IDL `destroy`.
         pub fn destroy(&self) -> ::core::result::Result<(), naming_context::DestroyError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::destroy(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "destroy",
                 |_| Ok(()),
@@ -418,6 +445,9 @@ pub mod cos_naming {
 
         /// IDL `list`.
         pub fn list(&self, how_many: u32) -> ::core::result::Result<(BindingList, ::core::option::Option<BindingIterator>), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::list(servant, how_many)) {
+                return done;
+            }
             self.obj.invoke(
                 "list",
                 |w| {
@@ -479,13 +509,30 @@ pub mod cos_naming {
         fn list(&self, how_many: u32) -> ::core::result::Result<(BindingList, ::core::option::Option<BindingIterator>), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::CosNaming::NamingContext` to a [`NamingContextServant`].
-    pub struct NamingContextSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::CosNaming::NamingContext` to a [`NamingContextServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct NamingContextSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn NamingContextServant>,
+    }
 
     impl<S: NamingContextServant> NamingContextSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -502,6 +549,13 @@ pub mod cos_naming {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:omg.org/CosNaming/NamingContext:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "bind" => {
@@ -509,7 +563,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match self.0.bind(&arg_n, arg_obj.as_ref()) {
+                    match S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -525,7 +579,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match self.0.rebind(&arg_n, arg_obj.as_ref()) {
+                    match S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -540,7 +594,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match self.0.bind_context(&arg_n, arg_nc.as_ref()) {
+                    match S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -556,7 +610,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match self.0.rebind_context(&arg_n, arg_nc.as_ref()) {
+                    match S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -570,7 +624,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.resolve(&arg_n) {
+                    match S::resolve(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -587,7 +641,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.unbind(&arg_n) {
+                    match S::unbind(&self.servant, &arg_n) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -599,7 +653,7 @@ pub mod cos_naming {
                 }
                 "new_context" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.new_context()?;
+                    let ret_ = S::new_context(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
                         Ok(())
@@ -609,7 +663,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.bind_new_context(&arg_n) {
+                    match S::bind_new_context(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
@@ -625,7 +679,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    match self.0.destroy() {
+                    match S::destroy(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -637,7 +691,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (out_bl, out_bi) = self.0.list(arg_how_many)?;
+                    let (out_bl, out_bi) = S::list(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_length(out_bl.len())?;
                         <Binding as ::corbina::cdr::CdrEncode>::encode_slice(&out_bl, w)?;
@@ -695,6 +749,9 @@ pub mod cos_naming {
 
         /// IDL `next_one`.
         pub fn next_one(&self) -> ::core::result::Result<(bool, Binding), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/BindingIterator:1.0", |servant: &dyn BindingIteratorServant| BindingIteratorServant::next_one(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "next_one",
                 |_| Ok(()),
@@ -709,6 +766,9 @@ pub mod cos_naming {
 
         /// IDL `next_n`.
         pub fn next_n(&self, how_many: u32) -> ::core::result::Result<(bool, BindingList), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/BindingIterator:1.0", |servant: &dyn BindingIteratorServant| BindingIteratorServant::next_n(servant, how_many)) {
+                return done;
+            }
             self.obj.invoke(
                 "next_n",
                 |w| {
@@ -726,6 +786,9 @@ pub mod cos_naming {
 
         /// IDL `destroy`.
         pub fn destroy(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/BindingIterator:1.0", |servant: &dyn BindingIteratorServant| BindingIteratorServant::destroy(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "destroy",
                 |_| Ok(()),
@@ -759,13 +822,30 @@ pub mod cos_naming {
         fn destroy(&self) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::CosNaming::BindingIterator` to a [`BindingIteratorServant`].
-    pub struct BindingIteratorSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::CosNaming::BindingIterator` to a [`BindingIteratorServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct BindingIteratorSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn BindingIteratorServant>,
+    }
 
     impl<S: BindingIteratorServant> BindingIteratorSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -782,11 +862,18 @@ pub mod cos_naming {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:omg.org/CosNaming/BindingIterator:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "next_one" => {
                     request.arguments_done()?;
-                    let (ret_, out_b) = self.0.next_one()?;
+                    let (ret_, out_b) = S::next_one(&self.servant)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         ::corbina::cdr::CdrEncode::encode(&out_b, w)?;
@@ -797,7 +884,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (ret_, out_bl) = self.0.next_n(arg_how_many)?;
+                    let (ret_, out_bl) = S::next_n(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         w.write_length(out_bl.len())?;
@@ -807,7 +894,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    self.0.destroy()?;
+                    S::destroy(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -860,6 +947,9 @@ pub mod cos_naming {
 
         /// IDL `bind`.
         pub fn bind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::BindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind(servant, n, obj)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind",
                 |w| {
@@ -883,6 +973,9 @@ pub mod cos_naming {
 
         /// IDL `rebind`.
         pub fn rebind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::RebindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::rebind(servant, n, obj)) {
+                return done;
+            }
             self.obj.invoke(
                 "rebind",
                 |w| {
@@ -905,6 +998,9 @@ pub mod cos_naming {
 
         /// IDL `bind_context`.
         pub fn bind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::BindContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind_context(servant, n, nc)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind_context",
                 |w| {
@@ -928,6 +1024,9 @@ pub mod cos_naming {
 
         /// IDL `rebind_context`.
         pub fn rebind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::RebindContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::rebind_context(servant, n, nc)) {
+                return done;
+            }
             self.obj.invoke(
                 "rebind_context",
                 |w| {
@@ -950,6 +1049,9 @@ pub mod cos_naming {
 
         /// IDL `resolve`.
         pub fn resolve(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context::ResolveError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::resolve(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "resolve",
                 |w| {
@@ -974,6 +1076,9 @@ pub mod cos_naming {
 
         /// IDL `unbind`.
         pub fn unbind(&self, n: &[NameComponent]) -> ::core::result::Result<(), naming_context::UnbindError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::unbind(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "unbind",
                 |w| {
@@ -995,6 +1100,9 @@ pub mod cos_naming {
 
         /// IDL `new_context`.
         pub fn new_context(&self) -> ::core::result::Result<::core::option::Option<NamingContext>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::new_context(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "new_context",
                 |_| Ok(()),
@@ -1008,6 +1116,9 @@ pub mod cos_naming {
 
         /// IDL `bind_new_context`.
         pub fn bind_new_context(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<NamingContext>, naming_context::BindNewContextError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::bind_new_context(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "bind_new_context",
                 |w| {
@@ -1033,6 +1144,9 @@ pub mod cos_naming {
 
         /// IDL `destroy`.
         pub fn destroy(&self) -> ::core::result::Result<(), naming_context::DestroyError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::destroy(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "destroy",
                 |_| Ok(()),
@@ -1048,6 +1162,9 @@ pub mod cos_naming {
 
         /// IDL `list`.
         pub fn list(&self, how_many: u32) -> ::core::result::Result<(BindingList, ::core::option::Option<BindingIterator>), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContext:1.0", |servant: &dyn NamingContextServant| NamingContextServant::list(servant, how_many)) {
+                return done;
+            }
             self.obj.invoke(
                 "list",
                 |w| {
@@ -1065,6 +1182,9 @@ pub mod cos_naming {
 
         /// IDL `to_string`.
         pub fn to_string(&self, n: &[NameComponent]) -> ::core::result::Result<naming_context_ext::StringName, naming_context_ext::ToStringError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContextExt:1.0", |servant: &dyn NamingContextExtServant| NamingContextExtServant::to_string(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "to_string",
                 |w| {
@@ -1087,6 +1207,9 @@ pub mod cos_naming {
 
         /// IDL `to_name`.
         pub fn to_name(&self, sn: &str) -> ::core::result::Result<Name, naming_context_ext::ToNameError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContextExt:1.0", |servant: &dyn NamingContextExtServant| NamingContextExtServant::to_name(servant, sn)) {
+                return done;
+            }
             self.obj.invoke(
                 "to_name",
                 |w| {
@@ -1108,6 +1231,9 @@ pub mod cos_naming {
 
         /// IDL `to_url`.
         pub fn to_url(&self, addr: &str, sn: &str) -> ::core::result::Result<naming_context_ext::URLString, naming_context_ext::ToUrlError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContextExt:1.0", |servant: &dyn NamingContextExtServant| NamingContextExtServant::to_url(servant, addr, sn)) {
+                return done;
+            }
             self.obj.invoke(
                 "to_url",
                 |w| {
@@ -1131,6 +1257,9 @@ pub mod cos_naming {
 
         /// IDL `resolve_str`.
         pub fn resolve_str(&self, n: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context_ext::ResolveStrError> {
+            if let Some(done) = self.obj.collocated_call("IDL:omg.org/CosNaming/NamingContextExt:1.0", |servant: &dyn NamingContextExtServant| NamingContextExtServant::resolve_str(servant, n)) {
+                return done;
+            }
             self.obj.invoke(
                 "resolve_str",
                 |w| {
@@ -1187,13 +1316,32 @@ pub mod cos_naming {
         fn resolve_str(&self, n: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context_ext::ResolveStrError>;
     }
 
-    /// Dispatches requests for IDL interface `::CosNaming::NamingContextExt` to a [`NamingContextExtServant`].
-    pub struct NamingContextExtSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::CosNaming::NamingContextExt` to a [`NamingContextExtServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct NamingContextExtSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn NamingContextExtServant>,
+        local_1: ::std::sync::Arc<dyn NamingContextServant>,
+    }
 
     impl<S: NamingContextExtServant> NamingContextExtSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                local_1: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -1211,6 +1359,14 @@ pub mod cos_naming {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:omg.org/CosNaming/NamingContextExt:1.0" => Some(&self.local_0),
+                "IDL:omg.org/CosNaming/NamingContext:1.0" => Some(&self.local_1),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "bind" => {
@@ -1218,7 +1374,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match self.0.bind(&arg_n, arg_obj.as_ref()) {
+                    match S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1234,7 +1390,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match self.0.rebind(&arg_n, arg_obj.as_ref()) {
+                    match S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1249,7 +1405,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match self.0.bind_context(&arg_n, arg_nc.as_ref()) {
+                    match S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1265,7 +1421,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match self.0.rebind_context(&arg_n, arg_nc.as_ref()) {
+                    match S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1279,7 +1435,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.resolve(&arg_n) {
+                    match S::resolve(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -1296,7 +1452,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.unbind(&arg_n) {
+                    match S::unbind(&self.servant, &arg_n) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1308,7 +1464,7 @@ pub mod cos_naming {
                 }
                 "new_context" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.new_context()?;
+                    let ret_ = S::new_context(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
                         Ok(())
@@ -1318,7 +1474,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.bind_new_context(&arg_n) {
+                    match S::bind_new_context(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
@@ -1334,7 +1490,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    match self.0.destroy() {
+                    match S::destroy(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1346,7 +1502,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (out_bl, out_bi) = self.0.list(arg_how_many)?;
+                    let (out_bl, out_bi) = S::list(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_length(out_bl.len())?;
                         <Binding as ::corbina::cdr::CdrEncode>::encode_slice(&out_bl, w)?;
@@ -1358,7 +1514,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.to_string(&arg_n) {
+                    match S::to_string(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -1373,7 +1529,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_sn = r.read_string()?;
                     request.arguments_done()?;
-                    match self.0.to_name(&arg_sn) {
+                    match S::to_name(&self.servant, &arg_sn) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_length(ret_.len())?;
@@ -1390,7 +1546,7 @@ pub mod cos_naming {
                     let arg_addr = r.read_string()?;
                     let arg_sn = r.read_string()?;
                     request.arguments_done()?;
-                    match self.0.to_url(&arg_addr, &arg_sn) {
+                    match S::to_url(&self.servant, &arg_addr, &arg_sn) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -1406,7 +1562,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = r.read_string()?;
                     request.arguments_done()?;
-                    match self.0.resolve_str(&arg_n) {
+                    match S::resolve_str(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;

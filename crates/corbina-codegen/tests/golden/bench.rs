@@ -301,6 +301,9 @@ impl Bench {
 
     /// IDL `ping`.
     pub fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::ping(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "ping",
             |_| Ok(()),
@@ -311,6 +314,9 @@ impl Bench {
 
     /// IDL `ping_oneway`.
     pub fn ping_oneway(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::ping_oneway(servant)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "ping_oneway",
             |_| Ok(()),
@@ -319,6 +325,9 @@ impl Bench {
 
     /// IDL `echo`.
     pub fn echo(&self, s: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::echo(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "echo",
             |w| {
@@ -335,6 +344,9 @@ impl Bench {
 
     /// IDL `fail`.
     pub fn fail(&self, code: i32) -> ::core::result::Result<(), bench::FailError> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::fail(servant, code)) {
+            return done;
+        }
         self.obj.invoke(
             "fail",
             |w| {
@@ -353,6 +365,9 @@ impl Bench {
 
     /// IDL `send_octets`.
     pub fn send_octets(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_octets(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_octets",
             |w| {
@@ -366,6 +381,9 @@ impl Bench {
 
     /// IDL `send_octets_oneway`.
     pub fn send_octets_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_octets_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_octets_oneway",
             |w| {
@@ -377,6 +395,9 @@ impl Bench {
 
     /// IDL `send_shorts`.
     pub fn send_shorts(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_shorts(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_shorts",
             |w| {
@@ -390,6 +411,9 @@ impl Bench {
 
     /// IDL `send_shorts_oneway`.
     pub fn send_shorts_oneway(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_shorts_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_shorts_oneway",
             |w| {
@@ -401,6 +425,9 @@ impl Bench {
 
     /// IDL `send_longs`.
     pub fn send_longs(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_longs(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_longs",
             |w| {
@@ -414,6 +441,9 @@ impl Bench {
 
     /// IDL `send_longs_oneway`.
     pub fn send_longs_oneway(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_longs_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_longs_oneway",
             |w| {
@@ -425,6 +455,9 @@ impl Bench {
 
     /// IDL `send_doubles`.
     pub fn send_doubles(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_doubles(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_doubles",
             |w| {
@@ -438,6 +471,9 @@ impl Bench {
 
     /// IDL `send_doubles_oneway`.
     pub fn send_doubles_oneway(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_doubles_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_doubles_oneway",
             |w| {
@@ -449,6 +485,9 @@ impl Bench {
 
     /// IDL `send_chars`.
     pub fn send_chars(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_chars(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_chars",
             |w| {
@@ -462,6 +501,9 @@ impl Bench {
 
     /// IDL `send_chars_oneway`.
     pub fn send_chars_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_chars_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_chars_oneway",
             |w| {
@@ -473,6 +515,9 @@ impl Bench {
 
     /// IDL `send_structs`.
     pub fn send_structs(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_structs(servant, s)) {
+            return done;
+        }
         self.obj.invoke(
             "send_structs",
             |w| {
@@ -487,6 +532,9 @@ impl Bench {
 
     /// IDL `send_structs_oneway`.
     pub fn send_structs_oneway(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::send_structs_oneway(servant, s)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "send_structs_oneway",
             |w| {
@@ -499,6 +547,9 @@ impl Bench {
 
     /// IDL `start_timer`.
     pub fn start_timer(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::start_timer(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "start_timer",
             |_| Ok(()),
@@ -509,6 +560,9 @@ impl Bench {
 
     /// IDL `stop_timer`.
     pub fn stop_timer(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:Bench:1.0", |servant: &dyn BenchServant| BenchServant::stop_timer(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "stop_timer",
             |_| Ok(()),
@@ -590,13 +644,30 @@ pub trait BenchServant: Send + Sync + 'static {
     fn stop_timer(&self) -> ::core::result::Result<u64, ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Bench` to a [`BenchServant`].
-pub struct BenchSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Bench` to a [`BenchServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct BenchSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn BenchServant>,
+}
 
 impl<S: BenchServant> BenchSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -613,23 +684,30 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:Bench:1.0" => Some(&self.local_0),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "ping" => {
                 request.arguments_done()?;
-                self.0.ping()?;
+                S::ping(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "ping_oneway" => {
                 request.arguments_done()?;
-                self.0.ping_oneway()?;
+                S::ping_oneway(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "echo" => {
                 let r = request.arguments();
                 let arg_s = r.read_string()?;
                 request.arguments_done()?;
-                let ret_ = self.0.echo(&arg_s)?;
+                let ret_ = S::echo(&self.servant, &arg_s)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -639,7 +717,7 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_code = r.read_long()?;
                 request.arguments_done()?;
-                match self.0.fail(arg_code) {
+                match S::fail(&self.servant, arg_code) {
                     Ok(()) => {
                         request.reply(|_| Ok(()))
                     }
@@ -651,94 +729,94 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                self.0.send_octets(arg_s)?;
+                S::send_octets(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_octets_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                self.0.send_octets_oneway(arg_s)?;
+                S::send_octets_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                self.0.send_shorts(&arg_s)?;
+                S::send_shorts(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                self.0.send_shorts_oneway(&arg_s)?;
+                S::send_shorts_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                self.0.send_longs(&arg_s)?;
+                S::send_longs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                self.0.send_longs_oneway(&arg_s)?;
+                S::send_longs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                self.0.send_doubles(&arg_s)?;
+                S::send_doubles(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                self.0.send_doubles_oneway(&arg_s)?;
+                S::send_doubles_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                self.0.send_chars(arg_s)?;
+                S::send_chars(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                self.0.send_chars_oneway(arg_s)?;
+                S::send_chars_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                self.0.send_structs(&arg_s)?;
+                S::send_structs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs_oneway" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                self.0.send_structs_oneway(&arg_s)?;
+                S::send_structs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "start_timer" => {
                 request.arguments_done()?;
-                self.0.start_timer()?;
+                S::start_timer(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "stop_timer" => {
                 request.arguments_done()?;
-                let ret_ = self.0.stop_timer()?;
+                let ret_ = S::stop_timer(&self.servant)?;
                 request.reply(|w| {
                     w.write_ulonglong(ret_);
                     Ok(())

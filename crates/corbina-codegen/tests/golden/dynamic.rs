@@ -489,6 +489,9 @@ pub mod r#dyn {
 
         /// IDL `echo`.
         pub fn echo(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::echo(servant, a)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo",
                 |w| {
@@ -505,6 +508,9 @@ pub mod r#dyn {
 
         /// IDL `type_of`.
         pub fn type_of(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::type_of(servant, a)) {
+                return done;
+            }
             self.obj.invoke(
                 "type_of",
                 |w| {
@@ -521,6 +527,9 @@ pub mod r#dyn {
 
         /// IDL `swap`.
         pub fn swap(&self, a: &mut ::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, inspector::SwapError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::swap(servant, a)) {
+                return done;
+            }
             let (a_out, t_out) = self.obj.invoke(
                 "swap",
                 |w| {
@@ -545,6 +554,9 @@ pub mod r#dyn {
 
         /// IDL `tag`.
         pub fn tag(&self, t: &Tagged, many: &[::corbina::Any]) -> ::core::result::Result<Tagged, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::tag(servant, t, many)) {
+                return done;
+            }
             self.obj.invoke(
                 "tag",
                 |w| {
@@ -563,6 +575,9 @@ pub mod r#dyn {
 
         /// IDL `_get_last`.
         pub fn get_last(&self) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::get_last(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_last",
                 |_| Ok(()),
@@ -576,6 +591,9 @@ pub mod r#dyn {
 
         /// IDL `_set_last`.
         pub fn set_last(&self, value: &::corbina::Any) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Dyn/Inspector:1.0", |servant: &dyn InspectorServant| InspectorServant::set_last(servant, value)) {
+                return done;
+            }
             self.obj.invoke(
                 "_set_last",
                 |w| {
@@ -621,13 +639,30 @@ pub mod r#dyn {
         fn set_last(&self, value: &::corbina::Any) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Dyn::Inspector` to a [`InspectorServant`].
-    pub struct InspectorSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Dyn::Inspector` to a [`InspectorServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct InspectorSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn InspectorServant>,
+    }
 
     impl<S: InspectorServant> InspectorSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -644,13 +679,20 @@ pub mod r#dyn {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:corbina.test/Dyn/Inspector:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "echo" => {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo(&arg_a)?;
+                    let ret_ = S::echo(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -660,7 +702,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.type_of(&arg_a)?;
+                    let ret_ = S::type_of(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -670,7 +712,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let mut arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.swap(&mut arg_a) {
+                    match S::swap(&self.servant, &mut arg_a) {
                         Ok(out_t) => {
                             request.reply(|w| {
                                 ::corbina::cdr::CdrEncode::encode(&arg_a, w)?;
@@ -687,7 +729,7 @@ pub mod r#dyn {
                     let arg_t = <Tagged as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_many = <::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.tag(&arg_t, &arg_many)?;
+                    let ret_ = S::tag(&self.servant, &arg_t, &arg_many)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -695,7 +737,7 @@ pub mod r#dyn {
                 }
                 "_get_last" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_last()?;
+                    let ret_ = S::get_last(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -705,7 +747,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let arg_value = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    self.0.set_last(&arg_value)?;
+                    S::set_last(&self.servant, &arg_value)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -1242,6 +1242,9 @@ pub mod extra {
 
         /// IDL `describe`.
         pub fn describe(&self, names: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::describe(servant, names, depth)) {
+                return done;
+            }
             let (ret, depth_out, link_out) = self.obj.invoke(
                 "describe",
                 |w| {
@@ -1270,6 +1273,9 @@ pub mod extra {
 
         /// IDL `swap`.
         pub fn swap(&self, s: &mut ::std::string::String, samples: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::swap(servant, s, samples)) {
+                return done;
+            }
             let (s_out, samples_out, which_out) = self.obj.invoke(
                 "swap",
                 |w| {
@@ -1293,6 +1299,9 @@ pub mod extra {
 
         /// IDL `limits`.
         pub fn limits(&self, l: &Limits) -> ::core::result::Result<Limits, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::limits(servant, l)) {
+                return done;
+            }
             self.obj.invoke(
                 "limits",
                 |w| {
@@ -1309,6 +1318,9 @@ pub mod extra {
 
         /// IDL `choose`.
         pub fn choose(&self, c: &[ByLong], odds: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::choose(servant, c, odds)) {
+                return done;
+            }
             self.obj.invoke(
                 "choose",
                 |w| {
@@ -1340,6 +1352,9 @@ pub mod extra {
 
         /// IDL `poke`.
         pub fn poke(&self, x: u8) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::poke(servant, x)).is_some() {
+                return Ok(());
+            }
             self.obj.invoke_oneway(
                 "poke",
                 |w| {
@@ -1351,6 +1366,9 @@ pub mod extra {
 
         /// IDL `nothing`.
         pub fn nothing(&self) -> ::core::result::Result<(), node::NothingError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::nothing(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "nothing",
                 |_| Ok(()),
@@ -1366,6 +1384,9 @@ pub mod extra {
 
         /// IDL `move`.
         pub fn r#move(&self, self_: i32, r#loop: i32, request: &str) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::r#move(servant, self_, r#loop, request)) {
+                return done;
+            }
             self.obj.invoke(
                 "move",
                 |w| {
@@ -1384,6 +1405,9 @@ pub mod extra {
 
         /// IDL `_get_mode`.
         pub fn get_mode(&self) -> ::core::result::Result<Mode, node::GetModeError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::get_mode(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_mode",
                 |_| Ok(()),
@@ -1402,6 +1426,9 @@ pub mod extra {
 
         /// IDL `_set_mode`.
         pub fn set_mode(&self, value: Mode) -> ::core::result::Result<(), node::SetModeError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::set_mode(servant, value)) {
+                return done;
+            }
             self.obj.invoke(
                 "_set_mode",
                 |w| {
@@ -1421,6 +1448,9 @@ pub mod extra {
 
         /// IDL `_get_count`.
         pub fn get_count(&self) -> ::core::result::Result<u32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::get_count(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_count",
                 |_| Ok(()),
@@ -1478,13 +1508,30 @@ pub mod extra {
         fn get_count(&self) -> ::core::result::Result<u32, ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Extra::Node` to a [`NodeServant`].
-    pub struct NodeSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Extra::Node` to a [`NodeServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct NodeSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn NodeServant>,
+    }
 
     impl<S: NodeServant> NodeSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -1501,6 +1548,13 @@ pub mod extra {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:corbina.test/Extra/Node:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "describe" => {
@@ -1508,7 +1562,7 @@ pub mod extra {
                     let arg_names = <::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let mut arg_depth = r.read_long()?;
                     request.arguments_done()?;
-                    match self.0.describe(&arg_names, &mut arg_depth) {
+                    match S::describe(&self.servant, &arg_names, &mut arg_depth) {
                         Ok((ret_, out_link)) => {
                             request.reply(|w| {
                                 ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
@@ -1527,7 +1581,7 @@ pub mod extra {
                     let mut arg_s = r.read_string()?;
                     let mut arg_samples = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_which = self.0.swap(&mut arg_s, &mut arg_samples)?;
+                    let out_which = S::swap(&self.servant, &mut arg_s, &mut arg_samples)?;
                     request.reply(|w| {
                         w.write_string(&arg_s)?;
                         w.write_length(arg_samples.len())?;
@@ -1540,7 +1594,7 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_l = <Limits as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.limits(&arg_l)?;
+                    let ret_ = S::limits(&self.servant, &arg_l)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1560,7 +1614,7 @@ pub mod extra {
                     };
                     let arg_odds = <::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.choose(&arg_c, &arg_odds)?;
+                    let ret_ = S::choose(&self.servant, &arg_c, &arg_odds)?;
                     request.reply(|w| {
                         if ret_.len() > 3 {
                             return Err(::corbina::cdr::MarshalError::BoundExceeded { length: ret_.len() as u64, bound: 3 });
@@ -1574,12 +1628,12 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_x = r.read_octet()?;
                     request.arguments_done()?;
-                    self.0.poke(arg_x)?;
+                    S::poke(&self.servant, arg_x)?;
                     request.reply(|_| Ok(()))
                 }
                 "nothing" => {
                     request.arguments_done()?;
-                    match self.0.nothing() {
+                    match S::nothing(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1593,7 +1647,7 @@ pub mod extra {
                     let arg_loop = r.read_long()?;
                     let arg_request = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.r#move(arg_self_, arg_loop, &arg_request)?;
+                    let ret_ = S::r#move(&self.servant, arg_self_, arg_loop, &arg_request)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1601,7 +1655,7 @@ pub mod extra {
                 }
                 "_get_mode" => {
                     request.arguments_done()?;
-                    match self.0.get_mode() {
+                    match S::get_mode(&self.servant) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_ulong(ret_ as u32);
@@ -1616,7 +1670,7 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_value = <Mode as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.set_mode(arg_value) {
+                    match S::set_mode(&self.servant, arg_value) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1627,7 +1681,7 @@ pub mod extra {
                 }
                 "_get_count" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_count()?;
+                    let ret_ = S::get_count(&self.servant)?;
                     request.reply(|w| {
                         w.write_ulong(ret_);
                         Ok(())

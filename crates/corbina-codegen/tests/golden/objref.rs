@@ -62,6 +62,9 @@ pub mod refs {
 
         /// IDL `name`.
         pub fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::name(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "name",
                 |_| Ok(()),
@@ -75,6 +78,9 @@ pub mod refs {
 
         /// IDL `_get_next`.
         pub fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::get_next(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_next",
                 |_| Ok(()),
@@ -88,6 +94,9 @@ pub mod refs {
 
         /// IDL `_set_next`.
         pub fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::set_next(servant, value)) {
+                return done;
+            }
             self.obj.invoke(
                 "_set_next",
                 |w| {
@@ -124,13 +133,30 @@ pub mod refs {
         fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Refs::Item` to a [`ItemServant`].
-    pub struct ItemSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Refs::Item` to a [`ItemServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct ItemSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn ItemServant>,
+    }
 
     impl<S: ItemServant> ItemSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -147,11 +173,18 @@ pub mod refs {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:Refs/Item:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.name()?;
+                    let ret_ = S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -159,7 +192,7 @@ pub mod refs {
                 }
                 "_get_next" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_next()?;
+                    let ret_ = S::get_next(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -169,7 +202,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    self.0.set_next(arg_value.as_ref())?;
+                    S::set_next(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -222,6 +255,9 @@ pub mod refs {
 
         /// IDL `name`.
         pub fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::name(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "name",
                 |_| Ok(()),
@@ -235,6 +271,9 @@ pub mod refs {
 
         /// IDL `_get_next`.
         pub fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::get_next(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_next",
                 |_| Ok(()),
@@ -248,6 +287,9 @@ pub mod refs {
 
         /// IDL `_set_next`.
         pub fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Item:1.0", |servant: &dyn ItemServant| ItemServant::set_next(servant, value)) {
+                return done;
+            }
             self.obj.invoke(
                 "_set_next",
                 |w| {
@@ -261,6 +303,9 @@ pub mod refs {
 
         /// IDL `weight`.
         pub fn weight(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/SpecialItem:1.0", |servant: &dyn SpecialItemServant| SpecialItemServant::weight(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "weight",
                 |_| Ok(()),
@@ -297,13 +342,32 @@ pub mod refs {
         fn weight(&self) -> ::core::result::Result<i32, ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Refs::SpecialItem` to a [`SpecialItemServant`].
-    pub struct SpecialItemSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Refs::SpecialItem` to a [`SpecialItemServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct SpecialItemSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn SpecialItemServant>,
+        local_1: ::std::sync::Arc<dyn ItemServant>,
+    }
 
     impl<S: SpecialItemServant> SpecialItemSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                local_1: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -321,11 +385,19 @@ pub mod refs {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:Refs/SpecialItem:1.0" => Some(&self.local_0),
+                "IDL:Refs/Item:1.0" => Some(&self.local_1),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.name()?;
+                    let ret_ = S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -333,7 +405,7 @@ pub mod refs {
                 }
                 "_get_next" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_next()?;
+                    let ret_ = S::get_next(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -343,12 +415,12 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    self.0.set_next(arg_value.as_ref())?;
+                    S::set_next(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 "weight" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.weight()?;
+                    let ret_ = S::weight(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -606,6 +678,9 @@ pub mod refs {
 
         /// IDL `put`.
         pub fn put(&self, name: &str, obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::put(servant, name, obj)) {
+                return done;
+            }
             self.obj.invoke(
                 "put",
                 |w| {
@@ -620,6 +695,9 @@ pub mod refs {
 
         /// IDL `get`.
         pub fn get(&self, name: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, registry::GetError> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::get(servant, name)) {
+                return done;
+            }
             self.obj.invoke(
                 "get",
                 |w| {
@@ -641,6 +719,9 @@ pub mod refs {
 
         /// IDL `make`.
         pub fn make(&self, name: &str) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::make(servant, name)) {
+                return done;
+            }
             self.obj.invoke(
                 "make",
                 |w| {
@@ -657,6 +738,9 @@ pub mod refs {
 
         /// IDL `make_special`.
         pub fn make_special(&self, name: &str, weight: i32) -> ::core::result::Result<::core::option::Option<SpecialItem>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::make_special(servant, name, weight)) {
+                return done;
+            }
             self.obj.invoke(
                 "make_special",
                 |w| {
@@ -674,6 +758,9 @@ pub mod refs {
 
         /// IDL `echo_item`.
         pub fn echo_item(&self, i: ::core::option::Option<&Item>) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::echo_item(servant, i)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_item",
                 |w| {
@@ -690,6 +777,9 @@ pub mod refs {
 
         /// IDL `swap`.
         pub fn swap(&self, a: &mut ::core::option::Option<::corbina::ObjectRef>, b: &mut ::core::option::Option<Item>) -> ::core::result::Result<Obj, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::swap(servant, a, b)) {
+                return done;
+            }
             let (a_out, b_out, c_out) = self.obj.invoke(
                 "swap",
                 |w| {
@@ -712,6 +802,9 @@ pub mod refs {
 
         /// IDL `items`.
         pub fn items(&self) -> ::core::result::Result<ItemSeq, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::items(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "items",
                 |_| Ok(()),
@@ -734,6 +827,9 @@ pub mod refs {
 
         /// IDL `count_items`.
         pub fn count_items(&self, items: &[::core::option::Option<Item>]) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::count_items(servant, items)) {
+                return done;
+            }
             self.obj.invoke(
                 "count_items",
                 |w| {
@@ -753,6 +849,9 @@ pub mod refs {
 
         /// IDL `entries`.
         pub fn entries(&self) -> ::core::result::Result<EntrySeq, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::entries(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "entries",
                 |_| Ok(()),
@@ -766,6 +865,9 @@ pub mod refs {
 
         /// IDL `put_entry`.
         pub fn put_entry(&self, e: &Entry) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::put_entry(servant, e)) {
+                return done;
+            }
             self.obj.invoke(
                 "put_entry",
                 |w| {
@@ -779,6 +881,9 @@ pub mod refs {
 
         /// IDL `maybe`.
         pub fn maybe(&self, yes: bool) -> ::core::result::Result<MaybeItem, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::maybe(servant, yes)) {
+                return done;
+            }
             self.obj.invoke(
                 "maybe",
                 |w| {
@@ -795,6 +900,9 @@ pub mod refs {
 
         /// IDL `_get_self_ref`.
         pub fn get_self_ref(&self) -> ::core::result::Result<::core::option::Option<Registry>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::get_self_ref(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_self_ref",
                 |_| Ok(()),
@@ -808,6 +916,9 @@ pub mod refs {
 
         /// IDL `_get_fallback`.
         pub fn get_fallback(&self) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::get_fallback(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "_get_fallback",
                 |_| Ok(()),
@@ -821,6 +932,9 @@ pub mod refs {
 
         /// IDL `_set_fallback`.
         pub fn set_fallback(&self, value: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Refs/Registry:1.0", |servant: &dyn RegistryServant| RegistryServant::set_fallback(servant, value)) {
+                return done;
+            }
             self.obj.invoke(
                 "_set_fallback",
                 |w| {
@@ -890,13 +1004,30 @@ pub mod refs {
         fn set_fallback(&self, value: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Refs::Registry` to a [`RegistryServant`].
-    pub struct RegistrySkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Refs::Registry` to a [`RegistryServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct RegistrySkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn RegistryServant>,
+    }
 
     impl<S: RegistryServant> RegistrySkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -913,6 +1044,13 @@ pub mod refs {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:Refs/Registry:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "put" => {
@@ -920,14 +1058,14 @@ pub mod refs {
                     let arg_name = r.read_string()?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    self.0.put(&arg_name, arg_obj.as_ref())?;
+                    S::put(&self.servant, &arg_name, arg_obj.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 "get" => {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    match self.0.get(&arg_name) {
+                    match S::get(&self.servant, &arg_name) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -942,7 +1080,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.make(&arg_name)?;
+                    let ret_ = S::make(&self.servant, &arg_name)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -953,7 +1091,7 @@ pub mod refs {
                     let arg_name = r.read_string()?;
                     let arg_weight = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.make_special(&arg_name, arg_weight)?;
+                    let ret_ = S::make_special(&self.servant, &arg_name, arg_weight)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<SpecialItem>(w, &ret_)?;
                         Ok(())
@@ -963,7 +1101,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_i = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_item(arg_i.as_ref())?;
+                    let ret_ = S::echo_item(&self.servant, arg_i.as_ref())?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -974,7 +1112,7 @@ pub mod refs {
                     let mut arg_a = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     let mut arg_b = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    let out_c = self.0.swap(&mut arg_a, &mut arg_b)?;
+                    let out_c = S::swap(&self.servant, &mut arg_a, &mut arg_b)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &arg_a)?;
                         ::corbina::object::write_ref::<Item>(w, &arg_b)?;
@@ -984,7 +1122,7 @@ pub mod refs {
                 }
                 "items" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.items()?;
+                    let ret_ = S::items(&self.servant)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         for item in ret_.iter() {
@@ -1006,7 +1144,7 @@ pub mod refs {
                         v
                     };
                     request.arguments_done()?;
-                    let ret_ = self.0.count_items(&arg_items)?;
+                    let ret_ = S::count_items(&self.servant, &arg_items)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1014,7 +1152,7 @@ pub mod refs {
                 }
                 "entries" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.entries()?;
+                    let ret_ = S::entries(&self.servant)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <Entry as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -1025,14 +1163,14 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_e = <Entry as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    self.0.put_entry(&arg_e)?;
+                    S::put_entry(&self.servant, &arg_e)?;
                     request.reply(|_| Ok(()))
                 }
                 "maybe" => {
                     let r = request.arguments();
                     let arg_yes = r.read_boolean()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.maybe(arg_yes)?;
+                    let ret_ = S::maybe(&self.servant, arg_yes)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1040,7 +1178,7 @@ pub mod refs {
                 }
                 "_get_self_ref" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_self_ref()?;
+                    let ret_ = S::get_self_ref(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Registry>(w, &ret_)?;
                         Ok(())
@@ -1048,7 +1186,7 @@ pub mod refs {
                 }
                 "_get_fallback" => {
                     request.arguments_done()?;
-                    let ret_ = self.0.get_fallback()?;
+                    let ret_ = S::get_fallback(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
                         Ok(())
@@ -1058,7 +1196,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    self.0.set_fallback(arg_value.as_ref())?;
+                    S::set_fallback(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -40,6 +40,9 @@ impl Top {
 
     /// IDL `top_op`.
     pub fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::top_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "top_op",
             |_| Ok(()),
@@ -50,6 +53,9 @@ impl Top {
 
     /// IDL `_get_top_attr`.
     pub fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::get_top_attr(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_top_attr",
             |_| Ok(()),
@@ -63,6 +69,9 @@ impl Top {
 
     /// IDL `_set_top_attr`.
     pub fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::set_top_attr(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_top_attr",
             |w| {
@@ -99,13 +108,30 @@ pub trait TopServant: Send + Sync + 'static {
     fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Top` to a [`TopServant`].
-pub struct TopSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Top` to a [`TopServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct TopSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn TopServant>,
+}
 
 impl<S: TopServant> TopSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -122,16 +148,23 @@ impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Top:1.0" => Some(&self.local_0),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                self.0.top_op()?;
+                S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_top_attr()?;
+                let ret_ = S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -141,7 +174,7 @@ impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_top_attr(arg_value)?;
+                S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -194,6 +227,9 @@ impl Left {
 
     /// IDL `top_op`.
     pub fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::top_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "top_op",
             |_| Ok(()),
@@ -204,6 +240,9 @@ impl Left {
 
     /// IDL `_get_top_attr`.
     pub fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::get_top_attr(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_top_attr",
             |_| Ok(()),
@@ -217,6 +256,9 @@ impl Left {
 
     /// IDL `_set_top_attr`.
     pub fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::set_top_attr(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_top_attr",
             |w| {
@@ -230,6 +272,9 @@ impl Left {
 
     /// IDL `left_op`.
     pub fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Left:1.0", |servant: &dyn LeftServant| LeftServant::left_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "left_op",
             |_| Ok(()),
@@ -263,13 +308,32 @@ pub trait LeftServant: TopServant {
     fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Left` to a [`LeftServant`].
-pub struct LeftSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Left` to a [`LeftServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct LeftSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn LeftServant>,
+    local_1: ::std::sync::Arc<dyn TopServant>,
+}
 
 impl<S: LeftServant> LeftSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            local_1: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -287,16 +351,24 @@ impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Left:1.0" => Some(&self.local_0),
+            "IDL:corbina.example/Top:1.0" => Some(&self.local_1),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                self.0.top_op()?;
+                S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_top_attr()?;
+                let ret_ = S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -306,12 +378,12 @@ impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_top_attr(arg_value)?;
+                S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "left_op" => {
                 request.arguments_done()?;
-                self.0.left_op()?;
+                S::left_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -364,6 +436,9 @@ impl Right {
 
     /// IDL `top_op`.
     pub fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::top_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "top_op",
             |_| Ok(()),
@@ -374,6 +449,9 @@ impl Right {
 
     /// IDL `_get_top_attr`.
     pub fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::get_top_attr(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_top_attr",
             |_| Ok(()),
@@ -387,6 +465,9 @@ impl Right {
 
     /// IDL `_set_top_attr`.
     pub fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::set_top_attr(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_top_attr",
             |w| {
@@ -400,6 +481,9 @@ impl Right {
 
     /// IDL `right_op`.
     pub fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Right:1.0", |servant: &dyn RightServant| RightServant::right_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "right_op",
             |_| Ok(()),
@@ -410,6 +494,9 @@ impl Right {
 
     /// IDL `_get_name`.
     pub fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Right:1.0", |servant: &dyn RightServant| RightServant::get_name(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_name",
             |_| Ok(()),
@@ -449,13 +536,32 @@ pub trait RightServant: TopServant {
     fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Right` to a [`RightServant`].
-pub struct RightSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Right` to a [`RightServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct RightSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn RightServant>,
+    local_1: ::std::sync::Arc<dyn TopServant>,
+}
 
 impl<S: RightServant> RightSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            local_1: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -473,16 +579,24 @@ impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Right:1.0" => Some(&self.local_0),
+            "IDL:corbina.example/Top:1.0" => Some(&self.local_1),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                self.0.top_op()?;
+                S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_top_attr()?;
+                let ret_ = S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -492,17 +606,17 @@ impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_top_attr(arg_value)?;
+                S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "right_op" => {
                 request.arguments_done()?;
-                self.0.right_op()?;
+                S::right_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_name" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_name()?;
+                let ret_ = S::get_name(&self.servant)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -558,6 +672,9 @@ impl Bottom {
 
     /// IDL `top_op`.
     pub fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::top_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "top_op",
             |_| Ok(()),
@@ -568,6 +685,9 @@ impl Bottom {
 
     /// IDL `_get_top_attr`.
     pub fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::get_top_attr(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_top_attr",
             |_| Ok(()),
@@ -581,6 +701,9 @@ impl Bottom {
 
     /// IDL `_set_top_attr`.
     pub fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Top:1.0", |servant: &dyn TopServant| TopServant::set_top_attr(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_top_attr",
             |w| {
@@ -594,6 +717,9 @@ impl Bottom {
 
     /// IDL `left_op`.
     pub fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Left:1.0", |servant: &dyn LeftServant| LeftServant::left_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "left_op",
             |_| Ok(()),
@@ -604,6 +730,9 @@ impl Bottom {
 
     /// IDL `right_op`.
     pub fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Right:1.0", |servant: &dyn RightServant| RightServant::right_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "right_op",
             |_| Ok(()),
@@ -614,6 +743,9 @@ impl Bottom {
 
     /// IDL `_get_name`.
     pub fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Right:1.0", |servant: &dyn RightServant| RightServant::get_name(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_name",
             |_| Ok(()),
@@ -627,6 +759,9 @@ impl Bottom {
 
     /// IDL `bottom_op`.
     pub fn bottom_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Bottom:1.0", |servant: &dyn BottomServant| BottomServant::bottom_op(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "bottom_op",
             |_| Ok(()),
@@ -672,13 +807,36 @@ pub trait BottomServant: LeftServant + RightServant {
     fn bottom_op(&self) -> ::core::result::Result<(), ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Bottom` to a [`BottomServant`].
-pub struct BottomSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Bottom` to a [`BottomServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct BottomSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn BottomServant>,
+    local_1: ::std::sync::Arc<dyn TopServant>,
+    local_2: ::std::sync::Arc<dyn LeftServant>,
+    local_3: ::std::sync::Arc<dyn RightServant>,
+}
 
 impl<S: BottomServant> BottomSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            local_1: servant.clone(),
+            local_2: servant.clone(),
+            local_3: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -698,16 +856,26 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Bottom:1.0" => Some(&self.local_0),
+            "IDL:corbina.example/Top:1.0" => Some(&self.local_1),
+            "IDL:corbina.example/Left:1.0" => Some(&self.local_2),
+            "IDL:corbina.example/Right:1.0" => Some(&self.local_3),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                self.0.top_op()?;
+                S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_top_attr()?;
+                let ret_ = S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -717,22 +885,22 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_top_attr(arg_value)?;
+                S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "left_op" => {
                 request.arguments_done()?;
-                self.0.left_op()?;
+                S::left_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "right_op" => {
                 request.arguments_done()?;
-                self.0.right_op()?;
+                S::right_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_name" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_name()?;
+                let ret_ = S::get_name(&self.servant)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -740,7 +908,7 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
             }
             "bottom_op" => {
                 request.arguments_done()?;
-                self.0.bottom_op()?;
+                S::bottom_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -793,6 +961,9 @@ impl Keywords {
 
     /// IDL `type`.
     pub fn r#type(&self, r#match: i32, r#move: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::r#type(servant, r#match, r#move)) {
+            return done;
+        }
         self.obj.invoke(
             "type",
             |w| {
@@ -807,6 +978,9 @@ impl Keywords {
 
     /// IDL `module`.
     pub fn module(&self, self_: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::module(servant, self_)) {
+            return done;
+        }
         self.obj.invoke(
             "module",
             |w| {
@@ -820,6 +994,9 @@ impl Keywords {
 
     /// IDL `_get_fn`.
     pub fn get_fn(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::get_fn(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_fn",
             |_| Ok(()),
@@ -833,6 +1010,9 @@ impl Keywords {
 
     /// IDL `_set_fn`.
     pub fn set_fn(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::set_fn(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_fn",
             |w| {
@@ -846,6 +1026,9 @@ impl Keywords {
 
     /// IDL `_get_impl`.
     pub fn get_impl(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::get_impl(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_impl",
             |_| Ok(()),
@@ -859,6 +1042,9 @@ impl Keywords {
 
     /// IDL `_set_impl`.
     pub fn set_impl(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Keywords:1.0", |servant: &dyn KeywordsServant| KeywordsServant::set_impl(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_impl",
             |w| {
@@ -904,13 +1090,30 @@ pub trait KeywordsServant: Send + Sync + 'static {
     fn set_impl(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException>;
 }
 
-/// Dispatches requests for IDL interface `::Keywords` to a [`KeywordsServant`].
-pub struct KeywordsSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Keywords` to a [`KeywordsServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct KeywordsSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn KeywordsServant>,
+}
 
 impl<S: KeywordsServant> KeywordsSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -927,6 +1130,13 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Keywords:1.0" => Some(&self.local_0),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "type" => {
@@ -934,19 +1144,19 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let arg_match = r.read_long()?;
                 let arg_move = r.read_long()?;
                 request.arguments_done()?;
-                self.0.r#type(arg_match, arg_move)?;
+                S::r#type(&self.servant, arg_match, arg_move)?;
                 request.reply(|_| Ok(()))
             }
             "module" => {
                 let r = request.arguments();
                 let arg_self_ = r.read_string()?;
                 request.arguments_done()?;
-                self.0.module(&arg_self_)?;
+                S::module(&self.servant, &arg_self_)?;
                 request.reply(|_| Ok(()))
             }
             "_get_fn" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_fn()?;
+                let ret_ = S::get_fn(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -956,12 +1166,12 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_fn(arg_value)?;
+                S::set_fn(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "_get_impl" => {
                 request.arguments_done()?;
-                let ret_ = self.0.get_impl()?;
+                let ret_ = S::get_impl(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -971,7 +1181,7 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                self.0.set_impl(arg_value)?;
+                S::set_impl(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -1086,6 +1296,9 @@ impl Ops {
 
     /// IDL `notify`.
     pub fn notify(&self, msg: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        if self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::notify(servant, msg)).is_some() {
+            return Ok(());
+        }
         self.obj.invoke_oneway(
             "notify",
             |w| {
@@ -1097,6 +1310,9 @@ impl Ops {
 
     /// IDL `compute`.
     pub fn compute(&self, a: i32, c: &mut i32) -> ::core::result::Result<(i32, i32), ops::ComputeError> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::compute(servant, a, c)) {
+            return done;
+        }
         let (ret, b_out, c_out) = self.obj.invoke(
             "compute",
             |w| {
@@ -1123,6 +1339,9 @@ impl Ops {
 
     /// IDL `precise`.
     pub fn precise(&self) -> ::core::result::Result<::corbina::LongDouble, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::precise(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "precise",
             |_| Ok(()),
@@ -1136,6 +1355,9 @@ impl Ops {
 
     /// IDL `counter`.
     pub fn counter(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::counter(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "counter",
             |_| Ok(()),
@@ -1149,6 +1371,9 @@ impl Ops {
 
     /// IDL `wide`.
     pub fn wide(&self) -> ::core::result::Result<char, ::corbina::SystemException> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::wide(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "wide",
             |_| Ok(()),
@@ -1162,6 +1387,9 @@ impl Ops {
 
     /// IDL `_get_value`.
     pub fn get_value(&self) -> ::core::result::Result<i32, ops::GetValueError> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::get_value(servant)) {
+            return done;
+        }
         self.obj.invoke(
             "_get_value",
             |_| Ok(()),
@@ -1180,6 +1408,9 @@ impl Ops {
 
     /// IDL `_set_value`.
     pub fn set_value(&self, value: i32) -> ::core::result::Result<(), ops::SetValueError> {
+        if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Ops:1.0", |servant: &dyn OpsServant| OpsServant::set_value(servant, value)) {
+            return done;
+        }
         self.obj.invoke(
             "_set_value",
             |w| {
@@ -1233,13 +1464,30 @@ pub trait OpsServant: Send + Sync + 'static {
     fn set_value(&self, value: i32) -> ::core::result::Result<(), ops::SetValueError>;
 }
 
-/// Dispatches requests for IDL interface `::Ops` to a [`OpsServant`].
-pub struct OpsSkeleton<S>(pub S);
+/// Dispatches requests for IDL interface `::Ops` to a [`OpsServant`], and hands the
+/// servant to collocated proxies (`::corbina::Servant::local_interface`).
+pub struct OpsSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+    local_0: ::std::sync::Arc<dyn OpsServant>,
+}
 
 impl<S: OpsServant> OpsSkeleton<S> {
     /// A skeleton serving `servant`.
     pub fn new(servant: S) -> Self {
-        Self(servant)
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self {
+            local_0: servant.clone(),
+            servant,
+        }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
     }
 }
 
@@ -1256,13 +1504,20 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
         )
     }
 
+    fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+        match repository_id {
+            "IDL:corbina.example/Ops:1.0" => Some(&self.local_0),
+            _ => None,
+        }
+    }
+
     fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
         match request.operation() {
             "notify" => {
                 let r = request.arguments();
                 let arg_msg = r.read_string()?;
                 request.arguments_done()?;
-                self.0.notify(&arg_msg)?;
+                S::notify(&self.servant, &arg_msg)?;
                 request.reply(|_| Ok(()))
             }
             "compute" => {
@@ -1270,7 +1525,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
                 let arg_a = r.read_long()?;
                 let mut arg_c = r.read_long()?;
                 request.arguments_done()?;
-                match self.0.compute(arg_a, &mut arg_c) {
+                match S::compute(&self.servant, arg_a, &mut arg_c) {
                     Ok((ret_, out_b)) => {
                         request.reply(|w| {
                             w.write_long(ret_);
@@ -1285,7 +1540,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "precise" => {
                 request.arguments_done()?;
-                let ret_ = self.0.precise()?;
+                let ret_ = S::precise(&self.servant)?;
                 request.reply(|w| {
                     w.write_long_double(ret_);
                     Ok(())
@@ -1293,7 +1548,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "counter" => {
                 request.arguments_done()?;
-                let ret_ = self.0.counter()?;
+                let ret_ = S::counter(&self.servant)?;
                 request.reply(|w| {
                     w.write_ulonglong(ret_);
                     Ok(())
@@ -1301,7 +1556,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "wide" => {
                 request.arguments_done()?;
-                let ret_ = self.0.wide()?;
+                let ret_ = S::wide(&self.servant)?;
                 request.reply(|w| {
                     w.write_wchar(ret_)?;
                     Ok(())
@@ -1309,7 +1564,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "_get_value" => {
                 request.arguments_done()?;
-                match self.0.get_value() {
+                match S::get_value(&self.servant) {
                     Ok(ret_) => {
                         request.reply(|w| {
                             w.write_long(ret_);
@@ -1324,7 +1579,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                match self.0.set_value(arg_value) {
+                match S::set_value(&self.servant, arg_value) {
                     Ok(()) => {
                         request.reply(|_| Ok(()))
                     }
@@ -1504,6 +1759,9 @@ pub mod outer {
 
         /// IDL `ping`.
         pub fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.example/Outer/Fwd:1.0", |servant: &dyn FwdServant| FwdServant::ping(servant)) {
+                return done;
+            }
             self.obj.invoke(
                 "ping",
                 |_| Ok(()),
@@ -1531,13 +1789,30 @@ pub mod outer {
         fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
-    /// Dispatches requests for IDL interface `::Outer::Fwd` to a [`FwdServant`].
-    pub struct FwdSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Outer::Fwd` to a [`FwdServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct FwdSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn FwdServant>,
+    }
 
     impl<S: FwdServant> FwdSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -1554,11 +1829,18 @@ pub mod outer {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:corbina.example/Outer/Fwd:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "ping" => {
                     request.arguments_done()?;
-                    self.0.ping()?;
+                    S::ping(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -2320,13 +2602,30 @@ pub mod typed {
     pub trait VersionedServant: Send + Sync + 'static {
     }
 
-    /// Dispatches requests for IDL interface `::Typed::Versioned` to a [`VersionedServant`].
-    pub struct VersionedSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Typed::Versioned` to a [`VersionedServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct VersionedSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn VersionedServant>,
+    }
 
     impl<S: VersionedServant> VersionedSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -2341,6 +2640,13 @@ pub mod typed {
                 "IDL:typed.example/Typed/Versioned:2.3"
                     | "IDL:omg.org/CORBA/Object:1.0"
             )
+        }
+
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:typed.example/Typed/Versioned:2.3" => Some(&self.local_0),
+                _ => None,
+            }
         }
 
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
@@ -2406,13 +2712,30 @@ pub mod typed {
     pub trait ExplicitServant: Send + Sync + 'static {
     }
 
-    /// Dispatches requests for IDL interface `::Typed::Explicit` to a [`ExplicitServant`].
-    pub struct ExplicitSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Typed::Explicit` to a [`ExplicitServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct ExplicitSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn ExplicitServant>,
+    }
 
     impl<S: ExplicitServant> ExplicitSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -2427,6 +2750,13 @@ pub mod typed {
                 "LOCAL:explicit"
                     | "IDL:omg.org/CORBA/Object:1.0"
             )
+        }
+
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "LOCAL:explicit" => Some(&self.local_0),
+                _ => None,
+            }
         }
 
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
@@ -2492,13 +2822,30 @@ pub mod typed {
     pub trait WithTypeIdServant: Send + Sync + 'static {
     }
 
-    /// Dispatches requests for IDL interface `::Typed::WithTypeId` to a [`WithTypeIdServant`].
-    pub struct WithTypeIdSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Typed::WithTypeId` to a [`WithTypeIdServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct WithTypeIdSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn WithTypeIdServant>,
+    }
 
     impl<S: WithTypeIdServant> WithTypeIdSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -2513,6 +2860,13 @@ pub mod typed {
                 "IDL:custom/Id:9.9"
                     | "IDL:omg.org/CORBA/Object:1.0"
             )
+        }
+
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:custom/Id:9.9" => Some(&self.local_0),
+                _ => None,
+            }
         }
 
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {

@@ -1239,6 +1239,9 @@ pub mod interop {
 
         /// IDL `echo_prims`.
         pub fn echo_prims(&self, v: &Prims) -> ::core::result::Result<Prims, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_prims(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_prims",
                 |w| {
@@ -1255,6 +1258,9 @@ pub mod interop {
 
         /// IDL `echo_point`.
         pub fn echo_point(&self, v: &Point) -> ::core::result::Result<Point, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_point(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_point",
                 |w| {
@@ -1271,6 +1277,9 @@ pub mod interop {
 
         /// IDL `echo_points`.
         pub fn echo_points(&self, v: &[Point]) -> ::core::result::Result<Points, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_points(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_points",
                 |w| {
@@ -1288,6 +1297,9 @@ pub mod interop {
 
         /// IDL `echo_nested`.
         pub fn echo_nested(&self, v: &Nested) -> ::core::result::Result<Nested, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_nested(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_nested",
                 |w| {
@@ -1304,6 +1316,9 @@ pub mod interop {
 
         /// IDL `echo_texts`.
         pub fn echo_texts(&self, v: &Texts) -> ::core::result::Result<Texts, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_texts(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_texts",
                 |w| {
@@ -1320,6 +1335,9 @@ pub mod interop {
 
         /// IDL `echo_texts_alias`.
         pub fn echo_texts_alias(&self, v: &TextsAlias) -> ::core::result::Result<TextsAlias, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_texts_alias(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_texts_alias",
                 |w| {
@@ -1336,6 +1354,9 @@ pub mod interop {
 
         /// IDL `echo_grid`.
         pub fn echo_grid(&self, v: &Grid) -> ::core::result::Result<Grid, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_grid(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_grid",
                 |w| {
@@ -1352,6 +1373,9 @@ pub mod interop {
 
         /// IDL `echo_pair`.
         pub fn echo_pair(&self, v: &Pair) -> ::core::result::Result<Pair, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_pair(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_pair",
                 |w| {
@@ -1368,6 +1392,9 @@ pub mod interop {
 
         /// IDL `echo_names`.
         pub fn echo_names(&self, v: &Names) -> ::core::result::Result<Names, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_names(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_names",
                 |w| {
@@ -1384,6 +1411,9 @@ pub mod interop {
 
         /// IDL `echo_price`.
         pub fn echo_price(&self, v: Price) -> ::core::result::Result<Price, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_price(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_price",
                 |w| {
@@ -1403,6 +1433,9 @@ pub mod interop {
 
         /// IDL `echo_points_seq_seq`.
         pub fn echo_points_seq_seq(&self, v: &[Points]) -> ::core::result::Result<PointsSeqSeq, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_points_seq_seq(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_points_seq_seq",
                 |w| {
@@ -1420,6 +1453,9 @@ pub mod interop {
 
         /// IDL `echo_color`.
         pub fn echo_color(&self, v: Color) -> ::core::result::Result<Color, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_color(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_color",
                 |w| {
@@ -1436,6 +1472,9 @@ pub mod interop {
 
         /// IDL `echo_by_long`.
         pub fn echo_by_long(&self, v: &ByLong) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_by_long(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_by_long",
                 |w| {
@@ -1452,6 +1491,9 @@ pub mod interop {
 
         /// IDL `echo_by_enum`.
         pub fn echo_by_enum(&self, v: &ByEnum) -> ::core::result::Result<ByEnum, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_by_enum(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_by_enum",
                 |w| {
@@ -1468,6 +1510,9 @@ pub mod interop {
 
         /// IDL `echo_by_char`.
         pub fn echo_by_char(&self, v: &ByChar) -> ::core::result::Result<ByChar, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_by_char(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_by_char",
                 |w| {
@@ -1484,6 +1529,9 @@ pub mod interop {
 
         /// IDL `echo_by_bool`.
         pub fn echo_by_bool(&self, v: &ByBool) -> ::core::result::Result<ByBool, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_by_bool(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_by_bool",
                 |w| {
@@ -1500,6 +1548,9 @@ pub mod interop {
 
         /// IDL `echo_unions`.
         pub fn echo_unions(&self, v: &[ByLong]) -> ::core::result::Result<Unions, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_unions(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_unions",
                 |w| {
@@ -1517,6 +1568,9 @@ pub mod interop {
 
         /// IDL `echo_tree`.
         pub fn echo_tree(&self, v: &Tree) -> ::core::result::Result<Tree, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_tree(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_tree",
                 |w| {
@@ -1533,6 +1587,9 @@ pub mod interop {
 
         /// IDL `echo_holder`.
         pub fn echo_holder(&self, v: &Holder) -> ::core::result::Result<Holder, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_holder(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_holder",
                 |w| {
@@ -1549,6 +1606,9 @@ pub mod interop {
 
         /// IDL `echo_ref`.
         pub fn echo_ref(&self, v: ::core::option::Option<&TypesEcho>) -> ::core::result::Result<::core::option::Option<TypesEcho>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_ref(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_ref",
                 |w| {
@@ -1565,6 +1625,9 @@ pub mod interop {
 
         /// IDL `echo_any`.
         pub fn echo_any(&self, v: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_any(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_any",
                 |w| {
@@ -1581,6 +1644,9 @@ pub mod interop {
 
         /// IDL `echo_long_double`.
         pub fn echo_long_double(&self, v: ::corbina::LongDouble) -> ::core::result::Result<::corbina::LongDouble, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_long_double(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_long_double",
                 |w| {
@@ -1597,6 +1663,9 @@ pub mod interop {
 
         /// IDL `echo_wchar`.
         pub fn echo_wchar(&self, v: char) -> ::core::result::Result<char, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_wchar(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_wchar",
                 |w| {
@@ -1613,6 +1682,9 @@ pub mod interop {
 
         /// IDL `echo_wstring`.
         pub fn echo_wstring(&self, v: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::echo_wstring(servant, v)) {
+                return done;
+            }
             self.obj.invoke(
                 "echo_wstring",
                 |w| {
@@ -1629,6 +1701,9 @@ pub mod interop {
 
         /// IDL `swap`.
         pub fn swap(&self, t: &mut Tree, q: &[Point]) -> ::core::result::Result<Points, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::swap(servant, t, q)) {
+                return done;
+            }
             let (t_out, p_out) = self.obj.invoke(
                 "swap",
                 |w| {
@@ -1650,6 +1725,9 @@ pub mod interop {
 
         /// IDL `fail`.
         pub fn fail(&self, code: i32, why: &str, r#where: &[Point]) -> ::core::result::Result<(), types_echo::FailError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Interop/TypesEcho:1.0", |servant: &dyn TypesEchoServant| TypesEchoServant::fail(servant, code, why, r#where)) {
+                return done;
+            }
             self.obj.invoke(
                 "fail",
                 |w| {
@@ -1763,13 +1841,30 @@ pub mod interop {
         fn fail(&self, code: i32, why: &str, r#where: &[Point]) -> ::core::result::Result<(), types_echo::FailError>;
     }
 
-    /// Dispatches requests for IDL interface `::Interop::TypesEcho` to a [`TypesEchoServant`].
-    pub struct TypesEchoSkeleton<S>(pub S);
+    /// Dispatches requests for IDL interface `::Interop::TypesEcho` to a [`TypesEchoServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct TypesEchoSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn TypesEchoServant>,
+    }
 
     impl<S: TypesEchoServant> TypesEchoSkeleton<S> {
         /// A skeleton serving `servant`.
         pub fn new(servant: S) -> Self {
-            Self(servant)
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
         }
     }
 
@@ -1786,13 +1881,20 @@ pub mod interop {
             )
         }
 
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:corbina.test/Interop/TypesEcho:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
         fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
             match request.operation() {
                 "echo_prims" => {
                     let r = request.arguments();
                     let arg_v = <Prims as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_prims(&arg_v)?;
+                    let ret_ = S::echo_prims(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1802,7 +1904,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Point as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_point(&arg_v)?;
+                    let ret_ = S::echo_point(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1812,7 +1914,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_points(&arg_v)?;
+                    let ret_ = S::echo_points(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <Point as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -1823,7 +1925,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Nested as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_nested(&arg_v)?;
+                    let ret_ = S::echo_nested(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1833,7 +1935,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Texts as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_texts(&arg_v)?;
+                    let ret_ = S::echo_texts(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1843,7 +1945,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Texts as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_texts_alias(&arg_v)?;
+                    let ret_ = S::echo_texts_alias(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1853,7 +1955,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_grid(&arg_v)?;
+                    let ret_ = S::echo_grid(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1863,7 +1965,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[Point; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_pair(&arg_v)?;
+                    let ret_ = S::echo_pair(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1873,7 +1975,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[::std::string::String; 3] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_names(&arg_v)?;
+                    let ret_ = S::echo_names(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1883,7 +1985,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = ::corbina::Fixed::decode(r, 5, 2)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_price(arg_v)?;
+                    let ret_ = S::echo_price(&self.servant, arg_v)?;
                     request.reply(|w| {
                         if ret_.digits != 5 || ret_.scale != 2 {
                             return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<5,2>" });
@@ -1896,7 +1998,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<::std::vec::Vec<Point>> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_points_seq_seq(&arg_v)?;
+                    let ret_ = S::echo_points_seq_seq(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <::std::vec::Vec<Point> as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -1907,7 +2009,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Color as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_color(arg_v)?;
+                    let ret_ = S::echo_color(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_ulong(ret_ as u32);
                         Ok(())
@@ -1917,7 +2019,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByLong as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_by_long(&arg_v)?;
+                    let ret_ = S::echo_by_long(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1927,7 +2029,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByEnum as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_by_enum(&arg_v)?;
+                    let ret_ = S::echo_by_enum(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1937,7 +2039,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByChar as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_by_char(&arg_v)?;
+                    let ret_ = S::echo_by_char(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1947,7 +2049,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByBool as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_by_bool(&arg_v)?;
+                    let ret_ = S::echo_by_bool(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1957,7 +2059,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<ByLong> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_unions(&arg_v)?;
+                    let ret_ = S::echo_unions(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -1968,7 +2070,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Tree as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_tree(&arg_v)?;
+                    let ret_ = S::echo_tree(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1978,7 +2080,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_holder(&arg_v)?;
+                    let ret_ = S::echo_holder(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1988,7 +2090,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = ::corbina::object::read_ref::<TypesEcho>(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_ref(arg_v.as_ref())?;
+                    let ret_ = S::echo_ref(&self.servant, arg_v.as_ref())?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<TypesEcho>(w, &ret_)?;
                         Ok(())
@@ -1998,7 +2100,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_any(&arg_v)?;
+                    let ret_ = S::echo_any(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2008,7 +2110,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_long_double()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_long_double(arg_v)?;
+                    let ret_ = S::echo_long_double(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_long_double(ret_);
                         Ok(())
@@ -2018,7 +2120,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_wchar()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_wchar(arg_v)?;
+                    let ret_ = S::echo_wchar(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_wchar(ret_)?;
                         Ok(())
@@ -2028,7 +2130,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_wstring()?;
                     request.arguments_done()?;
-                    let ret_ = self.0.echo_wstring(&arg_v)?;
+                    let ret_ = S::echo_wstring(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_wstring(&ret_)?;
                         Ok(())
@@ -2039,7 +2141,7 @@ pub mod interop {
                     let mut arg_t = <Tree as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_q = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_p = self.0.swap(&mut arg_t, &arg_q)?;
+                    let out_p = S::swap(&self.servant, &mut arg_t, &arg_q)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&arg_t, w)?;
                         w.write_length(out_p.len())?;
@@ -2053,7 +2155,7 @@ pub mod interop {
                     let arg_why = r.read_string()?;
                     let arg_where = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match self.0.fail(arg_code, &arg_why, &arg_where) {
+                    match S::fail(&self.servant, arg_code, &arg_why, &arg_where) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }

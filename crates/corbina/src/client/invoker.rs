@@ -2,10 +2,10 @@
 //! writes, and blocks on the reply itself — no thread switch, no queue.
 
 use std::sync::atomic::{AtomicI16, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
-use super::rope::{Rope, Strand};
+use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
 use crate::cdr::{ByteOrder, CodeSets};
 use crate::giop::service_context::CodeSetContext;
@@ -36,6 +36,11 @@ pub const MINOR_FORWARD_LIMIT: u32 = 0x4342_4e01;
 /// request" (orderly CloseConnection on every resend).
 pub const MINOR_RETRIES_EXHAUSTED: u32 = 0x4342_4e02;
 
+/// COMM_FAILURE minor code for "buffered oneways were lost: their connection failed when
+/// they were written outside any call" (reported once, by the next call through that
+/// connection's rope or by an explicit flush).
+pub const MINOR_ONEWAYS_LOST: u32 = 0x4342_4e03;
+
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
 const MAX_RESENDS: usize = 16;
 
@@ -51,6 +56,10 @@ pub struct IiopInvoker {
     profile_index: u32,
     profile: IiopProfile,
     rope: Arc<Rope>,
+    /// When `rope` is a local endpoint: the profile's TCP address, used while the local one
+    /// cannot be connected to (its rope made on first use).
+    tcp_fallback: Option<Address>,
+    fallback_rope: OnceLock<Arc<Rope>>,
     version: Version,
     code_sets: CodeSets,
     addressing: AtomicI16,
@@ -79,7 +88,12 @@ impl IiopInvoker {
             .enumerate()
             .find_map(|(i, p)| p.iiop().and_then(Result::ok).map(|p| (i as u32, p)))
             .ok_or_else(inv_objref)?;
-        let rope = ctx.rope_to(select_address(&profile, ctx.config.prefer_local));
+        let address = select_address(&profile, ctx.config.prefer_local);
+        let tcp_fallback = (address.kind() != TransportKind::Tcp).then(|| Address::Tcp {
+            host: profile.host.clone(),
+            port: profile.port,
+        });
+        let rope = ctx.rope_to(address);
         let minor = profile.version.minor.min(ctx.config.giop_max_minor);
         let version = Version::new(1, minor).map_err(|_| inv_objref())?;
         let code_sets = if minor == 0 {
@@ -94,6 +108,8 @@ impl IiopInvoker {
             profile_index: index,
             profile,
             rope,
+            tcp_fallback,
+            fallback_rope: OnceLock::new(),
             version,
             code_sets,
             addressing: AtomicI16::new(crate::giop::target_address::KEY_ADDR),
@@ -121,9 +137,21 @@ impl IiopInvoker {
             .or(self.ctx.config.call_timeout)
     }
 
-    /// Where calls go: the profile's TCP address, or a local endpoint it publishes.
+    /// Where calls go: the profile's TCP address, or a local endpoint it publishes (unless
+    /// that endpoint failed recently: then the TCP address).
     pub fn address(&self) -> &Address {
-        self.rope.address()
+        self.current_rope().address()
+    }
+
+    /// The rope calls go through now: the selected one, or the TCP fallback while a local
+    /// endpoint is stale.
+    fn current_rope(&self) -> &Arc<Rope> {
+        match &self.tcp_fallback {
+            Some(tcp) if self.rope.is_stale() => self
+                .fallback_rope
+                .get_or_init(|| self.ctx.rope_to(tcp.clone())),
+            _ => &self.rope,
+        }
     }
 
     /// The profile calls go to.
@@ -177,8 +205,35 @@ impl IiopInvoker {
         }
         // Transparent resends for strands the server closed before reading the request.
         for _ in 0..MAX_RESENDS {
-            let strand = self.rope.acquire_until(deadline)?;
-            match self.attempt(strand, operation, encode, decode.as_deref_mut(), deadline)? {
+            let rope = self.current_rope();
+            if rope.take_unreported_lost() > 0 {
+                return Err(sys(
+                    SystemExceptionKind::CommFailure,
+                    MINOR_ONEWAYS_LOST,
+                    CompletionStatus::No,
+                ));
+            }
+            let strand = match rope.acquire_until(deadline) {
+                Ok(s) => s,
+                // A stale local endpoint: nothing was sent, go by TCP instead.
+                Err(e)
+                    if e.kind == SystemExceptionKind::Transient
+                        && self.tcp_fallback.is_some()
+                        && Arc::ptr_eq(rope, &self.rope) =>
+                {
+                    self.rope.mark_stale();
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match self.attempt(
+                rope,
+                strand,
+                operation,
+                encode,
+                decode.as_deref_mut(),
+                deadline,
+            )? {
                 Attempt::Done => return Ok(()),
                 Attempt::Retry => continue,
                 Attempt::Forward(target) => {
@@ -205,6 +260,7 @@ impl IiopInvoker {
 
     fn attempt<'a>(
         &self,
+        rope: &Arc<Rope>,
         mut strand: Box<Strand>,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
@@ -214,7 +270,8 @@ impl IiopInvoker {
         let code_sets = *strand.code_sets.get_or_insert(self.code_sets);
         let request_id = strand.next_request_id();
         let mut contexts = ServiceContextList::new();
-        if self.version.minor >= 1 && !strand.reused {
+        let sends_code_sets = self.version.minor >= 1 && !strand.code_sets_sent;
+        if sends_code_sets {
             // The first request on a connection fixes its transmission code sets.
             let ctx = CodeSetContext {
                 char_data: code_sets.char_set.id(),
@@ -222,10 +279,13 @@ impl IiopInvoker {
                     .wchar_set
                     .map_or(crate::cdr::CodeSetId::UTF_16, |w| w.id()),
             };
-            contexts.push(
-                ctx.to_service_context(ByteOrder::NATIVE)
-                    .map_err(|_| sys(SystemExceptionKind::Internal, 0, CompletionStatus::No))?,
-            );
+            match ctx.to_service_context(ByteOrder::NATIVE) {
+                Ok(c) => contexts.push(c),
+                Err(_) => {
+                    self.give_back(rope, strand);
+                    return Err(sys(SystemExceptionKind::Internal, 0, CompletionStatus::No));
+                }
+            }
         }
         let target = self.target();
         let header = RequestHeaderRef {
@@ -240,67 +300,182 @@ impl IiopInvoker {
             service_context: &contexts,
             requesting_principal: &[],
         };
-        let marshal_no = |e: crate::cdr::MarshalError| SystemException::from(e);
         let buffer = std::mem::take(&mut strand.out);
-        let mut mw =
-            MessageWriter::request_ref(buffer, self.version, ByteOrder::NATIVE, code_sets, &header)
-                .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?;
-        let header_len = mw.writer().len();
-        {
+        let marshal = || sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No);
+        let marshalled = 'm: {
+            let Ok(mut mw) = MessageWriter::request_ref(
+                buffer,
+                self.version,
+                ByteOrder::NATIVE,
+                code_sets,
+                &header,
+            ) else {
+                break 'm Err(marshal());
+            };
+            let header_len = mw.writer().len();
             let w = mw.body();
             let padded = w.len();
-            encode(w).map_err(marshal_no)?;
+            if let Err(e) = encode(w) {
+                break 'm Err(SystemException::from(e));
+            }
             if w.len() == padded {
                 // An empty body is sent unpadded.
                 w.truncate(header_len);
             }
+            mw.finish().map_err(|_| marshal())
+        };
+        let w = match marshalled {
+            Ok(w) => w,
+            Err(e) => {
+                // Nothing was sent: the strand (and any oneways buffered on it) goes back.
+                self.give_back(rope, strand);
+                return Err(e);
+            }
+        };
+        if sends_code_sets {
+            strand.code_sets_sent = true;
         }
-        let w = mw
-            .finish()
-            .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?;
+        let bounds = if decode.is_none() {
+            self.ctx.oneway_bounds()
+        } else {
+            None
+        };
+        if let Some(b) = bounds {
+            if w.is_contiguous() && w.len() < b.max_bytes {
+                // Buffered oneway: joins the strand's batch; written now only if a bound
+                // is reached.
+                let first = strand.batch.is_empty();
+                strand.batch.extend_from_slice(w.owned_bytes());
+                strand.out = crate::transport::recycle(w.into_owned_buffer());
+                strand.batched += 1;
+                let due = Instant::now() + b.max_delay;
+                if first || strand.batch_deadline.is_some_and(|d| due < d) {
+                    strand.batch_deadline = Some(due);
+                }
+                if strand.batched < b.max_count && strand.batch.len() < b.max_bytes {
+                    match rope.park(strand) {
+                        Park::Parked(Some(at)) => self.ctx.schedule_flush(rope, at),
+                        Park::Parked(None) => {}
+                        Park::Occupied(other) => {
+                            return self.write_batch_alone(rope, other, deadline);
+                        }
+                    }
+                    return Ok(Attempt::Done);
+                }
+                return self.write_batch_alone(rope, strand, deadline);
+            }
+        }
         if let Err(e) = strand.set_write_deadline(deadline) {
+            rope.settle(&mut strand);
+            rope.count_lost(strand.batched, false);
             drop(strand);
-            self.rope.discard();
+            rope.discard();
             return Err(if e.kind() == std::io::ErrorKind::TimedOut {
                 timeout(CompletionStatus::No)
             } else {
                 comm_failure(CompletionStatus::No)
             });
         }
-        let sent = match self.ctx.config.fragment_size {
+        let fragments = match self.ctx.config.fragment_size {
             Some(max) if self.version.minor >= 1 && w.len() > max as usize => {
-                crate::giop::fragment_message(&w.segments(), max as usize)
-                    .map_err(|_| sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No))?
-                    .iter()
-                    .try_for_each(|f| write_segments(&mut strand.stream, &f.io_slices()))
+                match crate::giop::fragment_message(&w.segments(), max as usize) {
+                    Ok(f) => Some(f),
+                    Err(_) => {
+                        drop(w);
+                        self.give_back(rope, strand);
+                        return Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No));
+                    }
+                }
             }
-            _ => write_message(&mut strand.stream, &w),
+            _ => None,
+        };
+        let had_batch = !strand.batch.is_empty();
+        let sent = match fragments {
+            Some(fragments) => {
+                // Buffered oneways first (one write), then the fragments.
+                let batch = strand.batch.as_slice();
+                let stream = &mut strand.stream;
+                std::iter::once(vec![batch])
+                    .filter(|_| had_batch)
+                    .chain(fragments.iter().map(|f| f.io_slices()))
+                    .try_for_each(|slices| write_segments(stream, &slices))
+            }
+            None if had_batch => {
+                // Buffered oneways and this request in one vectored write.
+                let mut segments = Vec::with_capacity(4);
+                segments.push(strand.batch.as_slice());
+                segments.extend(w.segments());
+                write_segments(&mut strand.stream, &segments)
+            }
+            None => write_message(&mut strand.stream, &w),
         };
         strand.out = crate::transport::recycle(w.into_owned_buffer());
+        if had_batch {
+            rope.settle(&mut strand);
+        }
         if let Err(e) = sent {
             let reused = strand.reused;
+            let lost = strand.batched;
             drop(strand);
-            self.rope.discard();
+            rope.discard();
             // The whole request never reached the server: nothing ran. A write that timed
             // out is the call's deadline; on a reused strand a failed write is the server's
-            // idle close racing us: resend on a new connection.
+            // idle close racing us: resend on a new connection. Buffered oneways written
+            // with the request are lost with the connection: this call's error reports them,
+            // or, when it is resent, the resend does (it fails with MINOR_ONEWAYS_LOST).
             return if is_timeout(&e) && deadline.is_some() {
+                rope.count_lost(lost, false);
                 Err(timeout(CompletionStatus::No))
             } else if reused {
+                rope.count_lost(lost, true);
                 Ok(Attempt::Retry)
             } else {
+                rope.count_lost(lost, false);
                 Err(comm_failure(CompletionStatus::No))
             };
         }
+        if had_batch {
+            strand.clear_batch();
+        }
         let Some(decode) = decode else {
-            self.rope.release(strand);
+            rope.release(strand);
             return Ok(Attempt::Done);
         };
-        self.await_reply(strand, request_id, code_sets, decode, deadline)
+        self.await_reply(rope, strand, request_id, code_sets, decode, deadline)
+    }
+
+    /// Returns a strand nothing was sent on, keeping its buffered oneways pending.
+    fn give_back(&self, rope: &Arc<Rope>, strand: Box<Strand>) {
+        if strand.batch.is_empty() {
+            rope.release(strand);
+            return;
+        }
+        match rope.park(strand) {
+            Park::Parked(Some(at)) => self.ctx.schedule_flush(rope, at),
+            Park::Parked(None) => {}
+            Park::Occupied(other) => {
+                let _ = rope.write_and_release(other, Some(self.ctx.flush_write_deadline()), true);
+            }
+        }
+    }
+
+    /// Writes a strand's batch of buffered oneways (a bound was reached) and returns it to
+    /// the rope. A failure is this call's: the batch is lost with the connection.
+    fn write_batch_alone(
+        &self,
+        rope: &Rope,
+        strand: Box<Strand>,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt, SystemException> {
+        match rope.write_and_release(strand, deadline, false) {
+            Ok(()) => Ok(Attempt::Done),
+            Err(_) => Err(comm_failure(CompletionStatus::Maybe)),
+        }
     }
 
     fn await_reply(
         &self,
+        rope: &Rope,
         mut strand: Box<Strand>,
         request_id: u32,
         code_sets: CodeSets,
@@ -320,18 +495,18 @@ impl IiopInvoker {
                     // The strand is closed, never reused: a late reply cannot reach the
                     // next call.
                     drop(strand);
-                    self.rope.discard();
+                    rope.discard();
                     return Err(read_failure(&e, deadline.is_some()));
                 }
             };
             let m = match strand.reassembler.push(m) {
                 Ok(Some(m)) => m,
                 Ok(None) => continue,
-                Err(_) => return self.fail(strand, comm_failure(CompletionStatus::Maybe)),
+                Err(_) => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
             };
             let decoded = match m.decode() {
                 Ok(d) => d,
-                Err(_) => return self.fail(strand, comm_failure(CompletionStatus::Maybe)),
+                Err(_) => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
             };
             match decoded {
                 GiopMessage::Reply { header, body } if header.request_id == request_id => {
@@ -367,27 +542,21 @@ impl IiopInvoker {
                         },
                     };
                     strand.inbound = crate::transport::recycle(m.into_bytes());
-                    self.rope.release(strand);
+                    rope.release(strand);
                     return outcome;
                 }
                 GiopMessage::CloseConnection => {
                     // Orderly close: the server did not process our request.
                     drop(strand);
-                    self.rope.discard();
+                    rope.discard();
                     return Ok(Attempt::Retry);
                 }
                 GiopMessage::MessageError => {
-                    return self.fail(strand, comm_failure(CompletionStatus::No));
+                    return fail(rope, strand, comm_failure(CompletionStatus::No));
                 }
-                _ => return self.fail(strand, comm_failure(CompletionStatus::Maybe)),
+                _ => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
             }
         }
-    }
-
-    fn fail(&self, strand: Box<Strand>, e: SystemException) -> Result<Attempt, SystemException> {
-        drop(strand);
-        self.rope.discard();
-        Err(e)
     }
 }
 
@@ -418,6 +587,12 @@ pub(crate) fn select_address(profile: &IiopProfile, prefer_local: bool) -> Addre
         host: profile.host.clone(),
         port: profile.port,
     }
+}
+
+fn fail(rope: &Rope, strand: Box<Strand>, e: SystemException) -> Result<Attempt, SystemException> {
+    drop(strand);
+    rope.discard();
+    Err(e)
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {

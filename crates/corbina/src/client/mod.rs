@@ -19,6 +19,48 @@
 //!
 //! Idle strands are closed by a background scavenger (one thread per ORB, started with its
 //! first rope) when found idle on two consecutive scans of `idle_timeout`.
+//!
+//! # Buffered oneways
+//!
+//! By default a oneway is written to its connection before the call returns (CORBA
+//! Messaging's SyncScope `SYNC_WITH_TRANSPORT`). With `-ORBOnewaySyncScope none`
+//! ([`crate::config::SyncScope::None`]), or for one thread with
+//! [`set_thread_oneway_buffering`], oneways to a server are appended to a batch on one of
+//! its strands and written together, in one system call, when the first of these happens:
+//!
+//! - the batch reaches the byte or the count bound ([`crate::config::BufferingConstraint`]):
+//!   the oneway that reaches it writes the batch;
+//! - a twoway (or an unbuffered oneway) goes to the same server: it is sent on the batch's
+//!   strand, batch and request in one vectored write, so the server reads the batch first;
+//! - the time bound expires: a background flusher thread (one per ORB, started with the
+//!   first batch, sleeping until the earliest batch deadline, stopped with the context)
+//!   writes it;
+//! - [`ClientContext::flush_oneways`] is called (`Orb::shutdown` calls it), or the context
+//!   (or the rope) is dropped.
+//!
+//! Request ids stay per strand, so a batch carries consecutive ids of one connection. If the
+//! connection breaks, its buffered oneways are lost, just as unbuffered oneways that the
+//! kernel had buffered would be. A failed write is reported to the call that made it (a
+//! twoway carrying a batch gets the twoway's error); when it happens outside any call (the
+//! flusher, the context's drop) the oneways are counted ([`ClientContext::lost_oneways`])
+//! and the next call through that rope fails with `COMM_FAILURE`, completed NO, minor
+//! [`MINOR_ONEWAYS_LOST`], without being sent (an explicit flush reports them too).
+//!
+//! Ordering: a request never leaves on another connection while oneways buffered before it
+//! are still unwritten (it waits for that write), and the connection holding a batch is the
+//! next one handed out. So with one calling thread per server (or `-ORBMaxStrandsPerRope
+//! 1`) all calls share one connection and run in the order they were made, and a twoway
+//! returns only after every oneway sent before it has run. When several threads share the
+//! connections to a server, a thread's calls may go out on different connections, which
+//! the server serves concurrently: as without buffering, they are then not ordered.
+//!
+//! # Local endpoints
+//!
+//! A reference whose profile publishes a Unix-domain or shared-memory endpoint on this host
+//! is reached through it (with `-ORBPreferUnix 1`, the default). If connecting to it fails
+//! (socket file left behind, nobody listening, a path shared with another host), the call
+//! goes to the profile's TCP address instead, and every reference to that endpoint skips it
+//! for [`STALE_LOCAL_RETRY`] before trying it again.
 
 mod invoker;
 mod rope;
@@ -26,16 +68,50 @@ mod rope;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-pub use invoker::{IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_RETRIES_EXHAUSTED};
-pub use rope::{Rope, Strand, StrandSettings};
+pub use invoker::{IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST, MINOR_RETRIES_EXHAUSTED};
+pub use rope::{Rope, Strand, StrandSettings, STALE_LOCAL_RETRY};
 
-use crate::config::OrbConfig;
+use crate::config::{BufferingConstraint, OrbConfig};
 use crate::transport::Address;
+use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 thread_local! {
     static THREAD_CALL_TIMEOUT: Cell<Option<Duration>> = const { Cell::new(None) };
+    static THREAD_ONEWAYS: Cell<OnewayBuffering> = const { Cell::new(OnewayBuffering::OrbDefault) };
+}
+
+/// A thread's choice for its oneways ([`set_thread_oneway_buffering`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnewayBuffering {
+    /// As the ORB is configured (`-ORBOnewaySyncScope`).
+    #[default]
+    OrbDefault,
+    /// Written before the call returns (SYNC_WITH_TRANSPORT).
+    Off,
+    /// Buffered within these bounds (SYNC_NONE).
+    On(BufferingConstraint),
+}
+
+/// Sets how this thread's oneways are sent, overriding the ORB's `-ORBOnewaySyncScope`
+/// (see the [module documentation](self) for when buffered ones are written).
+///
+/// # Panics
+/// If a bound of `On` is 0.
+pub fn set_thread_oneway_buffering(policy: OnewayBuffering) {
+    if let OnewayBuffering::On(b) = policy {
+        assert!(
+            b.max_bytes >= 1 && b.max_count >= 1 && !b.max_delay.is_zero(),
+            "oneway buffering bounds must be at least 1"
+        );
+    }
+    THREAD_ONEWAYS.with(|t| t.set(policy));
+}
+
+/// This thread's oneway buffering override, as set by [`set_thread_oneway_buffering`].
+pub fn thread_oneway_buffering() -> OnewayBuffering {
+    THREAD_ONEWAYS.with(Cell::get)
 }
 
 /// Sets the call timeout for twoway calls made by this thread (`None`: no thread override,
@@ -58,12 +134,28 @@ struct ScavengerStop {
     wake: Condvar,
 }
 
+/// The background writer of buffered oneways whose time bound expired: ropes to visit, by
+/// deadline.
+#[derive(Default)]
+struct Flusher {
+    state: Mutex<FlusherState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct FlusherState {
+    due: Vec<(Instant, Arc<Rope>)>,
+    started: bool,
+    stopped: bool,
+}
+
 /// What every client call of an ORB shares: its configuration and its ropes, one per
 /// server address, so that all references to one server share its connections.
 pub struct ClientContext {
     pub(crate) config: OrbConfig,
     ropes: Arc<RopeMap>,
     scavenger: Mutex<Option<Arc<ScavengerStop>>>,
+    flusher: Arc<Flusher>,
 }
 
 impl ClientContext {
@@ -73,6 +165,92 @@ impl ClientContext {
             config,
             ropes: Arc::new(Mutex::new(HashMap::new())),
             scavenger: Mutex::new(None),
+            flusher: Arc::new(Flusher::default()),
+        }
+    }
+
+    /// The bounds a oneway made now by this thread is buffered within, if it is.
+    pub(crate) fn oneway_bounds(&self) -> Option<BufferingConstraint> {
+        match thread_oneway_buffering() {
+            OnewayBuffering::OrbDefault => self.config.oneway_buffering_bounds(),
+            OnewayBuffering::Off => None,
+            OnewayBuffering::On(b) => Some(b),
+        }
+    }
+
+    /// How long a flush outside any call may block on a server that does not read: the
+    /// call timeout, else the connect timeout.
+    pub(crate) fn flush_write_deadline(&self) -> Instant {
+        Instant::now()
+            + self
+                .config
+                .call_timeout
+                .unwrap_or(self.config.connect_timeout)
+    }
+
+    /// Writes every buffered oneway now (`Orb::flush_oneways`). Fails with `COMM_FAILURE`
+    /// (completed MAYBE, minor [`MINOR_ONEWAYS_LOST`]) if a connection failed and buffered
+    /// oneways were lost, here or in an earlier flush no call has reported yet.
+    pub fn flush_oneways(&self) -> Result<(), SystemException> {
+        let deadline = self.flush_write_deadline();
+        let mut lost = 0u64;
+        for rope in self.ropes() {
+            if let Err(n) = rope.flush_pending(Some(deadline)) {
+                lost += n as u64;
+                // Reported here: no later call needs to report these.
+                let _ = rope.take_unreported_lost();
+            }
+            lost += rope.take_unreported_lost();
+        }
+        if lost == 0 {
+            Ok(())
+        } else {
+            Err(
+                SystemException::new(SystemExceptionKind::CommFailure, MINOR_ONEWAYS_LOST)
+                    .completed(CompletionStatus::Maybe),
+            )
+        }
+    }
+
+    /// Buffered oneways waiting to be written, on every rope.
+    pub fn buffered_oneways(&self) -> usize {
+        self.ropes().iter().map(|r| r.buffered_oneways()).sum()
+    }
+
+    /// Buffered oneways lost because their connection failed, in all.
+    pub fn lost_oneways(&self) -> u64 {
+        self.ropes().iter().map(|r| r.lost_oneways()).sum()
+    }
+
+    /// Asks the background flusher to visit `rope` at `at` (starting it if needed).
+    pub(crate) fn schedule_flush(&self, rope: &Arc<Rope>, at: Instant) {
+        let mut st = self.flusher.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.stopped {
+            return;
+        }
+        // Wake the flusher only if this is now its earliest deadline.
+        let earliest = st.due.iter().all(|(t, _)| at < *t);
+        st.due.push((at, rope.clone()));
+        if !st.started {
+            let flusher = self.flusher.clone();
+            let write_timeout = self
+                .config
+                .call_timeout
+                .unwrap_or(self.config.connect_timeout);
+            let spawned = std::thread::Builder::new()
+                .name("corbina-oneway-flusher".into())
+                .spawn(move || oneway_flusher(&flusher, write_timeout));
+            match spawned {
+                Ok(_) => st.started = true,
+                Err(_) => {
+                    // No thread: write the batch now rather than leave it unbounded.
+                    st.due.pop();
+                    drop(st);
+                    let _ = rope.flush_pending(Some(self.flush_write_deadline()));
+                }
+            }
+        } else if earliest {
+            self.flusher.wake.notify_one();
         }
     }
 
@@ -147,7 +325,19 @@ impl ClientContext {
 }
 
 impl Drop for ClientContext {
+    /// Writes the buffered oneways (a failure is counted on the rope, nobody is left to
+    /// report it to) and stops the background threads.
     fn drop(&mut self) {
+        let deadline = self.flush_write_deadline();
+        for rope in self.ropes() {
+            let _ = rope.flush_pending(Some(deadline));
+        }
+        {
+            let mut st = self.flusher.state.lock().unwrap_or_else(|p| p.into_inner());
+            st.stopped = true;
+            st.due.clear();
+        }
+        self.flusher.wake.notify_all();
         let slot = self.scavenger.get_mut().unwrap_or_else(|p| p.into_inner());
         if let Some(stop) = slot.take() {
             *stop.stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
@@ -186,5 +376,42 @@ fn client_scavenger(ropes: &RopeMap, stop: &ScavengerStop, period: Duration) {
         drop(stopped);
         scan(ropes);
         stopped = stop.stopped.lock().unwrap_or_else(|p| p.into_inner());
+    }
+}
+
+/// The flusher thread: sleeps until the earliest batch deadline (or until woken for an
+/// earlier one), then writes the batches that are due.
+fn oneway_flusher(flusher: &Flusher, write_timeout: Duration) {
+    let mut st = flusher.state.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        if st.stopped {
+            return;
+        }
+        let now = Instant::now();
+        let Some(earliest) = st.due.iter().map(|(t, _)| *t).min() else {
+            st = flusher.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+            continue;
+        };
+        if earliest > now {
+            st = flusher
+                .wake
+                .wait_timeout(st, earliest - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            continue;
+        }
+        let (ready, later): (Vec<_>, Vec<_>) = st.due.drain(..).partition(|(t, _)| *t <= now);
+        st.due = later;
+        drop(st);
+        let mut again = Vec::new();
+        for (_, rope) in ready {
+            if let rope::Due::Later(t) = rope.flush_due(now, now + write_timeout) {
+                again.push((t, rope));
+            }
+        }
+        st = flusher.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !st.stopped {
+            st.due.extend(again);
+        }
     }
 }

@@ -4,8 +4,9 @@
 //! more strands on demand up to a maximum, after which callers wait for one to come free.
 //! A strand runs over any transport ([`crate::transport::Connection`]).
 
-use std::io::{self, BufReader, Read};
-use std::sync::{Condvar, Mutex};
+use std::io::{self, BufReader, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
@@ -83,6 +84,18 @@ pub struct Strand {
     /// and replies read into `inbound`, so a call allocates nothing in the steady state.
     pub(crate) out: Vec<u8>,
     pub(crate) inbound: Vec<u8>,
+    /// Whether a request carrying the CodeSets context has been marshalled on this strand.
+    pub(crate) code_sets_sent: bool,
+    /// Buffered oneways not written yet (SyncScope none): whole GIOP messages, in order,
+    /// written before (or with) the next request sent on this strand.
+    pub(crate) batch: Vec<u8>,
+    /// How many oneways `batch` holds.
+    pub(crate) batched: usize,
+    /// When `batch` must be written at the latest.
+    pub(crate) batch_deadline: Option<Instant>,
+    /// Taken from the rope's pending slot with its batch, not written or parked again yet
+    /// (counted in `RopeState::batches_out`).
+    counted_out: bool,
 }
 
 impl Strand {
@@ -108,6 +121,29 @@ impl Strand {
         !self.stream.has_pending_input()
     }
 
+    /// Writes the buffered oneways in one write. On failure they are lost (as oneways the
+    /// kernel had buffered are when a connection breaks): the error says so and the caller
+    /// drops the strand.
+    pub(crate) fn write_batch(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.set_write_deadline(deadline)?;
+        self.stream.write_all(&self.batch)?;
+        self.clear_batch();
+        Ok(())
+    }
+
+    /// Forgets the batch once it has been written.
+    pub(crate) fn clear_batch(&mut self) {
+        self.batch.clear();
+        self.batched = 0;
+        self.batch_deadline = None;
+        if self.batch.capacity() > MAX_KEPT_BATCH {
+            self.batch = Vec::new();
+        }
+    }
+
     /// Bounds the next writes by `deadline` (`None`: block as long as it takes).
     pub(crate) fn set_write_deadline(&mut self, deadline: Option<Instant>) -> io::Result<()> {
         match deadline {
@@ -129,12 +165,47 @@ impl Strand {
     }
 }
 
+/// A batch buffer grown beyond this by one large burst is not kept for the next one.
+const MAX_KEPT_BATCH: usize = 1 << 20;
+
+/// How long a local endpoint (Unix socket, shared memory) that could not be connected to is
+/// skipped in favour of the profile's TCP address before it is tried again.
+pub const STALE_LOCAL_RETRY: Duration = Duration::from_secs(30);
+
 struct RopeState {
     // Boxed so that handing a strand to a caller and back moves a pointer, not the
     // strand's buffers and reader (measured: a few hundred bytes copied per call).
     #[allow(clippy::vec_box)]
     idle: Vec<Box<Strand>>,
     open: usize,
+    /// The strand holding buffered oneways, if any: handed out before idle ones, so the
+    /// next request on this rope (a twoway, say) goes out after them on the same connection.
+    pending: Option<Box<Strand>>,
+    /// When the background flusher will next look at `pending`, if it will.
+    flush_at: Option<Instant>,
+    /// Strands taken from `pending` whose batch is not written yet. While there are any, no
+    /// other strand is handed out: a request must not overtake, on another connection,
+    /// oneways buffered before it.
+    batches_out: usize,
+    /// Callers waiting in `acquire` (freeing a strand wakes one only if there are any).
+    waiting: usize,
+}
+
+/// What became of a strand with buffered oneways handed back by [`Rope::park`].
+pub(crate) enum Park {
+    /// Kept as the rope's pending strand; `Some(t)`: the background flusher must look at
+    /// this rope at `t`.
+    Parked(Option<Instant>),
+    /// Another strand is pending already: write this one's batch now.
+    Occupied(Box<Strand>),
+}
+
+/// What [`Rope::flush_due`] found.
+pub(crate) enum Due {
+    /// Nothing left to flush on this rope (or the flush was done).
+    Done,
+    /// A batch is pending that is due later: look again then.
+    Later(Instant),
 }
 
 /// The connections to one address (`host:port` over TCP, or a local endpoint).
@@ -143,6 +214,23 @@ pub struct Rope {
     settings: StrandSettings,
     state: Mutex<RopeState>,
     freed: Condvar,
+    /// Buffered oneways lost by a flush that no call has reported yet.
+    unreported_lost: AtomicU64,
+    /// Buffered oneways lost on this rope in all.
+    lost: AtomicU64,
+    /// For a local endpoint: until when it is skipped after a failed connect (ms since
+    /// [`epoch`], 0 = not skipped).
+    stale_until: AtomicU64,
+}
+
+/// A process-wide reference instant, so deadlines fit in an atomic.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn millis_since_epoch(t: Instant) -> u64 {
+    t.saturating_duration_since(epoch()).as_millis() as u64 + 1
 }
 
 fn transient(minor: u32) -> SystemException {
@@ -161,8 +249,184 @@ impl Rope {
             state: Mutex::new(RopeState {
                 idle: Vec::new(),
                 open: 0,
+                pending: None,
+                flush_at: None,
+                batches_out: 0,
+                waiting: 0,
             }),
             freed: Condvar::new(),
+            unreported_lost: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            stale_until: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether this (local) endpoint failed to connect less than [`STALE_LOCAL_RETRY`] ago.
+    pub fn is_stale(&self) -> bool {
+        // One atomic load in the common case: never marked.
+        match self.stale_until.load(Ordering::Relaxed) {
+            0 => false,
+            until => millis_since_epoch(Instant::now()) < until,
+        }
+    }
+
+    /// Skips this endpoint for [`STALE_LOCAL_RETRY`] (its connect failed).
+    pub(crate) fn mark_stale(&self) {
+        let until = millis_since_epoch(Instant::now() + STALE_LOCAL_RETRY);
+        self.stale_until.store(until, Ordering::Relaxed);
+    }
+
+    /// Buffered oneways lost on this rope (a flush's write failed), in all.
+    pub fn lost_oneways(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Takes the count of buffered oneways lost by flushes outside any call (background,
+    /// explicit, drop) that no call has reported yet.
+    pub(crate) fn take_unreported_lost(&self) -> u64 {
+        if self.unreported_lost.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.unreported_lost.swap(0, Ordering::Relaxed)
+    }
+
+    /// Counts `n` buffered oneways as lost; `report`: a later call reports them.
+    pub(crate) fn count_lost(&self, n: usize, report: bool) {
+        self.lost.fetch_add(n as u64, Ordering::Relaxed);
+        if report {
+            self.unreported_lost.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Buffered oneways waiting to be written on this rope.
+    pub fn buffered_oneways(&self) -> usize {
+        self.state
+            .lock()
+            .map(|s| s.pending.as_ref().map_or(0, |p| p.batched))
+            .unwrap_or(0)
+    }
+
+    /// Takes the pending strand (with its batch), counting it out.
+    fn take_pending(st: &mut RopeState) -> Option<Box<Strand>> {
+        let mut s = st.pending.take()?;
+        s.counted_out = true;
+        st.batches_out += 1;
+        Some(s)
+    }
+
+    /// The strand's batch has been written (or failed, or parked again): requests may go
+    /// out on other strands again. Returns whether waiters must be woken.
+    fn settle_locked(st: &mut RopeState, strand: &mut Strand) -> bool {
+        if !strand.counted_out {
+            return false;
+        }
+        strand.counted_out = false;
+        st.batches_out -= 1;
+        st.batches_out == 0 && st.waiting > 0
+    }
+
+    /// [`Rope::settle_locked`] for a strand the caller holds.
+    pub(crate) fn settle(&self, strand: &mut Strand) {
+        if !strand.counted_out {
+            return;
+        }
+        let wake = match self.state.lock() {
+            Ok(mut st) => Self::settle_locked(&mut st, strand),
+            Err(_) => true,
+        };
+        if wake {
+            // Waiters may be waiting for this or for a free strand: wake them all.
+            self.freed.notify_all();
+        }
+    }
+
+    /// Hands back a strand whose batch of buffered oneways is not to be written yet.
+    pub(crate) fn park(&self, mut strand: Box<Strand>) -> Park {
+        let deadline = strand.batch_deadline;
+        let Ok(mut st) = self.state.lock() else {
+            return Park::Occupied(strand);
+        };
+        if st.pending.is_some() {
+            return Park::Occupied(strand);
+        }
+        let settled = Self::settle_locked(&mut st, &mut strand);
+        st.pending = Some(strand);
+        // Schedule the flusher unless it already looks at this rope in time.
+        let schedule = match (deadline, st.flush_at) {
+            (Some(d), Some(at)) if at <= d => None,
+            (Some(d), _) => {
+                st.flush_at = Some(d);
+                Some(d)
+            }
+            (None, _) => None,
+        };
+        let wake = st.waiting > 0;
+        drop(st);
+        if settled {
+            self.freed.notify_all();
+        } else if wake {
+            self.freed.notify_one();
+        }
+        Park::Parked(schedule)
+    }
+
+    /// The background flusher's visit: writes the pending batch if it is due at `now`.
+    pub(crate) fn flush_due(&self, now: Instant, write_deadline: Instant) -> Due {
+        let Ok(mut st) = self.state.lock() else {
+            return Due::Done;
+        };
+        let due = match &st.pending {
+            None => None,
+            Some(p) => p.batch_deadline.filter(|&d| d > now),
+        };
+        if let Some(later) = due {
+            st.flush_at = Some(later);
+            return Due::Later(later);
+        }
+        st.flush_at = None;
+        let pending = Self::take_pending(&mut st);
+        drop(st);
+        if let Some(strand) = pending {
+            let _ = self.write_and_release(strand, Some(write_deadline), true);
+        }
+        Due::Done
+    }
+
+    /// Writes the pending batch now (explicit flush, shutdown). `Err`: the connection
+    /// failed and that many oneways were lost.
+    pub(crate) fn flush_pending(&self, write_deadline: Option<Instant>) -> Result<(), usize> {
+        let pending = self.state.lock().ok().and_then(|mut st| {
+            // Nothing left for the flusher: a later batch must schedule it afresh.
+            st.flush_at = None;
+            Self::take_pending(&mut st)
+        });
+        match pending {
+            Some(strand) => self.write_and_release(strand, write_deadline, false),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a strand's batch and returns the strand to the rope, or drops it if the write
+    /// failed (counting its oneways lost; `report`: for a later call to report).
+    pub(crate) fn write_and_release(
+        &self,
+        mut strand: Box<Strand>,
+        write_deadline: Option<Instant>,
+        report: bool,
+    ) -> Result<(), usize> {
+        match strand.write_batch(write_deadline) {
+            Ok(()) => {
+                self.release(strand);
+                Ok(())
+            }
+            Err(_) => {
+                let n = strand.batched;
+                self.settle(&mut strand);
+                drop(strand);
+                self.discard();
+                self.count_lost(n, report);
+                Err(n)
+            }
         }
     }
 
@@ -186,6 +450,15 @@ impl Rope {
     pub fn acquire_until(&self, deadline: Option<Instant>) -> Result<Box<Strand>, SystemException> {
         let mut st = self.state.lock().map_err(|_| transient(0))?;
         loop {
+            if let Some(s) = Self::take_pending(&mut st) {
+                return Ok(s);
+            }
+            if st.batches_out > 0 {
+                // Another strand is carrying buffered oneways out: wait until they are
+                // written, so this request cannot overtake them.
+                st = self.wait(st, deadline)?;
+                continue;
+            }
             while let Some(s) = st.idle.pop() {
                 if s.is_usable() {
                     return Ok(s);
@@ -199,21 +472,39 @@ impl Rope {
                 drop(st);
                 return self.connect(deadline).inspect_err(|_| self.discard());
             }
-            st = match deadline {
-                None => self.freed.wait(st).map_err(|_| transient(0))?,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
-                            .completed(CompletionStatus::No));
-                    }
-                    self.freed
-                        .wait_timeout(st, left)
-                        .map_err(|_| transient(0))?
-                        .0
-                }
-            };
+            st = self.wait(st, deadline)?;
         }
+    }
+
+    /// Waits for a strand to be freed (or a batch written), until `deadline`.
+    fn wait<'g>(
+        &self,
+        mut st: std::sync::MutexGuard<'g, RopeState>,
+        deadline: Option<Instant>,
+    ) -> Result<std::sync::MutexGuard<'g, RopeState>, SystemException> {
+        let left = match deadline {
+            None => None,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
+                        .completed(CompletionStatus::No));
+                }
+                Some(left)
+            }
+        };
+        st.waiting += 1;
+        let mut st = match left {
+            None => self.freed.wait(st).map_err(|_| transient(0))?,
+            Some(left) => {
+                self.freed
+                    .wait_timeout(st, left)
+                    .map_err(|_| transient(0))?
+                    .0
+            }
+        };
+        st.waiting -= 1;
+        Ok(st)
     }
 
     /// Returns a strand after a complete call, for the next caller.
@@ -221,18 +512,35 @@ impl Rope {
         strand.reused = true;
         strand.marked = false;
         strand.last_used = Instant::now();
-        if let Ok(mut st) = self.state.lock() {
-            st.idle.push(strand);
+        let (wake, all) = match self.state.lock() {
+            Ok(mut st) => {
+                let settled = Self::settle_locked(&mut st, &mut strand);
+                st.idle.push(strand);
+                (st.waiting > 0, settled || st.batches_out > 0)
+            }
+            Err(_) => (true, true),
+        };
+        // A notify is a system call even with nobody waiting: skip it then. While batches
+        // are out some waiters wait for those, not for this strand: wake them all.
+        if wake && all {
+            self.freed.notify_all();
+        } else if wake {
+            self.freed.notify_one();
         }
-        self.freed.notify_one();
     }
 
     /// Forgets a strand that failed or was closed (it has already been dropped).
     pub fn discard(&self) {
-        if let Ok(mut st) = self.state.lock() {
-            st.open = st.open.saturating_sub(1);
+        let wake = match self.state.lock() {
+            Ok(mut st) => {
+                st.open = st.open.saturating_sub(1);
+                st.waiting > 0
+            }
+            Err(_) => true,
+        };
+        if wake {
+            self.freed.notify_one();
         }
-        self.freed.notify_one();
     }
 
     /// Closes idle strands unused for `idle_for`: the client half of the scavenger.
@@ -307,6 +615,20 @@ impl Rope {
             write_timeout_set: false,
             out: Vec::with_capacity(512),
             inbound: Vec::with_capacity(512),
+            code_sets_sent: false,
+            batch: Vec::new(),
+            batched: 0,
+            batch_deadline: None,
+            counted_out: false,
         })
+    }
+}
+
+impl Drop for Rope {
+    /// Buffered oneways still pending when the last reference to the rope goes are written
+    /// (bounded by the connect timeout), not dropped.
+    fn drop(&mut self) {
+        let deadline = Instant::now() + self.settings.connect_timeout;
+        let _ = self.flush_pending(Some(deadline));
     }
 }

@@ -1,6 +1,7 @@
 //! The POA itself: its operations (`PortableServer::POA`) and the per-POA half of request
 //! dispatch.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -708,6 +709,87 @@ impl Poa {
         } else {
             LocateOutcome::Unknown
         }
+    }
+
+    /// A collocated call on `oid` without marshalling. Everything [`dispatch`](Self::dispatch)
+    /// does before and around the upcall happens here too (the POA manager gate, the
+    /// in-flight count that `destroy`/`deactivate` wait for, SINGLE_THREAD_MODEL, the servant
+    /// lookup, `Current`); then `upcall` gets the servant's typed interface `repository_id`
+    /// ([`Servant::local_interface`]) and runs the operation on the caller's thread.
+    ///
+    /// `Ok(false)`: nothing ran, take the marshalled path. That is the case for a servant
+    /// without a typed interface (DSI, hand-written) and for an object a servant manager
+    /// would have to incarnate or locate (its exceptions and forwards need the full path).
+    pub(crate) fn collocated_call(
+        &self,
+        oid: &[u8],
+        repository_id: &str,
+        max_wait: Duration,
+        upcall: &mut dyn FnMut(&dyn Any) -> bool,
+    ) -> Result<bool, SystemException> {
+        let inner = &*self.inner;
+        let gone = || inner.destroyed.load(Ordering::SeqCst);
+        // HOLDING blocks the caller as it would block a remote client's request.
+        let _gate = inner.manager.enter(max_wait, gone)?;
+        let _call = inner.calls.begin();
+        if gone() {
+            return Err(SystemException::new(
+                SystemExceptionKind::ObjectNotExist,
+                minor::OBJECT_NOT_EXIST_NO_ADAPTER,
+            ));
+        }
+        let _serial: Option<MutexGuard<'_, ()>> =
+            if inner.policies.single_thread() && !current::in_upcall_of(&self.inner) {
+                Some(lock(&inner.single_thread))
+            } else {
+                None
+            };
+        if inner.policies.retain() {
+            if let Some(entry) = inner.aom.begin_call(oid) {
+                let call = AomCall {
+                    poa: self,
+                    oid,
+                    entry,
+                };
+                return Ok(self.direct_upcall(oid, &call.entry.servant, repository_id, upcall));
+            }
+        }
+        match inner.policies.request_processing {
+            RequestProcessingPolicy::UseActiveObjectMapOnly => Err(SystemException::new(
+                SystemExceptionKind::ObjectNotExist,
+                minor::OBJECT_NOT_EXIST_NO_OBJECT,
+            )),
+            RequestProcessingPolicy::UseDefaultServant => {
+                let servant = read(&inner.default_servant).clone().ok_or_else(|| {
+                    SystemException::new(
+                        SystemExceptionKind::ObjAdapter,
+                        minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT,
+                    )
+                })?;
+                Ok(self.direct_upcall(oid, &servant, repository_id, upcall))
+            }
+            RequestProcessingPolicy::UseServantManager => Ok(false),
+        }
+    }
+
+    /// The upcall of [`collocated_call`](Self::collocated_call), with `Current` set; false if
+    /// the servant has no typed interface `repository_id`.
+    fn direct_upcall(
+        &self,
+        oid: &[u8],
+        servant: &Arc<dyn Servant>,
+        repository_id: &str,
+        upcall: &mut dyn FnMut(&dyn Any) -> bool,
+    ) -> bool {
+        let Some(iface) = servant.local_interface(repository_id) else {
+            return false;
+        };
+        let _current = current::enter(Frame {
+            poa: self.clone(),
+            oid: ObjectId(oid.to_vec()),
+            servant: Arc::clone(servant),
+        });
+        upcall(iface)
     }
 
     /// The servant a collocated call may invoke directly: an active object of a RETAIN,

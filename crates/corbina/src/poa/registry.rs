@@ -301,6 +301,41 @@ impl PoaRegistry {
         self.find(k.poa, false).ok()?.local_servant(k.object_id)
     }
 
+    /// Whether `object_key` is a POA key of this registry: a TRANSIENT key with this
+    /// registry's epoch (no other process or registry makes one), or a PERSISTENT key when
+    /// the reference's endpoint is this ORB's (`endpoint_is_ours`).
+    pub(crate) fn is_own_key(&self, object_key: &[u8], endpoint_is_ours: bool) -> bool {
+        match key::decode(object_key).map(|k| k.poa) {
+            Some(PoaLocator::Transient { epoch, .. }) => epoch == self.epoch,
+            Some(PoaLocator::Persistent { .. }) => endpoint_is_ours,
+            None => false,
+        }
+    }
+
+    /// A collocated call without marshalling on the object `object_key` names (see
+    /// [`Poa::collocated_call`]); `Ok(false)` means: take the marshalled path.
+    pub(crate) fn collocated_call(
+        &self,
+        object_key: &[u8],
+        repository_id: &str,
+        upcall: &mut dyn FnMut(&dyn std::any::Any) -> bool,
+    ) -> Result<bool, SystemException> {
+        let Some(k) = key::decode(object_key) else {
+            return Ok(false);
+        };
+        let poa = match self.find(k.poa, false) {
+            Ok(poa) => poa,
+            Err(e) => {
+                return match k.poa {
+                    PoaLocator::Transient { .. } => Err(e),
+                    // An AdapterActivator may create it: the full path asks.
+                    PoaLocator::Persistent { .. } => Ok(false),
+                };
+            }
+        };
+        poa.collocated_call(k.object_id, repository_id, self.max_hold_wait(), upcall)
+    }
+
     /// Destroys every POA (waiting for running calls, except the caller's own upcall),
     /// etherealizing active objects if `etherealize`.
     pub fn shutdown(&self, etherealize: bool) {
