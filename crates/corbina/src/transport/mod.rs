@@ -41,7 +41,8 @@ pub enum TransportKind {
     Tcp,
     /// A Unix-domain stream socket (omniORB's `giop:unix`, TAO's UIOP).
     Unix,
-    /// Shared-memory rings, with a Unix-domain socket for the rendezvous and wake-ups.
+    /// Shared-memory rings woken by futex, with a Unix-domain socket for the rendezvous,
+    /// liveness and idle wake-ups.
     Shm,
 }
 
