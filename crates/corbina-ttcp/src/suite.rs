@@ -81,6 +81,37 @@ pub struct SuiteOpts {
     pub from_json: Option<PathBuf>,
     /// Transports Corbina is measured over (`tcp`, the reference, always first).
     pub transports: Vec<&'static str>,
+    /// `--only`: the experiments to run (`None`: all of them).
+    pub only: Option<Vec<&'static str>>,
+}
+
+/// The experiments `--only` can pick, in run order (`latency` is the interleaved pinned
+/// rounds: latency, oneway rate and CPU per call; `scalability` includes memory).
+pub const EXPERIMENTS: [&str; 6] = [
+    "latency",
+    "payload",
+    "throughput",
+    "concurrency",
+    "callgrind",
+    "scalability",
+];
+
+/// `--only latency,scalability`: the list, checked.
+fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
+    let mut out = Vec::new();
+    for name in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let e = EXPERIMENTS
+            .into_iter()
+            .find(|e| *e == name)
+            .ok_or_else(|| format!("--only: one of {}, not {name}", EXPERIMENTS.join(", ")))?;
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    if out.is_empty() {
+        return Err("--only needs at least one experiment".into());
+    }
+    Ok(out)
 }
 
 /// Every transport the suite knows, in report order.
@@ -122,6 +153,7 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
         callgrind: false,
         from_json: None,
         transports: TRANSPORTS.to_vec(),
+        only: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -158,6 +190,7 @@ fn parse(args: &[String]) -> Result<SuiteOpts, String> {
             "--callgrind" => o.callgrind = true,
             "--from-json" => o.from_json = Some(val()?.into()),
             "--transports" => o.transports = parse_transports(&val()?)?,
+            "--only" => o.only = Some(parse_only(&val()?)?),
             other => return Err(format!("unknown suite option {other}")),
         }
         i += 1;
@@ -187,6 +220,8 @@ struct Plan {
     scal_calls: usize,
     threads: Vec<u64>,
     conc_seconds: f64,
+    /// Interleaved rounds of the concurrency clients (medians over rounds are reported).
+    conc_rounds: usize,
 }
 
 impl Plan {
@@ -208,7 +243,8 @@ impl Plan {
                 objects: vec![1, 100, 1000, 10000],
                 scal_calls: 20000,
                 threads: vec![1, 2, 8, 64, 512],
-                conc_seconds: 1.0,
+                conc_seconds: 0.5,
+                conc_rounds: 3,
             }
         } else {
             Plan {
@@ -227,7 +263,8 @@ impl Plan {
                 objects: vec![1, 100, 1000, 10000, 100_000, 1_000_000],
                 scal_calls: 20000,
                 threads: vec![1, 2, 8, 64, 512],
-                conc_seconds: 2.0,
+                conc_seconds: 1.0,
+                conc_rounds: 5,
             }
         };
         if let Some(mb) = o.total_mb {
@@ -254,6 +291,7 @@ impl Plan {
         }
         if let Some(r) = o.rounds {
             p.rounds = r;
+            p.conc_rounds = p.conc_rounds.min(r);
         }
         p
     }
@@ -348,6 +386,8 @@ struct Ctx {
     quick: bool,
     /// The local transports measured besides TCP (`unix`, `shm`).
     locals: Vec<&'static str>,
+    /// `--only`: the experiments to run (`None`: all).
+    only: Option<Vec<&'static str>>,
 }
 
 /// The records of a client against a server on transport `tr`, tagged with it.
@@ -381,6 +421,11 @@ fn wait_file(path: &Path, proc: &mut Proc, limit: Duration) -> Result<String, St
 }
 
 impl Ctx {
+    /// Whether experiment `e` (one of [`EXPERIMENTS`]) is part of this run.
+    fn runs(&self, e: &str) -> bool {
+        self.only.as_ref().is_none_or(|o| o.contains(&e))
+    }
+
     fn spawn(&self, what: &str, cmd: &mut Command) -> Result<Proc, String> {
         // omni_server announces itself on stderr: keep the progress display clean.
         let stderr = if what == "omni_server" {
@@ -632,6 +677,145 @@ impl Ctx {
     }
 }
 
+/// Timed calls per scalability order for `n` objects: at least two per object, so that
+/// request train (each object twice in a row) and round robin (every object, then every
+/// object again) are different orders at 10⁵ and 10⁶ objects too.
+fn scal_calls(calls: usize, n: u64) -> usize {
+    calls.max(2 * n as usize)
+}
+
+/// One server the concurrency clients drive.
+struct ConcServer<'a> {
+    ior: &'a Path,
+    transport: &'static str,
+    implementation: &'static str,
+    model: String,
+}
+
+/// Concurrency: the same Corbina client (`--mode conc`: every thread count, a connection
+/// per thread and one shared reference) against Corbina thread per connection (over each
+/// transport), Corbina with a pool of [`POOL`] threads and omniORB, in `conc_rounds`
+/// rounds with the servers interleaved and the order rotated each round; every figure is
+/// the median over the rounds.
+fn concurrency(
+    cx: &mut Ctx,
+    cior: &Path,
+    locals: &[(&'static str, &Path)],
+    omni: Option<&Path>,
+) -> Result<(), String> {
+    let p = cx.plan.clone();
+    let threads = join(&p.threads);
+    // The thread-pool server model, if the runtime honours -ORBThreadPool: a pool server
+    // keeps its thread count near the pool size however many connections it has.
+    let pool_ior = cx.dir.join("corbina-pool.ior");
+    let mut pool_srv = cx.spawn(
+        "corbina pool server",
+        cx.self_cmd("server")
+            .args(["--endpoint", "127.0.0.1:0", "--ior-file"])
+            .arg(&pool_ior)
+            .args(["--lifetime", &cx.lifetime.to_string()])
+            .args(["-ORBThreadPool", &POOL.to_string()]),
+    )?;
+    wait_file(&pool_ior, &mut pool_srv, Duration::from_secs(60))?;
+    let tpc = || "thread_per_connection".to_owned();
+    let mut servers = vec![ConcServer {
+        ior: cior,
+        transport: "tcp",
+        implementation: CORBINA,
+        model: tpc(),
+    }];
+    servers.extend(locals.iter().map(|&(tr, ior)| ConcServer {
+        ior,
+        transport: tr,
+        implementation: CORBINA,
+        model: tpc(),
+    }));
+    servers.push(ConcServer {
+        ior: &pool_ior,
+        transport: "tcp",
+        implementation: CORBINA,
+        model: "pool".into(),
+    });
+    servers.extend(omni.map(|ior| ConcServer {
+        ior,
+        transport: "tcp",
+        implementation: OMNIORB,
+        model: "omniORB default (thread per connection)".into(),
+    }));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (stop, pid) = (stop.clone(), pool_srv.pid());
+        std::thread::spawn(move || {
+            let mut max = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                max = max.max(crate::sys::proc_threads(pid).unwrap_or(0));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            max
+        })
+    };
+    let mut rounds: Vec<Vec<Vec<Record>>> = vec![Vec::new(); servers.len()];
+    let mut result = Ok(());
+    'rounds: for round in 0..p.conc_rounds {
+        for k in 0..servers.len() {
+            let i = (k + round) % servers.len();
+            let s = &servers[i];
+            cx.progress.stage(&format!(
+                "concurrency round {}/{}: {} server, {} over {}",
+                round + 1,
+                p.conc_rounds,
+                s.implementation,
+                s.model,
+                s.transport
+            ));
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior").arg(s.ior);
+            c.args(["--mode", "conc", "--threads", &threads])
+                .args(["--sharing", "own,shared"])
+                .args(["--conc-seconds", &p.conc_seconds.to_string()]);
+            match cx.client("corbina concurrency client", &mut c, false) {
+                Ok((recs, _)) => rounds[i].push(tagged(recs, s.transport)),
+                Err(e) => {
+                    result = Err(e);
+                    break 'rounds;
+                }
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let max_threads = sampler.join().unwrap_or(0);
+    drop(pool_srv);
+    result?;
+    let most_conns = p.threads.iter().copied().max().unwrap_or(1);
+    let honoured = most_conns <= POOL as u64 + 4 || max_threads < most_conns;
+    for (s, r) in servers.iter().zip(&rounds) {
+        let pool = s.model == "pool";
+        if pool && !honoured {
+            let mut rec = Record::new("concurrency", CORBINA).unavailable(&format!(
+                "not yet available: -ORBThreadPool {POOL} is not honoured (the server ran \
+                 {max_threads} threads for {most_conns} connections)"
+            ));
+            rec.server_model = Some("pool".into());
+            cx.records.push(rec);
+            continue;
+        }
+        cx.records.extend(merge_rounds(r).into_iter().map(|mut x| {
+            x.implementation = s.implementation.into();
+            x.server_model = Some(s.model.clone());
+            if s.implementation != CORBINA {
+                x.client = Some(CORBINA.into());
+            }
+            if pool {
+                let note =
+                    format!("-ORBThreadPool {POOL}; server had at most {max_threads} threads");
+                x.note = Some(format!("{}; {note}", x.note.unwrap_or_default()));
+            }
+            x
+        }));
+    }
+    Ok(())
+}
+
 /// The instruction count of a callgrind output file (its `totals:` or `summary:` line).
 pub fn callgrind_total(text: &str) -> Option<u64> {
     text.lines()
@@ -688,6 +872,8 @@ pub fn merge_rounds(rounds: &[Vec<Record>]) -> Vec<Record> {
             &a.invocation,
             &a.data_type,
             a.elems,
+            a.threads,
+            a.objects,
         ) == (
             &b.experiment,
             &b.op,
@@ -695,6 +881,8 @@ pub fn merge_rounds(rounds: &[Vec<Record>]) -> Vec<Record> {
             &b.invocation,
             &b.data_type,
             b.elems,
+            b.threads,
+            b.objects,
         )
     };
     first
@@ -833,10 +1021,21 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     let (server_cpus, client_cpus) = placement(o.pin, &allowed_cpus())?;
     let impls = 2 + usize::from(peer.is_some());
     let n_thr = plan.kbs.len() * 2 * (TYPES.len() * (impls - 1) + 3 * plan.dyn_types.len() + 2);
-    let n_lat = plan.rounds * 3 * (impls + 3) + 3 + 2 * plan.sizes.len() * 2 * 2;
     let n_scal = plan.objects.len() * 2 * (impls - 1);
     let n_conc = plan.threads.len() * 2 * impls;
-    let n_cg = if o.callgrind || o.quick { 4 } else { 0 };
+    let runs = |e: &str| o.only.as_ref().is_none_or(|l| l.contains(&e));
+    let only = |n: usize, e: &str| if runs(e) { n } else { 0 };
+    let (n_thr, n_scal, n_conc) = (
+        only(n_thr, "throughput"),
+        only(n_scal, "scalability"),
+        only(n_conc * plan.conc_rounds, "concurrency"),
+    );
+    let n_lat = only(plan.rounds * 3 * (impls + 4), "latency")
+        + only(3 + 2 * plan.sizes.len() * 2 * 2, "payload");
+    // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
+    let callgrind =
+        o.callgrind || o.quick || o.only.as_ref().is_some_and(|l| l.contains(&"callgrind"));
+    let n_cg = only(if callgrind { 4 } else { 0 }, "callgrind");
     let locals: Vec<&'static str> = o
         .transports
         .iter()
@@ -845,13 +1044,16 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         .collect();
     let l = locals.len();
     let n_local = if o.quick {
-        l * (plan.rounds * 3 + plan.kbs.len() * 2)
+        l * (only(plan.rounds * 3, "latency") + only(plan.kbs.len() * 2, "throughput"))
     } else {
-        l * (plan.rounds * 3 * 4
-            + plan.kbs.len() * 2 * (TYPES.len() + 3 * plan.dyn_types.len())
-            + 2 * plan.sizes.len() * 2
-            + plan.threads.len() * 2
-            + plan.objects.len() * 2)
+        l * (only(plan.rounds * 3 * 4, "latency")
+            + only(
+                plan.kbs.len() * 2 * (TYPES.len() + 3 * plan.dyn_types.len()),
+                "throughput",
+            )
+            + only(2 * plan.sizes.len() * 2, "payload")
+            + only(plan.threads.len() * 2 * plan.conc_rounds, "concurrency")
+            + only(plan.objects.len() * 2, "scalability"))
     };
     let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local;
     let mut cx = Ctx {
@@ -873,9 +1075,9 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         pin: o.pin,
         quick: o.quick,
         locals,
+        only: o.only.clone(),
     };
-    // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
-    let result = run_all(&mut cx, peer.as_deref(), o.callgrind || o.quick);
+    let result = run_all(&mut cx, peer.as_deref(), callgrind && runs("callgrind"));
     cx.progress.finish();
     let _ = std::fs::remove_dir_all(&dir);
     result?;
@@ -964,12 +1166,16 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     // reported is the median over the rounds.
     cx.pin_servers(&server_pids, true)?;
     #[derive(Clone, Copy)]
-    enum Lat {
-        Socket,
+    enum Lat<'a> {
+        /// The raw socket over TCP or a Unix-domain socket (`address`, `transport`).
+        Socket(&'a str, &'static str),
         Corbina(Invocation, &'static str),
         Omni,
     }
-    let mut lats = vec![Lat::Socket];
+    let mut lats = vec![Lat::Socket(&tcp_addr, "tcp")];
+    // The raw Unix-socket ping-pong in the same rounds: the like-for-like baseline of
+    // Corbina over Unix sockets and shared memory.
+    lats.extend(unix_addr.as_deref().map(|u| Lat::Socket(u, "unix")));
     lats.extend(Invocation::ALL.map(|inv| Lat::Corbina(inv, "tcp")));
     // Over the local transports: static calls in the quick suite, every mode in the full.
     for (tr, _, _) in &local {
@@ -983,8 +1189,11 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     if peer.is_some() {
         lats.push(Lat::Omni);
     }
+    if !cx.runs("latency") {
+        lats.clear();
+    }
     let mut rounds: Vec<Vec<Vec<Record>>> = vec![Vec::new(); lats.len()];
-    for round in 0..p.rounds {
+    for round in (0..p.rounds).filter(|_| !lats.is_empty()) {
         cx.progress.stage(&format!(
             "latency round {}/{} (pin {})",
             round + 1,
@@ -994,11 +1203,14 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         for k in 0..lats.len() {
             let i = (k + round) % lats.len();
             let recs = match lats[i] {
-                Lat::Socket => {
+                Lat::Socket(addr, label) => {
                     let mut c = cx.self_cmd("sock-client");
-                    c.args(["--addr", &tcp_addr, "--mode", "lat"]);
+                    c.args(["--addr", addr, "--mode", "lat", "--label", label]);
                     lat_args(&mut c, p.lat_count);
-                    cx.latency_with_cpu(SOCKET, None, sock.pid(), c, false)?
+                    tagged(
+                        cx.latency_with_cpu(SOCKET, None, sock.pid(), c, false)?,
+                        label,
+                    )
                 }
                 Lat::Corbina(inv, tr) => {
                     let (pid, ior) = server_of(inv, tr);
@@ -1029,230 +1241,133 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             x
         }));
     }
-    cx.progress.stage("latency with payloads: socket, corbina");
-    let sizes = join(&p.sizes);
-    let mut c = cx.self_cmd("sock-client");
-    c.args(["--addr", &tcp_addr, "--mode", "payload", "--sizes", &sizes]);
-    lat_args(&mut c, p.payload_count);
-    let (recs, _) = cx.client("socket payload client", &mut c, false)?;
-    cx.records.extend(recs);
-    let mut c = cx.self_cmd("client");
-    c.arg("--ior")
-        .arg(&cior)
-        .args(["--mode", "payload", "--sizes", &sizes]);
-    lat_args(&mut c, p.payload_count);
-    let (recs, _) = cx.client("corbina payload client", &mut c, false)?;
-    cx.records.extend(recs.into_iter().map(|mut r| {
-        r.note = Some(format!("pin {}", cx.pin.name()));
-        r
-    }));
-    for (tr, m, _) in local.iter().filter(|_| !quick) {
-        cx.progress
-            .stage(&format!("latency with payloads: corbina over {tr}"));
+    if cx.runs("payload") {
+        cx.progress.stage("latency with payloads: socket, corbina");
+        let sizes = join(&p.sizes);
+        let mut c = cx.self_cmd("sock-client");
+        c.args(["--addr", &tcp_addr, "--mode", "payload", "--sizes", &sizes]);
+        lat_args(&mut c, p.payload_count);
+        let (recs, _) = cx.client("socket payload client", &mut c, false)?;
+        cx.records.extend(recs);
         let mut c = cx.self_cmd("client");
         c.arg("--ior")
-            .arg(&m.1)
+            .arg(&cior)
             .args(["--mode", "payload", "--sizes", &sizes]);
         lat_args(&mut c, p.payload_count);
         let (recs, _) = cx.client("corbina payload client", &mut c, false)?;
-        let note = format!("pin {}", cx.pin.name());
-        cx.records.extend(tagged(recs, tr).into_iter().map(|mut r| {
-            r.note = Some(note.clone());
+        cx.records.extend(recs.into_iter().map(|mut r| {
+            r.note = Some(format!("pin {}", cx.pin.name()));
             r
         }));
+        for (tr, m, _) in local.iter().filter(|_| !quick) {
+            cx.progress
+                .stage(&format!("latency with payloads: corbina over {tr}"));
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior")
+                .arg(&m.1)
+                .args(["--mode", "payload", "--sizes", &sizes]);
+            lat_args(&mut c, p.payload_count);
+            let (recs, _) = cx.client("corbina payload client", &mut c, false)?;
+            let note = format!("pin {}", cx.pin.name());
+            cx.records.extend(tagged(recs, tr).into_iter().map(|mut r| {
+                r.note = Some(note.clone());
+                r
+            }));
+        }
     }
     // Throughput and concurrency run where the scheduler puts them.
     cx.pin_servers(&server_pids, false)?;
 
-    // Throughput.
-    let kbs = join(&p.kbs);
-    cx.progress.stage("throughput: socket (tcp, unix)");
-    let mut addrs = vec![(tcp_addr.clone(), "tcp")];
-    if let Some(u) = &unix_addr {
-        addrs.push((u.clone(), "unix"));
-    }
-    for (addr, label) in &addrs {
-        let mut c = cx.self_cmd("sock-client");
-        c.args([
-            "--addr", addr, "--mode", "thr,lat", "--kbs", &kbs, "--label", label,
-        ]);
-        thr_args(&mut c);
-        if *label == "unix" {
-            lat_args(&mut c, p.count);
-        } else {
-            c.args(["--count", "1", "--warmup", "0"]);
+    if cx.runs("throughput") {
+        // Throughput.
+        let kbs = join(&p.kbs);
+        cx.progress.stage("throughput: socket (tcp, unix)");
+        let mut addrs = vec![(tcp_addr.clone(), "tcp")];
+        if let Some(u) = &unix_addr {
+            addrs.push((u.clone(), "unix"));
         }
-        let (recs, _) = cx.client("socket throughput client", &mut c, false)?;
-        // The TCP latency records of this run are a by-product (count 1): drop them.
-        cx.records.extend(
-            recs.into_iter()
-                .filter(|r| r.experiment == "throughput" || *label == "unix"),
-        );
-    }
-    for t in TYPES {
-        cx.progress.stage(&format!("throughput: corbina {t}"));
-        let mut c = cx.self_cmd("client");
-        c.arg("--ior")
-            .arg(&cior)
-            .args(["--mode", "thr", "--types", t, "--kbs", &kbs]);
-        thr_args(&mut c);
-        let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
-        cx.records.extend(recs);
-    }
-    // The dynamic modes: DII (a new request per call, or one request reused) against the
-    // static server, and static calls against the DSI server.
-    for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
-        for t in &p.dyn_types {
-            cx.progress
-                .stage(&format!("throughput: corbina {} {t}", inv.name()));
-            let ior = if inv == Invocation::Dsi { &dior } else { &cior };
+        for (addr, label) in &addrs {
+            let mut c = cx.self_cmd("sock-client");
+            c.args([
+                "--addr", addr, "--mode", "thr", "--kbs", &kbs, "--label", label,
+            ]);
+            thr_args(&mut c);
+            let (recs, _) = cx.client("socket throughput client", &mut c, false)?;
+            cx.records.extend(recs);
+        }
+        for t in TYPES {
+            cx.progress.stage(&format!("throughput: corbina {t}"));
             let mut c = cx.self_cmd("client");
             c.arg("--ior")
-                .arg(ior)
-                .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
-                .args(["--invocation", inv.name()]);
+                .arg(&cior)
+                .args(["--mode", "thr", "--types", t, "--kbs", &kbs]);
             thr_args(&mut c);
             let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
             cx.records.extend(recs);
         }
-    }
-    // Over the local transports: sequence<octet> in the quick suite, everything in the full.
-    for (tr, m, d) in &local {
-        let types: &[&str] = if quick { &["octet"] } else { &TYPES };
-        let mut runs: Vec<(Invocation, &str)> =
-            types.iter().map(|&t| (Invocation::Static, t)).collect();
-        if !quick {
-            for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
-                runs.extend(p.dyn_types.iter().map(|&t| (inv, t)));
+        // The dynamic modes: DII (a new request per call, or one request reused) against the
+        // static server, and static calls against the DSI server.
+        for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
+            for t in &p.dyn_types {
+                cx.progress
+                    .stage(&format!("throughput: corbina {} {t}", inv.name()));
+                let ior = if inv == Invocation::Dsi { &dior } else { &cior };
+                let mut c = cx.self_cmd("client");
+                c.arg("--ior")
+                    .arg(ior)
+                    .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
+                    .args(["--invocation", inv.name()]);
+                thr_args(&mut c);
+                let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
+                cx.records.extend(recs);
             }
         }
-        for (inv, t) in runs {
-            cx.progress
-                .stage(&format!("throughput: corbina over {tr} {} {t}", inv.name()));
-            let ior = match (inv, d) {
-                (Invocation::Dsi, Some(d)) => &d.1,
-                _ => &m.1,
-            };
-            let mut c = cx.self_cmd("client");
-            c.arg("--ior")
-                .arg(ior)
-                .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
-                .args(["--invocation", inv.name()]);
-            thr_args(&mut c);
-            let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
-            cx.records.extend(tagged(recs, tr));
-        }
-    }
-    if let (Some(bin), Some((_, oior))) = (peer, &omni) {
-        for &kb in &p.kbs {
-            cx.progress.stage(&format!("throughput: omniORB {kb} KB"));
-            let mut c = Command::new(bin.join("omni_client"));
-            c.arg("--ior").arg(oior).args(["--mode", "thr"]);
-            c.args(["--min-kb", &kb.to_string(), "--max-kb", &kb.to_string()]);
-            thr_args(&mut c);
-            let (recs, _) = cx.client("omni_client thr", &mut c, true)?;
-            cx.records.extend(recs);
-        }
-    }
-
-    // Concurrency: the same Corbina client against each server.
-    let threads = join(&p.threads);
-    let conc = |c: &mut Command| {
-        c.args([
-            "--mode",
-            "conc",
-            "--threads",
-            &threads,
-            "--sharing",
-            "own,shared",
-        ])
-        .args(["--conc-seconds", &p.conc_seconds.to_string()]);
-    };
-    cx.progress.stage("concurrency: corbina");
-    let mut c = cx.self_cmd("client");
-    c.arg("--ior").arg(&cior);
-    conc(&mut c);
-    let (recs, _) = cx.client("corbina concurrency client", &mut c, false)?;
-    cx.records.extend(recs.into_iter().map(|mut r| {
-        r.server_model = Some("thread_per_connection".into());
-        r
-    }));
-    for (tr, m, _) in local.iter().filter(|_| !quick) {
-        cx.progress
-            .stage(&format!("concurrency: corbina over {tr}"));
-        let mut c = cx.self_cmd("client");
-        c.arg("--ior").arg(&m.1);
-        conc(&mut c);
-        let (recs, _) = cx.client("corbina concurrency client", &mut c, false)?;
-        cx.records.extend(tagged(recs, tr).into_iter().map(|mut r| {
-            r.server_model = Some("thread_per_connection".into());
-            r
-        }));
-    }
-    // The thread-pool server model, if the runtime honours -ORBThreadPool: a pool server
-    // keeps its thread count near the pool size however many connections it has.
-    cx.progress
-        .stage(&format!("concurrency: corbina, pool of {POOL} threads"));
-    let file = cx.dir.join("corbina-pool.ior");
-    let mut pool_srv = cx.spawn(
-        "corbina pool server",
-        cx.self_cmd("server")
-            .args(["--endpoint", "127.0.0.1:0", "--ior-file"])
-            .arg(&file)
-            .args(["--lifetime", &cx.lifetime.to_string()])
-            .args(["-ORBThreadPool", &POOL.to_string()]),
-    )?;
-    wait_file(&file, &mut pool_srv, Duration::from_secs(60))?;
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampler = {
-        let (stop, pid) = (stop.clone(), pool_srv.pid());
-        std::thread::spawn(move || {
-            let mut max = 0u64;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                max = max.max(crate::sys::proc_threads(pid).unwrap_or(0));
-                std::thread::sleep(Duration::from_millis(20));
+        // Over the local transports: sequence<octet> in the quick suite, everything in the full.
+        for (tr, m, d) in &local {
+            let types: &[&str] = if quick { &["octet"] } else { &TYPES };
+            let mut runs: Vec<(Invocation, &str)> =
+                types.iter().map(|&t| (Invocation::Static, t)).collect();
+            if !quick {
+                for inv in [Invocation::Dii, Invocation::DiiReuse, Invocation::Dsi] {
+                    runs.extend(p.dyn_types.iter().map(|&t| (inv, t)));
+                }
             }
-            max
-        })
-    };
-    let mut c = cx.self_cmd("client");
-    c.arg("--ior").arg(&file);
-    conc(&mut c);
-    let run = cx.client("corbina client to the pool server", &mut c, false);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let max_threads = sampler.join().unwrap_or(0);
-    drop(pool_srv);
-    let (recs, _) = run?;
-    let most_conns = p.threads.iter().copied().max().unwrap_or(1);
-    let honoured = most_conns <= POOL as u64 + 4 || max_threads < most_conns;
-    if honoured {
-        cx.records.extend(recs.into_iter().map(|mut r| {
-            r.server_model = Some("pool".into());
-            r.note = Some(format!(
-                "-ORBThreadPool {POOL}; server had at most {max_threads} threads"
-            ));
-            r
-        }));
-    } else {
-        let mut pool = Record::new("concurrency", CORBINA).unavailable(&format!(
-            "not yet available: -ORBThreadPool {POOL} is not honoured (the server ran \
-             {max_threads} threads for {most_conns} connections)"
-        ));
-        pool.server_model = Some("pool".into());
-        cx.records.push(pool);
+            for (inv, t) in runs {
+                cx.progress
+                    .stage(&format!("throughput: corbina over {tr} {} {t}", inv.name()));
+                let ior = match (inv, d) {
+                    (Invocation::Dsi, Some(d)) => &d.1,
+                    _ => &m.1,
+                };
+                let mut c = cx.self_cmd("client");
+                c.arg("--ior")
+                    .arg(ior)
+                    .args(["--mode", "thr", "--types", t, "--kbs", &kbs])
+                    .args(["--invocation", inv.name()]);
+                thr_args(&mut c);
+                let (recs, _) = cx.client("corbina throughput client", &mut c, false)?;
+                cx.records.extend(tagged(recs, tr));
+            }
+        }
+        if let (Some(bin), Some((_, oior))) = (peer, &omni) {
+            for &kb in &p.kbs {
+                cx.progress.stage(&format!("throughput: omniORB {kb} KB"));
+                let mut c = Command::new(bin.join("omni_client"));
+                c.arg("--ior").arg(oior).args(["--mode", "thr"]);
+                c.args(["--min-kb", &kb.to_string(), "--max-kb", &kb.to_string()]);
+                thr_args(&mut c);
+                let (recs, _) = cx.client("omni_client thr", &mut c, true)?;
+                cx.records.extend(recs);
+            }
+        }
     }
-    if let Some((_, oior)) = &omni {
-        cx.progress.stage("concurrency: omniORB server");
-        let mut c = cx.self_cmd("client");
-        c.arg("--ior").arg(oior);
-        conc(&mut c);
-        let (recs, _) = cx.client("corbina client to omni_server", &mut c, false)?;
-        cx.records.extend(recs.into_iter().map(|mut r| {
-            r.implementation = OMNIORB.into();
-            r.client = Some(CORBINA.into());
-            r.server_model = Some("omniORB default (thread per connection)".into());
-            r
-        }));
+    if cx.runs("concurrency") {
+        let locals: Vec<(&str, &Path)> = local
+            .iter()
+            .filter(|_| !quick)
+            .map(|(tr, m, _)| (*tr, m.1.as_path()))
+            .collect();
+        concurrency(cx, &cior, &locals, omni.as_ref().map(|o| o.1.as_path()))?;
     }
     if callgrind {
         let bin = peer.map(|b| b.join("omni_ping"));
@@ -1267,6 +1382,10 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
 
     // Scalability is a latency experiment: pinned as the latency loops are.
     cx.pinned = cx.server_cpus.is_some();
+    if !cx.runs("scalability") {
+        cx.progress.stage("done");
+        return Ok(());
+    }
     // Scalability and memory: a fresh server per object count.
     let mut base_rss: [Option<u64>; 2] = [None, None];
     for &n in &p.objects {
@@ -1287,7 +1406,7 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
                 None => cx.self_cmd("client"),
             };
             c.arg("--ior").arg(&file).args(["--mode", "scal"]);
-            c.args(["--scal-calls", &p.scal_calls.to_string()]);
+            c.args(["--scal-calls", &scal_calls(p.scal_calls, n).to_string()]);
             let (recs, _) = cx.client("scalability client", &mut c, imp == OMNIORB)?;
             cx.records.extend(recs);
             drop(srv);
@@ -1314,7 +1433,7 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             let (srv, file) = cx.corbina_server_on(n, false, tr)?;
             let mut c = cx.self_cmd("client");
             c.arg("--ior").arg(&file).args(["--mode", "scal"]);
-            c.args(["--scal-calls", &p.scal_calls.to_string()]);
+            c.args(["--scal-calls", &scal_calls(p.scal_calls, n).to_string()]);
             let (recs, _) = cx.client("scalability client", &mut c, false)?;
             cx.records.extend(tagged(recs, tr));
             drop(srv);
@@ -1352,6 +1471,22 @@ mod tests {
         assert_eq!((m[1].median_us, m[1].cpu_us_per_call), (Some(21.0), None));
         assert!(m[0].note.as_deref().unwrap().contains("median of 3"));
         assert!(merge_rounds(&[]).is_empty());
+    }
+
+    #[test]
+    fn only_lists_and_scalability_calls() {
+        assert_eq!(
+            parse_only("scalability, latency,scalability").unwrap(),
+            vec!["scalability", "latency"]
+        );
+        assert!(parse_only("latency,memory").is_err());
+        assert!(parse_only(" , ").is_err());
+        let o = parse(&["--only".into(), "concurrency".into()]).unwrap();
+        assert_eq!(o.only, Some(vec!["concurrency"]));
+        // Both orders call every object at least twice, so they differ at 10⁶ objects.
+        assert_eq!(scal_calls(20000, 1), 20000);
+        assert_eq!(scal_calls(20000, 10000), 20000);
+        assert_eq!(scal_calls(20000, 1_000_000), 2_000_000);
     }
 
     #[test]

@@ -183,3 +183,86 @@ fn quick_suite_measures_every_transport() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn only_runs_the_chosen_experiments() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("suite-only-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("out.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+        .args(["suite", "--quick", "--only", "latency,concurrency"])
+        .args(["--transports", "tcp,unix"])
+        .args([
+            "--count",
+            "50",
+            "--threads-max",
+            "2",
+            "--max-seconds",
+            "0.01",
+        ])
+        .args(["--rounds", "2"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "suite failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records: Vec<Record> = std::fs::read_to_string(&json)
+        .unwrap()
+        .lines()
+        .map(|l| Record::from_json(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: BTreeSet<&str> = records.iter().map(|r| r.experiment.as_str()).collect();
+    assert_eq!(
+        kinds,
+        BTreeSet::from(["latency", "oneway_rate", "cpu", "concurrency"]),
+        "{kinds:?}"
+    );
+    // The raw Unix-socket ping-pong ran in the interleaved pinned rounds.
+    let raw_unix = records
+        .iter()
+        .find(|r| {
+            r.experiment == "latency"
+                && r.implementation == "socket"
+                && r.transport == "unix"
+                && r.op.as_deref() == Some("pingpong")
+        })
+        .expect("a raw Unix-socket ping-pong record");
+    let note = raw_unix.note.as_deref().unwrap_or_default();
+    assert!(note.contains("median of 2 interleaved rounds"), "{note}");
+    // Concurrency is a median over rounds too, for every thread count and sharing mode.
+    let conc: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.experiment == "concurrency" && r.available)
+        .collect();
+    for threads in [1, 2] {
+        for mode in ["own_orb", "shared_ref"] {
+            for model in ["thread_per_connection", "pool"] {
+                let r = conc
+                    .iter()
+                    .find(|r| {
+                        r.threads == Some(threads)
+                            && r.mode.as_deref() == Some(mode)
+                            && r.server_model.as_deref() == Some(model)
+                    })
+                    .unwrap_or_else(|| panic!("no {threads} thr {mode} {model} record"));
+                assert!(r.calls_per_s.unwrap() > 0.0);
+                let note = r.note.as_deref().unwrap_or_default();
+                assert!(note.contains("interleaved rounds"), "{note}");
+            }
+        }
+    }
+    // Unknown experiment names are refused.
+    let o = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+        .args(["suite", "--only", "latency,memory"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
