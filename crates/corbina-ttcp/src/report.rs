@@ -197,6 +197,14 @@ fn is(field: &Option<String>, v: &str) -> bool {
     field.as_deref() == Some(v)
 }
 
+/// Oneway-rate records of oneways written one by one (the default SyncScope).
+fn unbuffered(r: &Record) -> bool {
+    !is(&r.op, BUFFERED_ONEWAY)
+}
+
+/// The op of oneways batched by the client (`-ORBOnewaySyncScope none`).
+const BUFFERED_ONEWAY: &str = "ping_oneway_buffered";
+
 fn lat_cell(r: Option<&Record>) -> String {
     match r {
         Some(r) => {
@@ -341,7 +349,7 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
     }
     // Oneway rate and CPU.
     let rate = |imp, inv| {
-        f.one_inv("oneway_rate", imp, inv, |_| true)
+        f.one_inv("oneway_rate", imp, inv, unbuffered)
             .and_then(|r| r.calls_per_s)
     };
     for inv in INVOCATIONS {
@@ -362,6 +370,24 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
             peer: opt(p),
             vs_socket: ratio(c, s),
             vs_peer: ratio(c, p),
+        });
+    }
+    let batched = f
+        .one_inv("oneway_rate", CORBINA, "static", |r| {
+            is(&r.op, BUFFERED_ONEWAY)
+        })
+        .and_then(|r| r.calls_per_s);
+    if batched.is_some() {
+        let (s, p) = (rate(SOCKET, "static"), rate(OMNIORB, "static"));
+        rows.push(Row {
+            experiment: "latency".into(),
+            point: "null oneway static, buffered".into(),
+            metric: "calls/s".into(),
+            corbina: opt(batched),
+            socket: opt(s),
+            peer: opt(p),
+            vs_socket: ratio(batched, s),
+            vs_peer: ratio(batched, p),
         });
     }
     let cpu = |imp, inv| {
@@ -553,7 +579,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
         }
         for inv in INVOCATIONS {
             let rate = |f: &Find<'_>, imp| {
-                f.one_inv("oneway_rate", imp, inv, |_| true)
+                f.one_inv("oneway_rate", imp, inv, unbuffered)
                     .and_then(|r| r.calls_per_s)
             };
             let (c, t, s) = (rate(&f, CORBINA), rate(&tcp, CORBINA), rate(&raw, SOCKET));
@@ -883,7 +909,7 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
         "worst of short/long/double, each the median over sizes ≥ 64 KB".into(),
     );
     let rate = |imp| {
-        f.one("oneway_rate", imp, |_| true)
+        f.one("oneway_rate", imp, unbuffered)
             .and_then(|r| r.calls_per_s)
     };
     push(
@@ -892,6 +918,16 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
         1.0,
         false,
         "calls/s, corbina / omniORB".into(),
+    );
+    let batched = f
+        .one("oneway_rate", CORBINA, |r| is(&r.op, BUFFERED_ONEWAY))
+        .and_then(|r| r.calls_per_s);
+    push(
+        "buffered null oneways ≥ 3× omniORB's rate",
+        ratio(batched, rate(OMNIORB)),
+        3.0,
+        false,
+        "calls/s, corbina with -ORBOnewaySyncScope none (default bounds) / omniORB".into(),
     );
     let scal = f.all("scalability", CORBINA, |_| true);
     let max_n = scal.iter().filter_map(|r| r.objects).max();

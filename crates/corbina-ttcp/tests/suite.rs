@@ -72,6 +72,11 @@ fn quick_suite_writes_every_experiment_kind() {
     ] {
         assert!(kinds.contains(&want), "no {want:?} in {kinds:?}");
     }
+    // Oneways were also measured batched, as their own op, and every one arrived (the
+    // closing twoway would have failed otherwise).
+    assert!(records.iter().any(|r| r.experiment == "oneway_rate"
+        && r.op.as_deref() == Some("ping_oneway_buffered")
+        && r.calls_per_s.unwrap_or(0.0) > 0.0));
     // Every throughput point was counted whole by the receiver.
     assert!(records
         .iter()

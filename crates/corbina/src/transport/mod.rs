@@ -247,7 +247,9 @@ pub fn read_message_into(
     }
     let h = MessageHeader::decode(&header)?;
     h.check(max_message_size)?;
-    bytes.clear();
+    // Keep the reused buffer's old bytes (read_exact overwrites them all): zeroing a large
+    // buffer for every message cost more than the read itself.
+    bytes.truncate(h.total_len());
     bytes.resize(h.total_len(), 0);
     bytes[..HEADER_LEN].copy_from_slice(&header);
     r.read_exact(&mut bytes[HEADER_LEN..])?;
