@@ -15,11 +15,11 @@ mod gen {
 
 use corbina::config::Endpoint;
 use corbina::{Any, Fixed, LongDouble, ObjectRef, Orb, OrbConfig, SystemException};
+use corbina_testpeers::{build_peers, fresh_dir, start_with_ior, PeerBuild};
 use gen::interop::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 const IDL: &str = "tests/interop/types.idl";
 const GOLDEN: &str = "tests/golden/types.rs";
@@ -206,58 +206,14 @@ const WSTRING: &str = "ωmega";
 
 // ---- omniORB peers ----
 
-/// Builds the C++ peers once; `None` (with a note) when omniORB is missing.
+/// Builds the C++ peers of `tests/interop` once; `None` (with a note) when omniORB is missing.
 fn peers() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniDynamic4"])
-                .status()
-                .is_ok_and(|s| s.success())
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("interop-peers");
-            let o = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg("tests/interop")
-                .arg(format!("B={}", out.display()))
-                .output()
-                .expect("make runs");
-            assert!(
-                o.status.success(),
-                "building the omniORB peers failed:\n{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            Some(out)
-        })
-        .as_deref()
-}
-
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("interop-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    build_peers(&PeerBuild {
+        name: "codegen-interop",
+        makefile_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop"),
+        targets: &[],
+        pkg_config: "omniDynamic4",
+    })
 }
 
 fn loopback_orb() -> Orb {
@@ -273,24 +229,14 @@ fn loopback_orb() -> Orb {
 #[test]
 fn corbina_client_round_trips_every_type_through_omniorb_server() {
     let Some(bin) = peers() else { return };
-    let dir = temp_dir("server");
-    let ior_file = dir.join("types.ior");
-    let _server = Peer(
+    let ior_file = fresh_dir("interop-server").join("types.ior");
+    let (_server, ior) = start_with_ior(
+        "types_server",
         Command::new(bin.join("types_server"))
             .arg(&ior_file)
-            .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("types_server starts"),
+            .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"]),
+        &ior_file,
     );
-    let start = Instant::now();
-    let ior = loop {
-        if let Ok(s) = std::fs::read_to_string(&ior_file) {
-            break s.trim().to_owned();
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "no IOR");
-        std::thread::sleep(Duration::from_millis(20));
-    };
     // The server ORB also serves the reference passed in `echo_ref` and `Holder`.
     let orb = loopback_orb();
     let e = TypesEcho::narrow(&orb.string_to_object(&ior).unwrap()).unwrap();
@@ -572,7 +518,7 @@ fn omniorb_client_checks_every_type_against_corbina_server() {
     let obj: ObjectRef = poa.id_to_reference(&id).unwrap();
     *servant.servant().me.lock().unwrap() = Some(TypesEcho::unchecked_narrow(&obj));
     poa.the_poa_manager().activate().unwrap();
-    let ior_file = temp_dir("client").join("corbina.ior");
+    let ior_file = fresh_dir("interop-client").join("corbina.ior");
     std::fs::write(&ior_file, orb.object_to_string(&obj).unwrap() + "\n").unwrap();
 
     let out = Command::new(bin.join("types_client"))

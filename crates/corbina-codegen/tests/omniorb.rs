@@ -71,15 +71,7 @@ const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
 /// `true` when the package is installed; otherwise a note (or a failure when
 /// `REQUIRE_OMNIORB_PEERS` is set).
 fn have_omniorb_idl() -> bool {
-    if Path::new(DIR).is_dir() {
-        return true;
-    }
-    let msg = format!("{DIR} not found (install omniorb-idl)");
-    if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("note: {msg}; skipped");
-    false
+    corbina_testpeers::have_path(DIR, "omniORB's service IDL", "Debian package omniorb-idl")
 }
 
 fn idl_files() -> Vec<PathBuf> {

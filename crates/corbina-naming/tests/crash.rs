@@ -3,52 +3,16 @@
 //! directory) every bind the client saw acknowledged must resolve, and references to
 //! contexts handed out before a crash must still work.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::{free_port, start_names};
 use corbina::{Orb, OrbConfig};
 use corbina_naming::cos_naming::{NameComponent, NamingContextExt};
-
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the daemon and waits for it to print its IOR (it is serving by then).
-fn start_daemon(port: u16, dir: &Path) -> (Daemon, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corbina-names"))
-        .args(["--endpoint", &format!("127.0.0.1:{port}")])
-        .arg("--data-dir")
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("corbina-names starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let daemon = Daemon(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("reads the IOR");
-    assert!(line.starts_with("IOR:"), "daemon printed {line:?}");
-    (daemon, line.trim().to_owned())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A small xorshift generator seeded from the clock: kill times differ from run to run, and
 /// the seed is printed so a failure can be replayed.
@@ -83,7 +47,7 @@ fn acknowledged_binds_survive_sigkill() {
     eprintln!("crash test: port {port}, seed {seed}");
     let mut rng = Rng(seed);
 
-    let (daemon, _) = start_daemon(port, &dir);
+    let (daemon, _) = start_names(port, &dir);
     let mut daemon = Some(daemon);
     let orb = Orb::with_config(
         OrbConfig::default()
@@ -137,7 +101,7 @@ fn acknowledged_binds_survive_sigkill() {
         std::thread::sleep(Duration::from_millis(20 + rng.below(400)));
         drop(daemon.take()); // SIGKILL, then reaped.
         per_round.push(acked.lock().unwrap().len() - before);
-        let (d, _) = start_daemon(port, &dir);
+        let (d, _) = start_names(port, &dir);
         daemon = Some(d);
     }
     stop.store(true, Ordering::Relaxed);

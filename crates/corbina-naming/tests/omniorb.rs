@@ -5,51 +5,24 @@
 //! Without the binaries the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is set
 //! (as `scripts/test.sh` does).
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::{free_port, start_names};
 use corbina::{Orb, OrbConfig, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::{NotFoundReason, ResolveError};
 use corbina_naming::cos_naming::naming_context_ext::ResolveStrError;
 use corbina_naming::cos_naming::{BindingType, NamingContextExt};
+use corbina_testpeers::{fresh_dir, PeerProcess};
 
 fn have(bin: &str) -> bool {
-    let found = Path::new(bin).exists();
-    if !found {
-        let msg = format!("{bin} is not installed (Debian packages omniorb, omniorb-nameserver)");
-        if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("skipping omniORB naming interop: {msg}");
-    }
-    found
-}
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("naming-omni-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    corbina_testpeers::have_path(
+        bin,
+        "omniORB naming interop",
+        "Debian packages omniorb, omniorb-nameserver",
+    )
 }
 
 fn nameclt(port: u16, args: &[&str]) -> Output {
@@ -79,21 +52,9 @@ fn omniorb_nameclt_against_corbina_names() {
         return;
     }
     let port = free_port();
-    let dir = temp_dir("nameclt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_corbina-names"))
-        .args(["--endpoint", &format!("127.0.0.1:{port}")])
-        .arg("--data-dir")
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut ior = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut ior)
-        .unwrap();
-    let _daemon = Proc(child);
-    let ior = ior.trim();
+    let dir = fresh_dir("naming-omni-nameclt");
+    let (_daemon, ior) = start_names(port, &dir);
+    let ior = ior.as_str();
 
     ok_stdout(nameclt(port, &["bind_new_context", "apps.dir"]));
     ok_stdout(nameclt(port, &["bind", "apps.dir/echo.svc", ior]));
@@ -136,17 +97,15 @@ fn corbina_client_against_omninames() {
         return;
     }
     let port = free_port();
-    let dir = temp_dir("omninames");
+    let dir = fresh_dir("naming-omni-omninames");
     let log = std::fs::File::create(dir.join("omniNames.log")).unwrap();
-    let _server = Proc(
+    let server = PeerProcess::spawn(
+        "omniNames",
         Command::new("/usr/bin/omniNames")
             .args(["-start", &port.to_string(), "-datadir"])
             .arg(&dir)
             .args(["-ORBendPoint", &format!("giop:tcp:127.0.0.1:{port}")])
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("omniNames starts"),
+            .stdout(log),
     );
     let orb = Orb::with_config(OrbConfig::default().call_timeout(Duration::from_secs(10)));
     let url = format!("corbaloc::127.0.0.1:{port}/NameService");
@@ -159,7 +118,10 @@ fn corbina_client_against_omninames() {
                 let _ = e;
                 std::thread::sleep(Duration::from_millis(50));
             }
-            Err(e) => panic!("omniNames did not answer: {e}"),
+            Err(e) => panic!(
+                "omniNames did not answer: {e}; its stderr:\n{}",
+                server.stderr()
+            ),
         }
     };
 

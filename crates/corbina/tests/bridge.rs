@@ -17,10 +17,9 @@ mod bench_signatures;
 #[path = "../examples/bridge/forward.rs"]
 mod forward;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bench_signatures::{BenchTypes, BENCH_ID};
@@ -31,108 +30,8 @@ use corbina::dii::{ExceptionList, NVList, NamedValue, ARG_IN};
 use corbina::{
     Any, DiiError, DsiSkeleton, ObjectRef, Orb, OrbConfig, SystemExceptionKind, TypeCode,
 };
+use corbina_testpeers::{bench_peers, fresh_dir, omni_client_check_giop_1_0_and_1_2, omni_server};
 use forward::{Bridge, BridgeStats};
-
-// ---- omniORB peers
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds `peers/omni_server` and `omni_client` once; `None` (with a note) without omniORB.
-fn peers() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniORB4"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers-bridge");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(repo_root().join("peers"))
-                .arg(format!("B={}", out.display()))
-                .arg(out.join("omni_server"))
-                .arg(out.join("omni_client"))
-                .status()
-                .expect("make runs");
-            assert!(status.success(), "building the omniORB peers failed");
-            Some(out)
-        })
-        .as_deref()
-}
-
-/// A peer process, killed when dropped.
-struct Peer(Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Starts `omni_server` on loopback; returns it and its IOR.
-fn omni_server(bin: &Path, name: &str) -> (Peer, String) {
-    let ior_file = temp_dir(name).join("o.ior");
-    let peer = Peer(
-        Command::new(bin.join("omni_server"))
-            .arg(&ior_file)
-            .args(["1", "120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("omni_server starts"),
-    );
-    let start = Instant::now();
-    loop {
-        if let Ok(s) = std::fs::read_to_string(&ior_file) {
-            if let Some(line) = s.lines().next() {
-                return (peer, line.trim().to_owned());
-            }
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "no IOR");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `omni_client --mode check` against the IOR in `file` at GIOP 1.0 and 1.2: all 9 checks.
-fn omni_client_checks(bin: &Path, file: &Path) {
-    for v in ["1.0", "1.2"] {
-        let out = Command::new(bin.join("omni_client"))
-            .arg("--ior")
-            .arg(file)
-            .args(["--mode", "check", "-ORBmaxGIOPVersion", v])
-            .output()
-            .expect("omni_client runs");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "omni_client --mode check at GIOP {v} failed:\n{text}"
-        );
-        assert_eq!(text.matches("\"ok\":true").count(), 9, "{text}");
-    }
-}
 
 // ---- the bridge, in process
 
@@ -161,7 +60,7 @@ fn start_bridge(target: &str) -> (Orb, String, Arc<BridgeStats>) {
 }
 
 fn write_ior(name: &str, ior: &str) -> PathBuf {
-    let file = temp_dir(name).join("bridge.ior");
+    let file = fresh_dir(name).join("bridge.ior");
     std::fs::write(&file, format!("{ior}\n")).unwrap();
     file
 }
@@ -222,7 +121,7 @@ fn payload(stem: &str, tc: &TypeCode, n: usize) -> Any {
 
 #[test]
 fn dii_calls_every_operation_on_omniorb_server() {
-    let Some(bin) = peers() else { return };
+    let Some(bin) = bench_peers() else { return };
     let (_peer, ior) = omni_server(bin, "dii-to-omni");
     let (_orb, obj) = client(&ior);
     let types = BenchTypes::new().unwrap();
@@ -301,10 +200,10 @@ fn dii_calls_every_operation_on_omniorb_server() {
 
 #[test]
 fn omniorb_client_checks_bridge_to_omniorb_server() {
-    let Some(bin) = peers() else { return };
+    let Some(bin) = bench_peers() else { return };
     let (_peer, target) = omni_server(bin, "bridge-to-omni");
     let (orb, ior, stats) = start_bridge(&target);
-    omni_client_checks(bin, &write_ior("bridge-omni", &ior));
+    omni_client_check_giop_1_0_and_1_2(bin, &write_ior("bridge-omni", &ior));
     // Every operation went through (omni_client's `_is_a`/`_non_existent` are answered
     // by the skeleton); one DII request per operation, reused by both runs.
     assert!(stats.forwarded.load(Ordering::Relaxed) >= 2 * 19);
@@ -387,8 +286,8 @@ fn bridge_forwards_bench_to_corbina_static_server() {
     assert!(stats.built.load(Ordering::Relaxed) <= 19);
 
     // And omniORB's check through the bridge to the Corbina server, when omniORB is here.
-    if let Some(bin) = peers() {
-        omni_client_checks(bin, &write_ior("bridge-corbina", &ior));
+    if let Some(bin) = bench_peers() {
+        omni_client_check_giop_1_0_and_1_2(bin, &write_ior("bridge-corbina", &ior));
     }
     bridge_orb.shutdown(true);
     server.shutdown(true);

@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use common::bench::{self, bench::FailError, Bench, BenchError, BinStruct};
 use common::extra::extra::{self as ex, node};
@@ -19,6 +17,7 @@ use corbina::dii::{NVList, ARG_IN, ARG_INOUT, ARG_OUT};
 use corbina::dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
 use corbina::dynany::DynAnyFactory;
 use corbina::{Any, DiiError, SystemException, SystemExceptionKind, TypeCode};
+use corbina_testpeers::{bench_peers, fresh_dir, omni_client_check_giop_1_0_and_1_2};
 
 /// Bench served through the DSI: every argument is read by TypeCode into an `Any`.
 #[derive(Default)]
@@ -251,67 +250,12 @@ fn dsi_inout_out_and_user_exceptions_static_and_dii() {
 
 // ---- omniORB's client against the DSI Bench server
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds `peers/omni_client` once; `None` (with a note) when omniORB is missing.
-fn omni_client() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniORB4"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers-dsi");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(repo_root().join("peers"))
-                .arg(format!("B={}", out.display()))
-                .arg(out.join("omni_client"))
-                .status()
-                .expect("make runs");
-            assert!(status.success(), "building the omniORB peers failed");
-            Some(out)
-        })
-        .as_deref()
-}
-
 #[test]
 fn omniorb_client_checks_dsi_bench_server() {
-    let Some(bin) = omni_client() else { return };
+    let Some(bin) = bench_peers() else { return };
     let (server, ior) = serve(Arc::new(DsiSkeleton::new(DsiBench::default())));
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("dsi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("dsi.ior");
+    let file = fresh_dir("dsi").join("dsi.ior");
     std::fs::write(&file, ior + "\n").unwrap();
-    for v in ["1.0", "1.2"] {
-        let out = Command::new(bin.join("omni_client"))
-            .arg("--ior")
-            .arg(&file)
-            .args(["--mode", "check", "-ORBmaxGIOPVersion", v])
-            .output()
-            .expect("omni_client runs");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "omni_client --mode check at GIOP {v} failed:\n{text}"
-        );
-        assert_eq!(text.matches("\"ok\":true").count(), 9, "{text}");
-    }
+    omni_client_check_giop_1_0_and_1_2(bin, &file);
     server.shutdown(true);
 }

@@ -1,0 +1,87 @@
+//! The helpers themselves: a peer's IOR file, a peer that dies or never writes one (the
+//! error carries its stderr), the kill on drop, and the bench peers built and run against
+//! each other.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use corbina_testpeers::{fresh_dir, PeerProcess};
+
+fn sh(script: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.args(["-c", script]).stdout(Stdio::null());
+    c
+}
+
+#[test]
+fn reads_the_first_line_of_the_ior_file() {
+    let file = fresh_dir("ior-ok").join("x.ior");
+    let script = format!(
+        "sleep 0.1; printf 'IOR:0102\\nIOR:0304\\n' > {0}.tmp; mv {0}.tmp {0}; sleep 30",
+        file.display()
+    );
+    let mut peer = PeerProcess::spawn("sh", &mut sh(&script));
+    let ior = peer
+        .wait_for_ior_file(&file, Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(ior, "IOR:0102");
+}
+
+#[test]
+fn a_peer_that_exits_first_is_an_error_with_its_stderr() {
+    let file = fresh_dir("ior-exit").join("x.ior");
+    let mut peer = PeerProcess::spawn("dying", &mut sh("echo 'no endpoint' >&2; exit 3"));
+    let start = Instant::now();
+    let e = peer
+        .wait_for_ior_file(&file, Duration::from_secs(10))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "waited for the timeout"
+    );
+    assert!(e.contains("dying exited"), "{e}");
+    assert!(e.contains("exit status: 3"), "{e}");
+    assert!(e.contains("no endpoint"), "{e}");
+}
+
+#[test]
+fn a_peer_that_writes_nothing_times_out_with_its_stderr() {
+    let file = fresh_dir("ior-timeout").join("x.ior");
+    let mut peer = PeerProcess::spawn("silent", &mut sh("echo starting >&2; sleep 30"));
+    let e = peer
+        .wait_for_ior_file(&file, Duration::from_millis(300))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("silent did not write its IOR"), "{e}");
+    // The drain thread may not have run yet; give it a moment.
+    let start = Instant::now();
+    while !peer.stderr().contains("starting") {
+        assert!(start.elapsed() < Duration::from_secs(5), "{e}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn drop_kills_and_reaps_the_peer() {
+    let mut peer = PeerProcess::spawn("sleeper", &mut sh("sleep 30"));
+    let pid = peer.child_mut().id();
+    drop(peer);
+    // Reaped: the pid is gone, not a zombie.
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+}
+
+#[test]
+fn bench_peers_build_and_check_each_other() {
+    let Some(bin) = corbina_testpeers::bench_peers() else {
+        return;
+    };
+    // Once per process: the same directory again, without rebuilding.
+    assert_eq!(corbina_testpeers::bench_peers(), Some(bin));
+    let (server, ior) = corbina_testpeers::omni_server(bin, "testpeers-bench");
+    assert!(ior.starts_with("IOR:"), "{ior}");
+    let file = fresh_dir("testpeers-client").join("o.ior");
+    std::fs::write(&file, ior + "\n").unwrap();
+    corbina_testpeers::omni_client_check(bin, &file, &[]);
+    drop(server);
+}
