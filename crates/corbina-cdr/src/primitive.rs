@@ -18,6 +18,7 @@ impl ByteOrder {
     pub const NATIVE: ByteOrder = ByteOrder::Big;
 
     /// The order a flag octet (bit 0) names.
+    #[inline]
     pub fn from_flag(flag: u8) -> ByteOrder {
         if flag & 1 == 1 {
             ByteOrder::Little
@@ -27,6 +28,7 @@ impl ByteOrder {
     }
 
     /// The flag value (0 or 1) for this order.
+    #[inline]
     pub fn flag(self) -> u8 {
         match self {
             ByteOrder::Big => 0,

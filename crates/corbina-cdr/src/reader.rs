@@ -53,6 +53,7 @@ macro_rules! read_prim {
 
 impl<'a> CdrReader<'a> {
     /// A reader over `buf` in `order`; alignment origin at `buf[0]`.
+    #[inline]
     pub fn new(buf: &'a [u8], order: ByteOrder, ctx: CdrContext) -> Self {
         CdrReader {
             buf,
@@ -71,18 +72,21 @@ impl<'a> CdrReader<'a> {
 
     /// Starts reading at `pos` of the buffer, alignment still relative to `buf[0]` (a body
     /// following a GIOP header in the same buffer).
+    #[inline]
     pub fn starting_at(mut self, pos: usize) -> Self {
         self.pos = pos.min(self.end);
         self
     }
 
     /// Declares that `buf[0]` is at `offset` in the stream for alignment purposes.
+    #[inline]
     pub fn with_stream_offset(mut self, offset: usize) -> Self {
         self.origin = (offset as isize).wrapping_neg();
         self
     }
 
     /// Alignment restarts for reassembled GIOP 1.1 fragments (sorted by `at`).
+    #[inline]
     pub fn with_align_breaks(mut self, breaks: &'a [AlignBreak]) -> Self {
         self.breaks = breaks;
         self.next_break = breaks.first().map_or(usize::MAX, |b| b.at);
@@ -90,6 +94,7 @@ impl<'a> CdrReader<'a> {
     }
 
     /// Sets the nesting limit for encapsulations and recursive values.
+    #[inline]
     pub fn with_max_depth(mut self, max_depth: u32) -> Self {
         self.max_depth = max_depth;
         self
@@ -129,6 +134,7 @@ impl<'a> CdrReader<'a> {
     }
 
     /// Whether everything has been read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.pos == self.end
     }
@@ -144,6 +150,7 @@ impl<'a> CdrReader<'a> {
     }
 
     /// Fails unless every byte has been consumed.
+    #[inline]
     pub fn expect_end(&self) -> Result<()> {
         if self.pos == self.end {
             Ok(())

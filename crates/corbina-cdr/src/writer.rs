@@ -23,12 +23,14 @@ impl CdrContext {
     };
 
     /// The same context for another GIOP minor version.
+    #[inline]
     pub fn with_giop_minor(mut self, minor: u8) -> Self {
         self.giop_minor = minor;
         self
     }
 
     /// The same context with other code sets.
+    #[inline]
     pub fn with_code_sets(mut self, code_sets: CodeSets) -> Self {
         self.code_sets = code_sets;
         self
@@ -91,11 +93,13 @@ macro_rules! write_prim {
 
 impl<'a> CdrWriter<'a> {
     /// A native-order writer at stream offset 0.
+    #[inline]
     pub fn new(ctx: CdrContext) -> Self {
         Self::with_byte_order(ByteOrder::NATIVE, ctx)
     }
 
     /// A writer in a chosen byte order (to reproduce a peer's bytes; native is faster).
+    #[inline]
     pub fn with_byte_order(order: ByteOrder, ctx: CdrContext) -> Self {
         CdrWriter {
             buf: Vec::new(),
@@ -111,6 +115,7 @@ impl<'a> CdrWriter<'a> {
 
     /// A writer in `order` that writes into `buffer`, cleared first but with its allocation
     /// kept: connections reuse one buffer per message instead of growing a new one.
+    #[inline]
     pub fn from_vec(mut buffer: Vec<u8>, order: ByteOrder, ctx: CdrContext) -> Self {
         buffer.clear();
         let mut w = Self::with_byte_order(order, ctx);
@@ -120,11 +125,13 @@ impl<'a> CdrWriter<'a> {
 
     /// Takes back the owned buffer (spliced blocks are not in it), for reuse with
     /// [`CdrWriter::from_vec`].
+    #[inline]
     pub fn into_owned_buffer(self) -> Vec<u8> {
         self.buf
     }
 
     /// Treats the first byte written as being at `offset` in the stream, for alignment.
+    #[inline]
     pub fn starting_at(mut self, offset: usize) -> Self {
         self.base = offset;
         self
@@ -147,6 +154,7 @@ impl<'a> CdrWriter<'a> {
     /// Shortens the stream to `len` bytes, when everything after `len` is owned (not a spliced
     /// block): used to drop body padding when a GIOP 1.2 body turns out empty. Returns whether
     /// it did.
+    #[inline]
     pub fn truncate(&mut self, len: usize) -> bool {
         let Some(owned) = len.checked_sub(self.spliced_len) else {
             return false;
@@ -185,11 +193,13 @@ impl<'a> CdrWriter<'a> {
     }
 
     /// Bytes written so far, spliced blocks included.
+    #[inline]
     pub fn len(&self) -> usize {
         self.buf.len() + self.spliced_len
     }
 
     /// Whether nothing has been written.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -198,8 +208,16 @@ impl<'a> CdrWriter<'a> {
     #[inline]
     pub fn align(&mut self, align: usize) {
         let pad = self.position().wrapping_neg() & (align - 1);
-        if pad != 0 {
-            self.buf.resize(self.buf.len() + pad, 0);
+        if pad == 0 {
+            return;
+        }
+        let len = self.buf.len() + pad;
+        if pad <= 8 {
+            // A fixed-size copy then a cut: no memset call for a few padding bytes.
+            self.buf.extend_from_slice(&[0; 8]);
+            self.buf.truncate(len);
+        } else {
+            self.buf.resize(len, 0);
         }
     }
 
@@ -334,6 +352,7 @@ impl<'a> CdrWriter<'a> {
     ///
     /// An IDL string cannot contain NUL (the terminator): a string with one is refused with
     /// [`MarshalError::NotRepresentable`] rather than sent as bytes no reader accepts.
+    #[inline]
     pub fn write_string(&mut self, s: &str) -> Result<()> {
         let cs = self.ctx.code_sets.char_set;
         if s.as_bytes().contains(&0) {
@@ -497,6 +516,7 @@ impl<'a> CdrWriter<'a> {
     /// # Panics
     /// If `index + 4` is past the owned bytes written so far before the first splice; this is
     /// a programming error, never caused by input.
+    #[inline]
     pub fn patch_ulong(&mut self, index: usize, v: u32) {
         let v = if self.swap { v.swap_bytes() } else { v };
         self.buf[index..index + 4].copy_from_slice(&v.to_ne_bytes());
@@ -521,11 +541,13 @@ impl<'a> CdrWriter<'a> {
 
     /// Whether every byte is in the owned buffer (nothing was spliced in by reference), so
     /// [`CdrWriter::owned_bytes`] is the whole stream.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.splices.is_empty()
     }
 
     /// The owned bytes so far, not counting spliced blocks (fine when nothing was large).
+    #[inline]
     pub fn owned_bytes(&self) -> &[u8] {
         &self.buf
     }

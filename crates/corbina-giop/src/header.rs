@@ -29,6 +29,7 @@ impl Version {
     pub const V1_2: Version = Version { major: 1, minor: 2 };
 
     /// The version if it is one this crate speaks.
+    #[inline]
     pub fn new(major: u8, minor: u8) -> Result<Version> {
         if major == 1 && minor <= 2 {
             Ok(Version { major, minor })
@@ -38,6 +39,7 @@ impl Version {
     }
 
     /// A CDR context for streams of this version with the given code sets.
+    #[inline]
     pub fn context(self, code_sets: corbina_cdr::CodeSets) -> CdrContext {
         CdrContext::GIOP_1_2
             .with_giop_minor(self.minor)
@@ -121,6 +123,7 @@ pub struct MessageHeader {
 
 impl MessageHeader {
     /// A header for an unfragmented message; `message_size` is patched when it is finished.
+    #[inline]
     pub fn new(version: Version, byte_order: ByteOrder, msg_type: MsgType) -> MessageHeader {
         MessageHeader {
             version,
@@ -132,6 +135,7 @@ impl MessageHeader {
     }
 
     /// Decodes the first 12 bytes of a message. Unknown flag bits are ignored.
+    #[inline]
     pub fn decode(bytes: &[u8; HEADER_LEN]) -> Result<MessageHeader> {
         let [m0, m1, m2, m3, major, minor, flags, msg_type, s0, s1, s2, s3] = *bytes;
         if [m0, m1, m2, m3] != MAGIC {
@@ -157,6 +161,7 @@ impl MessageHeader {
     }
 
     /// Decodes the header at the start of `bytes` (at least 12 of them).
+    #[inline]
     pub fn decode_prefix(bytes: &[u8]) -> Result<MessageHeader> {
         match bytes.first_chunk::<HEADER_LEN>() {
             Some(h) => MessageHeader::decode(h),
@@ -168,6 +173,7 @@ impl MessageHeader {
     }
 
     /// The flags octet (the byte-order octet at GIOP 1.0).
+    #[inline]
     pub fn flags(&self) -> u8 {
         let more = if self.more_fragments && self.version.minor >= 1 {
             FLAG_MORE_FRAGMENTS
@@ -178,6 +184,7 @@ impl MessageHeader {
     }
 
     /// The 12 header bytes.
+    #[inline]
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let size = match self.byte_order {
             ByteOrder::Big => self.message_size.to_be_bytes(),
@@ -201,22 +208,26 @@ impl MessageHeader {
     }
 
     /// Writes the header into a writer at stream offset 0 (the start of a message).
+    #[inline]
     pub fn write(&self, w: &mut CdrWriter<'_>) {
         w.write_bytes(&self.encode());
     }
 
     /// Bytes that follow the header: what the runtime reads next into its own buffer.
+    #[inline]
     pub fn body_len(&self) -> usize {
         self.message_size as usize
     }
 
     /// Total length of the message, header included.
+    #[inline]
     pub fn total_len(&self) -> usize {
         HEADER_LEN + self.body_len()
     }
 
     /// Fails if the message is larger than `max_message_size` (body bytes) or carries the
     /// more-fragments flag where its type cannot.
+    #[inline]
     pub fn check(&self, max_message_size: u32) -> Result<()> {
         if self.message_size > max_message_size {
             return Err(GiopError::MessageTooLarge {
@@ -235,6 +246,7 @@ impl MessageHeader {
 }
 
 /// Sets `message_size` in a finished message's first 12 bytes to `len - 12`.
+#[inline]
 pub(crate) fn patch_size(w: &mut CdrWriter<'_>) -> Result<()> {
     let size = w.len().saturating_sub(HEADER_LEN);
     let size = u32::try_from(size).map_err(|_| GiopError::MessageTooLarge {

@@ -164,6 +164,7 @@ impl<'a> Body<'a> {
 
     /// A reader over the body, borrowing the message buffer, with the connection's code sets.
     /// Alignment is relative to the message start, as GIOP requires.
+    #[inline]
     pub fn reader(&self, code_sets: CodeSets) -> CdrReader<'a> {
         let ctx = CdrContext::GIOP_1_2
             .with_giop_minor(self.minor)
@@ -216,6 +217,7 @@ pub enum GiopMessage<'a> {
 }
 
 /// Checks the GIOP header and returns it, the message's bytes and a reader after the header.
+#[inline]
 fn open_message<'a>(
     bytes: &'a [u8],
     align_breaks: &'a [AlignBreak],
@@ -235,6 +237,7 @@ fn open_message<'a>(
 }
 
 /// The body that follows what `r` has read so far.
+#[inline]
 fn body_after<'a>(
     header: &MessageHeader,
     message: &'a [u8],
@@ -291,6 +294,23 @@ pub fn decode_message_view<'a>(
     let h = RequestHeaderView::decode(&mut r, header.version.minor)?;
     let body = body_after(&header, message, align_breaks, &r, true);
     Ok((header, GiopMessageView::Request { header: h, body }))
+}
+
+/// Decodes a Reply ([`decode_message`]'s Reply case, with the same checks), for a client
+/// that has seen the header's type already: it skips building a [`GiopMessage`]. A message
+/// of another type is refused with [`GiopError::WrongMessageType`].
+#[inline]
+pub fn decode_reply(bytes: &[u8]) -> Result<(ReplyHeader, Body<'_>)> {
+    let (header, message, mut r) = open_message(bytes, &[])?;
+    if header.msg_type != MsgType::Reply {
+        return Err(GiopError::WrongMessageType {
+            expected: MsgType::Reply,
+            found: header.msg_type,
+        });
+    }
+    let h = ReplyHeader::decode(&mut r, header.version.minor)?;
+    let body = body_after(&header, message, &[], &r, true);
+    Ok((h, body))
 }
 
 /// Decodes a whole message (`bytes` holds at least `12 + message_size` bytes; anything after
@@ -359,6 +379,7 @@ impl<'a> MessageWriter<'a> {
 
     /// Like [`MessageWriter::new`], writing into `buffer` (cleared first, its allocation
     /// kept): a connection reuses one buffer for every message it sends.
+    #[inline]
     pub fn with_buffer(
         buffer: Vec<u8>,
         version: Version,
@@ -386,6 +407,7 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// Starts a Request from borrowed header parts, in a reused buffer.
+    #[inline]
     pub fn request_ref(
         buffer: Vec<u8>,
         version: Version,
@@ -459,6 +481,7 @@ impl<'a> MessageWriter<'a> {
 
     /// The writer for the body. At GIOP 1.2 the first call pads a Request or Reply to a
     /// multiple of 8; call it only when there is a body, so empty bodies stay unpadded.
+    #[inline]
     pub fn body(&mut self) -> &mut CdrWriter<'a> {
         if self.align_body {
             self.w.align(8);
@@ -468,12 +491,14 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// The underlying writer, with no body alignment (for header extensions).
+    #[inline]
     pub fn writer(&mut self) -> &mut CdrWriter<'a> {
         &mut self.w
     }
 
     /// Patches `message_size` and returns the writer: its `segments()` are the message,
     /// ready for a vectored write or for the fragmenter.
+    #[inline]
     pub fn finish(mut self) -> Result<CdrWriter<'a>> {
         patch_size(&mut self.w)?;
         Ok(self.w)

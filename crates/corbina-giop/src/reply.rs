@@ -29,6 +29,7 @@ impl ReplyStatus {
     }
 
     /// The status for a wire value.
+    #[inline]
     pub fn from_value(v: u32) -> Result<ReplyStatus> {
         Ok(match v {
             0 => ReplyStatus::NoException,
@@ -76,6 +77,7 @@ impl ReplyHeader {
     }
 
     /// Reads the header that follows the 12-byte GIOP header.
+    #[inline]
     pub fn decode(r: &mut CdrReader<'_>, minor: u8) -> Result<ReplyHeader> {
         if minor >= 2 {
             let request_id = r.read_ulong()?;

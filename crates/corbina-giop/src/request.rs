@@ -136,6 +136,11 @@ impl RequestHeaderRef<'_> {
     pub fn encode(&self, w: &mut CdrWriter<'_>, minor: u8) -> Result<()> {
         let response_expected = self.response_flags & 1 != 0;
         if minor >= 2 {
+            if let TargetAddress::Key(key) = self.target {
+                if self.service_context.0.is_empty() && self.encode_1_2_key(w, &key.0) {
+                    return Ok(());
+                }
+            }
             w.write_ulong(self.request_id);
             w.write_octet(self.response_flags);
             w.write_bytes(&[0; 3]);
@@ -158,6 +163,54 @@ impl RequestHeaderRef<'_> {
         w.write_length(self.requesting_principal.len())?;
         w.write_bytes(self.requesting_principal);
         Ok(())
+    }
+
+    /// The GIOP 1.2 header of almost every call (KeyAddr, ASCII operation, no service
+    /// contexts) in a few pieces: the same bytes as the field-by-field path, for a fraction
+    /// of the instructions. `false`: not that case, nothing written.
+    fn encode_1_2_key(&self, w: &mut CdrWriter<'_>, key: &[u8]) -> bool {
+        let op = self.operation.as_bytes();
+        if !op.is_ascii() || key.len() > 1 << 30 || op.len() > 1 << 30 {
+            return false;
+        }
+        let pad4 = |n: usize| n.wrapping_neg() & 3;
+        let big = w.byte_order() == corbina_cdr::ByteOrder::Big;
+        let ulong = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let short = |v: i16| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        // Fixed-size pieces cut to length: no memset and no copy calls but the key's and the
+        // operation's. Zeros are the padding, the reserved octets, the NUL and the (empty)
+        // context count.
+        w.align(4);
+        let mut head = [0; 16];
+        head[0..4].copy_from_slice(&ulong(self.request_id));
+        head[4] = self.response_flags;
+        head[8..10].copy_from_slice(&short(crate::target_address::KEY_ADDR));
+        head[12..16].copy_from_slice(&ulong(key.len() as u32));
+        w.write_bytes(&head);
+        w.write_bytes(key);
+        let mut mid = [0; 8];
+        let pad = pad4(key.len());
+        mid[pad..pad + 4].copy_from_slice(&ulong(op.len() as u32 + 1));
+        let at = w.len();
+        w.write_bytes(&mid);
+        w.truncate(at + pad + 4);
+        w.write_bytes(op);
+        let at = w.len();
+        w.write_bytes(&[0; 8]);
+        w.truncate(at + 1 + pad4(op.len() + 1) + 4);
+        true
     }
 }
 
@@ -247,6 +300,42 @@ mod tests {
     use crate::header::{MsgType, Version};
     use crate::message::{GiopMessage, MessageWriter};
     use corbina_cdr::{ByteOrder, CodeSets};
+
+    #[test]
+    fn one_block_1_2_header_matches_field_by_field() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            for key_len in 0..9 {
+                for op in ["", "a", "ab", "abc", "ping", "_is_a", "operation"] {
+                    let key = ObjectKey::new((0..key_len as u8).collect::<Vec<_>>());
+                    let target = TargetAddress::Key(key);
+                    let contexts = ServiceContextList::new();
+                    let h = RequestHeaderRef {
+                        request_id: 0x0102_0304,
+                        response_flags: SYNC_WITH_TARGET,
+                        target: &target,
+                        operation: op,
+                        service_context: &contexts,
+                        requesting_principal: &[],
+                    };
+                    let ctx = corbina_cdr::CdrContext::GIOP_1_2;
+                    let mut fast = CdrWriter::with_byte_order(order, ctx).starting_at(12);
+                    h.encode(&mut fast, 2).unwrap();
+                    let mut slow = CdrWriter::with_byte_order(order, ctx).starting_at(12);
+                    slow.write_ulong(h.request_id);
+                    slow.write_octet(h.response_flags);
+                    slow.write_bytes(&[0; 3]);
+                    target.encode(&mut slow).unwrap();
+                    encap::write_latin1(&mut slow, op).unwrap();
+                    contexts.encode(&mut slow).unwrap();
+                    assert_eq!(
+                        fast.into_bytes(),
+                        slow.into_bytes(),
+                        "{order:?} {key_len} {op}"
+                    );
+                }
+            }
+        }
+    }
 
     fn encode(h: &RequestHeader, v: Version, order: ByteOrder) -> Vec<u8> {
         MessageWriter::request(v, order, CodeSets::DEFAULT, h)

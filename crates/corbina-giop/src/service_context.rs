@@ -141,6 +141,7 @@ impl ServiceContextList {
     }
 
     /// Reads a list.
+    #[inline]
     pub fn decode(r: &mut CdrReader<'_>) -> Result<ServiceContextList> {
         // Each context is at least an id and a length.
         let n = r.read_length(8)?;

@@ -228,8 +228,13 @@ impl ObjectRef {
         let mut decode_user_exception = Some(decode_user_exception);
         let mut outcome: Option<Result<T, E>> = None;
         let mut decode = |body: ReplyBody<'_, '_>| -> Result<(), SystemException> {
-            // References in the reply are unmarshalled by this reference's ORB.
-            let orb = self.orb();
+            // References in the reply are unmarshalled by this reference's ORB; an empty
+            // body (a void call) holds none, so skips entering it.
+            let has_data = match &body {
+                ReplyBody::Result(r) => r.remaining() > 0,
+                ReplyBody::UserException(..) => true,
+            };
+            let orb = if has_data { self.orb() } else { None };
             let _entered = orb.as_ref().map(crate::orb::enter);
             let done = CompletionStatus::Yes;
             let marshal = |e: crate::cdr::MarshalError| SystemException::from(e).completed(done);

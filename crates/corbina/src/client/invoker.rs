@@ -1,17 +1,20 @@
 //! The IIOP client call path: the calling thread marshals straight into a strand's buffer,
 //! writes, and blocks on the reply itself — no thread switch, no queue.
 
-use std::sync::atomic::{AtomicI16, Ordering};
+use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, AtomicI16, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
 use crate::cdr::{ByteOrder, CodeSets};
+use crate::giop::message::{decode_reply, Body};
 use crate::giop::service_context::CodeSetContext;
 use crate::giop::{
-    GiopMessage, IiopProfile, Ior, IorAddressingInfo, MessageWriter, ReplyStatus, RequestHeaderRef,
-    ServiceContextList, SystemExceptionBody, TargetAddress, Version,
+    GiopMessage, IiopProfile, Ior, IorAddressingInfo, MessageHeader, MessageWriter, MsgType,
+    ReplyHeader, ReplyStatus, RequestHeaderRef, ServiceContextList, SystemExceptionBody,
+    TargetAddress, Version, HEADER_LEN,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::transport::{
@@ -41,6 +44,8 @@ pub const MINOR_RETRIES_EXHAUSTED: u32 = 0x4342_4e02;
 /// connection's rope or by an explicit flush).
 pub const MINOR_ONEWAYS_LOST: u32 = 0x4342_4e03;
 
+static NO_CONTEXTS: ServiceContextList = ServiceContextList(Vec::new());
+
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
 const MAX_RESENDS: usize = 16;
 
@@ -66,6 +71,8 @@ pub struct IiopInvoker {
     /// `TargetAddress::Key` for the profile's key, built once: the common case of every call.
     key_target: TargetAddress,
     forward: RwLock<Option<Arc<IiopInvoker>>>,
+    /// Whether `forward` may be set: lets the common call skip the lock.
+    forwarded: AtomicBool,
     /// This reference's own call timeout (wins over the thread's and the ORB's).
     call_timeout: Option<Duration>,
 }
@@ -115,6 +122,7 @@ impl IiopInvoker {
             addressing: AtomicI16::new(crate::giop::target_address::KEY_ADDR),
             key_target: TargetAddress::Key(profile_key),
             forward: RwLock::new(None),
+            forwarded: AtomicBool::new(false),
             call_timeout: None,
         })
     }
@@ -183,7 +191,11 @@ impl IiopInvoker {
         hops: u32,
         deadline: Option<Instant>,
     ) -> Result<(), SystemException> {
-        let forwarded = self.forward.read().ok().and_then(|f| f.clone());
+        let forwarded = if self.forwarded.load(Ordering::Acquire) {
+            self.forward.read().ok().and_then(|f| f.clone())
+        } else {
+            None
+        };
         if let Some(fwd) = forwarded {
             match fwd.call(operation, encode, decode.as_deref_mut(), hops + 1, deadline) {
                 // The forward target is unreachable and nothing ran there: fall back to the
@@ -198,6 +210,7 @@ impl IiopInvoker {
                 {
                     if let Ok(mut f) = self.forward.write() {
                         *f = None;
+                        self.forwarded.store(false, Ordering::Release);
                     }
                 }
                 other => return other,
@@ -246,6 +259,7 @@ impl IiopInvoker {
                     }
                     if let Ok(mut f) = self.forward.write() {
                         *f = Some(target.clone());
+                        self.forwarded.store(true, Ordering::Release);
                     }
                     return target.call(operation, encode, decode, hops + 1, deadline);
                 }
@@ -269,7 +283,7 @@ impl IiopInvoker {
     ) -> Result<Attempt, SystemException> {
         let code_sets = *strand.code_sets.get_or_insert(self.code_sets);
         let request_id = strand.next_request_id();
-        let mut contexts = ServiceContextList::new();
+        let mut first_contexts = None;
         let sends_code_sets = self.version.minor >= 1 && !strand.code_sets_sent;
         if sends_code_sets {
             // The first request on a connection fixes its transmission code sets.
@@ -280,13 +294,15 @@ impl IiopInvoker {
                     .map_or(crate::cdr::CodeSetId::UTF_16, |w| w.id()),
             };
             match ctx.to_service_context(ByteOrder::NATIVE) {
-                Ok(c) => contexts.push(c),
+                Ok(c) => first_contexts = Some(ServiceContextList(vec![c])),
                 Err(_) => {
                     self.give_back(rope, strand);
                     return Err(sys(SystemExceptionKind::Internal, 0, CompletionStatus::No));
                 }
             }
         }
+        // Later requests carry no contexts: a shared empty list, nothing built or dropped.
+        let contexts = first_contexts.as_ref().unwrap_or(&NO_CONTEXTS);
         let target = self.target();
         let header = RequestHeaderRef {
             request_id,
@@ -297,7 +313,7 @@ impl IiopInvoker {
             },
             target: &target,
             operation,
-            service_context: &contexts,
+            service_context: contexts,
             requesting_principal: &[],
         };
         let buffer = std::mem::take(&mut strand.out);
@@ -483,6 +499,30 @@ impl IiopInvoker {
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
         strand.reader.get_mut().set_deadline(deadline);
+        // The common case: the whole reply arrives in one read and is decoded where it lies
+        // in the read buffer (no copy into a message of its own).
+        match whole_reply_len(&mut strand.reader, self.ctx.config.max_message_size) {
+            Ok(Some(len)) => {
+                let outcome = match decode_reply(&strand.reader.buffer()[..len]) {
+                    Ok((header, body)) if header.request_id == request_id => {
+                        Some(self.reply_outcome(&header, body, code_sets, decode))
+                    }
+                    _ => None,
+                };
+                let Some(outcome) = outcome else {
+                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                };
+                strand.reader.consume(len);
+                rope.release(strand);
+                return outcome;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                drop(strand);
+                rope.discard();
+                return Err(read_failure(&ReadError::Io(e), deadline.is_some()));
+            }
+        }
         loop {
             let buffer = std::mem::take(&mut strand.inbound);
             let m = match read_message_into(
@@ -510,37 +550,7 @@ impl IiopInvoker {
             };
             match decoded {
                 GiopMessage::Reply { header, body } if header.request_id == request_id => {
-                    let mut r = body.reader(code_sets);
-                    let done = CompletionStatus::Yes;
-                    let marshal = |e| SystemException::from(e).completed(done);
-                    let outcome = match header.reply_status {
-                        ReplyStatus::NoException => {
-                            decode(ReplyBody::Result(&mut r)).map(|()| Attempt::Done)
-                        }
-                        ReplyStatus::UserException => match r.read_string() {
-                            Ok(id) => decode(ReplyBody::UserException(&id, &mut r))
-                                .map(|()| Attempt::Done),
-                            Err(e) => Err(marshal(e)),
-                        },
-                        ReplyStatus::SystemException => match SystemExceptionBody::decode(&mut r) {
-                            Ok(b) => Err(b.to_exception()),
-                            Err(e) => Err(SystemException::from(e).completed(done)),
-                        },
-                        ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
-                            match Ior::decode(&mut r) {
-                                Ok(ior) => IiopInvoker::new(self.ctx.clone(), ior)
-                                    .map(|t| Attempt::Forward(Arc::new(t))),
-                                Err(e) => Err(SystemException::from(e)),
-                            }
-                        }
-                        ReplyStatus::NeedsAddressingMode => match r.read_short() {
-                            Ok(mode) if (0..=2).contains(&mode) => {
-                                self.addressing.store(mode, Ordering::Relaxed);
-                                Ok(Attempt::Retry)
-                            }
-                            _ => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
-                        },
-                    };
+                    let outcome = self.reply_outcome(&header, body, code_sets, decode);
                     strand.inbound = crate::transport::recycle(m.into_bytes());
                     rope.release(strand);
                     return outcome;
@@ -558,6 +568,69 @@ impl IiopInvoker {
             }
         }
     }
+
+    /// What a Reply to this call means: its body handed to `decode`, an exception, a
+    /// forward, or a resend with another addressing mode.
+    fn reply_outcome(
+        &self,
+        header: &ReplyHeader,
+        body: Body<'_>,
+        code_sets: CodeSets,
+        decode: &mut DecodeReply<'_>,
+    ) -> Result<Attempt, SystemException> {
+        let mut r = body.reader(code_sets);
+        let done = CompletionStatus::Yes;
+        match header.reply_status {
+            ReplyStatus::NoException => decode(ReplyBody::Result(&mut r)).map(|()| Attempt::Done),
+            ReplyStatus::UserException => match r.read_string() {
+                Ok(id) => decode(ReplyBody::UserException(&id, &mut r)).map(|()| Attempt::Done),
+                Err(e) => Err(SystemException::from(e).completed(done)),
+            },
+            ReplyStatus::SystemException => match SystemExceptionBody::decode(&mut r) {
+                Ok(b) => Err(b.to_exception()),
+                Err(e) => Err(SystemException::from(e).completed(done)),
+            },
+            ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
+                match Ior::decode(&mut r) {
+                    Ok(ior) => IiopInvoker::new(self.ctx.clone(), ior)
+                        .map(|t| Attempt::Forward(Arc::new(t))),
+                    Err(e) => Err(SystemException::from(e)),
+                }
+            }
+            ReplyStatus::NeedsAddressingMode => match r.read_short() {
+                Ok(mode) if (0..=2).contains(&mode) => {
+                    self.addressing.store(mode, Ordering::Relaxed);
+                    Ok(Attempt::Retry)
+                }
+                _ => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
+            },
+        }
+    }
+}
+
+/// The length of the message at the front of the strand's read buffer (filling it first
+/// if empty) when it is a whole, unfragmented, well-formed-looking Reply: the fast path.
+/// `None`: anything else, left for the general path to read and judge.
+fn whole_reply_len(
+    reader: &mut std::io::BufReader<super::rope::TimedStream>,
+    max_message_size: u32,
+) -> std::io::Result<Option<usize>> {
+    let buf = match reader.fill_buf() {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(h) = buf.first_chunk::<HEADER_LEN>() else {
+        return Ok(None);
+    };
+    let Ok(h) = MessageHeader::decode(h) else {
+        return Ok(None);
+    };
+    let whole = h.msg_type == MsgType::Reply
+        && !h.more_fragments
+        && h.check(max_message_size).is_ok()
+        && buf.len() >= h.total_len();
+    Ok(whole.then(|| h.total_len()))
 }
 
 /// The address to reach `profile` at: with `prefer_local`, a shared-memory or Unix-domain
@@ -622,5 +695,83 @@ impl Invoker for IiopInvoker {
         // forever.
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
         self.call(operation, encode, decode, 0, deadline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::time::Duration;
+
+    use crate::cdr::{ByteOrder, CodeSets};
+    use crate::giop::{GiopMessage, MessageWriter, ReplyHeader, ReplyStatus, Version};
+    use crate::SystemException;
+
+    fn text(n: u32) -> String {
+        format!("{n:0>40}")
+    }
+
+    fn reply(id: u32, n: u32) -> Vec<u8> {
+        let h = ReplyHeader::new(id, ReplyStatus::NoException);
+        let mut m =
+            MessageWriter::reply(Version::V1_2, ByteOrder::NATIVE, CodeSets::DEFAULT, &h).unwrap();
+        m.body().write_string(&text(n)).unwrap();
+        m.finish_bytes().unwrap()
+    }
+
+    fn request_id(s: &mut TcpStream) -> u32 {
+        let m = crate::transport::read_message(s, 1 << 20).unwrap();
+        match m.decode().unwrap() {
+            GiopMessage::Request { header, .. } => header.request_id,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    /// The in-place path (whole reply in one read) and the general one (a reply in pieces,
+    /// in fragments) give the same results, and bytes read behind a reply (here a
+    /// CloseConnection) keep the strand from being reused.
+    #[test]
+    fn replies_whole_in_pieces_in_fragments_or_with_a_close_behind() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let id = request_id(&mut s);
+            s.write_all(&reply(id, 1)).unwrap();
+            let id = request_id(&mut s);
+            let r = reply(id, 2);
+            s.write_all(&r[..10]).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            s.write_all(&r[10..]).unwrap();
+            let id = request_id(&mut s);
+            let r = reply(id, 3);
+            let fragments = crate::giop::fragment_message(&[&r[..]], 32).unwrap();
+            assert!(fragments.len() > 1);
+            for f in fragments {
+                s.write_all(&f.io_slices().concat()).unwrap();
+            }
+            let id = request_id(&mut s);
+            let mut r = reply(id, 4);
+            r.extend_from_slice(&crate::giop::close_connection(
+                Version::V1_2,
+                ByteOrder::NATIVE,
+            ));
+            s.write_all(&r).unwrap();
+            let (mut s, _) = listener.accept().unwrap();
+            let id = request_id(&mut s);
+            s.write_all(&reply(id, 5)).unwrap();
+        });
+        let (orb, _) = crate::Orb::init(Vec::<String>::new()).unwrap();
+        let obj = orb
+            .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
+            .unwrap();
+        for n in 1..=5 {
+            let got: Result<String, SystemException> =
+                obj.invoke("get", |_| Ok(()), |r| r.read_string(), crate::no_user);
+            assert_eq!(got.unwrap(), text(n));
+        }
+        server.join().unwrap();
+        orb.destroy();
     }
 }

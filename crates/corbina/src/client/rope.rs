@@ -76,6 +76,8 @@ pub struct Strand {
     /// by the server meanwhile, which makes a failed send safe to retry).
     pub(crate) reused: bool,
     last_used: Instant,
+    /// `last_used` plus [`FRESH`]: until then the strand is reused without a check.
+    fresh_until: Instant,
     /// Seen idle by the last scavenger scan (cleared by every use).
     marked: bool,
     /// Whether SO_SNDTIMEO is currently set.
@@ -115,7 +117,8 @@ impl Strand {
         if !self.reader.buffer().is_empty() {
             return false;
         }
-        if self.last_used.elapsed() < Duration::from_millis(1) {
+        // One comparison of instants (not an `elapsed`): this runs on every call.
+        if Instant::now() < self.fresh_until {
             return true;
         }
         !self.stream.has_pending_input()
@@ -164,6 +167,9 @@ impl Strand {
         Ok(())
     }
 }
+
+/// How long after a call a strand is taken as still open without a look at the socket.
+const FRESH: Duration = Duration::from_millis(1);
 
 /// A batch buffer grown beyond this by one large burst is not kept for the next one.
 const MAX_KEPT_BATCH: usize = 1 << 20;
@@ -511,7 +517,9 @@ impl Rope {
     pub fn release(&self, mut strand: Box<Strand>) {
         strand.reused = true;
         strand.marked = false;
-        strand.last_used = Instant::now();
+        let now = Instant::now();
+        strand.last_used = now;
+        strand.fresh_until = now + FRESH;
         let (wake, all) = match self.state.lock() {
             Ok(mut st) => {
                 let settled = Self::settle_locked(&mut st, &mut strand);
@@ -611,6 +619,7 @@ impl Rope {
             code_sets: None,
             reused: false,
             last_used: Instant::now(),
+            fresh_until: Instant::now(),
             marked: false,
             write_timeout_set: false,
             out: Vec::with_capacity(512),
