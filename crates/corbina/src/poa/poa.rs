@@ -133,7 +133,7 @@ impl PoaInner {
         };
         for r in removed {
             if r.etherealize_now {
-                poa.etherealize(&r.oid, &r.entry, true);
+                poa.etherealize(&r.oid(), &r.entry, true);
             }
         }
     }
@@ -378,7 +378,7 @@ impl Poa {
         self.require(self.inner.policies.retain())?;
         let r = self.inner.aom.remove(&oid.0)?;
         if r.etherealize_now {
-            self.etherealize(&r.oid, &r.entry, false);
+            self.etherealize(&r.oid(), &r.entry, false);
         }
         Ok(())
     }
@@ -561,7 +561,7 @@ impl Poa {
             a.etherealize(
                 oid,
                 self,
-                Arc::clone(&entry.servant),
+                Arc::clone(entry.servant()),
                 cleanup,
                 entry.remaining(),
             );
@@ -600,7 +600,7 @@ impl Poa {
                     oid,
                     entry,
                 };
-                return self.upcall(oid, &call.entry.servant, request);
+                return self.upcall(oid, call.entry.servant(), request);
             }
         }
         match inner.policies.request_processing {
@@ -622,7 +622,7 @@ impl Poa {
                 match mgr {
                     Some(ServantManager::Activator(a)) if inner.policies.retain() => {
                         let call = self.incarnate(oid, &*a)?;
-                        self.upcall(oid, &call.entry.servant, request)
+                        self.upcall(oid, call.entry.servant(), request)
                     }
                     Some(ServantManager::Locator(l)) if !inner.policies.retain() => {
                         let id = ObjectId(oid.to_vec());
@@ -751,7 +751,7 @@ impl Poa {
                     oid,
                     entry,
                 };
-                return Ok(self.direct_upcall(oid, &call.entry.servant, repository_id, upcall));
+                return Ok(self.direct_upcall(oid, call.entry.servant(), repository_id, upcall));
             }
         }
         match inner.policies.request_processing {

@@ -71,13 +71,14 @@ fn aom_multiple_id_counts_remaining_activations() {
         aom.insert(id.into(), a.clone(), false).unwrap();
     }
     assert!(aom.remove(b"1").unwrap().entry.remaining());
-    assert!(aom.id_of(&a).is_some());
+    assert!(aom.is_active(&a));
+    assert!(aom.id_of(&a).is_none(), "no one id under MULTIPLE_ID");
     let drained = aom.drain();
     assert_eq!(drained.len(), 2);
     assert_eq!(drained.iter().filter(|r| r.entry.remaining()).count(), 1);
     assert!(drained.iter().all(|r| r.etherealize_now));
     assert_eq!(aom.len(), 0);
-    assert!(aom.id_of(&a).is_none());
+    assert!(!aom.is_active(&a));
 }
 
 #[test]
