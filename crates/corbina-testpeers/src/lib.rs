@@ -368,15 +368,19 @@ pub fn start_with_ior(name: &str, cmd: &mut Command, ior_file: &Path) -> (PeerPr
 /// Starts `bin/omni_server IORFILE 1 120 -ORBendPoint giop:tcp:127.0.0.1:` with its IOR
 /// file in a fresh directory named after `name`; returns it and its IOR.
 pub fn omni_server(bin: &Path, name: &str) -> (PeerProcess, String) {
+    omni_server_with(bin, name, &[])
+}
+
+/// [`omni_server`] with `extra` arguments (`-ORB…` options, more endpoints) after the
+/// TCP endpoint.
+pub fn omni_server_with(bin: &Path, name: &str, extra: &[&str]) -> (PeerProcess, String) {
     let ior_file = fresh_dir(name).join("o.ior");
     start_with_ior(
         "omni_server",
-        Command::new(bin.join("omni_server")).arg(&ior_file).args([
-            "1",
-            "120",
-            "-ORBendPoint",
-            "giop:tcp:127.0.0.1:",
-        ]),
+        Command::new(bin.join("omni_server"))
+            .arg(&ior_file)
+            .args(["1", "120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
+            .args(extra),
         &ior_file,
     )
 }

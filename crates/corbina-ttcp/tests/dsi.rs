@@ -3,48 +3,16 @@
 //! experiments run against it; `omni_client --mode check` against it is in `omniorb.rs`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use corbina_testpeers::PeerProcess;
 use corbina_ttcp::record::Record;
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
 
 /// Starts `corbina-ttcp server [--dsi]` on loopback; returns it and its IOR file.
-fn server(name: &str, dsi: bool) -> (Server, PathBuf) {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("bench.ior");
-    let child = Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
-        .arg("server")
-        .args(dsi.then_some("--dsi"))
-        .args([
-            "--endpoint",
-            "127.0.0.1:0",
-            "--lifetime",
-            "120",
-            "--ior-file",
-        ])
-        .arg(&file)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("server starts");
-    let s = Server(child);
-    let start = Instant::now();
-    while !file.exists() {
-        assert!(start.elapsed() < Duration::from_secs(20), "no IOR file");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    (s, file)
+fn server(name: &str, dsi: bool) -> (PeerProcess, PathBuf) {
+    common::ttcp_server(name, if dsi { &["--dsi"] } else { &[] })
 }
 
 fn client(ior: &Path, args: &[&str]) -> (bool, String) {

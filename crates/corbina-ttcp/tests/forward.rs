@@ -6,14 +6,8 @@
 //! Without omniORB installed the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is
 //! set, which makes a missing peer a failure.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-mod common;
-use common::{peers, Peer};
 
 use corbina::config::Endpoint;
 use corbina::poa::{
@@ -21,40 +15,8 @@ use corbina::poa::{
     ServantLocator, ServantManager, ServantRetentionPolicy,
 };
 use corbina::{ObjectRef, Orb, OrbConfig, Servant};
+use corbina_testpeers::{bench_peers, fresh_dir, omni_client_check, omni_server};
 use corbina_ttcp::bench::Bench;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("fwd-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Starts `omni_server`; returns it and its first IOR.
-fn omni_server(bin: &Path, name: &str) -> (Peer, String) {
-    let ior_file = temp_dir(name).join("o.ior");
-    let child = Command::new(bin.join("omni_server"))
-        .arg(&ior_file)
-        .args(["1", "120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("omni_server starts");
-    let peer = Peer(child);
-    let start = Instant::now();
-    loop {
-        if let Ok(s) = std::fs::read_to_string(&ior_file) {
-            if let Some(line) = s.lines().next() {
-                return (peer, line.trim().to_owned());
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "omni_server wrote no IOR"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Forwards every request to `to`.
 struct ForwardAll {
@@ -111,26 +73,14 @@ fn corbina_forwarder(target_ior: &str) -> (Orb, String, Arc<ForwardAll>) {
 
 #[test]
 fn omniorb_client_follows_a_corbina_forward_to_omniorb() {
-    let Some(bin) = peers() else { return };
-    let (_peer, omni_ior) = omni_server(bin, "omni-client");
+    let Some(bin) = bench_peers() else { return };
+    let (_peer, omni_ior) = omni_server(bin, "fwd-omni-client");
     let (orb, fwd_ior, locator) = corbina_forwarder(&omni_ior);
-    let file = temp_dir("omni-client-ior").join("fwd.ior");
+    let file = fresh_dir("fwd-omni-client-ior").join("fwd.ior");
     std::fs::write(&file, fwd_ior + "\n").unwrap();
     for v in ["1.0", "1.1", "1.2"] {
         let before = locator.forwarded.load(Ordering::SeqCst);
-        let out = Command::new(bin.join("omni_client"))
-            .arg("--ior")
-            .arg(&file)
-            .args(["--mode", "check", "-ORBmaxGIOPVersion", v])
-            .output()
-            .expect("omni_client runs");
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "omni_client at GIOP {v} failed:\n{text}"
-        );
-        assert_eq!(text.matches("\"ok\":true").count(), 9, "{text}");
+        omni_client_check(bin, &file, &["-ORBmaxGIOPVersion", v]);
         // omniORB came to us first and was sent on.
         assert!(locator.forwarded.load(Ordering::SeqCst) > before);
     }
@@ -139,8 +89,8 @@ fn omniorb_client_follows_a_corbina_forward_to_omniorb() {
 
 #[test]
 fn corbina_client_follows_a_corbina_forward_to_omniorb() {
-    let Some(bin) = peers() else { return };
-    let (_peer, omni_ior) = omni_server(bin, "corbina-client");
+    let Some(bin) = bench_peers() else { return };
+    let (_peer, omni_ior) = omni_server(bin, "fwd-corbina-client");
     let (orb, fwd_ior, locator) = corbina_forwarder(&omni_ior);
     for minor in 0..=2u8 {
         let before = locator.forwarded.load(Ordering::SeqCst);

@@ -15,15 +15,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-mod common;
-use common::{peers, Peer};
-
 use corbina::config::{Endpoint, ThreadModel};
 use corbina::transport::{
     local_host_name, Address, LocalTransport, TransportKind, TAG_CORBINA_SHM_TRANS,
     TAG_OMNIORB_UNIX_TRANS,
 };
 use corbina::{CompletionStatus, Orb, OrbConfig, SystemException, SystemExceptionKind};
+use corbina_testpeers::{bench_peers, fresh_dir, omni_client_check, omni_server_with};
 use corbina_ttcp::bench::bench::FailError;
 use corbina_ttcp::bench::{Bench, BenchServant, BenchSkeleton, BinStruct};
 use corbina_ttcp::servant::{BenchImpl, ByteCounter};
@@ -446,33 +444,13 @@ fn server_killed_mid_call_is_comm_failure_maybe() {
 
 #[test]
 fn corbina_client_uses_omniorb_unix_socket() {
-    let Some(bin) = peers() else { return };
+    let Some(bin) = bench_peers() else { return };
     let dir = std::env::temp_dir().join(format!("cbn-omni-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let sock = dir.join("sock");
-    let ior_file = dir.join("o.ior");
-    let _peer = Peer(
-        Command::new(bin.join("omni_server"))
-            .arg(&ior_file)
-            .args(["1", "120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
-            .arg("-ORBendPoint")
-            .arg(format!("giop:unix:{}", sock.display()))
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("omni_server starts"),
-    );
-    let start = Instant::now();
-    let ior = loop {
-        if let Some(line) = std::fs::read_to_string(&ior_file)
-            .ok()
-            .and_then(|s| s.lines().next().map(str::to_owned))
-        {
-            break line.trim().to_owned();
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "no IOR");
-        thread::sleep(Duration::from_millis(20));
-    };
+    let unix = format!("giop:unix:{}", sock.display());
+    let (_peer, ior) = omni_server_with(bin, "cbn-omni", &["-ORBendPoint", &unix]);
     // omniORB publishes its socket with TAG_OMNIORB_UNIX_TRANS, and we use it.
     let published = local_components(&ior);
     assert_eq!(published.len(), 1, "{published:?}");
@@ -490,29 +468,14 @@ fn corbina_client_uses_omniorb_unix_socket() {
 
 #[test]
 fn omniorb_client_uses_corbina_unix_socket() {
-    let Some(bin) = peers() else { return };
+    let Some(bin) = bench_peers() else { return };
     let path = socket_path("omni-client");
     let (orb, ior) = server(OrbConfig::default().unix_endpoint(&path));
-    let dir = std::env::temp_dir().join(format!("cbn-omnic-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("corbina.ior");
+    let file = fresh_dir("cbn-omnic").join("corbina.ior");
     std::fs::write(&file, ior + "\n").unwrap();
     // Unix sockets only: omniORB could not fall back to TCP unnoticed.
-    let out = Command::new(bin.join("omni_client"))
-        .arg("--ior")
-        .arg(&file)
-        .args(["--mode", "check", "-ORBclientTransportRule", "* unix"])
-        .output()
-        .expect("omni_client runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "omni_client over unix failed:\n{text}"
-    );
-    assert_eq!(text.matches("\"ok\":true").count(), 9, "{text}");
+    omni_client_check(bin, &file, &["-ORBclientTransportRule", "* unix"]);
     orb.shutdown(true);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

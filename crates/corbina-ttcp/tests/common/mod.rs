@@ -1,53 +1,30 @@
-//! Helpers shared by the interop tests: the omniORB peers of `peers/`, built once per test
-//! process, and a guard that kills a peer process when a test ends.
+//! The one ttcp-specific helper of the interop tests: the benchmark's own server as a
+//! separate process. The omniORB peers come from `corbina-testpeers`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::sync::OnceLock;
+use std::path::PathBuf;
+use std::process::Command;
 
-/// Builds `peers/` (omni_server, omni_client) once per test process; `None`, with a note,
-/// when omniORB is not installed — unless `REQUIRE_OMNIORB_PEERS` is set, which makes a
-/// missing peer a failure.
-pub fn peers() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have = Command::new("pkg-config")
-                .args(["--exists", "omniORB4"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
-                && Command::new("omniidl").arg("-V").output().is_ok();
-            if !have {
-                let msg = "omniORB (omniidl, libomniorb4-dev) is not installed";
-                if std::env::var_os("REQUIRE_OMNIORB_PEERS").is_some() {
-                    panic!("{msg}");
-                }
-                eprintln!("skipping omniORB interop: {msg}");
-                return None;
-            }
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("peers");
-            let status = Command::new("make")
-                .arg("-s")
-                .arg("-C")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers"))
-                .arg(format!("B={}", out.display()))
-                .arg(out.join("omni_server"))
-                .arg(out.join("omni_client"))
-                .status()
-                .expect("make runs");
-            assert!(status.success(), "building the omniORB peers failed");
-            Some(out)
-        })
-        .as_deref()
-}
+use corbina_testpeers::{fresh_dir, start_with_ior, PeerProcess};
 
-/// A peer process, killed and reaped when dropped.
-pub struct Peer(pub Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// Starts `corbina-ttcp server --endpoint 127.0.0.1:0 --lifetime 120` plus `args`, its IOR
+/// file in a fresh directory named after `name`; returns it (killed when dropped) and the
+/// IOR file.
+pub fn ttcp_server(name: &str, args: &[&str]) -> (PeerProcess, PathBuf) {
+    let file = fresh_dir(name).join("bench.ior");
+    let (server, _ior) = start_with_ior(
+        "corbina-ttcp server",
+        Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+            .arg("server")
+            .args(args)
+            .args([
+                "--endpoint",
+                "127.0.0.1:0",
+                "--lifetime",
+                "120",
+                "--ior-file",
+            ])
+            .arg(&file),
+        &file,
+    );
+    (server, file)
 }
