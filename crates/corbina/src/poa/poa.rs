@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::aom::{servant_addr, ActiveEntry, ActiveObjectMap};
 use super::current::{self, Frame};
-use super::manager::{lock, CallCounter, PoaManager};
+use super::manager::{lock, CallCounter, CallTicket, PoaManager};
 use super::policy::{PolicyList, RequestProcessingPolicy};
 use super::registry::PoaRegistry;
 use super::servant_manager::{AdapterActivator, ServantManager};
@@ -578,21 +578,7 @@ impl Poa {
         max_wait: Duration,
     ) -> Result<(), DispatchError> {
         let inner = &*self.inner;
-        let gone = || inner.destroyed.load(Ordering::SeqCst);
-        let _gate = inner.manager.enter(max_wait, gone)?;
-        let _call = inner.calls.begin();
-        if gone() {
-            return Err(system(
-                SystemExceptionKind::ObjectNotExist,
-                minor::OBJECT_NOT_EXIST_NO_ADAPTER,
-            ));
-        }
-        let _serial: Option<MutexGuard<'_, ()>> =
-            if inner.policies.single_thread() && !current::in_upcall_of(&self.inner) {
-                Some(lock(&inner.single_thread))
-            } else {
-                None
-            };
+        let _scope = self.enter_call(max_wait)?;
         if inner.policies.retain() {
             if let Some(entry) = inner.aom.begin_call(oid) {
                 let call = AomCall {
@@ -728,22 +714,8 @@ impl Poa {
         upcall: &mut dyn FnMut(&dyn Any) -> bool,
     ) -> Result<bool, SystemException> {
         let inner = &*self.inner;
-        let gone = || inner.destroyed.load(Ordering::SeqCst);
         // HOLDING blocks the caller as it would block a remote client's request.
-        let _gate = inner.manager.enter(max_wait, gone)?;
-        let _call = inner.calls.begin();
-        if gone() {
-            return Err(SystemException::new(
-                SystemExceptionKind::ObjectNotExist,
-                minor::OBJECT_NOT_EXIST_NO_ADAPTER,
-            ));
-        }
-        let _serial: Option<MutexGuard<'_, ()>> =
-            if inner.policies.single_thread() && !current::in_upcall_of(&self.inner) {
-                Some(lock(&inner.single_thread))
-            } else {
-                None
-            };
+        let _scope = self.enter_call(max_wait)?;
         if inner.policies.retain() {
             if let Some(entry) = inner.aom.begin_call(oid) {
                 let call = AomCall {
@@ -792,6 +764,32 @@ impl Poa {
         upcall(iface)
     }
 
+    /// Admits a request (remote or collocated) to this POA: through the manager's gate
+    /// (HOLDING waits up to `max_wait`), counted in flight (destroy and deactivation wait
+    /// for it), and serialised under SINGLE_THREAD_MODEL. OBJECT_NOT_EXIST once destroyed.
+    fn enter_call(&self, max_wait: Duration) -> Result<CallScope<'_>, SystemException> {
+        let inner = &*self.inner;
+        let gone = || inner.destroyed.load(Ordering::SeqCst);
+        let gate = inner.manager.enter(max_wait, gone)?;
+        let call = inner.calls.begin();
+        if gone() {
+            return Err(SystemException::new(
+                SystemExceptionKind::ObjectNotExist,
+                minor::OBJECT_NOT_EXIST_NO_ADAPTER,
+            ));
+        }
+        let serial = if inner.policies.single_thread() && !current::in_upcall_of(&self.inner) {
+            Some(lock(&inner.single_thread))
+        } else {
+            None
+        };
+        Ok(CallScope {
+            _serial: serial,
+            _call: call,
+            _gate: gate,
+        })
+    }
+
     /// The servant a collocated call may invoke directly: an active object of a RETAIN,
     /// ORB_CTRL_MODEL POA whose manager is active.
     pub(crate) fn local_servant(&self, oid: &[u8]) -> Option<Arc<dyn Servant>> {
@@ -817,4 +815,12 @@ fn reference_key(r: &ObjectRef) -> Option<Vec<u8>> {
         .filter_map(|p| p.iiop())
         .find_map(|p| p.ok())
         .map(|p| p.object_key.0)
+}
+
+/// What an admitted request holds until it ends; released in field order: the
+/// SINGLE_THREAD_MODEL lock, then the POA's in-flight count, then the manager's.
+struct CallScope<'p> {
+    _serial: Option<MutexGuard<'p, ()>>,
+    _call: CallTicket<'p>,
+    _gate: CallTicket<'p>,
 }

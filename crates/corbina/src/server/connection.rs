@@ -12,11 +12,13 @@ use super::{RequestDispatcher, ServerShared};
 use crate::cdr::{ByteOrder, CdrWriter, CodeSets};
 use crate::giop::{
     close_connection, message_error, GiopMessage, GiopMessageView, LocateReplyHeader, LocateStatus,
-    Message, MessageHeader, MessageWriter, ReplyHeader, ReplyStatus, Version, HEADER_LEN,
+    MessageWriter, ReplyHeader, ReplyStatus, Version,
 };
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
-use crate::transport::{write_message, write_segments, Connection as Transport, ReadError, Stream};
+use crate::transport::{
+    read_message_into, write_message, write_segments, Connection as Transport, ReadError, Stream,
+};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 /// The part of a connection other threads touch: its writer and its closing state, under
@@ -129,7 +131,7 @@ pub(crate) fn serve(
     let mut reader = MessageReader::new(read_half);
     loop {
         let buffer = std::mem::take(&mut conn.spare_in);
-        let m = match read_message_reusing(&mut reader, server.config.max_message_size, buffer) {
+        let m = match read_message_into(&mut reader, server.config.max_message_size, buffer) {
             Ok(m) => m,
             Err(ReadError::Malformed(_)) => {
                 conn.message_error(Version::V1_0);
@@ -143,38 +145,6 @@ pub(crate) fn serve(
         }
     }
     conn.finish();
-}
-
-/// Reads one message into `bytes`, the last message's buffer, as
-/// `transport::read_message_into` does (the header checked against `max_message_size`
-/// before the buffer grows), except that the bytes the buffer already holds are overwritten
-/// by the read instead of being zeroed first: for a stream of 1 MB oneways, zeroing each
-/// request's buffer was 94 % of the server's user-space instructions. Only growth is
-/// zeroed; on an error the buffer is dropped with whatever it held.
-fn read_message_reusing(
-    r: &mut impl Read,
-    max_message_size: u32,
-    mut bytes: Vec<u8>,
-) -> Result<Message, ReadError> {
-    let mut header = [0u8; HEADER_LEN];
-    let mut got = 0;
-    while got < HEADER_LEN {
-        match r.read(&mut header[got..]) {
-            Ok(0) if got == 0 => return Err(ReadError::Closed),
-            Ok(0) => return Err(ReadError::Io(io::ErrorKind::UnexpectedEof.into())),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let h = MessageHeader::decode(&header)?;
-    h.check(max_message_size)?;
-    let total = h.total_len();
-    bytes.truncate(total);
-    bytes.resize(total, 0);
-    bytes[..HEADER_LEN].copy_from_slice(&header);
-    r.read_exact(&mut bytes[HEADER_LEN..])?;
-    Ok(Message::from_bytes(bytes)?)
 }
 
 /// Messages at least this long are read without staging their bytes in
@@ -555,49 +525,6 @@ mod tests {
             self.reads.push(dst.len());
             Ok(n)
         }
-    }
-
-    /// A GIOP 1.2 Request message (big-endian) whose body is `body`.
-    fn giop(body: &[u8]) -> Vec<u8> {
-        let mut m = b"GIOP\x01\x02\x00\x00".to_vec();
-        m.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        m.extend_from_slice(body);
-        m
-    }
-
-    #[test]
-    fn reused_buffers_hold_exactly_the_new_message() {
-        let big = giop(&[0xAA; 5000]);
-        let small = giop(&[1, 2, 3]);
-        let same = giop(&[7; 5000]);
-        let mut stream: Vec<u8> = [big.clone(), small.clone(), same.clone()].concat();
-        stream.extend_from_slice(&small[..7]); // a truncated header
-        let mut r = io::Cursor::new(stream);
-        let mut buf = Vec::new();
-        for want in [&big, &small, &same] {
-            let m = read_message_reusing(&mut r, 1 << 20, buf).unwrap();
-            assert_eq!(m.bytes(), &want[..], "stale or lost bytes");
-            buf = m.into_bytes();
-        }
-        assert!(matches!(
-            read_message_reusing(&mut r, 1 << 20, buf.clone()),
-            Err(ReadError::Io(_))
-        ));
-        assert!(matches!(
-            read_message_reusing(&mut io::Cursor::new(Vec::new()), 1 << 20, buf.clone()),
-            Err(ReadError::Closed)
-        ));
-        // Bad magic, and a size over the limit: refused before the buffer grows.
-        let mut bad = big.clone();
-        bad[0] = b'X';
-        assert!(matches!(
-            read_message_reusing(&mut io::Cursor::new(bad), 1 << 20, Vec::new()),
-            Err(ReadError::Malformed(_))
-        ));
-        assert!(matches!(
-            read_message_reusing(&mut io::Cursor::new(big), 100, Vec::new()),
-            Err(ReadError::Malformed(_))
-        ));
     }
 
     #[test]

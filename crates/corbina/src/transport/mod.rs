@@ -328,6 +328,49 @@ pub fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> 
 
 #[cfg(test)]
 mod tests {
+    /// A GIOP 1.2 Request message (big-endian) whose body is `body`.
+    fn giop(body: &[u8]) -> Vec<u8> {
+        let mut m = b"GIOP\x01\x02\x00\x00".to_vec();
+        m.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    #[test]
+    fn reused_buffers_hold_exactly_the_new_message() {
+        let big = giop(&[0xAA; 5000]);
+        let small = giop(&[1, 2, 3]);
+        let same = giop(&[7; 5000]);
+        let mut stream: Vec<u8> = [big.clone(), small.clone(), same.clone()].concat();
+        stream.extend_from_slice(&small[..7]); // a truncated header
+        let mut r = io::Cursor::new(stream);
+        let mut buf = Vec::new();
+        for want in [&big, &small, &same] {
+            let m = super::read_message_into(&mut r, 1 << 20, buf).unwrap();
+            assert_eq!(m.bytes(), &want[..], "stale or lost bytes");
+            buf = m.into_bytes();
+        }
+        assert!(matches!(
+            super::read_message_into(&mut r, 1 << 20, buf.clone()),
+            Err(ReadError::Io(_))
+        ));
+        assert!(matches!(
+            super::read_message_into(&mut io::Cursor::new(Vec::new()), 1 << 20, buf.clone()),
+            Err(ReadError::Closed)
+        ));
+        // Bad magic, and a size over the limit: refused before the buffer grows.
+        let mut bad = big.clone();
+        bad[0] = b'X';
+        assert!(matches!(
+            super::read_message_into(&mut io::Cursor::new(bad), 1 << 20, Vec::new()),
+            Err(ReadError::Malformed(_))
+        ));
+        assert!(matches!(
+            super::read_message_into(&mut io::Cursor::new(big), 100, Vec::new()),
+            Err(ReadError::Malformed(_))
+        ));
+    }
+
     use super::*;
     use crate::cdr::{ByteOrder, CodeSets};
     use crate::giop::{MessageWriter, ObjectKey, RequestHeader, Version};
