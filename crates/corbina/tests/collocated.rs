@@ -147,6 +147,13 @@ impl NodeServant for Arc<NodeImpl> {
 }
 
 /// An ORB serving on 127.0.0.1 (so that the opt-out has a real IIOP path), RootPOA active.
+/// A child of the RootPOA sharing its (active) manager.
+fn child_poa(orb: &Orb, name: &str, policies: PolicyList) -> Poa {
+    orb.root_poa()
+        .create_poa(name, Some(orb.root_poa().the_poa_manager()), policies)
+        .unwrap()
+}
+
 fn orb() -> Orb {
     let orb = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {
@@ -272,16 +279,13 @@ fn stringified_reference_in_the_same_orb_is_collocated() {
 #[test]
 fn persistent_references_are_collocated_by_endpoint() {
     let orb = orb();
-    let poa = orb
-        .root_poa()
-        .create_poa(
-            "durable",
-            Some(orb.root_poa().the_poa_manager()),
-            PolicyList::default()
-                .with_lifespan(LifespanPolicy::Persistent)
-                .with_id_assignment(IdAssignmentPolicy::UserId),
-        )
-        .unwrap();
+    let poa = child_poa(
+        &orb,
+        "durable",
+        PolicyList::default()
+            .with_lifespan(LifespanPolicy::Persistent)
+            .with_id_assignment(IdAssignmentPolicy::UserId),
+    );
     let imp = Arc::new(NodeImpl::default());
     let oid = ObjectId::from("node");
     poa.activate_object_with_id(oid.clone(), Arc::new(NodeSkeleton::new(imp.clone())))
@@ -388,14 +392,7 @@ fn deactivated_object_raises_object_not_exist() {
     let e = n.get_count().unwrap_err();
     assert_eq!(e.kind, SystemExceptionKind::ObjectNotExist);
     // A destroyed POA's objects are gone too.
-    let child = orb
-        .root_poa()
-        .create_poa(
-            "child",
-            Some(orb.root_poa().the_poa_manager()),
-            PolicyList::default(),
-        )
-        .unwrap();
+    let child = child_poa(&orb, "child", PolicyList::default());
     let imp = Arc::new(NodeImpl::default());
     let oid = child
         .activate_object(Arc::new(NodeSkeleton::new(imp)))
@@ -484,16 +481,13 @@ fn deactivate_and_destroy_wait_for_a_running_collocated_call() {
 #[test]
 fn default_servant_poa_is_called_directly_with_current() {
     let orb = orb();
-    let poa = orb
-        .root_poa()
-        .create_poa(
-            "defaults",
-            Some(orb.root_poa().the_poa_manager()),
-            PolicyList::default()
-                .with_request_processing(RequestProcessingPolicy::UseDefaultServant)
-                .with_servant_retention(ServantRetentionPolicy::NonRetain),
-        )
-        .unwrap();
+    let poa = child_poa(
+        &orb,
+        "defaults",
+        PolicyList::default()
+            .with_request_processing(RequestProcessingPolicy::UseDefaultServant)
+            .with_servant_retention(ServantRetentionPolicy::NonRetain),
+    );
     let imp = Arc::new(NodeImpl::default());
     poa.set_servant(Arc::new(NodeSkeleton::new(imp.clone())))
         .unwrap();
@@ -514,14 +508,11 @@ fn default_servant_poa_is_called_directly_with_current() {
 #[test]
 fn single_thread_poa_calls_directly() {
     let orb = orb();
-    let poa = orb
-        .root_poa()
-        .create_poa(
-            "single",
-            Some(orb.root_poa().the_poa_manager()),
-            PolicyList::default().with_thread(ThreadPolicy::SingleThreadModel),
-        )
-        .unwrap();
+    let poa = child_poa(
+        &orb,
+        "single",
+        PolicyList::default().with_thread(ThreadPolicy::SingleThreadModel),
+    );
     let imp = Arc::new(NodeImpl::default());
     let oid = poa
         .activate_object(Arc::new(NodeSkeleton::new(imp.clone())))
@@ -656,16 +647,13 @@ impl ServantLocator for Locator {
 #[test]
 fn servant_locator_objects_are_dispatched_in_process() {
     let orb = orb();
-    let poa = orb
-        .root_poa()
-        .create_poa(
-            "located",
-            Some(orb.root_poa().the_poa_manager()),
-            PolicyList::default()
-                .with_request_processing(RequestProcessingPolicy::UseServantManager)
-                .with_servant_retention(ServantRetentionPolicy::NonRetain),
-        )
-        .unwrap();
+    let poa = child_poa(
+        &orb,
+        "located",
+        PolicyList::default()
+            .with_request_processing(RequestProcessingPolicy::UseServantManager)
+            .with_servant_retention(ServantRetentionPolicy::NonRetain),
+    );
     let imp = Arc::new(NodeImpl::default());
     let locator = Arc::new(Locator {
         target: Arc::new(NodeSkeleton::new(imp.clone())),
