@@ -11,8 +11,46 @@ use crate::{ObjectRef, Servant};
 
 pub(crate) struct Frame {
     pub(crate) poa: Poa,
-    pub(crate) oid: ObjectId,
+    pub(crate) oid: FrameOid,
     pub(crate) servant: Arc<dyn Servant>,
+}
+
+/// A frame's object id. Ids up to `INLINE` bytes (system ids, most user ids) are kept
+/// inline so that entering an upcall does not allocate.
+pub(crate) enum FrameOid {
+    Inline {
+        len: u8,
+        bytes: [u8; FrameOid::INLINE],
+    },
+    Heap(Box<[u8]>),
+}
+
+impl FrameOid {
+    const INLINE: usize = 32;
+
+    pub(crate) fn new(oid: &[u8]) -> Self {
+        if oid.len() <= Self::INLINE {
+            let mut bytes = [0u8; Self::INLINE];
+            bytes[..oid.len()].copy_from_slice(oid);
+            FrameOid::Inline {
+                len: oid.len() as u8,
+                bytes,
+            }
+        } else {
+            FrameOid::Heap(oid.into())
+        }
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            FrameOid::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            FrameOid::Heap(b) => b,
+        }
+    }
+
+    fn to_id(&self) -> ObjectId {
+        ObjectId(self.as_bytes().to_vec())
+    }
 }
 
 thread_local! {
@@ -53,7 +91,7 @@ pub(crate) fn current_id_for(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>) ->
         let f = s.last()?;
         (Arc::ptr_eq(&f.poa.inner, poa)
             && super::aom::servant_addr(&f.servant) == super::aom::servant_addr(servant))
-        .then(|| f.oid.clone())
+        .then(|| f.oid.to_id())
     })
 }
 
@@ -74,7 +112,7 @@ impl Current {
 
     /// `get_object_id`: the id of the target object.
     pub fn get_object_id() -> Result<ObjectId, PoaError> {
-        with_top(|f| f.oid.clone())
+        with_top(|f| f.oid.to_id())
     }
 
     /// `get_servant`: the servant running the request.
@@ -85,12 +123,28 @@ impl Current {
     /// `get_reference`: a reference to the target object.
     pub fn get_reference() -> Result<ObjectRef, PoaError> {
         let (poa, oid, servant) =
-            with_top(|f| (f.poa.clone(), f.oid.clone(), Arc::clone(&f.servant)))?;
+            with_top(|f| (f.poa.clone(), f.oid.to_id(), Arc::clone(&f.servant)))?;
         Ok(poa.make_reference(servant.primary_interface(), &oid.0))
     }
 
     /// Whether this thread is in an upcall.
     pub fn in_upcall() -> bool {
         STACK.with(|s| !s.borrow().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FrameOid;
+
+    #[test]
+    fn frame_oids_keep_their_bytes_inline_or_not() {
+        for len in [0, 1, 31, 32, 33, 100, 1000] {
+            let oid: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let f = FrameOid::new(&oid);
+            assert_eq!(f.as_bytes(), &oid[..]);
+            assert_eq!(f.to_id().0, oid);
+            assert_eq!(matches!(f, FrameOid::Inline { .. }), len <= 32, "len {len}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use super::aom::{servant_addr, ActiveEntry, ActiveObjectMap};
-use super::current::{self, Frame};
+use super::current::{self, Frame, FrameOid};
 use super::manager::{lock, CallCounter, CallTicket, PoaManager};
 use super::policy::{PolicyList, RequestProcessingPolicy};
 use super::registry::PoaRegistry;
@@ -670,7 +670,7 @@ impl Poa {
     ) -> Result<(), DispatchError> {
         let _current = current::enter(Frame {
             poa: self.clone(),
-            oid: ObjectId(oid.to_vec()),
+            oid: FrameOid::new(oid),
             servant: Arc::clone(servant),
         });
         servant.dispatch(request).map_err(DispatchError::System)
@@ -758,7 +758,7 @@ impl Poa {
         };
         let _current = current::enter(Frame {
             poa: self.clone(),
-            oid: ObjectId(oid.to_vec()),
+            oid: FrameOid::new(oid),
             servant: Arc::clone(servant),
         });
         upcall(iface)

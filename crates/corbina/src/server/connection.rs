@@ -239,7 +239,9 @@ impl Connection {
     fn handle_whole(&mut self, m: &crate::giop::Message, version: Version) -> bool {
         // The Request header is read in place: no allocation for its operation, object key
         // or service contexts.
-        let decoded = match m.decode_view() {
+        // Matched in place: the view is a large value and moving it out costs a memcpy.
+        let decoded = m.decode_view();
+        let decoded = match &decoded {
             Ok(d) => d,
             Err(_) => {
                 self.message_error(version);
@@ -264,6 +266,7 @@ impl Connection {
                     request_id: header.request_id,
                     code_sets: self.code_sets,
                     fragment_size: self.server.config.fragment_size,
+                    left_busy: false,
                 };
                 let response_expected = header.response_expected();
                 let mut req = ServerRequest::new(
@@ -296,7 +299,12 @@ impl Connection {
                     ok = outcome.is_ok();
                 }
                 // Always leave the busy state, so that a close asked for meanwhile happens.
-                self.end() && ok
+                // A written reply already did (and made any such close): no second lock.
+                if sink.left_busy {
+                    ok
+                } else {
+                    self.end() && ok
+                }
             }
             GiopMessageView::Other(GiopMessage::LocateRequest(h)) => {
                 let outcome = match h.target.resolve_key().ok().flatten() {
@@ -338,8 +346,9 @@ impl Connection {
         if st.closing || st.closed {
             return false;
         }
+        // No clock read: `last_active` is not looked at while busy, and every path that
+        // clears `busy` (the reply, `end`) stamps it.
         st.busy = true;
-        st.last_active = Instant::now();
         true
     }
 
@@ -348,8 +357,11 @@ impl Connection {
         let Ok(mut st) = self.shared.state.lock() else {
             return false;
         };
-        st.busy = false;
-        st.last_active = Instant::now();
+        // A twoway's reply already cleared `busy` and stamped `last_active`.
+        if st.busy {
+            st.busy = false;
+            st.last_active = Instant::now();
+        }
         if st.closing {
             close_now(&mut st);
             return false;
@@ -426,6 +438,9 @@ struct ConnectionReplySink<'c> {
     request_id: u32,
     code_sets: CodeSets,
     fragment_size: Option<u32>,
+    /// The reply was written and the connection left the busy state (closing it if a close
+    /// was asked for): what [`Connection::end`] would do is done.
+    left_busy: bool,
 }
 
 impl ConnectionReplySink<'_> {
@@ -469,6 +484,10 @@ impl ConnectionReplySink<'_> {
         // for now is done at once — after the reply, never before it.
         st.busy = false;
         st.last_active = Instant::now();
+        if st.closing {
+            close_now(&mut st);
+        }
+        self.left_busy = true;
         drop(st);
         *self.out = crate::transport::recycle(w.into_owned_buffer());
         written.map_err(|_| io_failure())
