@@ -485,35 +485,31 @@ pub fn run_corbina(
         let mut c = Caller::new(inv, &b, Op::PingOneway)?;
         warm(o.warmup, || c.call())?;
         b.ping().map_err(sys)?;
-        let cpu0 = self_cpu_seconds();
-        let t0 = Instant::now();
-        warm(o.count, || c.call())?;
-        b.ping().map_err(sys)?;
-        let dt = t0.elapsed().as_secs_f64();
-        let mut r = rec("oneway_rate").mode("oneway").op("ping_oneway");
-        r.n = Some(o.count as u64);
-        r.seconds = Some(dt);
-        r.calls_per_s = Some(o.count as f64 / dt);
-        r.mean_us = Some(dt * 1e6 / o.count as f64);
-        r.client_cpu_us_per_call = Some((self_cpu_seconds() - cpu0) / o.count as f64 * 1e6);
-        out(r);
-        // The same oneways batched into few writes (SYNC_NONE within the default bounds);
-        // the closing twoway writes the last batch ahead of itself.
-        set_thread_oneway_buffering(OnewayBuffering::On(BufferingConstraint::default()));
-        let cpu0 = self_cpu_seconds();
-        let t0 = Instant::now();
-        let done = warm(o.count, || c.call()).and_then(|()| b.ping().map_err(sys));
-        let dt = t0.elapsed().as_secs_f64();
-        let cpu = (self_cpu_seconds() - cpu0) / o.count as f64 * 1e6;
-        set_thread_oneway_buffering(OnewayBuffering::OrbDefault);
-        done?;
-        let mut r = rec("oneway_rate").mode("oneway").op("ping_oneway_buffered");
-        r.n = Some(o.count as u64);
-        r.seconds = Some(dt);
-        r.calls_per_s = Some(o.count as f64 / dt);
-        r.mean_us = Some(dt * 1e6 / o.count as f64);
-        r.client_cpu_us_per_call = Some(cpu);
-        out(r);
+        // Written one by one (the default), then batched into few writes (SYNC_NONE within
+        // the default bounds); the closing twoway writes the last batch ahead of itself.
+        for (op, buffering) in [
+            ("ping_oneway", OnewayBuffering::OrbDefault),
+            (
+                "ping_oneway_buffered",
+                OnewayBuffering::On(BufferingConstraint::default()),
+            ),
+        ] {
+            set_thread_oneway_buffering(buffering);
+            let cpu0 = self_cpu_seconds();
+            let t0 = Instant::now();
+            let done = warm(o.count, || c.call()).and_then(|()| b.ping().map_err(sys));
+            let dt = t0.elapsed().as_secs_f64();
+            let cpu = (self_cpu_seconds() - cpu0) / o.count as f64 * 1e6;
+            set_thread_oneway_buffering(OnewayBuffering::OrbDefault);
+            done?;
+            let mut r = rec("oneway_rate").mode("oneway").op(op);
+            r.n = Some(o.count as u64);
+            r.seconds = Some(dt);
+            r.calls_per_s = Some(o.count as f64 / dt);
+            r.mean_us = Some(dt * 1e6 / o.count as f64);
+            r.client_cpu_us_per_call = Some(cpu);
+            out(r);
+        }
     }
     if o.has("payload") {
         for t in &o.payload_types {

@@ -76,8 +76,6 @@ pub struct Strand {
     /// by the server meanwhile, which makes a failed send safe to retry).
     pub(crate) reused: bool,
     last_used: Instant,
-    /// `last_used` plus [`FRESH`]: until then the strand is reused without a check.
-    fresh_until: Instant,
     /// Seen idle by the last scavenger scan (cleared by every use).
     marked: bool,
     /// Whether SO_SNDTIMEO is currently set.
@@ -117,8 +115,8 @@ impl Strand {
         if !self.reader.buffer().is_empty() {
             return false;
         }
-        // One comparison of instants (not an `elapsed`): this runs on every call.
-        if Instant::now() < self.fresh_until {
+        // Within FRESH of its last call the strand is reused without a check.
+        if Instant::now() < self.last_used + FRESH {
             return true;
         }
         !self.stream.has_pending_input()
@@ -517,9 +515,7 @@ impl Rope {
     pub fn release(&self, mut strand: Box<Strand>) {
         strand.reused = true;
         strand.marked = false;
-        let now = Instant::now();
-        strand.last_used = now;
-        strand.fresh_until = now + FRESH;
+        strand.last_used = Instant::now();
         let (wake, all) = match self.state.lock() {
             Ok(mut st) => {
                 let settled = Self::settle_locked(&mut st, &mut strand);
@@ -619,7 +615,6 @@ impl Rope {
             code_sets: None,
             reused: false,
             last_used: Instant::now(),
-            fresh_until: Instant::now(),
             marked: false,
             write_timeout_set: false,
             out: Vec::with_capacity(512),
