@@ -9,10 +9,9 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use corbina::cdr::ByteOrder;
-use corbina::giop::locate::LocateRequestHeader;
+use corbina::giop::connection::{Event, GiopConnection, Role, Settings};
 use corbina::giop::target_address::TargetAddress;
-use corbina::giop::{Framer, GiopMessage, LocateStatus, MessageWriter, Version};
+use corbina::giop::{LocateStatus, Version};
 use corbina::{Orb, OrbConfig};
 use serde_json::json;
 
@@ -36,32 +35,35 @@ fn locate(
     s.set_read_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
     s.set_nodelay(true).map_err(|e| e.to_string())?;
-    let header = LocateRequestHeader {
-        request_id: 1,
-        target: TargetAddress::Key(corbina::giop::ObjectKey::new(key.to_vec())),
-    };
-    let msg = MessageWriter::locate_request(version, ByteOrder::NATIVE, &header)
-        .and_then(MessageWriter::finish_bytes)
+    let mut conn = GiopConnection::new(Settings {
+        max_message_size: 16 << 20,
+        ..Settings::new(Role::Client)
+    });
+    let target = TargetAddress::Key(corbina::giop::ObjectKey::new(key.to_vec()));
+    let (msg, _) = conn
+        .locate_request(version, &target)
         .map_err(|e| e.to_string())?;
     s.write_all(&msg).map_err(|e| format!("{addr}: {e}"))?;
-    let mut framer = Framer::new(16 << 20);
-    let mut buf = [0u8; 4096];
     loop {
-        if let Some(m) = framer.next_message().map_err(|e| e.to_string())? {
-            return match m.decode().map_err(|e| e.to_string())? {
-                GiopMessage::LocateReply { header, .. } => {
-                    Ok((header.locate_status, start.elapsed()))
-                }
-                GiopMessage::CloseConnection => Err("the server closed the connection".into()),
-                GiopMessage::MessageError => Err("the server answered MessageError".into()),
-                other => Err(format!("unexpected answer {other:?}")),
-            };
+        match conn.poll_event() {
+            Ok(Some(Event::LocateReply { header, .. })) => {
+                return Ok((header.locate_status, start.elapsed()))
+            }
+            Ok(Some(Event::CloseConnection)) => {
+                return Err("the server closed the connection".into())
+            }
+            Ok(Some(Event::MessageError)) => return Err("the server answered MessageError".into()),
+            Ok(Some(other)) => return Err(format!("unexpected answer {other:?}")),
+            Ok(None) => {}
+            Err(e) => return Err(format!("{addr}: {e}")),
         }
-        let n = s.read(&mut buf).map_err(|e| format!("{addr}: {e}"))?;
+        let n = s
+            .read(conn.read_buf())
+            .map_err(|e| format!("{addr}: {e}"))?;
         if n == 0 {
             return Err(format!("{addr}: connection closed without an answer"));
         }
-        framer.push(&buf[..n]);
+        conn.commit(n);
     }
 }
 

@@ -1,38 +1,38 @@
 //! GIOP 1.0–1.2 messages, IORs and corbaloc URLs for Corbina, with no I/O.
 //!
 //! `corbina-giop` is the protocol layer between the CDR codec ([`corbina_cdr`]) and the ORB
-//! runtime. It owns every GIOP byte and no socket: the runtime pushes received bytes into a
-//! [`Framer`], gets whole [`Message`]s back, passes them through a [`Reassembler`] for
-//! fragments, and decodes them into typed headers ([`RequestHeader`], [`ReplyHeader`], …)
-//! plus a [`Body`] that a generated skeleton reads in place with a
-//! [`CdrReader`](corbina_cdr::CdrReader). Outgoing messages are written with a
-//! [`MessageWriter`] and, when large, split by [`fragment_message`] into header + borrowed
-//! slices for vectored writes. Object references ([`Ior`], [`IiopProfile`]) and URLs
-//! ([`Corbaloc`], [`Corbaname`]) live here too.
+//! runtime. It owns every GIOP byte and no socket. A [`GiopConnection`] is one connection's
+//! protocol state for the client role, the server role or both: the runtime reads into its
+//! buffer and drains [`Event`]s — requests and replies decoded in place into typed headers
+//! ([`RequestHeaderView`], [`ReplyHeader`], …) plus a [`Body`] that a generated skeleton or
+//! stub reads with a [`CdrReader`](corbina_cdr::CdrReader) — and asks it to encode requests
+//! and replies, fragmented when large ([`connection::Outgoing`]). The message types live one
+//! per module ([`request`], [`reply`], [`locate`], …); object references ([`Ior`],
+//! [`IiopProfile`]) and URLs ([`Corbaloc`], [`Corbaname`]) live here too.
 //!
 //! Every decoder takes hostile input: errors are [`GiopError`] values, lengths are checked
 //! before use, nothing panics.
 //!
 //! ```
-//! use corbina_cdr::{ByteOrder, CodeSets};
-//! use corbina_giop::{Framer, GiopMessage, MessageWriter, ObjectKey, RequestHeader, Version};
+//! use corbina_cdr::CodeSets;
+//! use corbina_giop::{Event, GiopConnection, ObjectKey, Role, Settings, TargetAddress, Version};
 //!
 //! // Client: a GIOP 1.2 Request for echo("hi").
-//! let header = RequestHeader::new(2, ObjectKey::from("key"), "echo");
-//! let mut mw = MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::UNICODE, &header)?;
-//! mw.body().write_string("hi")?;
-//! let bytes = mw.finish_bytes()?;
+//! let mut client = GiopConnection::new(Settings::new(Role::Client));
+//! let target = TargetAddress::Key(ObjectKey::from("key"));
+//! let mut req = client.start_request(Vec::new(), Version::V1_2, CodeSets::UNICODE, &target, "echo", true)?;
+//! req.body().write_string("hi")?;
+//! let bytes = client.finish_request(req)?.contiguous().unwrap().to_vec();
 //!
-//! // Server: bytes arrive in pieces; the framer yields the whole message.
-//! let mut framer = Framer::default();
-//! framer.push(&bytes[..10]);
-//! assert!(framer.next_message()?.is_none());
-//! framer.push(&bytes[10..]);
-//! let message = framer.next_message()?.expect("a whole message");
-//! let GiopMessage::Request { header: got, body } = message.decode()? else { unreachable!() };
-//! assert_eq!(got.operation, "echo");
-//! assert_eq!(got.target.object_key(), Some(&ObjectKey::from("key")));
-//! let mut args = body.reader(CodeSets::UNICODE);
+//! // Server: bytes arrive in pieces; the connection yields the whole request.
+//! let mut server = GiopConnection::new(Settings::new(Role::Server));
+//! server.push(&bytes[..10]);
+//! assert!(server.poll_event()?.is_none());
+//! server.push(&bytes[10..]);
+//! let Some(Event::Request { header, body, reply }) = server.poll_event()? else { unreachable!() };
+//! assert_eq!(header.operation, "echo");
+//! assert_eq!(header.target.resolve_key()?.as_deref(), Some(&b"key"[..]));
+//! let mut args = body.reader(reply.code_sets);
 //! assert_eq!(args.read_string()?, "hi");
 //! args.expect_end()?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -42,12 +42,12 @@
 
 pub mod cancel;
 pub mod close;
+pub mod connection;
 pub mod corbaloc;
 mod encap;
 pub mod error;
 pub mod fragment;
 pub mod fragmenter;
-pub mod framer;
 pub mod header;
 pub mod iiop;
 pub mod ior;
@@ -63,13 +63,13 @@ pub mod target_address;
 
 pub use cancel::CancelRequestHeader;
 pub use close::{close_connection, message_error};
+pub use connection::{ConnectionError, Event, GiopConnection, Role, Settings};
 pub use corbaloc::{
     format_corbaloc, Corbaloc, Corbaname, IiopAddress, ObjAddr, ObjectUrl, UrlError,
 };
 pub use error::{GiopError, Result};
 pub use fragment::FragmentHeader;
 pub use fragmenter::{fragment_message, OutgoingFragment};
-pub use framer::Framer;
 pub use header::{MessageHeader, MsgType, Version, HEADER_LEN};
 pub use iiop::{CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, TaggedComponent};
 pub use ior::{Ior, IorStringError, TaggedProfile};

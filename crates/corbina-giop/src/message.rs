@@ -369,6 +369,9 @@ pub fn decode_message<'a>(
 pub struct MessageWriter<'a> {
     w: CdrWriter<'a>,
     align_body: bool,
+    /// Where the body began before and after its padding, once [`MessageWriter::body`]
+    /// was called: a body left empty is sent unpadded ([`MessageWriter::finish`]).
+    body_at: Option<(usize, usize)>,
 }
 
 impl<'a> MessageWriter<'a> {
@@ -391,7 +394,11 @@ impl<'a> MessageWriter<'a> {
         MessageHeader::new(version, order, msg_type).write(&mut w);
         let align_body =
             version.minor >= 2 && matches!(msg_type, MsgType::Request | MsgType::Reply);
-        MessageWriter { w, align_body }
+        MessageWriter {
+            w,
+            align_body,
+            body_at: None,
+        }
     }
 
     /// Starts a Request.
@@ -484,8 +491,10 @@ impl<'a> MessageWriter<'a> {
     #[inline]
     pub fn body(&mut self) -> &mut CdrWriter<'a> {
         if self.align_body {
+            let at = self.w.len();
             self.w.align(8);
             self.align_body = false;
+            self.body_at = Some((at, self.w.len()));
         }
         &mut self.w
     }
@@ -497,9 +506,15 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// Patches `message_size` and returns the writer: its `segments()` are the message,
-    /// ready for a vectored write or for the fragmenter.
+    /// ready for a vectored write or for the fragmenter. A body that was asked for but left
+    /// empty loses its padding: GIOP 1.2 sends an empty body unpadded.
     #[inline]
     pub fn finish(mut self) -> Result<CdrWriter<'a>> {
+        if let Some((unpadded, padded)) = self.body_at {
+            if self.w.len() == padded {
+                self.w.truncate(unpadded);
+            }
+        }
         patch_size(&mut self.w)?;
         Ok(self.w)
     }

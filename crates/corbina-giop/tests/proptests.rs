@@ -286,18 +286,20 @@ proptest! {
     }
 
     #[test]
-    fn framer_never_panics(data in prop::collection::vec(any::<u8>(), 0..200), chunk in 1usize..40, valid_prefix in any::<bool>()) {
+    fn connections_never_panic(data in prop::collection::vec(any::<u8>(), 0..200), chunk in 1usize..40, valid_prefix in any::<bool>(), server in any::<bool>()) {
         let mut bytes = if valid_prefix { b"GIOP\x01".to_vec() } else { Vec::new() };
         bytes.extend_from_slice(&data);
-        let mut f = Framer::new(1000);
-        let mut r = Reassembler::new(500);
-        for c in bytes.chunks(chunk) {
-            f.push(c);
-            while let Ok(Some(m)) = f.next_message() {
-                let _ = m.decode();
-                if let Ok(Some(m)) = r.push(m) {
-                    let _ = m.decode();
+        let role = if server { Role::Server } else { Role::Client };
+        let mut c = GiopConnection::new(Settings { max_message_size: 1000, reassembly_limit: 500, ..Settings::new(role) });
+        for piece in bytes.chunks(chunk) {
+            c.push(piece);
+            while let Ok(Some(ev)) = c.poll_event() {
+                if let Event::Request { body, reply, .. } = ev {
+                    let _ = body.reader(reply.code_sets).read_string();
                 }
+            }
+            while let Some(m) = c.poll_transmit() {
+                prop_assert!(decode_message(m.as_bytes(), &[]).is_ok());
             }
         }
     }

@@ -1,0 +1,926 @@
+//! One GIOP connection as a state machine, for the client role, the server role or both
+//! (bidirectional GIOP): bytes in, events out, messages to send. No socket, clock, lock or
+//! thread inside (quinn-proto's shape; omniORB's `giopImpl12` is the same idea, one home for
+//! a connection's GIOP rules).
+//!
+//! The runtime's loop around it:
+//!
+//! 1. read from the transport into [`GiopConnection::read_buf`], then
+//!    [`GiopConnection::commit`] what was read: large bodies land in place, no staging copy;
+//! 2. drain [`GiopConnection::poll_event`]: requests, replies matched to their request ids
+//!    (several may be in flight, answered in any order), locate requests and replies,
+//!    cancels, the peer's CloseConnection or MessageError. Events borrow the receive buffer:
+//!    a request's arguments and a reply's result are decoded where they lie;
+//! 3. write what [`GiopConnection::poll_transmit`] gives (MessageError after bad input,
+//!    CloseConnection, CancelRequest), and the messages it encodes:
+//!    [`GiopConnection::start_request`] / [`GiopConnection::finish_request`] (client role),
+//!    [`ReplyContext::start_reply`] / [`ReplyContext::finish_reply`] (server role).
+//!
+//! The connection owns framing (one framer), reassembly of fragments (with its byte cap),
+//! request-id allocation and reply matching, the transmission code sets (the CODE_SETS
+//! context is sent once per connection, and the first one received fixes them), padding and
+//! fragmentation, and the CloseConnection / MessageError / CancelRequest rules.
+//!
+//! ```
+//! use corbina_cdr::{ByteOrder, CodeSets};
+//! use corbina_giop::connection::{Event, GiopConnection, Role, Settings};
+//! use corbina_giop::{ObjectKey, ReplyStatus, TargetAddress, Version};
+//!
+//! let mut client = GiopConnection::new(Settings::new(Role::Client));
+//! let mut server = GiopConnection::new(Settings::new(Role::Server));
+//!
+//! // Client: echo("hi").
+//! let target = TargetAddress::Key(ObjectKey::from("key"));
+//! let mut req = client.start_request(Vec::new(), Version::V1_2, CodeSets::UNICODE, &target, "echo", true)?;
+//! req.body().write_string("hi")?;
+//! let id = req.request_id();
+//! let out = client.finish_request(req)?;
+//! let wire = out.contiguous().unwrap().to_vec();
+//!
+//! // Server: the bytes arrive; the request is decoded in the receive buffer.
+//! let buf = server.read_buf();
+//! buf[..wire.len()].copy_from_slice(&wire);
+//! server.commit(wire.len());
+//! let Some(Event::Request { header, body, reply }) = server.poll_event()? else { panic!() };
+//! assert_eq!(header.operation, "echo");
+//! let arg = body.reader(reply.code_sets).read_string()?;
+//! let mut r = reply.start_reply(Vec::new(), ReplyStatus::NoException)?;
+//! r.body().write_string(&arg)?;
+//! let answer = reply.finish_reply(r)?.contiguous().unwrap().to_vec();
+//!
+//! // Client: the reply is matched to its request id.
+//! client.push(&answer);
+//! let Some(Event::Reply { header, body, code_sets }) = client.poll_event()? else { panic!() };
+//! assert_eq!(header.request_id, id);
+//! assert_eq!(body.reader(code_sets).read_string()?, "hi");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod recv;
+mod send;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+
+use corbina_cdr::{AlignBreak, ByteOrder, CharCodeSet, CodeSetId, CodeSets, WCharCodeSet};
+
+use crate::error::GiopError;
+use crate::header::{MessageHeader, MsgType, Version};
+use crate::locate::{LocateReplyHeader, LocateRequestHeader};
+use crate::message::{decode_message, decode_message_view, peek_request_id, Body, GiopMessage};
+use crate::message::{GiopMessageView, Message, MessageWriter};
+use crate::reassembler::Reassembler;
+use crate::reply::ReplyHeader;
+use crate::request::{RequestHeaderRef, RequestHeaderView, RESPONSE_NONE, SYNC_WITH_TARGET};
+use crate::service_context::{CodeSetContext, ServiceContextList};
+use crate::target_address::TargetAddress;
+
+pub use send::{ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter};
+
+use recv::RecvBuffer;
+
+/// Default cap on `message_size`: 64 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 64 << 20;
+
+/// Which end of the connection we are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// We opened the connection and send requests on it.
+    Client,
+    /// We accepted it and serve the requests that come in.
+    Server,
+}
+
+/// How a connection behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Our end.
+    pub role: Role,
+    /// Bidirectional GIOP: the other role's messages are accepted too (requests to a
+    /// client, replies to a server), with request ids of the other parity.
+    pub bidirectional: bool,
+    /// Largest `message_size` accepted; a larger header is a protocol error.
+    pub max_message_size: u32,
+    /// Most bytes held for fragmented messages in progress.
+    pub reassembly_limit: usize,
+    /// Outgoing Requests and Replies longer than this are fragmented (GIOP 1.1+).
+    pub fragment_size: Option<u32>,
+    /// Byte order of the messages we write.
+    pub byte_order: ByteOrder,
+}
+
+impl Settings {
+    /// Defaults for `role`: not bidirectional, 64 MiB messages and reassembly, no
+    /// fragmentation, native byte order.
+    pub fn new(role: Role) -> Settings {
+        Settings {
+            role,
+            bidirectional: false,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            reassembly_limit: DEFAULT_MAX_MESSAGE_SIZE as usize,
+            fragment_size: None,
+            byte_order: ByteOrder::NATIVE,
+        }
+    }
+}
+
+/// What arrived.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A Request to serve (its header and arguments read in place).
+    Request {
+        /// The header.
+        header: RequestHeaderView<'a>,
+        /// The arguments.
+        body: Body<'a>,
+        /// What the reply needs.
+        reply: ReplyContext,
+    },
+    /// The Reply to one of our requests (its id was in flight; now it is not).
+    Reply {
+        /// The header.
+        header: ReplyHeader,
+        /// The result, exception or forward.
+        body: Body<'a>,
+        /// The code sets to read the body with.
+        code_sets: CodeSets,
+    },
+    /// A LocateRequest to answer.
+    LocateRequest {
+        /// The header.
+        header: LocateRequestHeader,
+        /// What the LocateReply needs.
+        reply: ReplyContext,
+    },
+    /// The LocateReply to one of our LocateRequests.
+    LocateReply {
+        /// The header.
+        header: LocateReplyHeader,
+        /// What `locate_status` says (an IOR, an exception, an addressing mode).
+        body: Body<'a>,
+        /// The code sets to read the body with.
+        code_sets: CodeSets,
+    },
+    /// The peer no longer wants the reply to this request (any fragments of it held were
+    /// dropped).
+    CancelRequest {
+        /// The request.
+        request_id: u32,
+    },
+    /// A fragment of a message arrived; the message is not complete yet.
+    Fragment {
+        /// The message's request id (GIOP 1.2).
+        request_id: Option<u32>,
+        /// Bytes now held for incomplete messages on this connection.
+        held: usize,
+    },
+    /// The peer closed in order: it processed none of our requests still in flight
+    /// ([`GiopConnection::in_flight`]), which may be sent again elsewhere.
+    CloseConnection,
+    /// The peer could not understand something we sent; the connection is over.
+    MessageError,
+}
+
+/// Why the connection cannot go on. A MessageError for the peer is queued
+/// ([`GiopConnection::poll_transmit`]) when the peer's bytes were at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectionError {
+    /// The peer's bytes are not valid GIOP (framing, header, fragments).
+    #[error("malformed GIOP from the peer: {0}")]
+    Malformed(#[from] GiopError),
+    /// A message this end does not accept in its role (a Reply to a server, a Request to a
+    /// client without bidirectional GIOP…).
+    #[error("unexpected {msg_type:?} on a {role:?} connection")]
+    Unexpected {
+        /// The message type.
+        msg_type: MsgType,
+        /// Our role.
+        role: Role,
+    },
+    /// A Reply or LocateReply for a request id that is not in flight.
+    #[error("reply for request id {request_id}, which awaits no reply")]
+    UnknownRequestId {
+        /// The id.
+        request_id: u32,
+    },
+    /// The connection was closed (by either side) or failed before.
+    #[error("the connection is closed")]
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    request_id: u32,
+    version: Version,
+    cancelled: bool,
+}
+
+/// Where the event handed out last lies, released at the next poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handed {
+    Nothing,
+    /// The message at the front of the receive buffer, this long.
+    InPlace(usize),
+    /// The reassembled message.
+    Reassembled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Open,
+    /// We sent CloseConnection: requests that still arrive are not processed.
+    CloseSent,
+    /// The peer closed in order, or said MessageError.
+    PeerClosed,
+    Failed(ConnectionError),
+}
+
+/// The GIOP protocol state of one connection (see the [module docs](self)).
+#[derive(Debug)]
+pub struct GiopConnection {
+    settings: Settings,
+    recv: RecvBuffer,
+    reassembler: Reassembler,
+    reassembled: Option<Message>,
+    handed: Handed,
+    state: State,
+    /// The highest GIOP version the peer has used (CloseConnection and MessageError go out
+    /// in it).
+    peer_version: Option<Version>,
+    /// Transmission code sets, once fixed (first CODE_SETS context sent or received).
+    code_sets: Option<CodeSets>,
+    code_sets_sent: bool,
+    next_request_id: u32,
+    in_flight: Vec<InFlight>,
+    transmit: VecDeque<ControlMessage>,
+    /// The request id of the last fragment taken in (GIOP 1.2), for [`Event::Fragment`].
+    last_fragment_id: Option<u32>,
+}
+
+/// The code sets a CODE_SETS context selects (an unknown char set falls back to
+/// ISO-8859-1, an unknown wchar set to none).
+pub fn code_sets_from_context(char_data: CodeSetId, wchar_data: CodeSetId) -> CodeSets {
+    CodeSets {
+        char_set: CharCodeSet::from_id(char_data).unwrap_or(CharCodeSet::Iso8859_1),
+        wchar_set: WCharCodeSet::from_id(wchar_data),
+    }
+}
+
+impl GiopConnection {
+    /// A new connection with nothing received or sent.
+    pub fn new(settings: Settings) -> GiopConnection {
+        GiopConnection {
+            recv: RecvBuffer::new(settings.max_message_size),
+            reassembler: Reassembler::new(settings.reassembly_limit),
+            reassembled: None,
+            handed: Handed::Nothing,
+            state: State::Open,
+            peer_version: None,
+            code_sets: None,
+            code_sets_sent: false,
+            // The end that opened the connection uses even request ids, the other odd ones
+            // (bidirectional GIOP: both send requests on it).
+            next_request_id: match settings.role {
+                Role::Client => 2,
+                Role::Server => 1,
+            },
+            in_flight: Vec::new(),
+            transmit: VecDeque::new(),
+            last_fragment_id: None,
+            settings,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Makes the connection bidirectional (or not) from now on.
+    pub fn set_bidirectional(&mut self, on: bool) {
+        self.settings.bidirectional = on;
+    }
+
+    fn sends_requests(&self) -> bool {
+        self.settings.role == Role::Client || self.settings.bidirectional
+    }
+
+    fn serves_requests(&self) -> bool {
+        self.settings.role == Role::Server || self.settings.bidirectional
+    }
+
+    // ---- receiving ----
+
+    /// Where to read next: room for what the current message still needs and, after a
+    /// small message, more (a burst of small messages comes in with one read). After a
+    /// large message exactly what the next header needs, then exactly its body.
+    #[inline]
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        self.release();
+        self.recv.read_buf()
+    }
+
+    /// `n` bytes were read into the slice [`GiopConnection::read_buf`] gave.
+    #[inline]
+    pub fn commit(&mut self, n: usize) {
+        self.recv.commit(n);
+    }
+
+    /// Appends received bytes (a copy; [`GiopConnection::read_buf`] avoids it).
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.release();
+        self.recv.push(bytes);
+    }
+
+    /// Bytes received and not yet handed out as events.
+    #[inline]
+    pub fn buffered(&self) -> usize {
+        self.recv.buffered() - self.handed_len()
+    }
+
+    /// How many more bytes complete the message being received (0: one is complete).
+    pub fn wanted(&self) -> usize {
+        self.recv.wanted()
+    }
+
+    /// Whether nothing is buffered or held: no message is half-received.
+    pub fn is_idle(&self) -> bool {
+        self.buffered() == 0 && self.reassembler.in_progress() == 0
+    }
+
+    fn handed_len(&self) -> usize {
+        match self.handed {
+            Handed::InPlace(n) => n,
+            _ => 0,
+        }
+    }
+
+    /// Releases the message handed out with the last event (done by every call that reads
+    /// or polls; call it to free the buffer sooner).
+    #[inline]
+    pub fn release(&mut self) {
+        match std::mem::replace(&mut self.handed, Handed::Nothing) {
+            Handed::Nothing => {}
+            Handed::InPlace(len) => self.recv.consume(len),
+            Handed::Reassembled => self.reassembled = None,
+        }
+    }
+
+    /// The next event, `Ok(None)` until more bytes are needed. An error is final: the
+    /// connection must be closed, after writing what [`GiopConnection::poll_transmit`]
+    /// gives (a MessageError when the peer's bytes were at fault).
+    #[inline]
+    pub fn poll_event(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
+        self.release();
+        let (header, in_place) = loop {
+            match &self.state {
+                State::Open | State::CloseSent => {}
+                State::PeerClosed => return Ok(None),
+                State::Failed(e) => return Err(e.clone()),
+            }
+            let (header, total) = match self.recv.whole() {
+                Ok(Some(w)) => w,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(self.fail(None, e.into())),
+            };
+            self.note_version(header.version);
+            let header = if header.more_fragments || header.msg_type == MsgType::Fragment {
+                match self.reassemble(&header, total) {
+                    Ok(Some(whole)) => whole,
+                    Ok(None) => {
+                        return Ok(Some(Event::Fragment {
+                            request_id: self.last_fragment_id,
+                            held: self.reassembler.held_bytes(),
+                        }))
+                    }
+                    Err(e) => return Err(self.fail(Some(header.version), e)),
+                }
+            } else {
+                header
+            };
+            let in_place = self.reassembled.is_none();
+            // Replies are matched to their requests before they are handed out: at GIOP 1.2
+            // by the id they start with, before 1.2 by decoding the header.
+            let reply_id = if matches!(header.msg_type, MsgType::Reply | MsgType::LocateReply) {
+                let (bytes, breaks) = match &self.reassembled {
+                    None => (self.recv.front(total), &[][..]),
+                    Some(m) => (m.bytes(), m.align_breaks()),
+                };
+                match peek_request_id(&header, bytes)
+                    .map_or_else(|| reply_request_id(bytes, breaks), Ok)
+                {
+                    Ok(id) => Some(id),
+                    Err(e) => return Err(self.fail(Some(header.version), e.into())),
+                }
+            } else {
+                None
+            };
+            match self.screen(&header, reply_id) {
+                Ok(true) => break (header, in_place.then_some(total)),
+                Ok(false) => {
+                    // Dropped (a late reply to a cancelled request, a request after our
+                    // CloseConnection): on to the next message.
+                    if in_place {
+                        self.recv.consume(total);
+                    } else {
+                        self.reassembled = None;
+                    }
+                }
+                Err(e) => return Err(self.fail(Some(header.version), e)),
+            }
+        };
+        let (bytes, breaks): (&[u8], &[AlignBreak]) = match in_place {
+            Some(len) => {
+                self.handed = Handed::InPlace(len);
+                (self.recv.front(len), &[])
+            }
+            None => {
+                self.handed = Handed::Reassembled;
+                match &self.reassembled {
+                    Some(m) => (m.bytes(), m.align_breaks()),
+                    None => (&[], &[]),
+                }
+            }
+        };
+        match decode_event(bytes, breaks, &header, &self.settings, &mut self.code_sets) {
+            Ok(event) => Ok(Some(event)),
+            Err(e) => {
+                let e = ConnectionError::from(e);
+                self.transmit.push_back(ControlMessage::header_only(
+                    header.version,
+                    self.settings.byte_order,
+                    MsgType::MessageError,
+                ));
+                self.state = State::Failed(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    fn note_version(&mut self, v: Version) {
+        if self.peer_version.is_none_or(|p| p < v) {
+            self.peer_version = Some(v);
+        }
+    }
+
+    /// Puts a fragment (or the first part of a fragmented message) into the reassembler;
+    /// the whole message's header once it is complete (the message in `reassembled`).
+    fn reassemble(
+        &mut self,
+        header: &MessageHeader,
+        total: usize,
+    ) -> Result<Option<MessageHeader>, ConnectionError> {
+        if header.msg_type != MsgType::Fragment {
+            self.role_check(header.msg_type)?;
+        }
+        let bytes = self.recv.front(total);
+        self.last_fragment_id = peek_request_id(header, bytes);
+        let m = Message::from_bytes(bytes.to_vec())?;
+        self.recv.consume(total);
+        match self.reassembler.push(m)? {
+            Some(m) => {
+                let h = *m.header();
+                self.reassembled = Some(m);
+                Ok(Some(h))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Whether this end takes messages of this type at all.
+    fn role_check(&self, msg_type: MsgType) -> Result<(), ConnectionError> {
+        let ok = match msg_type {
+            MsgType::Request | MsgType::LocateRequest | MsgType::CancelRequest => {
+                self.serves_requests()
+            }
+            MsgType::Reply | MsgType::LocateReply => self.sends_requests(),
+            MsgType::CloseConnection | MsgType::MessageError | MsgType::Fragment => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(ConnectionError::Unexpected {
+                msg_type,
+                role: self.settings.role,
+            })
+        }
+    }
+
+    /// Whether a whole message is handed out (true), dropped (false), or breaks the rules;
+    /// `reply_id`: a Reply's or LocateReply's request id.
+    fn screen(
+        &mut self,
+        header: &MessageHeader,
+        reply_id: Option<u32>,
+    ) -> Result<bool, ConnectionError> {
+        self.role_check(header.msg_type)?;
+        match header.msg_type {
+            MsgType::Request | MsgType::LocateRequest => Ok(self.state == State::Open),
+            MsgType::Reply | MsgType::LocateReply => match reply_id {
+                Some(id) => self.match_reply(id),
+                None => Ok(false),
+            },
+            MsgType::CancelRequest => {
+                // Fragments of the cancelled request held so far are dropped.
+                if let Some(id) = peek_request_id(header, self.recv.front(header.total_len())) {
+                    self.reassembler.cancel(id);
+                }
+                Ok(true)
+            }
+            MsgType::CloseConnection | MsgType::MessageError => {
+                self.state = State::PeerClosed;
+                Ok(true)
+            }
+            MsgType::Fragment => Ok(true),
+        }
+    }
+
+    /// Takes `request_id` out of the in-flight set: true to hand the reply out, false to
+    /// drop it (the request was cancelled).
+    fn match_reply(&mut self, request_id: u32) -> Result<bool, ConnectionError> {
+        let Some(i) = self
+            .in_flight
+            .iter()
+            .position(|f| f.request_id == request_id)
+        else {
+            return Err(ConnectionError::UnknownRequestId { request_id });
+        };
+        let f = self.in_flight.swap_remove(i);
+        Ok(!f.cancelled)
+    }
+
+    /// Fails the connection for `e`, queueing MessageError when the peer's bytes were at
+    /// fault. `version`: the offending message's, if its header could be read.
+    fn fail(&mut self, version: Option<Version>, e: ConnectionError) -> ConnectionError {
+        if !matches!(e, ConnectionError::Closed) {
+            let v = version.or(self.peer_version).unwrap_or(Version::V1_0);
+            self.transmit.push_back(ControlMessage::header_only(
+                v,
+                self.settings.byte_order,
+                MsgType::MessageError,
+            ));
+        }
+        self.state = State::Failed(e.clone());
+        e
+    }
+
+    /// The peer's side of the connection ended (end of stream). Returns whether a message
+    /// was cut short (bytes of an incomplete message were buffered).
+    pub fn end_of_stream(&mut self) -> bool {
+        let cut = self.buffered() > 0 || self.reassembler.in_progress() > 0;
+        if matches!(self.state, State::Open | State::CloseSent) {
+            self.state = State::Failed(ConnectionError::Closed);
+        }
+        cut
+    }
+
+    /// Memory held for receiving (the receive buffer and fragments in progress).
+    pub fn held_bytes(&self) -> usize {
+        self.recv.capacity()
+            + self.reassembler.held_bytes()
+            + self.reassembled.as_ref().map_or(0, |m| m.bytes().len())
+    }
+
+    /// Gives back receive memory while idle.
+    pub fn shrink_idle(&mut self) {
+        self.release();
+        self.recv.shrink_idle();
+    }
+
+    // ---- sending ----
+
+    /// Control messages to write now, in order: MessageError after bad input,
+    /// CloseConnection after [`GiopConnection::close`], CancelRequest after
+    /// [`GiopConnection::cancel`].
+    pub fn poll_transmit(&mut self) -> Option<ControlMessage> {
+        self.transmit.pop_front()
+    }
+
+    /// Whether the connection can carry more requests (not closed or failed by either side).
+    pub fn is_open(&self) -> bool {
+        self.state == State::Open
+    }
+
+    /// Closes in order (server role): queues CloseConnection; requests that arrive after
+    /// it are not processed (their client resends them).
+    pub fn close(&mut self) {
+        if self.state == State::Open {
+            let v = self.peer_version.unwrap_or(Version::V1_0);
+            self.transmit.push_back(ControlMessage::header_only(
+                v,
+                self.settings.byte_order,
+                MsgType::CloseConnection,
+            ));
+            self.state = State::CloseSent;
+        }
+    }
+
+    /// Requests sent and awaiting their reply (cancelled ones not counted).
+    pub fn in_flight(&self) -> impl Iterator<Item = u32> + '_ {
+        self.in_flight
+            .iter()
+            .filter(|f| !f.cancelled)
+            .map(|f| f.request_id)
+    }
+
+    /// The transmission code sets, once fixed on this connection.
+    pub fn code_sets(&self) -> Option<CodeSets> {
+        self.code_sets
+    }
+
+    /// Starts a Request in `buffer` (reused): the connection gives it a request id and, on
+    /// the first request of a GIOP 1.1+ connection, the CODE_SETS context. `code_sets`: the
+    /// transmission code sets wanted if none are fixed yet on this connection.
+    #[inline]
+    pub fn start_request<'a>(
+        &mut self,
+        buffer: Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
+        self.start_request_with(
+            buffer,
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            &NO_CONTEXTS,
+        )
+    }
+
+    /// [`GiopConnection::start_request`] with service contexts of the caller's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn start_request_with<'a>(
+        &mut self,
+        buffer: Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+        contexts: &ServiceContextList,
+    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
+        if !self.sends_requests() {
+            return Err(ConnectionError::Unexpected {
+                msg_type: MsgType::Request,
+                role: self.settings.role,
+            });
+        }
+        if self.state != State::Open {
+            return Err(ConnectionError::Closed);
+        }
+        let code_sets = *self.code_sets.get_or_insert(code_sets);
+        let sends_code_sets = version.minor >= 1 && !self.code_sets_sent;
+        let with_code_sets;
+        let contexts = if sends_code_sets {
+            let ctx = CodeSetContext {
+                char_data: code_sets.char_set.id(),
+                wchar_data: code_sets.wchar_set.map_or(CodeSetId::UTF_16, |w| w.id()),
+            };
+            let mut list = contexts.clone();
+            list.push(ctx.to_service_context(self.settings.byte_order)?);
+            with_code_sets = list;
+            &with_code_sets
+        } else {
+            contexts
+        };
+        let request_id = self.next_request_id;
+        let header = RequestHeaderRef {
+            request_id,
+            response_flags: if response_expected {
+                SYNC_WITH_TARGET
+            } else {
+                RESPONSE_NONE
+            },
+            target,
+            operation,
+            service_context: contexts,
+            requesting_principal: &[],
+        };
+        let writer = MessageWriter::request_ref(
+            buffer,
+            version,
+            self.settings.byte_order,
+            code_sets,
+            &header,
+        )?;
+        Ok(OutgoingRequest {
+            writer,
+            request_id,
+            version,
+            response_expected,
+            sends_code_sets,
+            code_sets,
+        })
+    }
+
+    /// Finishes a Request: the id is used up and, if a reply is expected, in flight; the
+    /// message is fragmented if it is larger than the fragment size.
+    #[inline]
+    pub fn finish_request<'a>(
+        &mut self,
+        request: OutgoingRequest<'a>,
+    ) -> Result<Outgoing<'a>, ConnectionError> {
+        let OutgoingRequest {
+            writer,
+            request_id,
+            version,
+            response_expected,
+            sends_code_sets,
+            ..
+        } = request;
+        let w = writer.finish()?;
+        self.next_request_id = self.next_request_id.wrapping_add(2);
+        if sends_code_sets {
+            self.code_sets_sent = true;
+        }
+        if response_expected {
+            self.in_flight.push(InFlight {
+                request_id,
+                version,
+                cancelled: false,
+            });
+        }
+        Ok(Outgoing::new(w, version, self.settings.fragment_size))
+    }
+
+    /// A LocateRequest for `target` (its LocateReply comes back as
+    /// [`Event::LocateReply`]): the message's bytes and its request id.
+    pub fn locate_request(
+        &mut self,
+        version: Version,
+        target: &TargetAddress,
+    ) -> Result<(Vec<u8>, u32), ConnectionError> {
+        if !self.sends_requests() {
+            return Err(ConnectionError::Unexpected {
+                msg_type: MsgType::LocateRequest,
+                role: self.settings.role,
+            });
+        }
+        if self.state != State::Open {
+            return Err(ConnectionError::Closed);
+        }
+        let request_id = self.next_request_id;
+        let header = LocateRequestHeader {
+            request_id,
+            target: target.clone(),
+        };
+        let bytes = MessageWriter::locate_request(version, self.settings.byte_order, &header)
+            .and_then(MessageWriter::finish_bytes)?;
+        self.next_request_id = self.next_request_id.wrapping_add(2);
+        self.in_flight.push(InFlight {
+            request_id,
+            version,
+            cancelled: false,
+        });
+        Ok((bytes, request_id))
+    }
+
+    /// The request will not be waited for: queues a CancelRequest and drops its reply when
+    /// it comes. False if it was not in flight.
+    pub fn cancel(&mut self, request_id: u32) -> bool {
+        let Some(f) = self
+            .in_flight
+            .iter_mut()
+            .find(|f| f.request_id == request_id && !f.cancelled)
+        else {
+            return false;
+        };
+        f.cancelled = true;
+        let v = f.version;
+        if self.state == State::Open {
+            self.transmit.push_back(ControlMessage::cancel_request(
+                v,
+                self.settings.byte_order,
+                request_id,
+            ));
+        }
+        true
+    }
+
+    /// Forgets a request in flight without telling the peer (its reply, if it comes, is
+    /// dropped): for a caller that gives up on the connection anyway.
+    pub fn abandon(&mut self, request_id: u32) {
+        if let Some(f) = self
+            .in_flight
+            .iter_mut()
+            .find(|f| f.request_id == request_id)
+        {
+            f.cancelled = true;
+        }
+    }
+}
+
+static NO_CONTEXTS: ServiceContextList = ServiceContextList(Vec::new());
+
+/// The request id of a GIOP 1.0/1.1 Reply or LocateReply (after the service contexts in a
+/// Reply; first in a LocateReply).
+fn reply_request_id(bytes: &[u8], breaks: &[AlignBreak]) -> Result<u32, GiopError> {
+    match decode_message(bytes, breaks)?.1 {
+        GiopMessage::Reply { header, .. } => Ok(header.request_id),
+        GiopMessage::LocateReply { header, .. } => Ok(header.request_id),
+        other => Err(GiopError::WrongMessageType {
+            expected: MsgType::Reply,
+            found: message_type(&other),
+        }),
+    }
+}
+
+fn message_type(m: &GiopMessage<'_>) -> MsgType {
+    match m {
+        GiopMessage::Request { .. } => MsgType::Request,
+        GiopMessage::Reply { .. } => MsgType::Reply,
+        GiopMessage::CancelRequest(_) => MsgType::CancelRequest,
+        GiopMessage::LocateRequest(_) => MsgType::LocateRequest,
+        GiopMessage::LocateReply { .. } => MsgType::LocateReply,
+        GiopMessage::CloseConnection => MsgType::CloseConnection,
+        GiopMessage::MessageError => MsgType::MessageError,
+        GiopMessage::Fragment { .. } => MsgType::Fragment,
+    }
+}
+
+/// Decodes a whole, screened message into its event (a free function: the event borrows
+/// only the message's bytes, so the connection's other fields stay usable).
+#[inline]
+fn decode_event<'a>(
+    bytes: &'a [u8],
+    breaks: &'a [AlignBreak],
+    header: &MessageHeader,
+    settings: &Settings,
+    code_sets: &mut Option<CodeSets>,
+) -> Result<Event<'a>, GiopError> {
+    let reply_context = |request_id: u32, response_expected: bool, cs: CodeSets| ReplyContext {
+        request_id,
+        version: header.version,
+        code_sets: cs,
+        byte_order: settings.byte_order,
+        response_expected,
+        fragment_size: settings.fragment_size,
+    };
+    Ok(match header.msg_type {
+        MsgType::Reply if breaks.is_empty() => {
+            let (header, body) = crate::message::decode_reply(bytes)?;
+            Event::Reply {
+                header,
+                body,
+                code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
+            }
+        }
+        _ => match decode_message_view(bytes, breaks)?.1 {
+            GiopMessageView::Request { header, body } => {
+                // The first CODE_SETS context fixes the connection's code sets; later
+                // ones are not looked at.
+                if code_sets.is_none() {
+                    if let Some(cs) = header.service_context.code_sets()? {
+                        *code_sets = Some(code_sets_from_context(cs.char_data, cs.wchar_data));
+                    }
+                }
+                let cs = code_sets.unwrap_or(CodeSets::DEFAULT);
+                let reply = reply_context(header.request_id, header.response_expected(), cs);
+                Event::Request {
+                    header,
+                    body,
+                    reply,
+                }
+            }
+            GiopMessageView::Other(GiopMessage::Reply { header, body }) => Event::Reply {
+                header,
+                body,
+                code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
+            },
+            GiopMessageView::Other(GiopMessage::LocateRequest(h)) => {
+                let cs = code_sets.unwrap_or(CodeSets::DEFAULT);
+                let reply = reply_context(h.request_id, true, cs);
+                Event::LocateRequest { header: h, reply }
+            }
+            GiopMessageView::Other(GiopMessage::LocateReply { header, body }) => {
+                Event::LocateReply {
+                    header,
+                    body,
+                    code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
+                }
+            }
+            GiopMessageView::Other(GiopMessage::CancelRequest(h)) => Event::CancelRequest {
+                request_id: h.request_id,
+            },
+            GiopMessageView::Other(GiopMessage::CloseConnection) => Event::CloseConnection,
+            GiopMessageView::Other(GiopMessage::MessageError) => Event::MessageError,
+            GiopMessageView::Other(GiopMessage::Fragment { .. }) => {
+                return Err(GiopError::UnexpectedFragment { request_id: None })
+            }
+            GiopMessageView::Other(GiopMessage::Request { .. }) => {
+                return Err(GiopError::WrongMessageType {
+                    expected: MsgType::Request,
+                    found: MsgType::Request,
+                })
+            }
+        },
+    })
+}

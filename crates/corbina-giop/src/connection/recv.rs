@@ -1,0 +1,163 @@
+//! The receive buffer of a connection: where the runtime reads, and where whole messages are
+//! framed and decoded in place.
+
+use crate::error::Result;
+use crate::header::{MessageHeader, HEADER_LEN};
+
+/// A read after a small message asks for up to this much (several small messages, a burst of
+/// oneways, come in with one system call).
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
+
+/// Messages at least this long are read exactly: the read stops at their end, so the body
+/// lands in place and the next message's body is never pulled in behind it and moved.
+pub(crate) const DIRECT_READ: usize = 16 * 1024;
+
+/// A buffer grown past this by one large message is dropped once that message is done, so
+/// an idle connection does not pin it.
+pub(crate) const MAX_KEPT_BUFFER: usize = 4 << 20;
+
+/// Bytes received on one connection: `buf[start..end]` is unconsumed; `buf[..]` beyond `end`
+/// is initialised memory kept for the next reads (never zeroed again).
+#[derive(Debug)]
+pub(crate) struct RecvBuffer {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The header of the message at `start`, once its 12 bytes are in and checked.
+    header: Option<MessageHeader>,
+    /// The last message framed was large: read exactly what the next one needs.
+    large: bool,
+    max_message_size: u32,
+}
+
+impl RecvBuffer {
+    pub(crate) fn new(max_message_size: u32) -> RecvBuffer {
+        RecvBuffer {
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            header: None,
+            large: false,
+            max_message_size,
+        }
+    }
+
+    /// Bytes received and not consumed.
+    #[inline]
+    pub(crate) fn buffered(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// How many more bytes complete the header or message at the front (0: one is whole).
+    #[inline]
+    pub(crate) fn wanted(&self) -> usize {
+        let need = self.header.map_or(HEADER_LEN, |h| h.total_len());
+        need.saturating_sub(self.buffered())
+    }
+
+    /// Where the next read goes: room for what the current message still needs, and after a
+    /// small message some more (up to [`READ_CHUNK`]).
+    pub(crate) fn read_buf(&mut self) -> &mut [u8] {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        let want = self.wanted();
+        let offer = if want > 0 && (self.large || want >= DIRECT_READ) {
+            want
+        } else {
+            want.max(READ_CHUNK)
+        };
+        if self.buf.len() - self.end < offer && self.start > 0 {
+            // Move the partial message to the front (at most a chunk: larger ones are read
+            // exactly and never left partial behind another).
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < offer {
+            // Zeroed once when the buffer grows, never per read; grown to what is needed,
+            // not doubled (memory a peer makes us hold stays its message's size).
+            self.buf.reserve_exact(self.end + offer - self.buf.len());
+            self.buf.resize(self.end + offer, 0);
+        }
+        &mut self.buf[self.end..self.end + offer]
+    }
+
+    /// `n` bytes were read into the slice [`RecvBuffer::read_buf`] gave.
+    #[inline]
+    pub(crate) fn commit(&mut self, n: usize) {
+        self.end = (self.end + n).min(self.buf.len());
+    }
+
+    /// Appends bytes received elsewhere (tests, fuzzing, transports that hand out buffers).
+    pub(crate) fn push(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let dst = self.read_buf();
+            let n = dst.len().min(bytes.len());
+            dst[..n].copy_from_slice(&bytes[..n]);
+            self.commit(n);
+            bytes = &bytes[n..];
+        }
+    }
+
+    /// The header and length of the message at the front once all of it is in. The header
+    /// is checked (magic, version, type, size limit) as soon as its 12 bytes are there.
+    #[inline]
+    pub(crate) fn whole(&mut self) -> Result<Option<(MessageHeader, usize)>> {
+        let header = match self.header {
+            Some(h) => h,
+            None => {
+                let Some(hb) = self
+                    .buf
+                    .get(self.start..self.end)
+                    .and_then(|b| b.first_chunk::<HEADER_LEN>())
+                else {
+                    return Ok(None);
+                };
+                let h = MessageHeader::decode(hb)?;
+                h.check(self.max_message_size)?;
+                self.large = h.total_len() >= DIRECT_READ;
+                self.header = Some(h);
+                h
+            }
+        };
+        let total = header.total_len();
+        Ok((self.buffered() >= total).then_some((header, total)))
+    }
+
+    /// The message at the front, `len` bytes.
+    #[inline]
+    pub(crate) fn front(&self, len: usize) -> &[u8] {
+        self.buf
+            .get(self.start..self.start + len)
+            .unwrap_or_default()
+    }
+
+    /// Drops the message at the front (`len` bytes, as [`RecvBuffer::whole`] gave).
+    #[inline]
+    pub(crate) fn consume(&mut self, len: usize) {
+        self.start = (self.start + len).min(self.end);
+        self.header = None;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.buf.len() > MAX_KEPT_BUFFER {
+                self.buf = Vec::new();
+            }
+        }
+    }
+
+    /// Gives back memory held for reads while nothing is buffered (an idle connection).
+    pub(crate) fn shrink_idle(&mut self) {
+        if self.start == self.end && self.buf.len() > READ_CHUNK {
+            self.buf.truncate(READ_CHUNK);
+            self.buf.shrink_to_fit();
+        }
+    }
+
+    /// Bytes of memory held.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+}

@@ -1,0 +1,577 @@
+//! The connection's rules, byte for byte, without sockets.
+
+use super::*;
+use crate::{LocateRequestHeader, LocateStatus, ObjectKey, ReplyStatus};
+
+fn key() -> TargetAddress {
+    TargetAddress::Key(ObjectKey::from("key"))
+}
+
+fn other(order: ByteOrder) -> ByteOrder {
+    match order {
+        ByteOrder::Big => ByteOrder::Little,
+        ByteOrder::Little => ByteOrder::Big,
+    }
+}
+
+fn settings(role: Role, order: ByteOrder) -> Settings {
+    Settings {
+        byte_order: order,
+        ..Settings::new(role)
+    }
+}
+
+/// Marshals a request with `n` longs as arguments; returns its id and bytes.
+fn request(c: &mut GiopConnection, v: Version, op: &str, n: u32, twoway: bool) -> (u32, Vec<u8>) {
+    let mut r = c
+        .start_request(Vec::new(), v, CodeSets::UNICODE, &key(), op, twoway)
+        .unwrap();
+    for i in 0..n {
+        r.body().write_ulong(i);
+    }
+    let id = r.request_id();
+    let out = c.finish_request(r).unwrap();
+    let bytes = out
+        .fragments()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f.to_vec())
+        .collect();
+    (id, bytes)
+}
+
+fn reply(ctx: &ReplyContext, status: ReplyStatus, n: u32) -> Vec<u8> {
+    let mut w = ctx.start_reply(Vec::new(), status).unwrap();
+    for i in 0..n {
+        w.body().write_ulong(i * 10);
+    }
+    let out = ctx.finish_reply(w).unwrap();
+    out.fragments()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f.to_vec())
+        .collect()
+}
+
+/// Feeds `bytes` to the server and answers every request with as many values as it had
+/// arguments.
+fn serve(server: &mut GiopConnection, bytes: &[u8]) -> (Vec<String>, Vec<u8>) {
+    server.push(bytes);
+    let mut ops = Vec::new();
+    let mut out = Vec::new();
+    while let Some(ev) = server.poll_event().unwrap() {
+        if let Event::Request {
+            header,
+            body,
+            reply: ctx,
+        } = ev
+        {
+            ops.push(header.operation.to_string());
+            let mut r = body.reader(ctx.code_sets);
+            let mut n = 0;
+            while r.remaining() > 0 {
+                r.read_ulong().unwrap();
+                n += 1;
+            }
+            if ctx.response_expected {
+                out.extend(reply(&ctx, ReplyStatus::NoException, n));
+            }
+        }
+    }
+    (ops, out)
+}
+
+#[test]
+fn round_trips_at_every_version_and_byte_order() {
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut client = GiopConnection::new(settings(Role::Client, order));
+            let mut server = GiopConnection::new(settings(Role::Server, other(order)));
+            let (a, ra) = request(&mut client, v, "first", 3, true);
+            let (b, rb) = request(&mut client, v, "second", 5, true);
+            let (_, rc) = request(&mut client, v, "oneway", 1, false);
+            assert_eq!((a, b), (2, 4), "even ids from the connecting end");
+            let (ops, replies) = serve(&mut server, &[ra, rb, rc].concat());
+            assert_eq!(ops, ["first", "second", "oneway"]);
+            assert_eq!(client.in_flight().collect::<Vec<_>>(), [2, 4]);
+            client.push(&replies);
+            let mut got = Vec::new();
+            while let Some(Event::Reply {
+                header,
+                body,
+                code_sets,
+            }) = client.poll_event().unwrap()
+            {
+                let mut r = body.reader(code_sets);
+                let mut vals = Vec::new();
+                while r.remaining() > 0 {
+                    vals.push(r.read_ulong().unwrap());
+                }
+                got.push((header.request_id, vals));
+            }
+            assert_eq!(got, [(2, vec![0, 10, 20]), (4, vec![0, 10, 20, 30, 40])]);
+            assert_eq!(client.in_flight().count(), 0);
+            assert!(client.is_idle() && server.is_idle());
+        }
+    }
+}
+
+#[test]
+fn code_sets_context_on_the_first_request_only() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let mut count = Vec::new();
+    for _ in 0..3 {
+        let (_, bytes) = request(&mut client, Version::V1_2, "op", 0, true);
+        server.push(&bytes);
+        let Some(Event::Request { header, reply, .. }) = server.poll_event().unwrap() else {
+            panic!("no request")
+        };
+        count.push(header.service_context.len());
+        assert_eq!(reply.code_sets, CodeSets::UNICODE);
+    }
+    assert_eq!(count, [1, 0, 0]);
+    assert_eq!(server.code_sets(), Some(CodeSets::UNICODE));
+    // A later context does not change what the first one fixed.
+    let mut other = GiopConnection::new(Settings::new(Role::Client));
+    let mut r = other
+        .start_request(
+            Vec::new(),
+            Version::V1_2,
+            CodeSets::DEFAULT,
+            &key(),
+            "x",
+            false,
+        )
+        .unwrap();
+    r.body();
+    let bytes = other
+        .finish_request(r)
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .to_vec();
+    server.push(&bytes);
+    let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    assert_eq!(reply.code_sets, CodeSets::UNICODE);
+    // GIOP 1.0 has no code sets: no context.
+    let mut c10 = GiopConnection::new(Settings::new(Role::Client));
+    let (_, b) = request(&mut c10, Version::V1_0, "op", 0, true);
+    let mut s10 = GiopConnection::new(Settings::new(Role::Server));
+    s10.push(&b);
+    let Some(Event::Request { header, .. }) = s10.poll_event().unwrap() else {
+        panic!()
+    };
+    assert!(header.service_context.is_empty());
+}
+
+#[test]
+fn empty_bodies_are_unpadded_byte_exact() {
+    let mut client = GiopConnection::new(settings(Role::Client, ByteOrder::Big));
+    // The first request carries the code-set context; take it out of the way.
+    request(&mut client, Version::V1_2, "warm", 0, true);
+    let (_, bytes) = request(&mut client, Version::V1_2, "pin", 0, true);
+    // Header (12) + id 4, flags 3, reserved, KeyAddr 0, key "key", op "pin\0", no contexts:
+    // 44 bytes, not padded to 48 for the empty body.
+    assert_eq!(
+        hex::encode(&bytes),
+        "47494f500102000000000020\
+         00000004 03000000 0000 0000 00000003 6b6579 00 00000004 70696e00 00000000"
+            .replace(' ', "")
+    );
+    let ctx = ReplyContext {
+        request_id: 4,
+        version: Version::V1_2,
+        code_sets: CodeSets::UNICODE,
+        byte_order: ByteOrder::Big,
+        response_expected: true,
+        fragment_size: None,
+    };
+    let empty = reply(&ctx, ReplyStatus::NoException, 0);
+    assert_eq!(
+        hex::encode(&empty),
+        "47494f50010200010000000c000000040000000000000000"
+    );
+    assert_eq!(empty.len(), 12 + 12);
+    // A body that is not empty starts 8-aligned: 12 + 12 = 24 is aligned already; a reply
+    // with a context would pad.
+    let one = reply(&ctx, ReplyStatus::NoException, 1);
+    assert_eq!(one.len(), 24 + 4);
+}
+
+#[test]
+fn replies_in_any_order_cancel_and_unknown_ids() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let reqs: Vec<(u32, Vec<u8>)> = (0..4)
+        .map(|_| request(&mut client, Version::V1_2, "op", 1, true))
+        .collect();
+    server.push(&reqs.iter().flat_map(|r| r.1.clone()).collect::<Vec<_>>());
+    let mut ctxs = Vec::new();
+    while let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() {
+        ctxs.push(reply);
+    }
+    assert_eq!(ctxs.len(), 4);
+    // Cancel the second: a CancelRequest goes out, and its reply is dropped when it comes.
+    assert!(client.cancel(4));
+    assert!(!client.cancel(4));
+    let cancel = client.poll_transmit().unwrap();
+    assert_eq!(cancel.msg_type(), MsgType::CancelRequest);
+    let cancel_bytes = cancel.as_bytes().to_vec();
+    server.push(&cancel_bytes);
+    assert!(matches!(
+        server.poll_event().unwrap(),
+        Some(Event::CancelRequest { request_id: 4 })
+    ));
+    // Replies in reverse order.
+    let answers: Vec<u8> = ctxs
+        .iter()
+        .rev()
+        .flat_map(|c| reply(c, ReplyStatus::NoException, 1))
+        .collect();
+    client.push(&answers);
+    let mut ids = Vec::new();
+    while let Some(ev) = client.poll_event().unwrap() {
+        let Event::Reply { header, .. } = ev else {
+            panic!("{ev:?}")
+        };
+        ids.push(header.request_id);
+    }
+    assert_eq!(ids, [8, 6, 2]);
+    // A reply nobody waits for breaks the protocol: MessageError, and the error is final.
+    client.push(&reply(&ctxs[0], ReplyStatus::NoException, 0));
+    assert_eq!(
+        client.poll_event().unwrap_err(),
+        ConnectionError::UnknownRequestId { request_id: 2 }
+    );
+    assert_eq!(
+        client.poll_transmit().unwrap().as_bytes(),
+        crate::message_error(Version::V1_2, ByteOrder::NATIVE)
+    );
+    assert!(client.poll_event().is_err());
+}
+
+#[test]
+fn roles_and_bidirectional_connections() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    // A Request to a plain client, a Reply to a plain server: MessageError.
+    let (_, req) = request(&mut client, Version::V1_2, "op", 0, true);
+    let mut c2 = GiopConnection::new(Settings::new(Role::Client));
+    c2.push(&req);
+    assert!(matches!(
+        c2.poll_event(),
+        Err(ConnectionError::Unexpected {
+            msg_type: MsgType::Request,
+            role: Role::Client
+        })
+    ));
+    assert_eq!(
+        c2.poll_transmit().unwrap().msg_type(),
+        MsgType::MessageError
+    );
+    server.push(&req);
+    let Some(Event::Request { reply: ctx, .. }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    let rep = reply(&ctx, ReplyStatus::NoException, 0);
+    let mut s2 = GiopConnection::new(Settings::new(Role::Server));
+    s2.push(&rep);
+    assert!(s2.poll_event().is_err());
+    assert!(server
+        .start_request(
+            Vec::new(),
+            Version::V1_2,
+            CodeSets::DEFAULT,
+            &key(),
+            "x",
+            true
+        )
+        .is_err());
+    // Bidirectional: the server calls back over the same connection with odd ids, the
+    // client serves it.
+    client.set_bidirectional(true);
+    server.set_bidirectional(true);
+    let (cb, cb_bytes) = request(&mut server, Version::V1_2, "callback", 2, true);
+    assert_eq!(cb, 1);
+    let (ops, answer) = serve(&mut client, &[rep, cb_bytes].concat());
+    assert_eq!(ops, ["callback"]);
+    server.push(&answer);
+    let Some(Event::Reply { header, .. }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    assert_eq!(header.request_id, 1);
+}
+
+#[test]
+fn close_connection_both_ways() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let (_, a) = request(&mut client, Version::V1_1, "a", 0, true);
+    server.push(&a);
+    assert!(server.poll_event().unwrap().is_some());
+    server.close();
+    let close = server.poll_transmit().unwrap();
+    assert_eq!(
+        close.as_bytes(),
+        crate::close_connection(Version::V1_1, ByteOrder::NATIVE)
+    );
+    // A request read after our CloseConnection is not processed.
+    let (b, bb) = request(&mut client, Version::V1_1, "b", 0, true);
+    server.push(&bb);
+    assert!(server.poll_event().unwrap().is_none());
+    assert!(!server.is_open());
+    client.push(close.as_bytes());
+    assert!(matches!(
+        client.poll_event().unwrap(),
+        Some(Event::CloseConnection)
+    ));
+    // Both requests are unanswered: the caller may send them again elsewhere.
+    assert_eq!(client.in_flight().collect::<Vec<_>>(), [2, b]);
+    assert!(client.poll_event().unwrap().is_none());
+    assert!(!client.is_open());
+    assert!(client
+        .start_request(
+            Vec::new(),
+            Version::V1_1,
+            CodeSets::DEFAULT,
+            &key(),
+            "c",
+            true
+        )
+        .is_err());
+}
+
+#[test]
+fn forward_perm_only_at_1_2() {
+    for (v, status, locate) in [
+        (
+            Version::V1_1,
+            ReplyStatus::LocationForward,
+            LocateStatus::ObjectForward,
+        ),
+        (
+            Version::V1_2,
+            ReplyStatus::LocationForwardPerm,
+            LocateStatus::ObjectForwardPerm,
+        ),
+    ] {
+        let ctx = ReplyContext {
+            request_id: 9,
+            version: v,
+            code_sets: CodeSets::DEFAULT,
+            byte_order: ByteOrder::Big,
+            response_expected: true,
+            fragment_size: None,
+        };
+        let r = reply(&ctx, ReplyStatus::LocationForwardPerm, 0);
+        let (_, m) = crate::decode_message(&r, &[]).unwrap();
+        let GiopMessage::Reply { header, .. } = m else {
+            panic!()
+        };
+        assert_eq!(header.reply_status, status);
+        let w = ctx
+            .start_locate_reply(Vec::new(), LocateStatus::ObjectForwardPerm)
+            .unwrap();
+        let b = ctx.finish_reply(w).unwrap().contiguous().unwrap().to_vec();
+        let (_, m) = crate::decode_message(&b, &[]).unwrap();
+        let GiopMessage::LocateReply { header, .. } = m else {
+            panic!()
+        };
+        assert_eq!(header.locate_status, locate);
+    }
+}
+
+#[test]
+fn fragments_out_and_back_with_progress_and_a_cap() {
+    for v in [Version::V1_1, Version::V1_2] {
+        let mut client = GiopConnection::new(Settings {
+            fragment_size: Some(256),
+            ..Settings::new(Role::Client)
+        });
+        let mut server = GiopConnection::new(Settings::new(Role::Server));
+        let (_, bytes) = request(&mut client, v, "big", 200, true);
+        assert!(bytes.len() > 800);
+        server.push(&bytes);
+        let mut fragments = 0;
+        let mut args = Vec::new();
+        while let Some(ev) = server.poll_event().unwrap() {
+            match ev {
+                Event::Fragment { request_id, held } => {
+                    fragments += 1;
+                    assert!(held > 0);
+                    assert_eq!(request_id, (v.minor >= 2).then_some(2));
+                }
+                Event::Request { body, reply, .. } => {
+                    let mut r = body.reader(reply.code_sets);
+                    while r.remaining() > 0 {
+                        args.push(r.read_ulong().unwrap());
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(fragments >= 3, "{fragments}");
+        assert_eq!(args, (0..200).collect::<Vec<_>>());
+        // Over the reassembly cap: MessageError.
+        let mut small = GiopConnection::new(Settings {
+            reassembly_limit: 300,
+            ..Settings::new(Role::Server)
+        });
+        small.push(&bytes);
+        let err = loop {
+            match small.poll_event() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("accepted"),
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(
+            err,
+            ConnectionError::Malformed(GiopError::ReassemblyLimitExceeded { .. })
+        ));
+        assert_eq!(
+            small.poll_transmit().unwrap().msg_type(),
+            MsgType::MessageError
+        );
+    }
+}
+
+#[test]
+fn bad_bytes_give_message_error_at_the_right_version() {
+    for (bytes, version, want) in [
+        (&b"HTTP/1.1 200 OK\r\n\r\n"[..], Version::V1_0, "BadMagic"),
+        (
+            &b"GIOP\x01\x02\x00\x00\x7f\x00\x00\x00"[..],
+            Version::V1_0,
+            "MessageTooLarge",
+        ),
+        (
+            &b"GIOP\x01\x01\x00\x09\x00\x00\x00\x00"[..],
+            Version::V1_0,
+            "UnknownMessageType",
+        ),
+        // A Request whose header is cut short inside a well-framed message.
+        (
+            &b"GIOP\x01\x02\x00\x00\x00\x00\x00\x02\x00\x00"[..],
+            Version::V1_2,
+            "Marshal",
+        ),
+    ] {
+        let mut s = GiopConnection::new(Settings {
+            max_message_size: 1 << 20,
+            ..Settings::new(Role::Server)
+        });
+        s.push(bytes);
+        let e = s.poll_event().unwrap_err();
+        assert!(format!("{e:?}").contains(want), "{e:?}");
+        assert_eq!(
+            s.poll_transmit().unwrap().as_bytes(),
+            crate::message_error(version, ByteOrder::NATIVE),
+            "{want}"
+        );
+        assert!(s.poll_transmit().is_none());
+        assert_eq!(s.poll_event().unwrap_err(), e, "errors are final");
+    }
+}
+
+#[test]
+fn read_buf_reads_large_bodies_exactly_and_batches_small_messages() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let (_, big) = request(&mut client, Version::V1_2, "big", 20_000, false);
+    let (_, small) = request(&mut client, Version::V1_2, "small", 1, false);
+    let stream = [big.clone(), small.clone(), small.clone()].concat();
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let mut at = 0;
+    let mut offers = Vec::new();
+    let mut ops = Vec::new();
+    while at < stream.len() {
+        let buf = server.read_buf();
+        offers.push(buf.len());
+        let n = buf.len().min(stream.len() - at);
+        buf[..n].copy_from_slice(&stream[at..at + n]);
+        server.commit(n);
+        at += n;
+        while let Some(ev) = server.poll_event().unwrap() {
+            if let Event::Request { header, .. } = ev {
+                ops.push(header.operation.to_string());
+            }
+        }
+    }
+    assert_eq!(ops, ["big", "small", "small"]);
+    // First a chunk (the big header and some body), then exactly the rest of the big body,
+    // then exactly the next header, and once that says the message is small, a chunk
+    // again (which brings in both small messages).
+    assert_eq!(
+        offers,
+        [
+            recv::READ_CHUNK,
+            big.len() - recv::READ_CHUNK,
+            12,
+            recv::READ_CHUNK
+        ]
+    );
+    // A ten-byte dribble still works.
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    for piece in stream.chunks(10) {
+        server.push(piece);
+    }
+    let mut n = 0;
+    while let Some(ev) = server.poll_event().unwrap() {
+        n += usize::from(matches!(ev, Event::Request { .. }));
+    }
+    assert_eq!(n, 3);
+    assert!(server.held_bytes() <= stream.len() + recv::READ_CHUNK);
+}
+
+#[test]
+fn end_of_stream_mid_message() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let (_, bytes) = request(&mut client, Version::V1_2, "op", 3, true);
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    server.push(&bytes[..bytes.len() - 1]);
+    assert!(server.poll_event().unwrap().is_none());
+    assert!(server.end_of_stream());
+    assert_eq!(server.poll_event().unwrap_err(), ConnectionError::Closed);
+    assert!(
+        server.poll_transmit().is_none(),
+        "no MessageError to a gone peer"
+    );
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    server.push(&bytes);
+    assert!(server.poll_event().unwrap().is_some());
+    assert!(!server.end_of_stream());
+}
+
+#[test]
+fn locate_requests_and_replies() {
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let lr = MessageWriter::locate_request(
+        Version::V1_2,
+        ByteOrder::Little,
+        &LocateRequestHeader {
+            request_id: 6,
+            target: key(),
+        },
+    )
+    .unwrap()
+    .finish_bytes()
+    .unwrap();
+    server.push(&lr);
+    let Some(Event::LocateRequest { header, reply }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    assert_eq!(header.request_id, 6);
+    let w = reply
+        .start_locate_reply(Vec::new(), LocateStatus::ObjectHere)
+        .unwrap();
+    let b = reply
+        .finish_reply(w)
+        .unwrap()
+        .contiguous()
+        .unwrap()
+        .to_vec();
+    assert_eq!(b.len(), 20);
+}
