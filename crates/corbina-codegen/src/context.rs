@@ -23,6 +23,11 @@ impl Caps {
         eq: true,
         copy: true,
     };
+    const NONE: Caps = Caps {
+        default: false,
+        eq: false,
+        copy: false,
+    };
 
     fn and(self, o: Caps) -> Caps {
         Caps {
@@ -55,7 +60,8 @@ pub struct Gen<'s> {
     /// Rust module path of the module being written, relative to the generated file's root.
     pub module: Vec<String>,
     pub out: Out,
-    caps_memo: RefCell<HashMap<ScopedName, Caps>>,
+    /// Derivable traits of every named type, computed on first use.
+    caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
 
 impl<'s> Gen<'s> {
@@ -65,7 +71,7 @@ impl<'s> Gen<'s> {
             errors: Vec::new(),
             module: Vec::new(),
             out: Out::default(),
-            caps_memo: RefCell::new(HashMap::new()),
+            caps_table: RefCell::new(None),
         }
     }
 
@@ -212,6 +218,18 @@ impl<'s> Gen<'s> {
 
     /// Which traits a type can derive.
     pub fn caps(&self, ty: &Type) -> Caps {
+        if self.caps_table.borrow().is_none() {
+            let t = self.compute_caps();
+            *self.caps_table.borrow_mut() = Some(t);
+        }
+        match self.caps_table.borrow().as_ref() {
+            Some(t) => Self::caps_in(ty, t),
+            None => Caps::NONE,
+        }
+    }
+
+    /// Which traits `ty` can derive, named types taken from `t` (absent: none).
+    fn caps_in(ty: &Type, t: &HashMap<ScopedName, Caps>) -> Caps {
         match ty {
             Type::Float | Type::Double => Caps {
                 eq: false,
@@ -227,70 +245,80 @@ impl<'s> Gen<'s> {
             },
             Type::Sequence { elem, .. } => Caps {
                 default: true,
-                eq: self.caps(elem).eq,
+                eq: Self::caps_in(elem, t).eq,
                 copy: false,
             },
             Type::Array { elem, dims } => {
-                let c = self.caps(elem);
+                let c = Self::caps_in(elem, t);
                 Caps {
                     default: c.default && dims.iter().all(|&d| d <= 32),
                     ..c
                 }
             }
-            Type::Named { name, .. } => self.named_caps(name),
+            Type::Named { name, .. } => t.get(name).copied().unwrap_or(Caps::NONE),
             // `Option<ObjectRef>` / `Option<Proxy>`: `None` by default; equal by IOR.
             Type::Object => Caps {
                 copy: false,
                 ..Caps::ALL
             },
-            Type::Any | Type::TypeCode | Type::ValueBase => Caps {
-                default: false,
-                eq: false,
-                copy: false,
-            },
+            Type::Any | Type::TypeCode | Type::ValueBase => Caps::NONE,
             _ => Caps::ALL,
         }
     }
 
-    fn named_caps(&self, name: &ScopedName) -> Caps {
-        if let Some(c) = self.caps_memo.borrow().get(name) {
-            return *c;
-        }
-        // A type reaching itself (through a sequence) does not restrict itself.
-        self.caps_memo.borrow_mut().insert(name.clone(), Caps::ALL);
-        let c = match self.lookup(name).map(|d| &d.kind) {
-            Some(DefinitionKind::Struct(s)) => s
-                .members
-                .iter()
-                .fold(Caps::ALL, |c, m| c.and(self.caps(&m.ty))),
-            Some(DefinitionKind::Exception(s)) => s
-                .members
-                .iter()
-                .fold(Caps::ALL, |c, m| c.and(self.caps(&m.ty))),
-            Some(DefinitionKind::Union(u)) => {
-                let c = u
-                    .cases
-                    .iter()
-                    .fold(Caps::ALL, |c, m| c.and(self.caps(&m.member.ty)));
-                Caps {
-                    default: false,
-                    ..c
+    /// Caps of every named type, as a greatest fixpoint over the type graph: all start at
+    /// `ALL` and only lose traits, until nothing changes. A memo filled during a depth-first
+    /// walk would freeze the provisional value of a type met again through a cycle (a
+    /// sequence typedef of a struct inside that struct) into every type reached from it.
+    fn compute_caps(&self) -> HashMap<ScopedName, Caps> {
+        let mut names: Vec<&ScopedName> = Vec::new();
+        self.spec.walk(&mut |d| {
+            if !matches!(d.kind, DefinitionKind::Module(_)) {
+                names.push(&d.scoped_name);
+            }
+        });
+        names.sort();
+        names.dedup();
+        let mut table: HashMap<ScopedName, Caps> =
+            names.iter().map(|n| ((*n).clone(), Caps::ALL)).collect();
+        // Each round lowers at least one of 3 flags of one type, so this terminates.
+        loop {
+            let mut changed = false;
+            for n in &names {
+                let c = self.own_caps(n, &table);
+                let e = table.get_mut(*n).expect("every name was inserted");
+                let lowered = e.and(c);
+                if lowered != *e {
+                    *e = lowered;
+                    changed = true;
                 }
             }
-            Some(DefinitionKind::Alias(a)) => self.caps(&a.ty),
+            if !changed {
+                return table;
+            }
+        }
+    }
+
+    /// The caps of a named type given the current estimate `t` for the others.
+    fn own_caps(&self, name: &ScopedName, t: &HashMap<ScopedName, Caps>) -> Caps {
+        let members = |ms: &mut dyn Iterator<Item = &Type>| {
+            ms.fold(Caps::ALL, |c, ty| c.and(Self::caps_in(ty, t)))
+        };
+        match self.lookup(name).map(|d| &d.kind) {
+            Some(DefinitionKind::Struct(s)) => members(&mut s.members.iter().map(|m| &m.ty)),
+            Some(DefinitionKind::Exception(s)) => members(&mut s.members.iter().map(|m| &m.ty)),
+            Some(DefinitionKind::Union(u)) => Caps {
+                default: false,
+                ..members(&mut u.cases.iter().map(|c| &c.member.ty))
+            },
+            Some(DefinitionKind::Alias(a)) => Self::caps_in(&a.ty, t),
             Some(DefinitionKind::Enum(_)) => Caps::ALL,
             Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => Caps {
                 copy: false,
                 ..Caps::ALL
             },
-            _ => Caps {
-                default: false,
-                eq: false,
-                copy: false,
-            },
-        };
-        self.caps_memo.borrow_mut().insert(name.clone(), c);
-        c
+            _ => Caps::NONE,
+        }
     }
 
     /// The fewest bytes a value can occupy on the wire (padding ignored).

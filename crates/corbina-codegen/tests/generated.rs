@@ -20,6 +20,10 @@ mod gen_objref {
 mod gen_dynamic {
     include!("golden/dynamic.rs");
 }
+#[allow(dead_code)]
+mod gen_recursive {
+    include!("golden/recursive.rs");
+}
 /// Generated from Debian's omniORB `COS/CosNaming.idl` (see `tests/omniorb.rs`).
 #[allow(dead_code, non_snake_case)]
 mod gen_cos_naming {
@@ -284,6 +288,67 @@ fn constructed_types_round_trip() {
         decode_err::<Color>(&bytes, ByteOrder::Big),
         corbina::cdr::MarshalError::InvalidEnum { .. }
     ));
+}
+
+/// Issue 17: recursive types compile (no `Eq`/`Hash` on a type holding a `double` through a
+/// cycle) and keep the traits they can have.
+#[test]
+fn recursive_types_derive_what_they_can() {
+    use gen_recursive::rec::*;
+    use std::collections::HashSet;
+    let e = E {
+        d: 1.5,
+        inner: vec![E {
+            d: -2.0,
+            inner: vec![],
+        }],
+    };
+    round_trip(&e);
+    round_trip(&B {
+        data: vec![e.clone(), E::default()],
+    });
+    round_trip(&B2 {
+        data: vec![E2 {
+            inner: vec![E2::default()],
+            f: 0.5,
+        }],
+        n: 7,
+    });
+    let forest = Forest {
+        roots: vec![
+            Node::Branch(Branch {
+                label: "b".into(),
+                kids: vec![Node::Default_(5)],
+            }),
+            Node::Default_(9),
+        ],
+    };
+    round_trip(&forest);
+    // The cycle without float/any keeps Eq + Hash: usable as set members.
+    let t = Tree {
+        value: 1,
+        children: vec![Tree {
+            value: 2,
+            children: vec![],
+        }],
+    };
+    round_trip(&t);
+    let set: HashSet<Holder> = [
+        Holder {
+            trees: vec![t.clone()],
+            tag: 1,
+        },
+        Holder {
+            trees: vec![t.clone()],
+            tag: 1,
+        },
+        Holder::default(),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(set.len(), 2);
+    let f = Failed { partial: vec![t] };
+    assert_eq!(f.clone(), f);
 }
 
 #[test]

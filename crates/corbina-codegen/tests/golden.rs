@@ -10,6 +10,7 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("tests/idl/extra.idl", "extra.rs"),
     ("tests/idl/objref.idl", "objref.rs"),
     ("tests/idl/dynamic.idl", "dynamic.rs"),
+    ("tests/idl/recursive.idl", "recursive.rs"),
 ];
 
 fn generate(idl: &str) -> String {
