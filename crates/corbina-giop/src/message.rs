@@ -236,6 +236,46 @@ fn open_message<'a>(
     Ok((header, message, r))
 }
 
+/// A reader on a message whose header was decoded and checked already (`message` is the
+/// whole message, as the connection framed it): the header is not decoded a second time.
+#[inline]
+fn open_framed<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> CdrReader<'a> {
+    let ctx = CdrContext::GIOP_1_2.with_giop_minor(header.version.minor);
+    CdrReader::new(message, header.byte_order, ctx)
+        .with_align_breaks(align_breaks)
+        .starting_at(HEADER_LEN)
+}
+
+/// A Request's header (read in place) and arguments, for a message the connection framed.
+#[inline]
+pub(crate) fn decode_request_framed<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(RequestHeaderView<'a>, Body<'a>)> {
+    let mut r = open_framed(header, message, align_breaks);
+    let h = RequestHeaderView::decode(&mut r, header.version.minor)?;
+    let body = body_after(header, message, align_breaks, &r, true);
+    Ok((h, body))
+}
+
+/// A Reply's header and body, for a message the connection framed.
+#[inline]
+pub(crate) fn decode_reply_framed<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(ReplyHeader, Body<'a>)> {
+    let mut r = open_framed(header, message, align_breaks);
+    let h = ReplyHeader::decode(&mut r, header.version.minor)?;
+    let body = body_after(header, message, align_breaks, &r, true);
+    Ok((h, body))
+}
+
 /// The body that follows what `r` has read so far.
 #[inline]
 fn body_after<'a>(

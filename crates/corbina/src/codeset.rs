@@ -63,14 +63,6 @@ pub fn negotiate(server: Option<&CodeSetComponentInfo>) -> CodeSets {
     }
 }
 
-/// The code sets a server uses on a connection after a client's CodeSets context.
-pub fn from_context(char_data: CodeSetId, wchar_data: CodeSetId) -> CodeSets {
-    CodeSets {
-        char_set: CharCodeSet::from_id(char_data).unwrap_or(CharCodeSet::Iso8859_1),
-        wchar_set: WCharCodeSet::from_id(wchar_data),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

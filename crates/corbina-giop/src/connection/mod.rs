@@ -69,6 +69,7 @@ use crate::error::GiopError;
 use crate::header::{MessageHeader, MsgType, Version};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::message::{decode_message, decode_message_view, peek_request_id, Body, GiopMessage};
+use crate::message::{decode_reply_framed, decode_request_framed};
 use crate::message::{GiopMessageView, Message, MessageWriter};
 use crate::reassembler::Reassembler;
 use crate::reply::ReplyHeader;
@@ -444,19 +445,30 @@ impl GiopConnection {
                 }
             }
         };
-        match decode_event(bytes, breaks, &header, &self.settings, &mut self.code_sets) {
-            Ok(event) => Ok(Some(event)),
-            Err(e) => {
-                let e = ConnectionError::from(e);
-                self.transmit.push_back(ControlMessage::header_only(
-                    header.version,
-                    self.settings.byte_order,
-                    MsgType::MessageError,
-                ));
-                self.state = State::Failed(e.clone());
-                Err(e)
-            }
-        }
+        // Built where it is returned: an event moved on the way out is a memcpy of the
+        // largest variant on every call.
+        let failure = Failure {
+            transmit: &mut self.transmit,
+            state: &mut self.state,
+            version: header.version,
+            byte_order: self.settings.byte_order,
+        };
+        decode_event(
+            bytes,
+            breaks,
+            &header,
+            &self.settings,
+            &mut self.code_sets,
+            failure,
+        )
+    }
+
+    /// Whether [`GiopConnection::poll_event`] has nothing to give before more bytes are
+    /// read: no whole message is buffered (a cheaper test than an empty poll).
+    #[inline]
+    pub fn wants_input(&mut self) -> bool {
+        self.release();
+        self.recv.wanted() > 0
     }
 
     fn note_version(&mut self, v: Version) {
@@ -490,6 +502,7 @@ impl GiopConnection {
     }
 
     /// Whether this end takes messages of this type at all.
+    #[inline]
     fn role_check(&self, msg_type: MsgType) -> Result<(), ConnectionError> {
         let ok = match msg_type {
             MsgType::Request | MsgType::LocateRequest | MsgType::CancelRequest => {
@@ -510,6 +523,7 @@ impl GiopConnection {
 
     /// Whether a whole message is handed out (true), dropped (false), or breaks the rules;
     /// `reply_id`: a Reply's or LocateReply's request id.
+    #[inline]
     fn screen(
         &mut self,
         header: &MessageHeader,
@@ -539,6 +553,7 @@ impl GiopConnection {
 
     /// Takes `request_id` out of the in-flight set: true to hand the reply out, false to
     /// drop it (the request was cancelled).
+    #[inline]
     fn match_reply(&mut self, request_id: u32) -> Result<bool, ConnectionError> {
         let Some(i) = self
             .in_flight
@@ -846,8 +861,32 @@ fn message_type(m: &GiopMessage<'_>) -> MsgType {
     }
 }
 
+/// Where a message that fails to decode is recorded: a MessageError to send, the
+/// connection failed.
+struct Failure<'c> {
+    transmit: &'c mut VecDeque<ControlMessage>,
+    state: &'c mut State,
+    version: Version,
+    byte_order: ByteOrder,
+}
+
+impl Failure<'_> {
+    #[cold]
+    fn fail(self, e: GiopError) -> ConnectionError {
+        let e = ConnectionError::from(e);
+        self.transmit.push_back(ControlMessage::header_only(
+            self.version,
+            self.byte_order,
+            MsgType::MessageError,
+        ));
+        *self.state = State::Failed(e.clone());
+        e
+    }
+}
+
 /// Decodes a whole, screened message into its event (a free function: the event borrows
-/// only the message's bytes, so the connection's other fields stay usable).
+/// only the message's bytes, so the connection's other fields stay usable). Every arm
+/// returns its event itself, so that it is built in the caller's return slot.
 #[inline]
 fn decode_event<'a>(
     bytes: &'a [u8],
@@ -855,7 +894,8 @@ fn decode_event<'a>(
     header: &MessageHeader,
     settings: &Settings,
     code_sets: &mut Option<CodeSets>,
-) -> Result<Event<'a>, GiopError> {
+    failure: Failure<'_>,
+) -> Result<Option<Event<'a>>, ConnectionError> {
     let reply_context = |request_id: u32, response_expected: bool, cs: CodeSets| ReplyContext {
         request_id,
         version: header.version,
@@ -864,63 +904,84 @@ fn decode_event<'a>(
         response_expected,
         fragment_size: settings.fragment_size,
     };
-    Ok(match header.msg_type {
-        MsgType::Reply if breaks.is_empty() => {
-            let (header, body) = crate::message::decode_reply(bytes)?;
-            Event::Reply {
-                header,
-                body,
-                code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
+    let cs = |code_sets: &Option<CodeSets>| code_sets.unwrap_or(CodeSets::DEFAULT);
+    match header.msg_type {
+        MsgType::Reply => {
+            return match decode_reply_framed(header, bytes, breaks) {
+                Ok((header, body)) => Ok(Some(Event::Reply {
+                    header,
+                    body,
+                    code_sets: cs(code_sets),
+                })),
+                Err(e) => Err(failure.fail(e)),
             }
         }
-        _ => match decode_message_view(bytes, breaks)?.1 {
-            GiopMessageView::Request { header, body } => {
-                // The first CODE_SETS context fixes the connection's code sets; later
-                // ones are not looked at.
-                if code_sets.is_none() {
-                    if let Some(cs) = header.service_context.code_sets()? {
-                        *code_sets = Some(code_sets_from_context(cs.char_data, cs.wchar_data));
+        MsgType::Request => {
+            let (header, body) = match decode_request_framed(header, bytes, breaks) {
+                Ok(r) => r,
+                Err(e) => return Err(failure.fail(e)),
+            };
+            // The first CODE_SETS context fixes the connection's code sets; later ones are
+            // not looked at.
+            if code_sets.is_none() {
+                match header.service_context.code_sets() {
+                    Ok(Some(c)) => {
+                        *code_sets = Some(code_sets_from_context(c.char_data, c.wchar_data))
                     }
-                }
-                let cs = code_sets.unwrap_or(CodeSets::DEFAULT);
-                let reply = reply_context(header.request_id, header.response_expected(), cs);
-                Event::Request {
-                    header,
-                    body,
-                    reply,
+                    Ok(None) => {}
+                    Err(e) => return Err(failure.fail(e)),
                 }
             }
-            GiopMessageView::Other(GiopMessage::Reply { header, body }) => Event::Reply {
+            let reply = reply_context(header.request_id, header.response_expected(), cs(code_sets));
+            return Ok(Some(Event::Request {
                 header,
                 body,
-                code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
-            },
-            GiopMessageView::Other(GiopMessage::LocateRequest(h)) => {
-                let cs = code_sets.unwrap_or(CodeSets::DEFAULT);
-                let reply = reply_context(h.request_id, true, cs);
-                Event::LocateRequest { header: h, reply }
-            }
-            GiopMessageView::Other(GiopMessage::LocateReply { header, body }) => {
-                Event::LocateReply {
-                    header,
-                    body,
-                    code_sets: code_sets.unwrap_or(CodeSets::DEFAULT),
-                }
-            }
-            GiopMessageView::Other(GiopMessage::CancelRequest(h)) => Event::CancelRequest {
-                request_id: h.request_id,
-            },
-            GiopMessageView::Other(GiopMessage::CloseConnection) => Event::CloseConnection,
-            GiopMessageView::Other(GiopMessage::MessageError) => Event::MessageError,
-            GiopMessageView::Other(GiopMessage::Fragment { .. }) => {
-                return Err(GiopError::UnexpectedFragment { request_id: None })
-            }
-            GiopMessageView::Other(GiopMessage::Request { .. }) => {
-                return Err(GiopError::WrongMessageType {
-                    expected: MsgType::Request,
-                    found: MsgType::Request,
-                })
-            }
-        },
-    })
+                reply,
+            }));
+        }
+        _ => {}
+    }
+    let view = match decode_message_view(bytes, breaks) {
+        Ok((_, view)) => view,
+        Err(e) => return Err(failure.fail(e)),
+    };
+    match view {
+        // Decoded above.
+        GiopMessageView::Request { .. } => Err(failure.fail(GiopError::WrongMessageType {
+            expected: MsgType::Reply,
+            found: MsgType::Request,
+        })),
+        GiopMessageView::Other(GiopMessage::Reply { header, body }) => Ok(Some(Event::Reply {
+            header,
+            body,
+            code_sets: cs(code_sets),
+        })),
+        GiopMessageView::Other(GiopMessage::LocateRequest(h)) => {
+            let reply = reply_context(h.request_id, true, cs(code_sets));
+            Ok(Some(Event::LocateRequest { header: h, reply }))
+        }
+        GiopMessageView::Other(GiopMessage::LocateReply { header, body }) => {
+            Ok(Some(Event::LocateReply {
+                header,
+                body,
+                code_sets: cs(code_sets),
+            }))
+        }
+        GiopMessageView::Other(GiopMessage::CancelRequest(h)) => Ok(Some(Event::CancelRequest {
+            request_id: h.request_id,
+        })),
+        GiopMessageView::Other(GiopMessage::CloseConnection) => Ok(Some(Event::CloseConnection)),
+        GiopMessageView::Other(GiopMessage::MessageError) => Ok(Some(Event::MessageError)),
+        // Fragments were taken by the reassembler, and requests decode as views: neither
+        // reaches here.
+        GiopMessageView::Other(GiopMessage::Fragment { .. }) => {
+            Err(failure.fail(GiopError::UnexpectedFragment { request_id: None }))
+        }
+        GiopMessageView::Other(GiopMessage::Request { .. }) => {
+            Err(failure.fail(GiopError::WrongMessageType {
+                expected: MsgType::Request,
+                found: MsgType::Request,
+            }))
+        }
+    }
 }

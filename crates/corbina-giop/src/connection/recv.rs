@@ -57,8 +57,15 @@ impl RecvBuffer {
 
     /// Where the next read goes: room for what the current message still needs, and after a
     /// small message some more (up to [`READ_CHUNK`]).
+    #[inline]
     pub(crate) fn read_buf(&mut self) -> &mut [u8] {
         if self.start == self.end {
+            // The common case between small messages: an empty buffer of a chunk or more.
+            if !self.large && self.buf.len() >= READ_CHUNK {
+                self.start = 0;
+                self.end = 0;
+                return &mut self.buf[..READ_CHUNK];
+            }
             self.start = 0;
             self.end = 0;
         }

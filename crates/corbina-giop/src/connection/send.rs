@@ -24,6 +24,7 @@ pub struct Outgoing<'a> {
 }
 
 impl<'a> Outgoing<'a> {
+    #[inline]
     pub(crate) fn new(writer: CdrWriter<'a>, version: Version, fragment_size: Option<u32>) -> Self {
         let fragment_size = fragment_size
             .map(|f| f as usize)
@@ -67,6 +68,7 @@ impl<'a> Outgoing<'a> {
     }
 
     /// The buffer back, for the next message.
+    #[inline]
     pub fn into_buffer(self) -> Vec<u8> {
         self.writer.into_owned_buffer()
     }

@@ -1,26 +1,22 @@
 //! The IIOP client call path: the calling thread marshals straight into a strand's buffer,
 //! writes, and blocks on the reply itself — no thread switch, no queue.
 
-use std::io::BufRead;
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicI16, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
-use crate::cdr::{ByteOrder, CodeSets};
-use crate::giop::message::{decode_reply, Body};
-use crate::giop::service_context::CodeSetContext;
+use crate::cdr::CodeSets;
+use crate::giop::connection::Event;
+use crate::giop::message::Body;
 use crate::giop::{
-    GiopMessage, IiopProfile, Ior, IorAddressingInfo, MessageHeader, MessageWriter, MsgType,
-    ReplyHeader, ReplyStatus, RequestHeaderRef, ServiceContextList, SystemExceptionBody,
-    TargetAddress, Version, HEADER_LEN,
+    IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
+    TargetAddress, Version,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
-use crate::transport::{
-    read_message_into, write_message, write_segments, Address, LocalTransport, ReadError,
-    TransportKind,
-};
+use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> SystemException {
@@ -43,8 +39,6 @@ pub const MINOR_RETRIES_EXHAUSTED: u32 = 0x4342_4e02;
 /// they were written outside any call" (reported once, by the next call through that
 /// connection's rope or by an explicit flush).
 pub const MINOR_ONEWAYS_LOST: u32 = 0x4342_4e03;
-
-static NO_CONTEXTS: ServiceContextList = ServiceContextList(Vec::new());
 
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
 const MAX_RESENDS: usize = 16;
@@ -281,88 +275,53 @@ impl IiopInvoker {
         decode: Option<&mut DecodeReply<'_>>,
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
-        let code_sets = *strand.code_sets.get_or_insert(self.code_sets);
-        let request_id = strand.next_request_id();
-        let mut first_contexts = None;
-        let sends_code_sets = self.version.minor >= 1 && !strand.code_sets_sent;
-        if sends_code_sets {
-            // The first request on a connection fixes its transmission code sets.
-            let ctx = CodeSetContext {
-                char_data: code_sets.char_set.id(),
-                wchar_data: code_sets
-                    .wchar_set
-                    .map_or(crate::cdr::CodeSetId::UTF_16, |w| w.id()),
-            };
-            match ctx.to_service_context(ByteOrder::NATIVE) {
-                Ok(c) => first_contexts = Some(ServiceContextList(vec![c])),
-                Err(_) => {
-                    self.give_back(rope, strand);
-                    return Err(sys(SystemExceptionKind::Internal, 0, CompletionStatus::No));
-                }
-            }
-        }
-        // Later requests carry no contexts: a shared empty list, nothing built or dropped.
-        let contexts = first_contexts.as_ref().unwrap_or(&NO_CONTEXTS);
         let target = self.target();
-        let header = RequestHeaderRef {
-            request_id,
-            response_flags: if decode.is_some() {
-                crate::giop::request::SYNC_WITH_TARGET
-            } else {
-                crate::giop::request::RESPONSE_NONE
-            },
-            target: &target,
-            operation,
-            service_context: contexts,
-            requesting_principal: &[],
-        };
         let buffer = std::mem::take(&mut strand.out);
-        let marshal = || sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No);
-        let marshalled = 'm: {
-            let Ok(mut mw) = MessageWriter::request_ref(
-                buffer,
-                self.version,
-                ByteOrder::NATIVE,
-                code_sets,
-                &header,
-            ) else {
-                break 'm Err(marshal());
-            };
-            let header_len = mw.writer().len();
-            let w = mw.body();
-            let padded = w.len();
-            if let Err(e) = encode(w) {
-                break 'm Err(SystemException::from(e));
-            }
-            if w.len() == padded {
-                // An empty body is sent unpadded.
-                w.truncate(header_len);
-            }
-            mw.finish().map_err(|_| marshal())
+        // The connection gives the request its id and, on its first request, the CODE_SETS
+        // context; it fixes the code sets the arguments are marshalled with.
+        let marshalled = match strand.giop.start_request(
+            buffer,
+            self.version,
+            self.code_sets,
+            &target,
+            operation,
+            decode.is_some(),
+        ) {
+            Ok(mut req) => match encode(req.body()) {
+                Ok(()) => {
+                    let id = req.request_id();
+                    match strand.giop.finish_request(req) {
+                        Ok(w) => Ok((w, id)),
+                        Err(_) => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
+                    }
+                }
+                Err(e) => {
+                    strand.out = req.abandon();
+                    Err(SystemException::from(e))
+                }
+            },
+            Err(_) => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
         };
-        let w = match marshalled {
-            Ok(w) => w,
+        let (w, request_id) = match marshalled {
+            Ok(m) => m,
             Err(e) => {
                 // Nothing was sent: the strand (and any oneways buffered on it) goes back.
                 self.give_back(rope, strand);
                 return Err(e);
             }
         };
-        if sends_code_sets {
-            strand.code_sets_sent = true;
-        }
         let bounds = if decode.is_none() {
             self.ctx.oneway_bounds()
         } else {
             None
         };
         if let Some(b) = bounds {
-            if w.is_contiguous() && w.len() < b.max_bytes {
+            if let Some(bytes) = w.contiguous().filter(|m| m.len() < b.max_bytes) {
                 // Buffered oneway: joins the strand's batch; written now only if a bound
                 // is reached.
                 let first = strand.batch.is_empty();
-                strand.batch.extend_from_slice(w.owned_bytes());
-                strand.out = crate::transport::recycle(w.into_owned_buffer());
+                strand.batch.extend_from_slice(bytes);
+                strand.out = crate::transport::recycle(w.into_buffer());
                 strand.batched += 1;
                 let due = Instant::now() + b.max_delay;
                 if first || strand.batch_deadline.is_some_and(|d| due < d) {
@@ -392,40 +351,11 @@ impl IiopInvoker {
                 comm_failure(CompletionStatus::No)
             });
         }
-        let fragments = match self.ctx.config.fragment_size {
-            Some(max) if self.version.minor >= 1 && w.len() > max as usize => {
-                match crate::giop::fragment_message(&w.segments(), max as usize) {
-                    Ok(f) => Some(f),
-                    Err(_) => {
-                        drop(w);
-                        self.give_back(rope, strand);
-                        return Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No));
-                    }
-                }
-            }
-            _ => None,
-        };
         let had_batch = !strand.batch.is_empty();
-        let sent = match fragments {
-            Some(fragments) => {
-                // Buffered oneways first (one write), then the fragments.
-                let batch = strand.batch.as_slice();
-                let stream = &mut strand.stream;
-                std::iter::once(vec![batch])
-                    .filter(|_| had_batch)
-                    .chain(fragments.iter().map(|f| f.io_slices()))
-                    .try_for_each(|slices| write_segments(stream, &slices))
-            }
-            None if had_batch => {
-                // Buffered oneways and this request in one vectored write.
-                let mut segments = Vec::with_capacity(4);
-                segments.push(strand.batch.as_slice());
-                segments.extend(w.segments());
-                write_segments(&mut strand.stream, &segments)
-            }
-            None => write_message(&mut strand.stream, &w),
-        };
-        strand.out = crate::transport::recycle(w.into_owned_buffer());
+        // Buffered oneways first, with this request in one vectored write.
+        let batch = had_batch.then_some(strand.batch.as_slice());
+        let sent = write_outgoing(&mut strand.stream, batch, &w);
+        strand.out = crate::transport::recycle(w.into_buffer());
         if had_batch {
             rope.settle(&mut strand);
         }
@@ -457,7 +387,7 @@ impl IiopInvoker {
             rope.release(strand);
             return Ok(Attempt::Done);
         };
-        self.await_reply(rope, strand, request_id, code_sets, decode, deadline)
+        self.await_reply(rope, strand, request_id, decode, deadline)
     }
 
     /// Returns a strand nothing was sent on, keeping its buffered oneways pending.
@@ -494,77 +424,67 @@ impl IiopInvoker {
         rope: &Rope,
         mut strand: Box<Strand>,
         request_id: u32,
-        code_sets: CodeSets,
         decode: &mut DecodeReply<'_>,
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
-        strand.reader.get_mut().set_deadline(deadline);
-        // The common case: the whole reply arrives in one read and is decoded where it lies
-        // in the read buffer (no copy into a message of its own).
-        match whole_reply_len(&mut strand.reader, self.ctx.config.max_message_size) {
-            Ok(Some(len)) => {
-                let outcome = match decode_reply(&strand.reader.buffer()[..len]) {
-                    Ok((header, body)) if header.request_id == request_id => {
-                        Some(self.reply_outcome(&header, body, code_sets, decode))
-                    }
-                    _ => None,
-                };
-                let Some(outcome) = outcome else {
-                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
-                };
-                strand.reader.consume(len);
-                rope.release(strand);
-                return outcome;
-            }
-            Ok(None) => {}
-            Err(e) => {
-                drop(strand);
-                rope.discard();
-                return Err(read_failure(&ReadError::Io(e), deadline.is_some()));
-            }
-        }
+        strand.reader.set_deadline(deadline);
         loop {
-            let buffer = std::mem::take(&mut strand.inbound);
-            let m = match read_message_into(
-                &mut strand.reader,
-                self.ctx.config.max_message_size,
-                buffer,
-            ) {
-                Ok(m) => m,
-                Err(e) => {
-                    // The strand is closed, never reused: a late reply cannot reach the
-                    // next call.
-                    drop(strand);
-                    rope.discard();
-                    return Err(read_failure(&e, deadline.is_some()));
+            if strand.giop.wants_input() {
+                let Strand { reader, giop, .. } = &mut *strand;
+                match reader.read(giop.read_buf()) {
+                    Ok(0) => {
+                        // The strand is closed, never reused: a late reply cannot reach the
+                        // next call.
+                        giop.end_of_stream();
+                        return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                    }
+                    Ok(n) => giop.commit(n),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let e = read_failure(&e, deadline.is_some());
+                        return fail(rope, strand, e);
+                    }
                 }
-            };
-            let m = match strand.reassembler.push(m) {
-                Ok(Some(m)) => m,
-                Ok(None) => continue,
-                Err(_) => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
-            };
-            let decoded = match m.decode() {
-                Ok(d) => d,
-                Err(_) => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
-            };
-            match decoded {
-                GiopMessage::Reply { header, body } if header.request_id == request_id => {
-                    let outcome = self.reply_outcome(&header, body, code_sets, decode);
-                    strand.inbound = crate::transport::recycle(m.into_bytes());
-                    rope.release(strand);
-                    return outcome;
+                continue;
+            }
+            // The common case: the whole reply arrived with one read and is decoded where it
+            // lies in the connection's receive buffer.
+            let outcome = match strand.giop.poll_event() {
+                Ok(Some(Event::Reply {
+                    header,
+                    body,
+                    code_sets,
+                })) if header.request_id == request_id => {
+                    Some(self.reply_outcome(&header, body, code_sets, decode))
                 }
-                GiopMessage::CloseConnection => {
+                Ok(Some(Event::Fragment { .. })) => continue,
+                Ok(Some(Event::CloseConnection)) => {
                     // Orderly close: the server did not process our request.
                     drop(strand);
                     rope.discard();
                     return Ok(Attempt::Retry);
                 }
-                GiopMessage::MessageError => {
+                Ok(Some(Event::MessageError)) => {
                     return fail(rope, strand, comm_failure(CompletionStatus::No));
                 }
-                _ => return fail(rope, strand, comm_failure(CompletionStatus::Maybe)),
+                // Anything else (a reply to another request, a request to this client) is
+                // not GIOP from this server: the connection is not trusted further.
+                Ok(Some(_)) | Err(_) => {
+                    let _ = write_transmits(&mut strand);
+                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                }
+                // No whole message after all (or the peer closed: nothing more comes).
+                Ok(None) => None,
+            };
+            match outcome {
+                Some(outcome) => {
+                    rope.release(strand);
+                    return outcome;
+                }
+                None if !strand.giop.is_open() => {
+                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                }
+                None => {}
             }
         }
     }
@@ -606,31 +526,6 @@ impl IiopInvoker {
             },
         }
     }
-}
-
-/// The length of the message at the front of the strand's read buffer (filling it first
-/// if empty) when it is a whole, unfragmented, well-formed-looking Reply: the fast path.
-/// `None`: anything else, left for the general path to read and judge.
-fn whole_reply_len(
-    reader: &mut std::io::BufReader<super::rope::TimedStream>,
-    max_message_size: u32,
-) -> std::io::Result<Option<usize>> {
-    let buf = match reader.fill_buf() {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let Some(h) = buf.first_chunk::<HEADER_LEN>() else {
-        return Ok(None);
-    };
-    let Ok(h) = MessageHeader::decode(h) else {
-        return Ok(None);
-    };
-    let whole = h.msg_type == MsgType::Reply
-        && !h.more_fragments
-        && h.check(max_message_size).is_ok()
-        && buf.len() >= h.total_len();
-    Ok(whole.then(|| h.total_len()))
 }
 
 /// The address to reach `profile` at: with `prefer_local`, a shared-memory or Unix-domain
@@ -675,9 +570,18 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
-fn read_failure(e: &ReadError, has_deadline: bool) -> SystemException {
+/// Writes what the connection queued to send (a MessageError after bad input), best effort:
+/// the connection is given up anyway.
+fn write_transmits(strand: &mut Strand) -> std::io::Result<()> {
+    while let Some(m) = strand.giop.poll_transmit() {
+        strand.stream.write_all(m.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn read_failure(e: &std::io::Error, has_deadline: bool) -> SystemException {
     match e {
-        ReadError::Io(io) if has_deadline && is_timeout(io) => timeout(CompletionStatus::Maybe),
+        io if has_deadline && is_timeout(io) => timeout(CompletionStatus::Maybe),
         // The request was sent and the connection died: it may have run. Never resend.
         _ => comm_failure(CompletionStatus::Maybe),
     }
@@ -700,12 +604,13 @@ impl Invoker for IiopInvoker {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
     use std::time::Duration;
 
     use crate::cdr::{ByteOrder, CodeSets};
-    use crate::giop::{GiopMessage, MessageWriter, ReplyHeader, ReplyStatus, Version};
+    use crate::giop::connection::{Event, GiopConnection, Role, Settings};
+    use crate::giop::{MessageWriter, ReplyHeader, ReplyStatus, Version};
     use crate::SystemException;
 
     fn text(n: u32) -> String {
@@ -720,11 +625,15 @@ mod tests {
         m.finish_bytes().unwrap()
     }
 
-    fn request_id(s: &mut TcpStream) -> u32 {
-        let m = crate::transport::read_message(s, 1 << 20).unwrap();
-        match m.decode().unwrap() {
-            GiopMessage::Request { header, .. } => header.request_id,
-            other => panic!("not a request: {other:?}"),
+    /// The id of the next request read off `s`.
+    fn request_id(s: &mut TcpStream, conn: &mut GiopConnection) -> u32 {
+        loop {
+            if let Some(Event::Request { header, .. }) = conn.poll_event().unwrap() {
+                return header.request_id;
+            }
+            let n = s.read(conn.read_buf()).unwrap();
+            assert!(n > 0, "end of stream before a request");
+            conn.commit(n);
         }
     }
 
@@ -737,21 +646,22 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
-            let id = request_id(&mut s);
+            let mut conn = GiopConnection::new(Settings::new(Role::Server));
+            let id = request_id(&mut s, &mut conn);
             s.write_all(&reply(id, 1)).unwrap();
-            let id = request_id(&mut s);
+            let id = request_id(&mut s, &mut conn);
             let r = reply(id, 2);
             s.write_all(&r[..10]).unwrap();
             std::thread::sleep(Duration::from_millis(20));
             s.write_all(&r[10..]).unwrap();
-            let id = request_id(&mut s);
+            let id = request_id(&mut s, &mut conn);
             let r = reply(id, 3);
             let fragments = crate::giop::fragment_message(&[&r[..]], 32).unwrap();
             assert!(fragments.len() > 1);
             for f in fragments {
                 s.write_all(&f.io_slices().concat()).unwrap();
             }
-            let id = request_id(&mut s);
+            let id = request_id(&mut s, &mut conn);
             let mut r = reply(id, 4);
             r.extend_from_slice(&crate::giop::close_connection(
                 Version::V1_2,
@@ -759,7 +669,8 @@ mod tests {
             ));
             s.write_all(&r).unwrap();
             let (mut s, _) = listener.accept().unwrap();
-            let id = request_id(&mut s);
+            let mut conn = GiopConnection::new(Settings::new(Role::Server));
+            let id = request_id(&mut s, &mut conn);
             s.write_all(&reply(id, 5)).unwrap();
         });
         let (orb, _) = crate::Orb::init(Vec::<String>::new()).unwrap();

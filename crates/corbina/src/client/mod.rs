@@ -277,6 +277,7 @@ impl ClientContext {
                         max_strands: self.config.max_strands_per_rope.max(1),
                         socket_buffer_size: self.config.socket_buffer_size,
                         max_message_size: self.config.max_message_size,
+                        fragment_size: self.config.fragment_size,
                     },
                 ))
             })

@@ -4,13 +4,12 @@
 //! more strands on demand up to a maximum, after which callers wait for one to come free.
 //! A strand runs over any transport ([`crate::transport::Connection`]).
 
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cdr::CodeSets;
-use crate::giop::Reassembler;
+use crate::giop::connection::{GiopConnection, Role, Settings};
 use crate::transport::{Address, ConnectionOptions, Stream};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
@@ -62,16 +61,17 @@ pub struct StrandSettings {
     pub socket_buffer_size: Option<usize>,
     /// Largest message accepted, fragments reassembled.
     pub max_message_size: u32,
+    /// Requests longer than this are sent in fragments (GIOP 1.1+).
+    pub fragment_size: Option<u32>,
 }
 
 /// One connection to a server, used by one call at a time.
 pub struct Strand {
     pub(crate) stream: Stream,
-    pub(crate) reader: BufReader<TimedStream>,
-    pub(crate) reassembler: Reassembler,
-    next_request_id: u32,
-    /// The transmission code sets fixed by the first request's CodeSets context.
-    pub(crate) code_sets: Option<CodeSets>,
+    pub(crate) reader: TimedStream,
+    /// The connection's GIOP state (client role): request ids, the code sets, framing and
+    /// reassembly of what `reader` reads into it.
+    pub(crate) giop: GiopConnection,
     /// Whether this strand has completed a call before (a reused strand may have been closed
     /// by the server meanwhile, which makes a failed send safe to retry).
     pub(crate) reused: bool,
@@ -80,12 +80,9 @@ pub struct Strand {
     marked: bool,
     /// Whether SO_SNDTIMEO is currently set.
     write_timeout_set: bool,
-    /// Buffers reused by every call on this strand: requests are marshalled into `out`
-    /// and replies read into `inbound`, so a call allocates nothing in the steady state.
+    /// The buffer every request on this strand is marshalled into (replies are read into
+    /// `giop`'s): a call allocates nothing in the steady state.
     pub(crate) out: Vec<u8>,
-    pub(crate) inbound: Vec<u8>,
-    /// Whether a request carrying the CodeSets context has been marshalled on this strand.
-    pub(crate) code_sets_sent: bool,
     /// Buffered oneways not written yet (SyncScope none): whole GIOP messages, in order,
     /// written before (or with) the next request sent on this strand.
     pub(crate) batch: Vec<u8>,
@@ -99,20 +96,13 @@ pub struct Strand {
 }
 
 impl Strand {
-    /// A fresh request id (even numbers, like omniORB; ids are per connection).
-    pub(crate) fn next_request_id(&mut self) -> u32 {
-        let id = self.next_request_id;
-        self.next_request_id = self.next_request_id.wrapping_add(2);
-        id
-    }
-
     /// Whether an idle strand can carry a request: nothing may be waiting to be read on
     /// it (between calls the server only sends CloseConnection, or closes). Checked with
     /// one nonblocking peek, and only for strands idle for a while: the check is there
     /// to spot connections the server closed in between, not to win a race with it
     /// (an orderly close racing a request is handled by resending).
     fn is_usable(&self) -> bool {
-        if !self.reader.buffer().is_empty() {
+        if self.giop.buffered() > 0 || !self.giop.is_open() {
             return false;
         }
         // Within FRESH of its last call the strand is reused without a check.
@@ -606,20 +596,21 @@ impl Rope {
             deadline: None,
             timeout_set: false,
         };
-        let reader = BufReader::with_capacity(64 * 1024, read_half);
+        let giop = GiopConnection::new(Settings {
+            max_message_size: self.settings.max_message_size,
+            reassembly_limit: self.settings.max_message_size as usize,
+            fragment_size: self.settings.fragment_size,
+            ..Settings::new(Role::Client)
+        });
         Box::new(Strand {
             stream,
-            reader,
-            reassembler: Reassembler::new(self.settings.max_message_size as usize),
-            next_request_id: 2,
-            code_sets: None,
+            reader: read_half,
+            giop,
             reused: false,
             last_used: Instant::now(),
             marked: false,
             write_timeout_set: false,
             out: Vec::with_capacity(512),
-            inbound: Vec::with_capacity(512),
-            code_sets_sent: false,
             batch: Vec::new(),
             batched: 0,
             batch_deadline: None,

@@ -164,7 +164,7 @@ impl Server {
             })
             .collect();
         let pool = match config.thread_model {
-            ThreadModel::Pool(n) => Some(pool::Pool::start(n.max(1), shared.clone())?),
+            ThreadModel::Pool(n) => Some(pool::Pool::start(n.max(1))?),
             ThreadModel::ThreadPerConnection => None,
         };
         for (i, listener) in listeners.into_iter().enumerate() {

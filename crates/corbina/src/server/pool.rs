@@ -10,8 +10,8 @@
 //! connection; when done it goes back and the leader is woken to watch it again.
 //!
 //! Sockets stay blocking for writes (replies are written as with a thread per connection);
-//! reads are nonblocking (`MSG_DONTWAIT`) into a per-connection buffer, so a client that
-//! sends half a message and stalls holds no thread.
+//! reads are nonblocking (`MSG_DONTWAIT`) into the connection's receive buffer, so a client
+//! that sends half a message and stalls holds no thread.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -22,12 +22,7 @@ use std::thread;
 use rustix::event::{poll, PollFd, PollFlags};
 
 use super::connection::Connection;
-use super::ServerShared;
-use crate::giop::Version;
-use crate::transport::{pending_len, take_message, ReadError, Stream};
-
-/// Read granularity for one connection.
-const CHUNK: usize = 64 * 1024;
+use crate::transport::Stream;
 
 /// How long the leader waits in `poll` before looking at the stop flag again.
 const POLL_TIMEOUT: rustix::event::Timespec = rustix::event::Timespec {
@@ -43,7 +38,6 @@ struct PoolConn {
 
 struct Work {
     conn: Connection,
-    buf: Vec<u8>,
 }
 
 struct PoolState {
@@ -65,12 +59,11 @@ pub(crate) struct Pool {
     wake_tx: UnixStream,
     wake_rx: UnixStream,
     threads: usize,
-    server: Arc<ServerShared>,
 }
 
 impl Pool {
     /// Starts `threads` pool threads.
-    pub(crate) fn start(threads: usize, server: Arc<ServerShared>) -> io::Result<Arc<Pool>> {
+    pub(crate) fn start(threads: usize) -> io::Result<Arc<Pool>> {
         let (wake_tx, wake_rx) = UnixStream::pair()?;
         wake_rx.set_nonblocking(true)?;
         wake_tx.set_nonblocking(true)?;
@@ -87,7 +80,6 @@ impl Pool {
             wake_tx,
             wake_rx,
             threads,
-            server,
         });
         for i in 0..threads {
             let p = pool.clone();
@@ -116,10 +108,7 @@ impl Pool {
         let c = Arc::new(PoolConn {
             id,
             read_half,
-            work: Mutex::new(Work {
-                conn,
-                buf: Vec::new(),
-            }),
+            work: Mutex::new(Work { conn }),
         });
         st.idle.insert(id, c);
         let leader = st.leader;
@@ -226,8 +215,7 @@ impl Pool {
     fn serve(&self, c: Arc<PoolConn>) {
         let open = {
             let mut work = c.work.lock().unwrap_or_else(|p| p.into_inner());
-            let Work { conn, buf } = &mut *work;
-            self.serve_messages(&c.read_half, conn, buf)
+            serve_messages(&c.read_half, &mut work.conn)
         };
         let mut st = self.lock();
         if open {
@@ -243,55 +231,33 @@ impl Pool {
             st.conns -= 1;
             drop(st);
             let work = c.work.lock().unwrap_or_else(|p| p.into_inner());
-            work.conn.finish();
+            work.conn.handler.finish();
             self.followers.notify_all();
             self.wake();
         }
     }
+}
 
-    /// False when the connection is over.
-    fn serve_messages(&self, fd: &Stream, conn: &mut Connection, buf: &mut Vec<u8>) -> bool {
-        let max = self.server.config.max_message_size;
-        loop {
-            // Read as much as the current message needs (at least a chunk), without waiting.
-            let want = match pending_len(buf, max) {
-                Ok(Some(total)) => total.saturating_sub(buf.len()).max(CHUNK),
-                Ok(None) => CHUNK,
-                Err(_) => {
-                    conn.message_error(Version::V1_0);
-                    return false;
-                }
-            };
-            buf.reserve(want);
-            let got = match fd.read_nonblocking(buf) {
-                Ok(0) => return false,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
-                Err(_) => return false,
-            };
-            loop {
-                match take_message(buf, max) {
-                    Ok(Some(m)) => {
-                        if !conn.handle(m) {
-                            return false;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(ReadError::Malformed(_)) => {
-                        conn.message_error(Version::V1_0);
-                        return false;
-                    }
-                    Err(_) => return false,
-                }
+/// Reads what has arrived on the connection, without waiting, and handles every message
+/// that is complete; false when the connection is over.
+fn serve_messages(fd: &Stream, conn: &mut Connection) -> bool {
+    loop {
+        if !conn.handle_events() {
+            return false;
+        }
+        match fd.read_nonblocking(conn.giop.read_buf()) {
+            Ok(0) => {
+                conn.giop.end_of_stream();
+                return false;
             }
-            if got == 0 {
-                // Nothing more for now: back to the poll set.
-                if buf.is_empty() {
-                    // Do not keep a large buffer for an idle connection.
-                    buf.shrink_to(CHUNK);
-                }
+            Ok(n) => conn.giop.commit(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                // Nothing more for now: back to the poll set, holding no large buffer.
+                conn.giop.shrink_idle();
                 return true;
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
         }
     }
 }

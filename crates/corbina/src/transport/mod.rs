@@ -12,8 +12,9 @@
 //! | Shared memory ([`shm`]) | `shmiop:///path`, `giop:shm:/path` | `TAG_CORBINA_SHM_TRANS` (Corbina's own) |
 //!
 //! Dispatch costs one virtual call per system call (read, write, poll), never per byte.
-//! Messages are moved whole: header first, then the body straight into its own buffer;
-//! outgoing messages as one vectored write of the writer's segments.
+//! Framing is not done here: bytes are read straight into the receive buffer of the
+//! connection's GIOP state machine ([`crate::giop::connection::GiopConnection`]), and
+//! outgoing messages go out as one vectored write of the writer's segments per fragment.
 
 pub mod component;
 pub mod shm;
@@ -27,8 +28,6 @@ use std::os::fd::BorrowedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-use crate::giop::{GiopError, Message, MessageHeader, HEADER_LEN};
 
 pub use component::{
     local_host_name, LocalTransport, TAG_CORBINA_SHM_TRANS, TAG_OMNIORB_UNIX_TRANS,
@@ -65,10 +64,10 @@ pub trait Connection: Send + Sync + std::fmt::Debug {
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
     /// Whether input (bytes or end of stream) is waiting, without blocking or consuming it.
     fn has_pending_input(&self) -> bool;
-    /// Appends what has arrived to `buf`'s spare capacity (the caller reserves) without
-    /// blocking: `Ok(0)` at end of stream, `WouldBlock` when nothing is there. After
-    /// `WouldBlock`, [`Connection::poll_fd`] polls readable when there is more.
-    fn read_nonblocking(&self, buf: &mut Vec<u8>) -> io::Result<usize>;
+    /// Reads what has arrived into `buf` without blocking: `Ok(0)` at end of stream (or
+    /// for an empty `buf`), `WouldBlock` when nothing is there. After `WouldBlock`,
+    /// [`Connection::poll_fd`] polls readable when there is more.
+    fn read_nonblocking(&self, buf: &mut [u8]) -> io::Result<usize>;
     /// The descriptor to `poll(2)` for input (the thread pool's leader waits on it).
     fn poll_fd(&self) -> BorrowedFd<'_>;
 }
@@ -207,85 +206,6 @@ impl Write for Stream {
     }
 }
 
-/// Why a message could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The peer closed the connection cleanly between messages.
-    #[error("connection closed by peer")]
-    Closed,
-    /// The socket failed, or closed in the middle of a message, or timed out.
-    #[error("i/o error: {0}")]
-    Io(#[from] io::Error),
-    /// The bytes are not GIOP (bad magic, version, type or size): answer MessageError.
-    #[error("malformed message: {0}")]
-    Malformed(#[from] GiopError),
-}
-
-/// Reads one message: 12 header bytes, checked, then exactly the body. Never reads past the
-/// message; allocates only after the size was checked against `max_message_size`.
-pub fn read_message(r: &mut impl Read, max_message_size: u32) -> Result<Message, ReadError> {
-    read_message_into(r, max_message_size, Vec::new())
-}
-
-/// [`read_message`] into a reused buffer (its allocation is kept; get it back with
-/// `Message::into_bytes` once the message is handled): no allocation per message.
-pub fn read_message_into(
-    r: &mut impl Read,
-    max_message_size: u32,
-    mut bytes: Vec<u8>,
-) -> Result<Message, ReadError> {
-    let mut header = [0u8; HEADER_LEN];
-    let mut got = 0;
-    while got < HEADER_LEN {
-        match r.read(&mut header[got..]) {
-            Ok(0) if got == 0 => return Err(ReadError::Closed),
-            Ok(0) => return Err(ReadError::Io(io::ErrorKind::UnexpectedEof.into())),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let h = MessageHeader::decode(&header)?;
-    h.check(max_message_size)?;
-    // Keep the reused buffer's old bytes (read_exact overwrites them all): zeroing a large
-    // buffer for every message cost more than the read itself.
-    bytes.truncate(h.total_len());
-    bytes.resize(h.total_len(), 0);
-    bytes[..HEADER_LEN].copy_from_slice(&header);
-    r.read_exact(&mut bytes[HEADER_LEN..])?;
-    Ok(Message::from_bytes(bytes)?)
-}
-
-/// Takes one complete message off the front of `buf` (bytes received so far on a
-/// nonblocking connection): `Ok(None)` until all of it has arrived. The header is checked
-/// (magic, version, type, `max_message_size`) as soon as its 12 bytes are there.
-pub fn take_message(
-    buf: &mut Vec<u8>,
-    max_message_size: u32,
-) -> Result<Option<Message>, ReadError> {
-    match pending_len(buf, max_message_size)? {
-        Some(total) if buf.len() >= total => {
-            let rest = buf.split_off(total);
-            let bytes = std::mem::replace(buf, rest);
-            Ok(Some(Message::from_bytes(bytes)?))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// The total length of the message at the front of `buf`, once its header is there
-/// (checked against `max_message_size`).
-pub fn pending_len(buf: &[u8], max_message_size: u32) -> Result<Option<usize>, ReadError> {
-    let Some(header) = buf.get(..HEADER_LEN) else {
-        return Ok(None);
-    };
-    let mut h = [0u8; HEADER_LEN];
-    h.copy_from_slice(header);
-    let h = MessageHeader::decode(&h)?;
-    h.check(max_message_size)?;
-    Ok(Some(h.total_len()))
-}
-
 /// The largest buffer a connection keeps for reuse: one huge message must not pin its
 /// memory on an idle connection for good.
 pub const MAX_RECYCLED_BUFFER: usize = 4 << 20;
@@ -300,14 +220,29 @@ pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
     }
 }
 
-/// Writes a finished message: one `write` when it is contiguous (the common case, and no
-/// allocation), a vectored write of its segments when large blocks were spliced in.
-pub fn write_message(w: &mut impl Write, message: &crate::cdr::CdrWriter<'_>) -> io::Result<()> {
-    if message.is_contiguous() {
-        w.write_all(message.owned_bytes())
-    } else {
-        write_segments(w, &message.segments())
+/// Writes a finished message: one `write` when it is contiguous (the common case, no
+/// allocation), else a vectored write per fragment of the writer's segments. `batch`:
+/// whole messages (buffered oneways) written first, in the same system call.
+pub fn write_outgoing(
+    w: &mut impl Write,
+    batch: Option<&[u8]>,
+    message: &crate::giop::connection::Outgoing<'_>,
+) -> io::Result<()> {
+    if let (None, Some(bytes)) = (batch, message.contiguous()) {
+        return w.write_all(bytes);
     }
+    let fragments = message
+        .fragments()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let mut batch = batch;
+    for f in &fragments {
+        let mut slices = f.io_slices();
+        if let Some(b) = batch.take() {
+            slices.insert(0, b);
+        }
+        write_segments(w, &slices)?;
+    }
+    Ok(())
 }
 
 /// Writes every segment, in order, with as few system calls as the kernel allows.
@@ -328,125 +263,75 @@ pub fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> 
 
 #[cfg(test)]
 mod tests {
-    /// A GIOP 1.2 Request message (big-endian) whose body is `body`.
-    fn giop(body: &[u8]) -> Vec<u8> {
-        let mut m = b"GIOP\x01\x02\x00\x00".to_vec();
-        m.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        m.extend_from_slice(body);
-        m
-    }
-
-    #[test]
-    fn reused_buffers_hold_exactly_the_new_message() {
-        let big = giop(&[0xAA; 5000]);
-        let small = giop(&[1, 2, 3]);
-        let same = giop(&[7; 5000]);
-        let mut stream: Vec<u8> = [big.clone(), small.clone(), same.clone()].concat();
-        stream.extend_from_slice(&small[..7]); // a truncated header
-        let mut r = io::Cursor::new(stream);
-        let mut buf = Vec::new();
-        for want in [&big, &small, &same] {
-            let m = super::read_message_into(&mut r, 1 << 20, buf).unwrap();
-            assert_eq!(m.bytes(), &want[..], "stale or lost bytes");
-            buf = m.into_bytes();
-        }
-        assert!(matches!(
-            super::read_message_into(&mut r, 1 << 20, buf.clone()),
-            Err(ReadError::Io(_))
-        ));
-        assert!(matches!(
-            super::read_message_into(&mut io::Cursor::new(Vec::new()), 1 << 20, buf.clone()),
-            Err(ReadError::Closed)
-        ));
-        // Bad magic, and a size over the limit: refused before the buffer grows.
-        let mut bad = big.clone();
-        bad[0] = b'X';
-        assert!(matches!(
-            super::read_message_into(&mut io::Cursor::new(bad), 1 << 20, Vec::new()),
-            Err(ReadError::Malformed(_))
-        ));
-        assert!(matches!(
-            super::read_message_into(&mut io::Cursor::new(big), 100, Vec::new()),
-            Err(ReadError::Malformed(_))
-        ));
-    }
-
     use super::*;
-    use crate::cdr::{ByteOrder, CodeSets};
-    use crate::giop::{MessageWriter, ObjectKey, RequestHeader, Version};
+    use crate::cdr::CodeSets;
+    use crate::giop::connection::{Event, GiopConnection, Role, Settings};
+    use crate::giop::{ObjectKey, TargetAddress, Version};
 
+    /// A batch of whole messages, then a large request spliced in by reference and cut
+    /// into fragments: the bytes on the wire are the batch, then the request, re-read whole.
     #[test]
-    fn messages_round_trip_through_a_stream() {
+    fn outgoing_messages_are_written_after_the_batch_and_re_read_whole() {
         let big = vec![7u8; 100_000];
-        let h = RequestHeader::new(5, ObjectKey::new(b"k".to_vec()), "send");
-        let mut m =
-            MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::DEFAULT, &h).unwrap();
-        m.body().write_octet_seq(&big).unwrap();
-        let w = m.finish().unwrap();
-        let mut wire = Vec::new();
-        write_segments(&mut wire, &w.segments()).unwrap();
-        write_segments(
-            &mut wire,
-            &[&crate::giop::close_connection(
+        let settings = Settings {
+            fragment_size: Some(4096),
+            ..Settings::new(Role::Client)
+        };
+        let mut client = GiopConnection::new(settings);
+        let target = TargetAddress::Key(ObjectKey::from("k"));
+        let mut batch = Vec::new();
+        for op in ["one", "two"] {
+            let r = client
+                .start_request(
+                    Vec::new(),
+                    Version::V1_2,
+                    CodeSets::UNICODE,
+                    &target,
+                    op,
+                    false,
+                )
+                .unwrap();
+            let out = client.finish_request(r).unwrap();
+            batch.extend_from_slice(out.contiguous().unwrap());
+        }
+        let mut r = client
+            .start_request(
+                Vec::new(),
                 Version::V1_2,
-                ByteOrder::Big,
-            )],
-        )
-        .unwrap();
-        let mut r = &wire[..];
-        let m = read_message(&mut r, 1 << 20).unwrap();
-        assert_eq!(m.bytes().len(), w.len());
-        let m2 = read_message(&mut r, 1 << 20).unwrap();
-        assert_eq!(m2.bytes().len(), 12);
-        assert!(matches!(
-            read_message(&mut r, 1 << 20),
-            Err(ReadError::Closed)
-        ));
-        // Too large for the limit: refused before the body is allocated.
-        let mut r = &wire[..];
-        assert!(matches!(
-            read_message(&mut r, 1000),
-            Err(ReadError::Malformed(_))
-        ));
-        // Cut short.
-        let mut r = &wire[..50];
-        assert!(matches!(
-            read_message(&mut r, 1 << 20),
-            Err(ReadError::Io(_))
-        ));
-    }
-
-    #[test]
-    fn messages_are_taken_from_a_buffer_as_they_complete() {
-        let h = RequestHeader::new(5, ObjectKey::new(b"k".to_vec()), "send");
-        let mut m =
-            MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::DEFAULT, &h).unwrap();
-        m.body().write_octet_seq(&[1, 2, 3]).unwrap();
-        let w = m.finish().unwrap();
+                CodeSets::UNICODE,
+                &target,
+                "send",
+                true,
+            )
+            .unwrap();
+        r.body().write_octet_seq(&big).unwrap();
+        let out = client.finish_request(r).unwrap();
+        assert!(out.is_fragmented());
         let mut wire = Vec::new();
-        write_segments(&mut wire, &w.segments()).unwrap();
-        let close = crate::giop::close_connection(Version::V1_2, ByteOrder::Big);
-        wire.extend_from_slice(&close);
-        let mut buf = Vec::new();
-        let mut got = Vec::new();
-        for b in &wire {
-            buf.push(*b);
-            if let Some(m) = take_message(&mut buf, 1 << 20).unwrap() {
-                got.push(m.bytes().len());
+        write_outgoing(&mut wire, Some(&batch), &out).unwrap();
+        assert_eq!(&wire[..batch.len()], &batch[..]);
+
+        let mut server = GiopConnection::new(Settings::new(Role::Server));
+        server.push(&wire);
+        let mut ops = Vec::new();
+        while let Some(e) = server.poll_event().unwrap() {
+            match e {
+                Event::Request {
+                    header,
+                    body,
+                    reply,
+                } => {
+                    if header.operation == "send" {
+                        let got = body.reader(reply.code_sets).read_octet_seq().unwrap();
+                        assert_eq!(got, &big[..]);
+                    }
+                    ops.push(header.operation.to_string());
+                }
+                Event::Fragment { .. } => {}
+                other => panic!("unexpected {other:?}"),
             }
         }
-        assert_eq!(got, [w.len(), 12]);
-        assert!(buf.is_empty());
-        // Bad magic is refused as soon as the header is there; so is an oversized message.
-        let mut bad = b"GIOX\x01\x02\x00\x00\x00\x00\x00\x00".to_vec();
-        assert!(matches!(
-            take_message(&mut bad, 1 << 20),
-            Err(ReadError::Malformed(_))
-        ));
-        let mut big = wire.clone();
-        assert!(matches!(
-            take_message(&mut big, 16),
-            Err(ReadError::Malformed(_))
-        ));
+        assert_eq!(ops, ["one", "two", "send"]);
+        assert!(server.is_idle());
     }
 }

@@ -81,13 +81,9 @@ impl<S: Socket> Connection for SocketConnection<S> {
             Err(rustix::io::Errno::AGAIN)
         )
     }
-    fn read_nonblocking(&self, buf: &mut Vec<u8>) -> io::Result<usize> {
+    fn read_nonblocking(&self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
-            match rustix::net::recv(
-                &self.0,
-                rustix::buffer::spare_capacity(buf),
-                RecvFlags::DONTWAIT,
-            ) {
+            match rustix::net::recv(&self.0, &mut *buf, RecvFlags::DONTWAIT) {
                 Ok((n, _)) => return Ok(n),
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
