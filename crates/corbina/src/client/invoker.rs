@@ -279,7 +279,8 @@ impl IiopInvoker {
         let buffer = std::mem::take(&mut strand.out);
         // The connection gives the request its id and, on its first request, the CODE_SETS
         // context; it fixes the code sets the arguments are marshalled with.
-        let marshalled = match strand.giop.start_request(
+        let marshal = || sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No);
+        let mut req = match strand.giop.start_request(
             buffer,
             self.version,
             self.code_sets,
@@ -287,27 +288,24 @@ impl IiopInvoker {
             operation,
             decode.is_some(),
         ) {
-            Ok(mut req) => match encode(req.body()) {
-                Ok(()) => {
-                    let id = req.request_id();
-                    match strand.giop.finish_request(req) {
-                        Ok(w) => Ok((w, id)),
-                        Err(_) => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
-                    }
-                }
-                Err(e) => {
-                    strand.out = req.abandon();
-                    Err(SystemException::from(e))
-                }
-            },
-            Err(_) => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
-        };
-        let (w, request_id) = match marshalled {
-            Ok(m) => m,
-            Err(e) => {
-                // Nothing was sent: the strand (and any oneways buffered on it) goes back.
+            Ok(req) => req,
+            Err(_) => {
                 self.give_back(rope, strand);
-                return Err(e);
+                return Err(marshal());
+            }
+        };
+        let request_id = req.request_id();
+        if let Err(e) = encode(req.body()) {
+            // Nothing was sent: the strand (and any oneways buffered on it) goes back.
+            strand.out = req.abandon();
+            self.give_back(rope, strand);
+            return Err(SystemException::from(e));
+        }
+        let w = match strand.giop.finish_request(req) {
+            Ok(w) => w,
+            Err(_) => {
+                self.give_back(rope, strand);
+                return Err(marshal());
             }
         };
         let bounds = if decode.is_none() {
