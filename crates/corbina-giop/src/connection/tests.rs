@@ -575,3 +575,80 @@ fn locate_requests_and_replies() {
         .to_vec();
     assert_eq!(b.len(), 20);
 }
+
+/// failures.rs `ten_thousand_oneways_all_arrive`, without a socket: a burst of oneways read
+/// in uneven pieces through `read_buf` comes out as every request, in order, none expecting
+/// a reply, and nothing to send back.
+#[test]
+fn a_burst_of_oneways_arrives_whole_and_in_order() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut wire = Vec::new();
+    let mut ids = Vec::new();
+    for n in 0..10_000u32 {
+        let (id, bytes) = request(&mut client, Version::V1_2, "oneway", n % 7, false);
+        ids.push(id);
+        wire.extend_from_slice(&bytes);
+    }
+    assert_eq!(client.in_flight().count(), 0, "oneways await nothing");
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let mut got = Vec::new();
+    let mut at = 0;
+    let mut piece = 1;
+    while at < wire.len() || !server.wants_input() {
+        if server.wants_input() {
+            let buf = server.read_buf();
+            let n = buf.len().min(piece).min(wire.len() - at);
+            buf[..n].copy_from_slice(&wire[at..at + n]);
+            server.commit(n);
+            at += n;
+            piece = piece * 7 % 9_973 + 1;
+            continue;
+        }
+        match server.poll_event().unwrap() {
+            Some(Event::Request {
+                header,
+                body,
+                reply,
+            }) => {
+                assert!(!reply.response_expected);
+                // Request n (id 2 + 2n) carried n % 7 ulongs, and nothing else.
+                let n = (header.request_id - 2) / 2;
+                let args = body.reader(reply.code_sets).remaining() / 4;
+                assert_eq!(args as u32, n % 7, "request {n}");
+                got.push(header.request_id);
+            }
+            None => {}
+            Some(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(got, ids);
+    assert!(server.is_idle());
+    assert!(server.poll_transmit().is_none());
+}
+
+/// failures.rs `malformed_messages_…`: a version from the future is refused (MessageError in
+/// 1.0, the only version the peer can be assumed to read); half a message and then silence
+/// gives nothing at all, and holds only what arrived.
+#[test]
+fn future_versions_and_half_messages() {
+    let mut s = GiopConnection::new(Settings::new(Role::Server));
+    s.push(b"GIOP\x09\x00\x00\x05\x00\x00\x00\x00");
+    assert!(s.poll_event().is_err());
+    assert_eq!(
+        s.poll_transmit().unwrap().as_bytes(),
+        crate::message_error(Version::V1_0, ByteOrder::NATIVE)
+    );
+    assert!(s.poll_transmit().is_none());
+
+    let mut s = GiopConnection::new(Settings::new(Role::Server));
+    s.push(b"GIOP\x01\x02\x01\x00");
+    assert!(s.poll_event().unwrap().is_none());
+    assert!(s.wants_input());
+    assert_eq!(s.buffered(), 8);
+    assert!(s.poll_transmit().is_none());
+    assert!(s.end_of_stream(), "cut short");
+    assert!(
+        s.poll_transmit().is_none(),
+        "nothing is sent to a peer that left"
+    );
+}
