@@ -1,13 +1,14 @@
 //! Drives the production GIOP connection state machine with a peer's bytes, in chunks the
 //! input chooses: the server role (requests, fragments, cancels), or the client role with
-//! requests in flight at GIOP 1.0 and 1.2 (replies matched by id, in any order). Every event
+//! requests in flight at GIOP 1.0 and 1.2 (replies matched by id, in any order), either
+//! of them bidirectional (with the BI_DIR_IIOP offers requests carry decoded). Every event
 //! is read to its end; every message the connection asks to send must decode; memory held
 //! stays within the configured caps. Errors are expected; panics, hangs and unbounded
 //! allocations are bugs.
 #![no_main]
 
 use corbina_cdr::CodeSets;
-use corbina_giop::connection::{Event, GiopConnection, Role, Settings};
+use corbina_giop::connection::{bidir_offer, Event, GiopConnection, Role, Settings};
 use corbina_giop::{decode_message, ObjectKey, TargetAddress, Version};
 use libfuzzer_sys::fuzz_target;
 
@@ -41,7 +42,12 @@ fuzz_target!(|data: &[u8]| {
         c.push(piece);
         loop {
             match c.poll_event() {
-                Ok(Some(Event::Request { body, reply, .. })) => {
+                Ok(Some(Event::Request { header, body, reply })) => {
+                    // A bidirectional offer (BI_DIR_IIOP listen points) decodes or fails
+                    // cleanly; a body copied out for a worker reads the same.
+                    let _ = bidir_offer(reply.version, &header.service_context);
+                    let owned = body.to_owned_body();
+                    assert_eq!(owned.body(), body);
                     let mut r = body.reader(reply.code_sets);
                     while r.read_string().is_ok() {}
                     // Answering must always be possible.

@@ -11,6 +11,8 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("tests/idl/objref.idl", "objref.rs"),
     ("tests/idl/dynamic.idl", "dynamic.rs"),
     ("tests/idl/recursive.idl", "recursive.rs"),
+    // The bidirectional GIOP peers' interface, shared with omniORB (peers/).
+    ("../../peers/bidir.idl", "bidir.rs"),
 ];
 
 fn generate(idl: &str) -> String {

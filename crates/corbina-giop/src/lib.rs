@@ -75,7 +75,8 @@ pub use iiop::{CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, T
 pub use ior::{Ior, IorStringError, TaggedProfile};
 pub use locate::{LocateReplyHeader, LocateRequestHeader, LocateStatus};
 pub use message::{
-    decode_message, decode_message_view, Body, GiopMessage, GiopMessageView, Message, MessageWriter,
+    decode_message, decode_message_view, Body, GiopMessage, GiopMessageView, Message,
+    MessageWriter, OwnedBody,
 };
 pub use object_key::ObjectKey;
 pub use reassembler::Reassembler;

@@ -175,6 +175,47 @@ impl<'a> Body<'a> {
     }
 }
 
+impl Body<'_> {
+    /// The body copied out of the receive buffer, for reading later on another thread.
+    pub fn to_owned_body(&self) -> OwnedBody {
+        OwnedBody {
+            message: self.message.to_vec(),
+            start: self.start,
+            byte_order: self.byte_order,
+            minor: self.minor,
+            align_breaks: self.align_breaks.to_vec(),
+        }
+    }
+}
+
+/// A [`Body`] that owns its message's bytes (see [`Body::to_owned_body`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedBody {
+    message: Vec<u8>,
+    start: usize,
+    byte_order: ByteOrder,
+    minor: u8,
+    align_breaks: Vec<AlignBreak>,
+}
+
+impl OwnedBody {
+    /// The body, borrowed.
+    pub fn body(&self) -> Body<'_> {
+        Body {
+            message: &self.message,
+            start: self.start,
+            byte_order: self.byte_order,
+            minor: self.minor,
+            align_breaks: &self.align_breaks,
+        }
+    }
+
+    /// Bytes held.
+    pub fn held_bytes(&self) -> usize {
+        self.message.len() + self.align_breaks.len() * std::mem::size_of::<AlignBreak>()
+    }
+}
+
 /// A decoded message: its type-specific header and, where there is one, its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GiopMessage<'a> {

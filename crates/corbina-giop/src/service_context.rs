@@ -41,7 +41,9 @@ impl ServiceContext {
     pub fn decode_known(&self) -> Result<KnownServiceContext<'_>> {
         Ok(match self.context_id {
             CODE_SETS => KnownServiceContext::CodeSets(CodeSetContext::decode_data(self)?),
-            BI_DIR_IIOP => KnownServiceContext::BiDirIiop(decode_listen_points(self)?),
+            BI_DIR_IIOP => {
+                KnownServiceContext::BiDirIiop(decode_listen_points(&self.context_data)?)
+            }
             SENDING_CONTEXT_RUN_TIME => {
                 KnownServiceContext::SendingContextRunTime(&self.context_data)
             }
@@ -75,9 +77,11 @@ pub struct ListenPoint {
     pub port: u16,
 }
 
-fn decode_listen_points(sc: &ServiceContext) -> Result<Vec<ListenPoint>> {
-    let mut r = encap::reader(&sc.context_data)?;
-    // A ListenPoint is at least a 5-byte string and a port.
+/// The listen points of a BI_DIR_IIOP context's data (`IIOP::BiDirIIOPServiceContext`).
+pub fn decode_listen_points(context_data: &[u8]) -> Result<Vec<ListenPoint>> {
+    let mut r = encap::reader(context_data)?;
+    // A ListenPoint is at least a 5-byte string and a port: the count is checked against
+    // the bytes left before anything is allocated.
     let n = r.read_length(7)?;
     let mut points = Vec::with_capacity(n);
     for _ in 0..n {
@@ -182,7 +186,9 @@ impl ServiceContextList {
 
     /// The BI_DIR_IIOP listen points, if there is such a context.
     pub fn bi_dir_iiop(&self) -> Result<Option<Vec<ListenPoint>>> {
-        self.get(BI_DIR_IIOP).map(decode_listen_points).transpose()
+        self.get(BI_DIR_IIOP)
+            .map(|sc| decode_listen_points(&sc.context_data))
+            .transpose()
     }
 
     /// Appends a context.
@@ -255,6 +261,11 @@ impl<'a> ServiceContextsView<'a> {
         self.get(CODE_SETS)
             .map(CodeSetContext::decode_bytes)
             .transpose()
+    }
+
+    /// The BI_DIR_IIOP listen points, if there is such a context.
+    pub fn bi_dir_iiop(&self) -> Result<Option<Vec<ListenPoint>>> {
+        self.get(BI_DIR_IIOP).map(decode_listen_points).transpose()
     }
 
     /// The list as an owned [`ServiceContextList`].

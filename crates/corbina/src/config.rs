@@ -45,6 +45,9 @@
 //! | `-ORBOnewayBufferBytes bytes` | `CORBINA_ONEWAYBUFFERBYTES` | `16384` | with `none`: a batch is written once it holds this many bytes (≥ 1) |
 //! | `-ORBOnewayBufferCount n` | `CORBINA_ONEWAYBUFFERCOUNT` | `256` | with `none`: a batch is written once it holds this many oneways (≥ 1) |
 //! | `-ORBOnewayBufferDelay µs` | `CORBINA_ONEWAYBUFFERDELAY` | `1000` | with `none`: a batch is written at the latest this many microseconds after its first oneway (≥ 1) |
+//! | `-ORBendPointNoListen giop:tcp:host:port` ⟳ | `CORBINA_ENDPOINTNOLISTEN` | none | publish this address in IORs without listening on it (omniORB's option): with no listening TCP endpoint it is the profile's address, for objects reached over bidirectional GIOP only |
+//! | `-ORBofferBiDirectionalGIOP 0/1` | `CORBINA_OFFERBIDIRECTIONALGIOP` | `0` | client: once a POA with `BidirectionalPolicy::Both` exists, GIOP 1.2 requests carry a BI_DIR_IIOP offer of the published address and servers may call back over the connection (omniORB's option) |
+//! | `-ORBacceptBiDirectionalGIOP 0/1` | `CORBINA_ACCEPTBIDIRECTIONALGIOP` | `0` | server: take a client's BI_DIR_IIOP offer on a request to a POA with `BidirectionalPolicy::Both`, calling the offered addresses back over that connection (omniORB's option) |
 //!
 //! Numbers are plain decimal (no sign, no suffix); negative and out-of-range values are
 //! rejected. Each source replaces the list-valued settings it mentions (endpoints, publish
@@ -140,6 +143,20 @@ pub struct OrbConfig {
     /// `-ORBOnewayBufferBytes`, `-ORBOnewayBufferCount`, `-ORBOnewayBufferDelay`: when a
     /// batch of buffered oneways is written (with [`SyncScope::None`] only).
     pub oneway_buffering: BufferingConstraint,
+    /// `-ORBendPointNoListen giop:tcp:host:port` (repeatable; omniORB's option): addresses
+    /// published in IORs but not listened on. With no listening TCP endpoint the first one
+    /// is the profile's address: a client behind a firewall or NAT publishes it for objects
+    /// that are called back over bidirectional GIOP only.
+    pub endpoints_no_listen: Vec<Endpoint>,
+    /// `-ORBofferBiDirectionalGIOP 0/1` (omniORB's option): requests on GIOP 1.2
+    /// connections carry a `BI_DIR_IIOP` context with this ORB's published addresses, when a
+    /// POA with `BidirectionalPolicy::Both` exists, and calls to those addresses that the
+    /// server makes come back over the same connection (default off).
+    pub offer_bidir: bool,
+    /// `-ORBacceptBiDirectionalGIOP 0/1` (omniORB's option): a server takes a client's
+    /// `BI_DIR_IIOP` offer on a request to a POA with `BidirectionalPolicy::Both` and calls
+    /// the listed addresses back over that client's connection (default off).
+    pub accept_bidir: bool,
 }
 
 /// CORBA Messaging's `SyncScope` for oneway requests: how far a oneway has got when the
@@ -220,6 +237,9 @@ impl Default for OrbConfig {
             socket_permissions: None,
             oneway_sync_scope: SyncScope::WithTransport,
             oneway_buffering: BufferingConstraint::default(),
+            endpoints_no_listen: Vec::new(),
+            offer_bidir: false,
+            accept_bidir: false,
         }
     }
 }

@@ -33,6 +33,9 @@ enum Key {
     OnewayBufferBytes,
     OnewayBufferCount,
     OnewayBufferDelay,
+    EndpointNoListen,
+    OfferBidir,
+    AcceptBidir,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -69,6 +72,9 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::OnewayBufferBytes, &["OnewayBufferBytes"], false),
     (Key::OnewayBufferCount, &["OnewayBufferCount"], false),
     (Key::OnewayBufferDelay, &["OnewayBufferDelay"], false),
+    (Key::EndpointNoListen, &["endPointNoListen"], true),
+    (Key::OfferBidir, &["offerBiDirectionalGIOP"], false),
+    (Key::AcceptBidir, &["acceptBiDirectionalGIOP"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -306,6 +312,15 @@ fn parse_publish(s: &str) -> Result<(String, Option<u16>), String> {
     Ok((host.to_string(), port))
 }
 
+/// A boolean option: `0` or `1` (omniORB's spelling), or `false`/`true`.
+fn flag(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err("expected `0` or `1`".into()),
+    }
+}
+
 /// Which list-valued settings the current source has already replaced.
 #[derive(Default)]
 struct Replaced {
@@ -451,6 +466,14 @@ impl OrbConfig {
             Key::OnewayBufferCount => {
                 self.oneway_buffering.max_count = at_least(value, 1, usize::MAX as u64)? as usize
             }
+            Key::EndpointNoListen => match parse_any_endpoint(value)? {
+                AnyEndpoint::Tcp(e) => self.endpoints_no_listen.push(e),
+                AnyEndpoint::Local(_) => {
+                    return Err("only TCP endpoints can be published without listening".into())
+                }
+            },
+            Key::OfferBidir => self.offer_bidir = flag(value)?,
+            Key::AcceptBidir => self.accept_bidir = flag(value)?,
             Key::OnewayBufferDelay => {
                 self.oneway_buffering.max_delay =
                     Duration::from_micros(at_least(value, 1, u64::MAX)?)
@@ -865,6 +888,27 @@ mod tests {
         assert!(!both("PreferUnix", "0").prefer_local);
         assert!(both("PreferUnix", "1").prefer_local);
         assert_eq!(bad("PreferUnix", "yes"), "expected `0` or `1`");
+    }
+
+    #[test]
+    fn bidirectional_giop_with_omniorbs_option_names() {
+        let d = OrbConfig::default();
+        assert!(!d.offer_bidir && !d.accept_bidir && d.endpoints_no_listen.is_empty());
+        assert!(both("offerBiDirectionalGIOP", "1").offer_bidir);
+        assert!(!both("offerBiDirectionalGIOP", "0").offer_bidir);
+        assert!(both("acceptBiDirectionalGIOP", "1").accept_bidir);
+        assert!(both("ACCEPTBIDIRECTIONALGIOP", "true").accept_bidir);
+        assert_eq!(bad("offerBiDirectionalGIOP", "yes"), "expected `0` or `1`");
+        let c = both("endPointNoListen", "giop:tcp:192.0.2.1:9");
+        assert_eq!(
+            c.endpoints_no_listen,
+            [Endpoint {
+                host: "192.0.2.1".into(),
+                port: 9
+            }]
+        );
+        assert!(c.endpoints.is_empty());
+        assert!(bad("endPointNoListen", "giop:unix:/tmp/x").contains("only TCP"));
     }
 
     #[test]

@@ -111,6 +111,10 @@ impl RequestDispatcher for PoaRegistry {
     fn locate(&self, object_key: &[u8]) -> LocateOutcome {
         PoaRegistry::locate(self, object_key)
     }
+
+    fn accepts_bidir(&self, object_key: &[u8]) -> bool {
+        self.is_bidirectional(object_key)
+    }
 }
 
 impl Orb {
@@ -138,8 +142,32 @@ impl Orb {
             direct_collocation: AtomicBool::new(direct_collocation),
         });
         let orb = Orb { inner };
+        if orb.inner.config.offer_bidir {
+            orb.offer_bidir();
+        }
         orb.claim_default();
         orb
+    }
+
+    /// `-ORBofferBiDirectionalGIOP 1`: connections offer this ORB's published address for
+    /// calls back once a POA with `BidirectionalPolicy::Both` exists, and requests that come
+    /// back on them are served by the POAs.
+    fn offer_bidir(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let offer: crate::bidir::OfferSource = Arc::new(move || {
+            let inner = weak.upgrade()?;
+            if !inner.poa.get()?.has_bidirectional_poa() {
+                return None;
+            }
+            let (host, port) = inner.published.get()?.clone();
+            Some(vec![crate::giop::ListenPoint { host, port }])
+        });
+        self.inner
+            .client
+            .set_bidir_client(crate::client::BidirClient {
+                dispatcher: self.request_dispatcher(),
+                offer,
+            });
     }
 
     /// The configuration this ORB runs with.
@@ -169,8 +197,12 @@ impl Orb {
             return Ok(p.clone());
         }
         let dispatcher = self.request_dispatcher();
-        let server = Server::start(&self.inner.config, dispatcher)
-            .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
+        let server = Server::start_with_client(
+            &self.inner.config,
+            dispatcher,
+            Some(self.inner.client.clone()),
+        )
+        .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
         let local: Vec<LocalTransport> = server
             .bound_endpoints()
             .iter()
@@ -197,6 +229,11 @@ impl Orb {
             }
             (None, Some(bound)) if bound.ip().is_unspecified() => (default_host(), bound.port()),
             (None, Some(bound)) => (bound.ip().to_string(), bound.port()),
+            // Published without listening (reached over bidirectional GIOP only).
+            (None, None) if !self.inner.config.endpoints_no_listen.is_empty() => {
+                let e = &self.inner.config.endpoints_no_listen[0];
+                (e.host.clone(), e.port)
+            }
             // Local endpoints only: this host's name and no port (TCP clients cannot come in).
             (None, None) if !local.is_empty() => (local_host_name().to_owned(), 0),
             (None, None) => return Err(SystemException::new(SystemExceptionKind::Initialize, 0)),
@@ -451,6 +488,7 @@ impl Orb {
         }
         // Oneways this ORB buffered go out before it stops (a loss stays counted).
         let _ = self.inner.client.flush_oneways();
+        self.inner.client.close_bidir();
         if let Some(server) = self.server() {
             server.shutdown();
             if wait {
@@ -661,6 +699,10 @@ impl RequestDispatcher for EnteringDispatcher {
 
     fn locate(&self, object_key: &[u8]) -> LocateOutcome {
         RequestDispatcher::locate(&*self.registry, object_key)
+    }
+
+    fn accepts_bidir(&self, object_key: &[u8]) -> bool {
+        self.registry.is_bidirectional(object_key)
     }
 }
 

@@ -56,6 +56,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod bidir;
 mod recv;
 mod send;
 #[cfg(test)]
@@ -77,6 +78,7 @@ use crate::request::{RequestHeaderRef, RequestHeaderView, RESPONSE_NONE, SYNC_WI
 use crate::service_context::{CodeSetContext, ServiceContextList};
 use crate::target_address::TargetAddress;
 
+pub use bidir::{bidir_context, bidir_offer, bidir_supported};
 pub use send::{ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter};
 
 use recv::RecvBuffer;

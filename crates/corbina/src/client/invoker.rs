@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
+use crate::bidir::{BidirConnection, Outcome};
 use crate::cdr::CodeSets;
 use crate::giop::connection::Event;
 use crate::giop::message::Body;
@@ -220,27 +221,32 @@ impl IiopInvoker {
                     CompletionStatus::No,
                 ));
             }
-            let strand = match rope.acquire_until(deadline) {
-                Ok(s) => s,
-                // A stale local endpoint: nothing was sent, go by TCP instead.
-                Err(e)
-                    if e.kind == SystemExceptionKind::Transient
-                        && self.tcp_fallback.is_some()
-                        && Arc::ptr_eq(rope, &self.rope) =>
-                {
-                    self.rope.mark_stale();
-                    continue;
-                }
-                Err(e) => return Err(e),
+            let attempt = if let Some(conn) = self.bidir_connection(rope, deadline)? {
+                self.attempt_bidir(&conn, operation, encode, decode.as_deref_mut(), deadline)?
+            } else {
+                let strand = match rope.acquire_until(deadline) {
+                    Ok(s) => s,
+                    // A stale local endpoint: nothing was sent, go by TCP instead.
+                    Err(e)
+                        if e.kind == SystemExceptionKind::Transient
+                            && self.tcp_fallback.is_some()
+                            && Arc::ptr_eq(rope, &self.rope) =>
+                    {
+                        self.rope.mark_stale();
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.attempt(
+                    rope,
+                    strand,
+                    operation,
+                    encode,
+                    decode.as_deref_mut(),
+                    deadline,
+                )?
             };
-            match self.attempt(
-                rope,
-                strand,
-                operation,
-                encode,
-                decode.as_deref_mut(),
-                deadline,
-            )? {
+            match attempt {
                 Attempt::Done => return Ok(()),
                 Attempt::Retry => continue,
                 Attempt::Forward(target) => {
@@ -386,6 +392,69 @@ impl IiopInvoker {
             return Ok(Attempt::Done);
         };
         self.await_reply(rope, strand, request_id, decode, deadline)
+    }
+
+    /// The bidirectional connection this call goes over, if any: the one routed to the
+    /// rope's address (a server calling a client back), or, when this ORB offers
+    /// bidirectional GIOP and has something to offer, the rope's offering connection
+    /// (opened now if need be). Two branches when bidirectional GIOP is not in use.
+    #[inline]
+    fn bidir_connection(
+        &self,
+        rope: &Arc<Rope>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Arc<BidirConnection>>, SystemException> {
+        if let Some(c) = rope.bidir() {
+            if c.is_open() {
+                return Ok(Some(c));
+            }
+        }
+        let Some(client) = self.ctx.bidir_client() else {
+            return Ok(None);
+        };
+        if !crate::giop::connection::bidir_supported(self.version) || (client.offer)().is_none() {
+            return Ok(None);
+        }
+        rope.bidir_or_open(|rope| {
+            let (stream, giop) = rope.connect_unpooled(deadline)?;
+            BidirConnection::open_client(
+                rope,
+                stream,
+                giop,
+                client.dispatcher.clone(),
+                client.offer.clone(),
+            )
+            .map_err(|_| comm_failure(CompletionStatus::No))
+        })
+        .map(Some)
+    }
+
+    /// One attempt over a bidirectional connection.
+    fn attempt_bidir<'a>(
+        &self,
+        conn: &BidirConnection,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt, SystemException> {
+        let target = self.target();
+        let outcome = conn.call(
+            self.version,
+            self.code_sets,
+            &target,
+            operation,
+            encode,
+            decode.is_some(),
+            deadline,
+        )?;
+        match (outcome, decode) {
+            (Outcome::Reply(r), Some(decode)) => {
+                self.reply_outcome(&r.header, r.body.body(), r.code_sets, decode)
+            }
+            (Outcome::Resend, _) => Ok(Attempt::Retry),
+            (Outcome::Reply(_) | Outcome::Sent, _) => Ok(Attempt::Done),
+        }
     }
 
     /// Returns a strand nothing was sent on, keeping its buffered oneways pending.

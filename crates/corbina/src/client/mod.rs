@@ -156,6 +156,15 @@ pub struct ClientContext {
     ropes: Arc<RopeMap>,
     scavenger: Mutex<Option<Arc<ScavengerStop>>>,
     flusher: Arc<Flusher>,
+    /// With `-ORBofferBiDirectionalGIOP 1`: what connections offer, and where requests
+    /// arriving on them go (set by the ORB).
+    bidir: std::sync::OnceLock<BidirClient>,
+}
+
+/// The client side of bidirectional GIOP: this ORB's offer and its POAs.
+pub(crate) struct BidirClient {
+    pub(crate) dispatcher: Arc<dyn crate::server::RequestDispatcher>,
+    pub(crate) offer: crate::bidir::OfferSource,
 }
 
 impl ClientContext {
@@ -166,7 +175,35 @@ impl ClientContext {
             ropes: Arc::new(Mutex::new(HashMap::new())),
             scavenger: Mutex::new(None),
             flusher: Arc::new(Flusher::default()),
+            bidir: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Makes connections offer bidirectional GIOP (`-ORBofferBiDirectionalGIOP 1`):
+    /// requests that come back on them go to `dispatcher`; `offer` gives the listen points
+    /// (`None` while there is nothing to call back).
+    pub(crate) fn set_bidir_client(&self, client: BidirClient) {
+        let _ = self.bidir.set(client);
+    }
+
+    /// Closes the bidirectional connections this context opened (its ORB shuts down):
+    /// servers can no longer call back over them.
+    pub(crate) fn close_bidir(&self) {
+        if self.bidir.get().is_none() {
+            return;
+        }
+        for rope in self.ropes() {
+            rope.close_bidir();
+        }
+    }
+
+    /// The bidirectional offer, when connections make one.
+    #[inline]
+    pub(crate) fn bidir_client(&self) -> Option<&BidirClient> {
+        if !self.config.offer_bidir {
+            return None;
+        }
+        self.bidir.get()
     }
 
     /// The bounds a oneway made now by this thread is buffered within, if it is.

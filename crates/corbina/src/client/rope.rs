@@ -5,10 +5,11 @@
 //! A strand runs over any transport ([`crate::transport::Connection`]).
 
 use std::io::{self, Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::bidir::BidirConnection;
 use crate::giop::connection::{GiopConnection, Role, Settings};
 use crate::transport::{Address, ConnectionOptions, Stream};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
@@ -215,6 +216,11 @@ pub struct Rope {
     /// For a local endpoint: until when it is skipped after a failed connect (ms since
     /// [`epoch`], 0 = not skipped).
     stale_until: AtomicU64,
+    /// Bidirectional GIOP: the connection calls to this address go over instead of the
+    /// strands (a server's route back to a client, or a client's offering connection).
+    bidir: Mutex<Option<Arc<BidirConnection>>>,
+    /// Whether `bidir` may be set: the common call skips the lock.
+    routed: AtomicBool,
 }
 
 /// A process-wide reference instant, so deadlines fit in an atomic.
@@ -252,7 +258,71 @@ impl Rope {
             unreported_lost: AtomicU64::new(0),
             lost: AtomicU64::new(0),
             stale_until: AtomicU64::new(0),
+            bidir: Mutex::new(None),
+            routed: AtomicBool::new(false),
         }
+    }
+
+    /// The bidirectional connection this address's calls go over, if there is one.
+    #[inline]
+    pub(crate) fn bidir(&self) -> Option<Arc<BidirConnection>> {
+        if !self.routed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.bidir.lock().ok().and_then(|b| b.clone())
+    }
+
+    /// Routes this address's calls over `conn` (replacing any earlier route).
+    pub(crate) fn attach_bidir(&self, conn: Arc<BidirConnection>) {
+        if let Ok(mut b) = self.bidir.lock() {
+            *b = Some(conn);
+            self.routed.store(true, Ordering::Release);
+        }
+    }
+
+    /// Stops routing over `conn` (it ended), if it is still the route.
+    pub(crate) fn detach_bidir(&self, conn: &BidirConnection) {
+        if let Ok(mut b) = self.bidir.lock() {
+            if b.as_deref().is_some_and(|c| std::ptr::eq(c, conn)) {
+                *b = None;
+                self.routed.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// The bidirectional connection calls to this address go over, opened with `open` if
+    /// there is none (one at a time: concurrent callers wait for the first).
+    pub(crate) fn bidir_or_open(
+        self: &Arc<Self>,
+        open: impl FnOnce(&Arc<Rope>) -> Result<Arc<BidirConnection>, SystemException>,
+    ) -> Result<Arc<BidirConnection>, SystemException> {
+        let mut b = self.bidir.lock().map_err(|_| transient(0))?;
+        if let Some(c) = b.as_ref().filter(|c| c.is_open()) {
+            return Ok(c.clone());
+        }
+        let c = open(self)?;
+        *b = Some(c.clone());
+        self.routed.store(true, Ordering::Release);
+        Ok(c)
+    }
+
+    /// Closes the bidirectional connection this rope opened, if any (its ORB shuts down).
+    pub(crate) fn close_bidir(&self) {
+        let conn = self.bidir.lock().ok().and_then(|mut b| b.take());
+        self.routed.store(false, Ordering::Release);
+        if let Some(c) = conn {
+            c.close_if_opened_by(self);
+        }
+    }
+
+    /// A new connection to this address, not pooled: for a bidirectional connection.
+    pub(crate) fn connect_unpooled(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<(Stream, GiopConnection), SystemException> {
+        let strand = self.connect(deadline)?;
+        let Strand { stream, giop, .. } = *strand;
+        Ok((stream, giop))
     }
 
     /// Whether this (local) endpoint failed to connect less than [`STALE_LOCAL_RETRY`] ago.
@@ -625,5 +695,10 @@ impl Drop for Rope {
     fn drop(&mut self) {
         let deadline = Instant::now() + self.settings.connect_timeout;
         let _ = self.flush_pending(Some(deadline));
+        // A bidirectional connection this rope opened goes with it (its reader would keep
+        // it open otherwise).
+        if let Some(b) = self.bidir.get_mut().ok().and_then(Option::take) {
+            b.close_if_opened_by(self);
+        }
     }
 }

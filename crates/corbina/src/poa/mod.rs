@@ -74,8 +74,8 @@ pub use current::Current;
 pub use manager::{PoaManager, PoaManagerState};
 pub use poa::Poa;
 pub use policy::{
-    IdAssignmentPolicy, IdUniquenessPolicy, ImplicitActivationPolicy, LifespanPolicy, PolicyList,
-    RequestProcessingPolicy, ServantRetentionPolicy, ThreadPolicy,
+    BidirectionalPolicy, IdAssignmentPolicy, IdUniquenessPolicy, ImplicitActivationPolicy,
+    LifespanPolicy, PolicyList, RequestProcessingPolicy, ServantRetentionPolicy, ThreadPolicy,
 };
 pub use registry::{PoaRegistry, DEFAULT_MAX_HOLD_WAIT};
 pub use servant_manager::{

@@ -1,5 +1,5 @@
-//! The seven standard POA policies (`PortableServer::*Policy`) and the rules for combining
-//! them.
+//! The seven standard POA policies (`PortableServer::*Policy`), BiDirPolicy's
+//! `BidirectionalPolicy`, and the rules for combining them.
 //!
 //! A [`PolicyList`] holds one value per policy. [`PolicyList::default`] gives the
 //! specification's defaults for a child POA; [`PolicyList::root`] gives the RootPOA's.
@@ -79,6 +79,20 @@ pub enum RequestProcessingPolicy {
     UseServantManager,
 }
 
+/// `BiDirPolicy::BidirectionalPolicy` (CORBA 3 §15.9, policy type 37): whether calls may
+/// travel over connections the other side opened (bidirectional GIOP). On a client's POA,
+/// BOTH lets its objects be called back over the connections it opens to servers (with
+/// `-ORBofferBiDirectionalGIOP 1`); on a server's POA, BOTH lets the server take such an
+/// offer on requests to its objects (with `-ORBacceptBiDirectionalGIOP 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BidirectionalPolicy {
+    /// NORMAL: connections carry calls one way only.
+    #[default]
+    Normal,
+    /// BOTH: connections may carry calls both ways.
+    Both,
+}
+
 /// The policies of one POA, one field per standard policy.
 ///
 /// Build it with struct update syntax or the `with_*` methods:
@@ -105,6 +119,8 @@ pub struct PolicyList {
     pub servant_retention: ServantRetentionPolicy,
     /// Index 6.
     pub request_processing: RequestProcessingPolicy,
+    /// Index 7: BiDirPolicy's, not PortableServer's (any value combines with the others).
+    pub bidirectional: BidirectionalPolicy,
 }
 
 /// Index of each policy in [`PolicyList`], as reported by `InvalidPolicy`.
@@ -123,6 +139,8 @@ pub mod index {
     pub const SERVANT_RETENTION: u16 = 5;
     /// RequestProcessingPolicy.
     pub const REQUEST_PROCESSING: u16 = 6;
+    /// BiDirPolicy::BidirectionalPolicy.
+    pub const BIDIRECTIONAL: u16 = 7;
 }
 
 impl PolicyList {
@@ -168,6 +186,11 @@ impl PolicyList {
     /// With this RequestProcessingPolicy.
     pub fn with_request_processing(mut self, v: RequestProcessingPolicy) -> Self {
         self.request_processing = v;
+        self
+    }
+    /// With this BidirectionalPolicy.
+    pub fn with_bidirectional(mut self, v: BidirectionalPolicy) -> Self {
+        self.bidirectional = v;
         self
     }
 

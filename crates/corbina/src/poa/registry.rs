@@ -4,7 +4,7 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -43,6 +43,8 @@ pub struct PoaRegistry {
     max_hold_wait_ms: AtomicU64,
     /// Keys outside the POA format (`NameService`, …): see [`super::table`].
     pub(super) keys: super::table::ObjectKeyTable,
+    /// A POA with `BidirectionalPolicy::Both` exists (or existed).
+    bidirectional: AtomicBool,
 }
 
 fn random_epoch() -> u64 {
@@ -104,6 +106,7 @@ impl PoaRegistry {
                 persistent: RwLock::new(HashMap::default()),
                 root,
                 max_hold_wait_ms: AtomicU64::new(DEFAULT_MAX_HOLD_WAIT.as_millis() as u64),
+                bidirectional: AtomicBool::new(false),
                 keys: Default::default(),
             }
         })
@@ -169,6 +172,9 @@ impl PoaRegistry {
         };
         slab.slots[index as usize].poa = Some(poa.clone());
         drop(slab);
+        if policies.bidirectional == super::BidirectionalPolicy::Both {
+            self.bidirectional.store(true, Ordering::Release);
+        }
         if policies.persistent() {
             self.persistent
                 .write()
@@ -340,5 +346,19 @@ impl PoaRegistry {
     /// etherealizing active objects if `etherealize`.
     pub fn shutdown(&self, etherealize: bool) {
         self.root.destroy(etherealize, true);
+    }
+
+    /// Whether a POA with `BidirectionalPolicy::Both` was ever made here: the client side
+    /// of bidirectional GIOP offers callbacks only then.
+    pub fn has_bidirectional_poa(&self) -> bool {
+        self.bidirectional.load(Ordering::Acquire)
+    }
+
+    /// Whether the POA `object_key` names has `BidirectionalPolicy::Both`: the server side
+    /// of bidirectional GIOP takes an offer only on a request to such a POA.
+    pub fn is_bidirectional(&self, object_key: &[u8]) -> bool {
+        key::decode(object_key)
+            .and_then(|k| self.find(k.poa, false).ok())
+            .is_some_and(|poa| poa.policies().bidirectional == super::BidirectionalPolicy::Both)
     }
 }

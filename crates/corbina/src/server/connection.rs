@@ -27,8 +27,10 @@ pub(crate) struct ConnectionShared {
 
 struct ConnState {
     stream: Stream,
-    /// A request is being processed: CloseConnection must wait for its reply.
-    busy: bool,
+    /// Requests being processed (one at most, except on a bidirectional connection, whose
+    /// workers run several, and count the calls it carries back too): CloseConnection waits
+    /// for their replies.
+    busy: u32,
     /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
     closing: bool,
     closed: bool,
@@ -44,7 +46,7 @@ impl ConnectionShared {
             return;
         };
         st.closing = true;
-        if !st.busy {
+        if st.busy == 0 {
             close_now(&mut st);
         }
     }
@@ -59,7 +61,7 @@ impl ConnectionShared {
         }
         // A request that has arrived and is not read yet makes the connection busy too (a
         // fresh connection whose thread is slow to start is not closed under it).
-        if st.busy || st.last_active.elapsed() < period || st.stream.has_pending_input() {
+        if st.busy > 0 || st.last_active.elapsed() < period || st.stream.has_pending_input() {
             st.idle_scans = 0;
             return false;
         }
@@ -70,6 +72,79 @@ impl ConnectionShared {
             return true;
         }
         false
+    }
+}
+
+impl ConnectionShared {
+    /// The shared half of a connection no server accepted (the client's end of a
+    /// bidirectional connection).
+    pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
+        Arc::new(ConnectionShared {
+            state: Mutex::new(ConnState {
+                stream,
+                busy: 0,
+                closing: false,
+                closed: false,
+                version: Version::V1_2,
+                last_active: Instant::now(),
+                idle_scans: 0,
+            }),
+        })
+    }
+
+    /// Writes whole messages (a request, control messages) unless the connection is closed.
+    pub(crate) fn write(&self, batch: Option<&[u8]>, w: &Outgoing<'_>) -> std::io::Result<()> {
+        let mut st = self.lock()?;
+        if st.closed {
+            return Err(std::io::ErrorKind::NotConnected.into());
+        }
+        write_outgoing(&mut st.stream, batch, w)
+    }
+
+    /// Writes one control message (CancelRequest, MessageError) unless closed.
+    pub(crate) fn write_control(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut st = self.lock()?;
+        if st.closed {
+            return Err(std::io::ErrorKind::NotConnected.into());
+        }
+        st.stream.write_all(bytes)
+    }
+
+    /// A call going out on this connection (bidirectional GIOP): the connection is busy
+    /// until [`ConnectionShared::outgoing_done`].
+    pub(crate) fn outgoing_started(&self) -> bool {
+        match self.lock() {
+            Ok(mut st) if !st.closing && !st.closed => {
+                st.busy += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The call counted by [`ConnectionShared::outgoing_started`] is over.
+    pub(crate) fn outgoing_done(&self) {
+        if let Ok(mut st) = self.lock() {
+            st.busy = st.busy.saturating_sub(1);
+            st.last_active = Instant::now();
+            if st.closing && st.busy == 0 {
+                close_now(&mut st);
+            }
+        }
+    }
+
+    /// Closes now, without CloseConnection (the connection failed, or its ORB is going).
+    pub(crate) fn shut_down(&self) {
+        if let Ok(mut st) = self.lock() {
+            st.closed = true;
+            let _ = st.stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn lock(&self) -> std::io::Result<std::sync::MutexGuard<'_, ConnState>> {
+        self.state
+            .lock()
+            .map_err(|_| std::io::Error::other("connection lock poisoned"))
     }
 }
 
@@ -97,7 +172,7 @@ pub(crate) fn open(
     let shared = Arc::new(ConnectionShared {
         state: Mutex::new(ConnState {
             stream,
-            busy: false,
+            busy: 0,
             closing: false,
             closed: false,
             version: Version::V1_2,
@@ -123,6 +198,7 @@ pub(crate) fn open(
             dispatcher,
             server: server.clone(),
             out: Vec::with_capacity(256),
+            bidir_offer: None,
         },
     };
     (conn, read_half)
@@ -147,7 +223,30 @@ pub(crate) fn serve(
             Err(_) => break,
         }
     }
+    if let Some(offer) = conn.handler.bidir_offer.take() {
+        // The client offered bidirectional GIOP and it was taken: this thread goes on as
+        // the connection's reader, requests run on workers.
+        let parts = conn.take_bidir_parts();
+        crate::bidir::serve_accepted(parts, read_half, offer);
+        return;
+    }
     conn.handler.finish();
+}
+
+/// What a server connection hands to bidirectional GIOP when a client's offer is taken.
+pub(crate) struct BidirParts {
+    pub(crate) giop: GiopConnection,
+    pub(crate) shared: Arc<ConnectionShared>,
+    pub(crate) dispatcher: Arc<dyn RequestDispatcher>,
+    pub(crate) server: Arc<ServerShared>,
+}
+
+impl BidirParts {
+    /// The connection is over: closes the socket and tells the server.
+    pub(crate) fn finish(&self) {
+        self.shared.shut_down();
+        self.server.unregister(&self.shared);
+    }
 }
 
 /// One server connection: its GIOP state and what handles its messages (both thread
@@ -158,6 +257,17 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
+    /// Moves the connection's state out for bidirectional GIOP (see [`BidirParts`]).
+    pub(crate) fn take_bidir_parts(&mut self) -> BidirParts {
+        let fresh = GiopConnection::new(*self.giop.settings());
+        BidirParts {
+            giop: std::mem::replace(&mut self.giop, fresh),
+            shared: self.handler.shared.clone(),
+            dispatcher: self.handler.dispatcher.clone(),
+            server: self.handler.server.clone(),
+        }
+    }
+
     /// Handles every complete message received; false when the connection must close
     /// (MessageError or CloseConnection was sent, the peer closed, or a write failed).
     pub(crate) fn handle_events(&mut self) -> bool {
@@ -189,6 +299,9 @@ pub(crate) struct Handler {
     server: Arc<ServerShared>,
     /// The buffer every reply is marshalled into: no allocation per call.
     out: Vec<u8>,
+    /// A bidirectional GIOP offer taken: the request that carried it (not run yet) and the
+    /// listen points. The connection stops being served here and becomes bidirectional.
+    pub(crate) bidir_offer: Option<crate::bidir::Offer>,
 }
 
 impl Handler {
@@ -199,54 +312,23 @@ impl Handler {
                 body,
                 reply,
             } => {
-                if !self.begin(reply.version) {
-                    // Closing: CloseConnection was sent and this request is not processed;
-                    // the client resends it on a new connection.
-                    return false;
-                }
                 let key = header.target.resolve_key().ok().flatten();
-                let mut sink = ConnectionReplySink {
-                    shared: &self.shared,
-                    out: &mut self.out,
-                    reply,
-                    left_busy: false,
-                };
-                let mut req = ServerRequest::new(
+                // One bool when bidirectional GIOP is not accepted (the default).
+                if self.server.bidir_client().is_some() {
+                    if let Some(offer) = self.take_offer(&header, body, reply, key.as_deref()) {
+                        self.bidir_offer = Some(offer);
+                        return false;
+                    }
+                }
+                serve_request(
+                    &self.shared,
+                    &*self.dispatcher,
+                    &mut self.out,
                     &header.operation,
+                    key.as_deref(),
                     body.reader(reply.code_sets),
-                    reply.response_expected,
-                    &mut sink,
-                );
-                let result = match &key {
-                    Some(k) => self.dispatcher.dispatch(k, &mut req),
-                    None => Err(DispatchError::System(SystemException::new(
-                        SystemExceptionKind::ObjectNotExist,
-                        0,
-                    ))),
-                };
-                let replied = req.has_replied();
-                let mut ok = true;
-                if reply.response_expected && !replied {
-                    let outcome = match result {
-                        Ok(()) => sink.system_exception(
-                            SystemException::new(SystemExceptionKind::Internal, 0)
-                                .completed(CompletionStatus::Maybe),
-                        ),
-                        Err(DispatchError::System(e)) => sink.system_exception(e),
-                        Err(DispatchError::Forward {
-                            reference,
-                            permanent,
-                        }) => sink.forward(reference.ior(), permanent),
-                    };
-                    ok = outcome.is_ok();
-                }
-                // Always leave the busy state, so that a close asked for meanwhile happens.
-                // A written reply already did (and made any such close): no second lock.
-                if sink.left_busy {
-                    ok
-                } else {
-                    self.end() && ok
-                }
+                    reply,
+                )
             }
             Event::LocateRequest { header, reply } => {
                 let outcome = match header.target.resolve_key().ok().flatten() {
@@ -263,6 +345,28 @@ impl Handler {
             // before it gets here.
             Event::Reply { .. } | Event::LocateReply { .. } => false,
         }
+    }
+
+    /// The offer of bidirectional GIOP a request makes, if it is taken: at GIOP 1.2, to a
+    /// POA with `BidirectionalPolicy::Both`. A malformed BI_DIR_IIOP context is ignored
+    /// (the request is served normally), as omniORB does.
+    fn take_offer(
+        &self,
+        header: &crate::giop::RequestHeaderView<'_>,
+        body: crate::giop::message::Body<'_>,
+        reply: ReplyContext,
+        key: Option<&[u8]>,
+    ) -> Option<crate::bidir::Offer> {
+        let points = crate::giop::connection::bidir_offer(reply.version, &header.service_context)
+            .ok()
+            .flatten()?;
+        if points.is_empty() || !key.is_some_and(|k| self.dispatcher.accepts_bidir(k)) {
+            return None;
+        }
+        Some(crate::bidir::Offer {
+            first: crate::bidir::IncomingRequest::copy(&header.operation, key, body, reply),
+            listen_points: points,
+        })
     }
 
     /// The connection failed on the peer's bytes: writes what it queued (MessageError),
@@ -288,71 +392,136 @@ impl Handler {
         self.server.unregister(&self.shared);
     }
 
-    /// Marks the connection busy; false if it is closing.
-    fn begin(&self, version: Version) -> bool {
-        let Ok(mut st) = self.shared.state.lock() else {
-            return false;
-        };
-        st.version = version;
-        if st.closing || st.closed {
-            return false;
-        }
-        // No clock read: `last_active` is not looked at while busy, and every path that
-        // clears `busy` (the reply, `end`) stamps it.
-        st.busy = true;
-        true
-    }
-
-    /// Marks the connection idle again; closes it now if a close was asked for meanwhile.
-    fn end(&self) -> bool {
-        let Ok(mut st) = self.shared.state.lock() else {
-            return false;
-        };
-        // A twoway's reply already cleared `busy` and stamped `last_active`.
-        if st.busy {
-            st.busy = false;
-            st.last_active = Instant::now();
-        }
-        if st.closing {
-            close_now(&mut st);
-            return false;
-        }
-        true
-    }
-
     fn locate_reply(
         &mut self,
         reply: &ReplyContext,
         outcome: LocateOutcome,
     ) -> Result<(), SystemException> {
-        let (status, ior) = match outcome {
-            LocateOutcome::Here => (LocateStatus::ObjectHere, None),
-            LocateOutcome::Unknown => (LocateStatus::UnknownObject, None),
-            // Downgraded to OBJECT_FORWARD below GIOP 1.2 by the connection.
-            LocateOutcome::Forward {
-                ior,
-                permanent: true,
-            } => (LocateStatus::ObjectForwardPerm, Some(ior)),
-            LocateOutcome::Forward { ior, .. } => (LocateStatus::ObjectForward, Some(ior)),
-        };
-        let buffer = std::mem::take(&mut self.out);
-        let mut w = reply
-            .start_locate_reply(buffer, status)
-            .map_err(SystemException::from)?;
-        if let Some(ior) = ior {
-            ior.encode(w.body()).map_err(SystemException::from)?;
-        }
-        let w = reply.finish_reply(w).map_err(SystemException::from)?;
-        let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
-        let written = if st.closed {
-            Err(io_failure())
-        } else {
-            write_outgoing(&mut st.stream, None, &w).map_err(|_| io_failure())
-        };
-        drop(st);
-        self.out = crate::transport::recycle(w.into_buffer());
-        written
+        write_locate_reply(&self.shared, &mut self.out, reply, outcome)
     }
+}
+
+/// Answers a LocateRequest (both server models and bidirectional connections).
+pub(crate) fn write_locate_reply(
+    shared: &ConnectionShared,
+    out: &mut Vec<u8>,
+    reply: &ReplyContext,
+    outcome: LocateOutcome,
+) -> Result<(), SystemException> {
+    let (status, ior) = match outcome {
+        LocateOutcome::Here => (LocateStatus::ObjectHere, None),
+        LocateOutcome::Unknown => (LocateStatus::UnknownObject, None),
+        // Downgraded to OBJECT_FORWARD below GIOP 1.2 by the connection.
+        LocateOutcome::Forward {
+            ior,
+            permanent: true,
+        } => (LocateStatus::ObjectForwardPerm, Some(ior)),
+        LocateOutcome::Forward { ior, .. } => (LocateStatus::ObjectForward, Some(ior)),
+    };
+    let buffer = std::mem::take(out);
+    let mut w = reply
+        .start_locate_reply(buffer, status)
+        .map_err(SystemException::from)?;
+    if let Some(ior) = ior {
+        ior.encode(w.body()).map_err(SystemException::from)?;
+    }
+    let w = reply.finish_reply(w).map_err(SystemException::from)?;
+    let mut st = shared.state.lock().map_err(|_| io_failure())?;
+    let written = if st.closed {
+        Err(io_failure())
+    } else {
+        write_outgoing(&mut st.stream, None, &w).map_err(|_| io_failure())
+    };
+    drop(st);
+    *out = crate::transport::recycle(w.into_buffer());
+    written
+}
+
+/// Runs one request and writes its reply (both server models, and the workers of a
+/// bidirectional connection); false when the connection must close.
+pub(crate) fn serve_request(
+    shared: &ConnectionShared,
+    dispatcher: &dyn RequestDispatcher,
+    out: &mut Vec<u8>,
+    operation: &str,
+    key: Option<&[u8]>,
+    args: crate::cdr::CdrReader<'_>,
+    reply: ReplyContext,
+) -> bool {
+    if !begin(shared, reply.version) {
+        // Closing: CloseConnection was sent and this request is not processed; the client
+        // resends it on a new connection.
+        return false;
+    }
+    let mut sink = ConnectionReplySink {
+        shared,
+        out,
+        reply,
+        left_busy: false,
+    };
+    let mut req = ServerRequest::new(operation, args, reply.response_expected, &mut sink);
+    let result = match key {
+        Some(k) => dispatcher.dispatch(k, &mut req),
+        None => Err(DispatchError::System(SystemException::new(
+            SystemExceptionKind::ObjectNotExist,
+            0,
+        ))),
+    };
+    let replied = req.has_replied();
+    let mut ok = true;
+    if reply.response_expected && !replied {
+        let outcome = match result {
+            Ok(()) => sink.system_exception(
+                SystemException::new(SystemExceptionKind::Internal, 0)
+                    .completed(CompletionStatus::Maybe),
+            ),
+            Err(DispatchError::System(e)) => sink.system_exception(e),
+            Err(DispatchError::Forward {
+                reference,
+                permanent,
+            }) => sink.forward(reference.ior(), permanent),
+        };
+        ok = outcome.is_ok();
+    }
+    // Always leave the busy state, so that a close asked for meanwhile happens. A written
+    // reply already did (and made any such close): no second lock.
+    if sink.left_busy {
+        ok
+    } else {
+        end(shared) && ok
+    }
+}
+
+/// Counts a request in; false if the connection is closing.
+fn begin(shared: &ConnectionShared, version: Version) -> bool {
+    let Ok(mut st) = shared.state.lock() else {
+        return false;
+    };
+    st.version = version;
+    if st.closing || st.closed {
+        return false;
+    }
+    // No clock read: `last_active` is not looked at while busy, and every path that
+    // lowers `busy` (the reply, `end`) stamps it.
+    st.busy += 1;
+    true
+}
+
+/// Counts a request that wrote no reply out; closes now if a close was asked for meanwhile
+/// and nothing else is in progress.
+fn end(shared: &ConnectionShared) -> bool {
+    let Ok(mut st) = shared.state.lock() else {
+        return false;
+    };
+    st.busy = st.busy.saturating_sub(1);
+    st.last_active = Instant::now();
+    if st.closing {
+        if st.busy == 0 {
+            close_now(&mut st);
+        }
+        return false;
+    }
+    true
 }
 
 fn to_marshal(e: crate::giop::GiopError) -> crate::cdr::MarshalError {
@@ -397,13 +566,19 @@ impl ConnectionReplySink<'_> {
             .finish_reply(rw)
             .map_err(|e| SystemException::from(e).completed(done))?;
         let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
-        let written = write_outgoing(&mut st.stream, None, &w);
-        // Answered: the connection is idle as far as closing goes from here on (the client
-        // may act on the reply before this thread gets to `end`), so an orderly close asked
-        // for now is done at once — after the reply, never before it.
-        st.busy = false;
+        let written = if st.closed {
+            Err(std::io::ErrorKind::NotConnected.into())
+        } else {
+            write_outgoing(&mut st.stream, None, &w)
+        };
+        // Answered: the request no longer holds the connection open (the client may act on
+        // the reply before this thread gets to `end`), so an orderly close asked for now is
+        // done at once — after the reply, never before it.
+        if !self.left_busy {
+            st.busy = st.busy.saturating_sub(1);
+        }
         st.last_active = Instant::now();
-        if st.closing {
+        if st.closing && st.busy == 0 {
             close_now(&mut st);
         }
         self.left_busy = true;

@@ -16,7 +16,7 @@
 //!   not processed (the client resends it elsewhere). The scavenger closes connections idle
 //!   for two consecutive scans; [`Server::shutdown`] closes them all.
 
-mod connection;
+pub(crate) mod connection;
 mod pool;
 
 use std::net::SocketAddr;
@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use connection::ConnectionShared;
 
+use crate::client::ClientContext;
 use crate::config::{OrbConfig, ThreadModel};
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::ServerRequest;
@@ -47,6 +48,12 @@ pub trait RequestDispatcher: Send + Sync {
 
     /// Answers a LocateRequest without running anything.
     fn locate(&self, object_key: &[u8]) -> LocateOutcome;
+
+    /// Whether a bidirectional GIOP offer on a request to `object_key` may be taken (its
+    /// POA has `BidirectionalPolicy::Both`). Default: never.
+    fn accepts_bidir(&self, _object_key: &[u8]) -> bool {
+        false
+    }
 }
 
 /// State shared by a server's listener and connection threads.
@@ -63,6 +70,9 @@ pub(crate) struct ServerShared {
     /// Wakes the scavenger when the server stops.
     stop_signal: Condvar,
     stop_lock: Mutex<()>,
+    /// Where calls back over bidirectional connections are routed (the ORB's client side),
+    /// when `-ORBacceptBiDirectionalGIOP` is on.
+    bidir_client: Option<Arc<ClientContext>>,
 }
 
 impl ServerShared {
@@ -98,6 +108,11 @@ impl ServerShared {
     fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
+
+    /// The client context bidirectional offers are routed into, if they are accepted.
+    pub(crate) fn bidir_client(&self) -> Option<&Arc<ClientContext>> {
+        self.bidir_client.as_ref()
+    }
 }
 
 /// A running IIOP server: bound endpoints and their accept threads.
@@ -116,6 +131,18 @@ impl Server {
         config: &OrbConfig,
         dispatcher: Arc<dyn RequestDispatcher>,
     ) -> std::io::Result<Server> {
+        Server::start_with_client(config, dispatcher, None)
+    }
+
+    /// [`Server::start`] for an ORB whose client side is `client`: with
+    /// `-ORBacceptBiDirectionalGIOP 1`, the addresses a client offers on a bidirectional
+    /// connection are routed over it in `client`.
+    pub fn start_with_client(
+        config: &OrbConfig,
+        dispatcher: Arc<dyn RequestDispatcher>,
+        client: Option<Arc<ClientContext>>,
+    ) -> std::io::Result<Server> {
+        let bidir_client = client.filter(|_| config.accept_bidir);
         let shared = Arc::new(ServerShared {
             config: config.clone(),
             connections: Mutex::new(Vec::new()),
@@ -124,8 +151,12 @@ impl Server {
             accepting: AtomicUsize::new(0),
             stop_signal: Condvar::new(),
             stop_lock: Mutex::new(()),
+            bidir_client,
         });
-        let endpoints = if config.endpoints.is_empty() && config.local_endpoints.is_empty() {
+        let endpoints = if config.endpoints.is_empty()
+            && config.local_endpoints.is_empty()
+            && config.endpoints_no_listen.is_empty()
+        {
             vec![crate::config::Endpoint {
                 host: "0.0.0.0".into(),
                 port: 0,

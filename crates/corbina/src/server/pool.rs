@@ -230,8 +230,21 @@ impl Pool {
         } else {
             st.conns -= 1;
             drop(st);
-            let work = c.work.lock().unwrap_or_else(|p| p.into_inner());
-            work.conn.handler.finish();
+            let mut work = c.work.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(offer) = work.conn.handler.bidir_offer.take() {
+                // Bidirectional GIOP taken: the connection leaves the pool for a reader
+                // thread of its own (its requests run on its workers).
+                let parts = work.conn.take_bidir_parts();
+                let read_half = c.read_half.clone();
+                let spawned = thread::Builder::new()
+                    .name("corbina-bidir".into())
+                    .spawn(move || crate::bidir::serve_accepted(parts, read_half, offer));
+                if spawned.is_err() {
+                    work.conn.handler.finish();
+                }
+            } else {
+                work.conn.handler.finish();
+            }
             self.followers.notify_all();
             self.wake();
         }

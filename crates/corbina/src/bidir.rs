@@ -1,0 +1,648 @@
+//! Bidirectional GIOP (CORBA 3 §15.8–15.9): calls back over the connection the client
+//! opened, for clients behind a firewall or NAT that no server can connect to.
+//!
+//! - **Client** (`-ORBofferBiDirectionalGIOP 1`, a POA with
+//!   [`BidirectionalPolicy::Both`](crate::poa::BidirectionalPolicy)): calls at GIOP 1.2 go
+//!   over one connection per server address that carries a `BI_DIR_IIOP` context listing
+//!   this ORB's published addresses; requests the server sends back on it are served by
+//!   the POAs.
+//! - **Server** (`-ORBacceptBiDirectionalGIOP 1`): a request carrying such an offer, to a
+//!   POA with BOTH, makes its connection bidirectional; calls to objects published at the
+//!   offered addresses then go over it instead of a new connection. Nothing is verified
+//!   beyond that (as omniORB, which by default does not check the listen points either).
+//!
+//! Both ends then run the same [`BidirConnection`]: one thread reads the connection and
+//! hands each reply to the call waiting for it (several calls may be in flight, in both
+//! directions, answered in any order) and each request to a worker, so that a request can
+//! call back over the same connection while its own caller waits. When the connection
+//! ends, calls waiting on it fail (COMM_FAILURE, completed MAYBE; an orderly
+//! CloseConnection makes them resend, which for a callback address means TRANSIENT), and
+//! the addresses it carried are no longer routed to it. None of this runs, and nothing is
+//! paid on the call path, unless bidirectional GIOP is configured.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use crate::cdr::CodeSets;
+use crate::client::Rope;
+use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
+use crate::giop::message::{Body, OwnedBody};
+use crate::giop::{ListenPoint, ReplyHeader, ServiceContextList, TargetAddress, Version};
+use crate::object::EncodeArgs;
+use crate::server::connection::{self as server_conn, BidirParts, ConnectionShared};
+use crate::server::RequestDispatcher;
+use crate::transport::Stream;
+use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+
+/// Most worker threads one bidirectional connection runs requests on at once; more
+/// requests wait in its queue.
+const MAX_WORKERS: usize = 32;
+
+/// Bytes of requests a connection's queue holds before its reader stops reading (the peer
+/// is then held back by TCP): what a peer can make us hold beyond one message.
+const MAX_QUEUED_BYTES: usize = 8 << 20;
+
+/// A worker with nothing to do for this long exits.
+const WORKER_IDLE_EXIT: Duration = Duration::from_secs(30);
+
+/// How much one read asks for.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// What this ORB offers on its requests, as a client: its published addresses, once a POA
+/// with `BidirectionalPolicy::Both` exists (`None` until then).
+pub(crate) type OfferSource = Arc<dyn Fn() -> Option<Vec<ListenPoint>> + Send + Sync>;
+
+/// A request copied out of the receive buffer, to run on a worker.
+pub(crate) struct IncomingRequest {
+    operation: String,
+    key: Option<Vec<u8>>,
+    body: OwnedBody,
+    reply: crate::giop::connection::ReplyContext,
+}
+
+impl IncomingRequest {
+    pub(crate) fn copy(
+        operation: &str,
+        key: Option<&[u8]>,
+        body: Body<'_>,
+        reply: crate::giop::connection::ReplyContext,
+    ) -> IncomingRequest {
+        IncomingRequest {
+            operation: operation.to_owned(),
+            key: key.map(<[u8]>::to_vec),
+            body: body.to_owned_body(),
+            reply,
+        }
+    }
+
+    fn held_bytes(&self) -> usize {
+        self.operation.len() + self.key.as_ref().map_or(0, Vec::len) + self.body.held_bytes()
+    }
+}
+
+/// A client's offer that a server connection took: the request that carried it (run first,
+/// on a worker) and the addresses to route back over the connection.
+pub(crate) struct Offer {
+    pub(crate) first: IncomingRequest,
+    pub(crate) listen_points: Vec<ListenPoint>,
+}
+
+/// A reply copied out of the receive buffer for the call waiting for it.
+pub(crate) struct OwnedReply {
+    pub(crate) header: ReplyHeader,
+    pub(crate) body: OwnedBody,
+    pub(crate) code_sets: CodeSets,
+}
+
+/// What became of a call sent over a bidirectional connection.
+pub(crate) enum Outcome {
+    /// The reply.
+    Reply(OwnedReply),
+    /// A oneway, written.
+    Sent,
+    /// Not processed by the peer (the connection was closing, closed in order, or the
+    /// request could not be written): send it again, elsewhere.
+    Resend,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The peer sent CloseConnection: requests in flight were not processed.
+    Orderly,
+    /// The connection failed or was closed under its calls.
+    Failed,
+}
+
+struct State {
+    giop: GiopConnection,
+    /// Calls waiting for their reply, by request id (`Some` once it has come).
+    waiting: HashMap<u32, Option<OwnedReply>>,
+    ended: Option<Ended>,
+}
+
+/// One connection carrying calls both ways (see the [module docs](self)).
+pub(crate) struct BidirConnection {
+    /// The peer, as the user knows it (for diagnostics).
+    peer: String,
+    shared: Arc<ConnectionShared>,
+    state: Mutex<State>,
+    replied: Condvar,
+    /// Held from marshalling a request to the end of its write: requests leave in the
+    /// order of their ids (the first carries the CODE_SETS context).
+    send_order: Mutex<()>,
+    dispatcher: Arc<dyn RequestDispatcher>,
+    workers: Workers,
+    /// Ropes whose calls go over this connection (detached when it ends).
+    routes: Mutex<Vec<Weak<Rope>>>,
+    /// The client's offer, sent on its requests; `None` on the server's end.
+    offer: Option<OfferSource>,
+    /// The rope that opened it (client end; its address, compared only), 0 otherwise.
+    opened_by: usize,
+}
+
+impl std::fmt::Debug for BidirConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BidirConnection")
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BidirConnection {
+    fn new(
+        peer: String,
+        shared: Arc<ConnectionShared>,
+        mut giop: GiopConnection,
+        dispatcher: Arc<dyn RequestDispatcher>,
+        offer: Option<OfferSource>,
+    ) -> Arc<BidirConnection> {
+        giop.set_bidirectional(true);
+        Arc::new(BidirConnection {
+            peer,
+            shared,
+            state: Mutex::new(State {
+                giop,
+                waiting: HashMap::new(),
+                ended: None,
+            }),
+            replied: Condvar::new(),
+            send_order: Mutex::new(()),
+            dispatcher,
+            workers: Workers::default(),
+            routes: Mutex::new(Vec::new()),
+            offer,
+            opened_by: 0,
+        })
+    }
+
+    /// The client's end: a fresh connection to `rope`'s address that will carry this
+    /// ORB's offer, with its reader thread started.
+    pub(crate) fn open_client(
+        rope: &Arc<Rope>,
+        stream: Stream,
+        giop: GiopConnection,
+        dispatcher: Arc<dyn RequestDispatcher>,
+        offer: OfferSource,
+    ) -> std::io::Result<Arc<BidirConnection>> {
+        let read_half = stream.clone();
+        let shared = ConnectionShared::for_stream(stream);
+        let peer = rope.address().to_string();
+        let mut conn = BidirConnection::new(peer, shared, giop, dispatcher, Some(offer));
+        if let Some(c) = Arc::get_mut(&mut conn) {
+            c.opened_by = Arc::as_ptr(rope) as usize;
+        }
+        // The rope routes to it once it is returned (`Rope::bidir_or_open`).
+        conn.add_route(rope);
+        let reader = conn.clone();
+        let spawned = std::thread::Builder::new()
+            .name("corbina-bidir".into())
+            .spawn(move || reader.run_reader(read_half));
+        if let Err(e) = spawned {
+            conn.end(Ended::Failed);
+            return Err(e);
+        }
+        Ok(conn)
+    }
+
+    /// Routes `rope`'s calls over this connection.
+    fn route(self: &Arc<Self>, rope: &Arc<Rope>) {
+        rope.attach_bidir(self.clone());
+        self.add_route(rope);
+    }
+
+    /// Remembers that `rope` routes here, to detach it when the connection ends.
+    fn add_route(&self, rope: &Arc<Rope>) {
+        if let Ok(mut r) = self.routes.lock() {
+            r.retain(|w| w.strong_count() > 0);
+            r.push(Arc::downgrade(rope));
+        }
+    }
+
+    /// Whether calls can still go out on it.
+    pub(crate) fn is_open(&self) -> bool {
+        self.lock().is_ok_and(|st| st.ended.is_none())
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, State>, SystemException> {
+        self.state
+            .lock()
+            .map_err(|_| comm_failure(CompletionStatus::No))
+    }
+
+    /// Sends a request and, for a twoway, waits for its reply (until `deadline`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn call<'a>(
+        &self,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        response_expected: bool,
+        deadline: Option<Instant>,
+    ) -> Result<Outcome, SystemException> {
+        let contexts = self.offer_contexts(version);
+        if !self.shared.outgoing_started() {
+            // Closing: nothing was sent.
+            return Ok(Outcome::Resend);
+        }
+        let _busy = OutgoingGuard(&self.shared);
+        let order = self
+            .send_order
+            .lock()
+            .map_err(|_| comm_failure(CompletionStatus::No))?;
+        let mut st = self.lock()?;
+        if st.ended.is_some() {
+            return Ok(Outcome::Resend);
+        }
+        let marshal = |_| SystemException::new(SystemExceptionKind::Marshal, 0);
+        let mut req = st
+            .giop
+            .start_request_with(
+                Vec::new(),
+                version,
+                code_sets,
+                target,
+                operation,
+                response_expected,
+                &contexts,
+            )
+            .map_err(marshal)?;
+        let request_id = req.request_id();
+        if let Err(e) = encode(req.body()) {
+            req.abandon();
+            return Err(SystemException::from(e));
+        }
+        let w = st.giop.finish_request(req).map_err(marshal)?;
+        if response_expected {
+            st.waiting.insert(request_id, None);
+        }
+        drop(st);
+        let written = self.shared.write(None, &w);
+        drop(order);
+        if written.is_err() {
+            // Not written whole: the peer cannot have processed it. The connection is
+            // broken for everyone.
+            if let Ok(mut st) = self.lock() {
+                st.waiting.remove(&request_id);
+                st.giop.abandon(request_id);
+            }
+            self.end(Ended::Failed);
+            return Ok(Outcome::Resend);
+        }
+        if !response_expected {
+            return Ok(Outcome::Sent);
+        }
+        self.await_reply(request_id, deadline)
+    }
+
+    fn await_reply(
+        &self,
+        request_id: u32,
+        deadline: Option<Instant>,
+    ) -> Result<Outcome, SystemException> {
+        let mut st = self.lock()?;
+        loop {
+            if let Some(Some(_)) = st.waiting.get(&request_id) {
+                if let Some(Some(reply)) = st.waiting.remove(&request_id) {
+                    return Ok(Outcome::Reply(reply));
+                }
+            }
+            if let Some(ended) = st.ended {
+                st.waiting.remove(&request_id);
+                return match ended {
+                    Ended::Orderly => Ok(Outcome::Resend),
+                    Ended::Failed => Err(comm_failure(CompletionStatus::Maybe)),
+                };
+            }
+            st = match deadline {
+                None => self
+                    .replied
+                    .wait(st)
+                    .map_err(|_| comm_failure(CompletionStatus::Maybe))?,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        // Given up: the peer is told (CancelRequest) and a late reply is
+                        // dropped by the connection.
+                        st.waiting.remove(&request_id);
+                        st.giop.cancel(request_id);
+                        let transmits = drain_transmits(&mut st.giop);
+                        drop(st);
+                        self.write_controls(&transmits);
+                        return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
+                            .completed(CompletionStatus::Maybe));
+                    }
+                    self.replied
+                        .wait_timeout(st, left)
+                        .map_err(|_| comm_failure(CompletionStatus::Maybe))?
+                        .0
+                }
+            };
+        }
+    }
+
+    /// The BI_DIR_IIOP context for a request of `version` (client end, once there is
+    /// something to offer).
+    fn offer_contexts(&self, version: Version) -> ServiceContextList {
+        let points = self.offer.as_ref().and_then(|offer| offer());
+        match points.map(|p| bidir_context(version, &p, crate::cdr::ByteOrder::NATIVE)) {
+            Some(Ok(Some(sc))) => ServiceContextList(vec![sc]),
+            _ => ServiceContextList::default(),
+        }
+    }
+
+    /// The reader: takes in what arrives, hands out replies and requests, until the
+    /// connection ends.
+    fn run_reader(self: Arc<Self>, mut read_half: Stream) {
+        let mut buf = vec![0u8; READ_CHUNK];
+        while self.take_in() {
+            match read_half.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => match self.state.lock() {
+                    Ok(mut st) => st.giop.push(&buf[..n]),
+                    Err(_) => break,
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.end(Ended::Failed);
+    }
+
+    /// Handles every message received whole; false once the connection is over.
+    fn take_in(self: &Arc<Self>) -> bool {
+        let Ok(mut guard) = self.state.lock() else {
+            return false;
+        };
+        let mut requests = Vec::new();
+        let mut locates = Vec::new();
+        let mut woke = false;
+        let mut ended = guard.ended;
+        let State { giop, waiting, .. } = &mut *guard;
+        while ended.is_none() {
+            match giop.poll_event() {
+                Ok(None) => break,
+                Ok(Some(Event::Reply {
+                    header,
+                    body,
+                    code_sets,
+                })) => {
+                    // The connection matched it to a request in flight; a call that gave
+                    // up has no slot any more.
+                    if let Some(slot) = waiting.get_mut(&header.request_id) {
+                        *slot = Some(OwnedReply {
+                            header,
+                            body: body.to_owned_body(),
+                            code_sets,
+                        });
+                        woke = true;
+                    }
+                }
+                Ok(Some(Event::Request {
+                    header,
+                    body,
+                    reply,
+                })) => {
+                    let key = header.target.resolve_key().ok().flatten();
+                    requests.push(IncomingRequest::copy(
+                        &header.operation,
+                        key.as_deref(),
+                        body,
+                        reply,
+                    ));
+                }
+                Ok(Some(Event::LocateRequest { header, reply })) => {
+                    let key = header.target.resolve_key().ok().flatten();
+                    locates.push((key.map(|k| k.0), reply));
+                }
+                // No LocateRequest is sent on this connection; requests on it run
+                // concurrently anyway, so a cancel changes nothing.
+                Ok(Some(
+                    Event::LocateReply { .. }
+                    | Event::CancelRequest { .. }
+                    | Event::Fragment { .. },
+                )) => {}
+                Ok(Some(Event::CloseConnection)) => ended = Some(Ended::Orderly),
+                Ok(Some(Event::MessageError)) | Err(_) => ended = Some(Ended::Failed),
+            }
+        }
+        let transmits = drain_transmits(giop);
+        if ended.is_some() && guard.ended.is_none() {
+            guard.ended = ended;
+            woke = true;
+        }
+        drop(guard);
+        if woke {
+            self.replied.notify_all();
+        }
+        self.write_controls(&transmits);
+        for r in requests {
+            self.workers.submit(self, r);
+        }
+        let mut out = Vec::new();
+        for (key, reply) in locates {
+            let outcome = match &key {
+                Some(k) => self.dispatcher.locate(k),
+                None => crate::poa::LocateOutcome::Unknown,
+            };
+            let _ = server_conn::write_locate_reply(&self.shared, &mut out, &reply, outcome);
+        }
+        ended.is_none()
+    }
+
+    fn write_controls(&self, transmits: &[ControlMessage]) {
+        for m in transmits {
+            if self.shared.write_control(m.as_bytes()).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The connection is over: calls waiting on it are woken, the addresses it carried
+    /// are no longer routed to it, its socket is closed and its workers stop.
+    fn end(&self, how: Ended) {
+        if let Ok(mut st) = self.state.lock() {
+            st.ended.get_or_insert(how);
+            st.giop.end_of_stream();
+        }
+        self.replied.notify_all();
+        let routes = self
+            .routes
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default();
+        for rope in routes.iter().filter_map(Weak::upgrade) {
+            rope.detach_bidir(self);
+        }
+        self.shared.shut_down();
+        self.workers.stop();
+    }
+
+    /// Closes it now if `rope` opened it (the client ORB is going away).
+    pub(crate) fn close_if_opened_by(&self, rope: &Rope) {
+        if self.opened_by == rope as *const Rope as usize {
+            self.shared.shut_down();
+        }
+    }
+}
+
+/// Every control message the connection queued.
+fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
+    std::iter::from_fn(|| giop.poll_transmit()).collect()
+}
+
+fn comm_failure(completed: CompletionStatus) -> SystemException {
+    SystemException::new(SystemExceptionKind::CommFailure, 0).completed(completed)
+}
+
+/// Counts an outgoing call as keeping the connection busy, for its lifetime.
+struct OutgoingGuard<'a>(&'a ConnectionShared);
+
+impl Drop for OutgoingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.outgoing_done();
+    }
+}
+
+/// The server's end: a connection whose client's offer was taken. This thread goes on as
+/// its reader; `offer.first` runs on a worker.
+pub(crate) fn serve_accepted(mut parts: BidirParts, read_half: Stream, offer: Offer) {
+    let peer = offer.listen_points.first().map_or_else(
+        || "a bidirectional client".to_owned(),
+        |p| format!("the bidirectional client at {}:{}", p.host, p.port),
+    );
+    let giop = std::mem::replace(
+        &mut parts.giop,
+        GiopConnection::new(crate::giop::connection::Settings::new(
+            crate::giop::connection::Role::Server,
+        )),
+    );
+    let conn = BidirConnection::new(
+        peer,
+        parts.shared.clone(),
+        giop,
+        parts.dispatcher.clone(),
+        None,
+    );
+    if let Some(client) = parts.server.bidir_client() {
+        for p in &offer.listen_points {
+            let rope = client.rope_to(crate::transport::Address::Tcp {
+                host: p.host.clone(),
+                port: p.port,
+            });
+            conn.route(&rope);
+        }
+    }
+    conn.workers.submit(&conn, offer.first);
+    conn.clone().run_reader(read_half);
+    parts.finish();
+}
+
+/// The threads a bidirectional connection runs requests on: started on demand, up to
+/// [`MAX_WORKERS`]; a request that finds none idle starts one, so that a request waiting
+/// for a call back never holds up the requests that call makes.
+#[derive(Default)]
+struct Workers {
+    state: Mutex<WorkState>,
+    work: Condvar,
+    room: Condvar,
+}
+
+#[derive(Default)]
+struct WorkState {
+    queue: VecDeque<IncomingRequest>,
+    queued_bytes: usize,
+    idle: usize,
+    threads: usize,
+    stopped: bool,
+}
+
+impl Workers {
+    /// Queues a request, waiting while the queue is full (the reader stops reading).
+    fn submit(&self, conn: &Arc<BidirConnection>, request: IncomingRequest) {
+        let held = request.held_bytes();
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        while st.queued_bytes > 0 && st.queued_bytes + held > MAX_QUEUED_BYTES && !st.stopped {
+            st = match self.room.wait(st) {
+                Ok(st) => st,
+                Err(_) => return,
+            };
+        }
+        if st.stopped {
+            return;
+        }
+        st.queue.push_back(request);
+        st.queued_bytes += held;
+        if st.idle > 0 {
+            drop(st);
+            self.work.notify_one();
+        } else if st.threads < MAX_WORKERS {
+            st.threads += 1;
+            drop(st);
+            let c = conn.clone();
+            let spawned = std::thread::Builder::new()
+                .name("corbina-bidir-worker".into())
+                .spawn(move || c.workers.run(&c));
+            if spawned.is_err() {
+                if let Ok(mut st) = self.state.lock() {
+                    st.threads -= 1;
+                }
+            }
+        }
+    }
+
+    fn run(&self, conn: &BidirConnection) {
+        let mut out = Vec::new();
+        while let Some(r) = self.next() {
+            let args = r.body.body().reader(r.reply.code_sets);
+            server_conn::serve_request(
+                &conn.shared,
+                &*conn.dispatcher,
+                &mut out,
+                &r.operation,
+                r.key.as_deref(),
+                args,
+                r.reply,
+            );
+        }
+    }
+
+    /// The next request, or `None` when this worker is to exit.
+    fn next(&self) -> Option<IncomingRequest> {
+        let mut st = self.state.lock().ok()?;
+        loop {
+            if let Some(r) = st.queue.pop_front() {
+                st.queued_bytes -= r.held_bytes();
+                self.room.notify_all();
+                return Some(r);
+            }
+            if st.stopped {
+                st.threads -= 1;
+                return None;
+            }
+            st.idle += 1;
+            let (next, timeout) = self.work.wait_timeout(st, WORKER_IDLE_EXIT).ok()?;
+            st = next;
+            st.idle -= 1;
+            if timeout.timed_out() && st.queue.is_empty() {
+                st.threads -= 1;
+                return None;
+            }
+        }
+    }
+
+    fn stop(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.stopped = true;
+            st.queue.clear();
+            st.queued_bytes = 0;
+        }
+        self.work.notify_all();
+        self.room.notify_all();
+    }
+}
