@@ -108,6 +108,90 @@ pub fn bench_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_bidir_server` and `peers/omni_bidir_client`, the omniORB peers of
+/// `bidir.idl` for bidirectional GIOP (callbacks over the connection the client opened);
+/// `None` (with a note) without omniORB. They link `omniDynamic4` (for
+/// `ORB::create_policy`). `peers/README.md` documents their options and output.
+///
+/// ```no_run
+/// let Some(bin) = corbina_testpeers::bidir_peers() else { return };
+/// let (_server, ior) = corbina_testpeers::omni_bidir_server(bin, "example", &[]);
+/// let ior_file = corbina_testpeers::fresh_dir("example-client").join("r.ior");
+/// std::fs::write(&ior_file, ior + "\n").unwrap();
+/// corbina_testpeers::omni_bidir_client_check(bin, &ior_file, &[]);
+/// ```
+pub fn bidir_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "bidir",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_bidir_server", "omni_bidir_client"],
+        pkg_config: "omniDynamic4",
+    })
+}
+
+/// The `-ORB` options with which an omniORB server accepts bidirectional GIOP: the
+/// parameter and the `bidir` action in the server transport rule (omniORB ignores the
+/// offer without either).
+pub const BIDIR_SERVER_ARGS: &[&str] = &[
+    "-ORBacceptBiDirectionalGIOP",
+    "1",
+    "-ORBserverTransportRule",
+    "* unix,ssl,tcp,bidir",
+];
+
+/// The `-ORB` options with which an omniORB client offers bidirectional GIOP: the
+/// parameter and the `bidir` action in the client transport rule.
+pub const BIDIR_CLIENT_ARGS: &[&str] = &[
+    "-ORBofferBiDirectionalGIOP",
+    "1",
+    "-ORBclientTransportRule",
+    "* unix,ssl,tcp,bidir",
+];
+
+/// Starts `bin/omni_bidir_server IORFILE 120 -ORBendPoint giop:tcp:127.0.0.1:`, then
+/// [`BIDIR_SERVER_ARGS`], then `extra` (a later `-ORB` option wins, so `extra` can turn
+/// bidirectional GIOP off; `--poa-policy normal` gives its POA the NORMAL policy), with its
+/// IOR file in a fresh directory named after `name`; returns it and the Registrar's IOR.
+pub fn omni_bidir_server(bin: &Path, name: &str, extra: &[&str]) -> (PeerProcess, String) {
+    let ior_file = fresh_dir(name).join("r.ior");
+    start_with_ior(
+        "omni_bidir_server",
+        Command::new(bin.join("omni_bidir_server"))
+            .arg(&ior_file)
+            .args(["120", "-ORBendPoint", "giop:tcp:127.0.0.1:"])
+            .args(BIDIR_SERVER_ARGS)
+            .args(extra),
+        &ior_file,
+    )
+}
+
+/// `bin/omni_bidir_client --ior ior_file`, then [`BIDIR_CLIENT_ARGS`]; add the mode and
+/// other options (a later `-ORB` option wins).
+pub fn omni_bidir_client_command(bin: &Path, ior_file: &Path) -> Command {
+    let mut c = Command::new(bin.join("omni_bidir_client"));
+    c.arg("--ior").arg(ior_file).args(BIDIR_CLIENT_ARGS);
+    c
+}
+
+/// Runs `omni_bidir_client --mode check` plus `args` against the Registrar in `ior_file`
+/// and asserts that every step passed (callbacks, reverse oneways, callbacks from another
+/// thread) over the one connection it opened; returns its JSON line.
+pub fn omni_bidir_client_check(bin: &Path, ior_file: &Path, args: &[&str]) -> String {
+    let out = omni_bidir_client_command(bin, ior_file)
+        .args(["--mode", "check"])
+        .args(args)
+        .output()
+        .expect("omni_bidir_client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains("\"ok\":true"),
+        "omni_bidir_client --mode check {args:?} failed ({}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.trim().to_owned()
+}
+
 /// Builds `build` once per process and returns the directory holding the programs; `None`,
 /// with a note, when omniORB (`omniidl`, the pkg-config module) is missing and peers are
 /// not [`required`]. Panics, with make's output, when the build fails.

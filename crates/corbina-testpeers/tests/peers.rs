@@ -85,3 +85,61 @@ fn bench_peers_build_and_check_each_other() {
     corbina_testpeers::omni_client_check(bin, &file, &[]);
     drop(server);
 }
+
+#[test]
+fn bidir_peers_call_back_over_the_clients_connection() {
+    let Some(bin) = corbina_testpeers::bidir_peers() else {
+        return;
+    };
+    let (server, ior) = corbina_testpeers::omni_bidir_server(bin, "testpeers-bidir", &[]);
+    let file = fresh_dir("testpeers-bidir-client").join("r.ior");
+    std::fs::write(&file, ior + "\n").unwrap();
+    let line = corbina_testpeers::omni_bidir_client_check(bin, &file, &["--n", "4"]);
+    // 4 callbacks in call_back, 4 in notify_registered, 4 from call_back_later.
+    assert!(
+        line.contains("\"call_back\":{\"ok\":true,\"result\":20}"),
+        "{line}"
+    );
+    assert!(line.contains("\"notifies\":12"), "{line}");
+
+    // The client's published endpoint refuses connections, so without bidirectional GIOP
+    // on the client the callbacks fail: the server's new connection is refused.
+    let out = corbina_testpeers::omni_bidir_client_command(bin, &file)
+        .args(["--n", "1", "--wait-s", "0.5"])
+        .args(["-ORBofferBiDirectionalGIOP", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("\"call_back\":{\"ok\":false,\"result\":\"CORBA::TRANSIENT"),
+        "{text}"
+    );
+    drop(server);
+}
+
+#[test]
+fn bidir_peers_fail_without_bidir_on_the_server() {
+    let Some(bin) = corbina_testpeers::bidir_peers() else {
+        return;
+    };
+    let (server, ior) = corbina_testpeers::omni_bidir_server(
+        bin,
+        "testpeers-bidir-off",
+        &["-ORBacceptBiDirectionalGIOP", "0"],
+    );
+    let file = fresh_dir("testpeers-bidir-off-client").join("r.ior");
+    std::fs::write(&file, ior + "\n").unwrap();
+    let out = corbina_testpeers::omni_bidir_client_command(bin, &file)
+        .args(["--n", "1", "--wait-s", "0.5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("\"ping\":{\"ok\":true"), "{text}");
+    assert!(
+        text.contains("\"call_back\":{\"ok\":false,\"result\":\"CORBA::TRANSIENT"),
+        "{text}"
+    );
+    drop(server);
+}
