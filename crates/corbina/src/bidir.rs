@@ -11,7 +11,7 @@
 //!   offered addresses then go over it instead of a new connection. Nothing is verified
 //!   beyond that (as omniORB, which by default does not check the listen points either).
 //!
-//! Both ends then run the same [`BidirConnection`]: one thread reads the connection and
+//! Both ends then run the same `BidirConnection`: one thread reads the connection and
 //! hands each reply to the call waiting for it (several calls may be in flight, in both
 //! directions, answered in any order) and each request to a worker, so that a request can
 //! call back over the same connection while its own caller waits. When the connection
@@ -19,6 +19,36 @@
 //! CloseConnection makes them resend, which for a callback address means TRANSIENT), and
 //! the addresses it carried are no longer routed to it. None of this runs, and nothing is
 //! paid on the call path, unless bidirectional GIOP is configured.
+//!
+//! A client behind a firewall (its objects published at an address nobody can connect to)
+//! and a server that calls it back; `crates/corbina/tests/bidir.rs` runs them with real
+//! servants:
+//!
+//! ```
+//! use corbina::config::Endpoint;
+//! use corbina::poa::{BidirectionalPolicy, PolicyList};
+//! use corbina::{Orb, OrbConfig};
+//!
+//! // Server: `-ORBacceptBiDirectionalGIOP 1`, its objects in a POA with BOTH.
+//! let server = Orb::with_config(OrbConfig { accept_bidir: true, ..OrbConfig::default() });
+//! let root = server.root_poa();
+//! let both = PolicyList::root().with_bidirectional(BidirectionalPolicy::Both);
+//! let _registrars = root.create_poa("registrars", Some(root.the_poa_manager()), both)?;
+//!
+//! // Client: `-ORBofferBiDirectionalGIOP 1 -ORBendPointNoListen giop:tcp:10.0.0.7:9`, its
+//! // callbacks in a POA with BOTH; it opens no listening socket.
+//! let client = Orb::init(
+//!     ["app", "-ORBofferBiDirectionalGIOP", "1", "-ORBendPointNoListen", "giop:tcp:10.0.0.7:9"]
+//!         .map(String::from),
+//! )?
+//! .0;
+//! assert_eq!(client.config().endpoints_no_listen, [Endpoint { host: "10.0.0.7".into(), port: 9 }]);
+//! let root = client.root_poa();
+//! let _callbacks = root.create_poa("callbacks", Some(root.the_poa_manager()), both)?;
+//! # client.destroy();
+//! # server.destroy();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Read;

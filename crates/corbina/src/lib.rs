@@ -55,7 +55,7 @@ pub use corbina_cdr::{Fixed, LongDouble};
 pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
 pub mod any;
-mod bidir;
+pub mod bidir;
 pub mod client;
 pub mod codeset;
 pub mod config;

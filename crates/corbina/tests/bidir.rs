@@ -489,3 +489,92 @@ impl Proxy {
         }
     }
 }
+
+// ---- Interop with omniORB (peers/omni_bidir_server.cc, peers/omni_bidir_client.cc) ----
+
+/// A Corbina client that listens nowhere, against omniORB's Registrar: omniORB calls the
+/// callback back over the client's connection (LocateRequest first, then the calls, odd
+/// request ids), inside the upcall, stored, as oneways and from another thread.
+#[test]
+fn corbina_client_called_back_by_an_omniorb_server() {
+    let Some(bin) = corbina_testpeers::bidir_peers() else {
+        return;
+    };
+    let (_server, ior) = corbina_testpeers::omni_bidir_server(bin, "bidir-omni-server", &[]);
+    let c = client(&ior, true);
+    let (registrar, cb, counter) = (c.registrar.clone(), c.cb.clone(), c.counter.clone());
+    bounded(Duration::from_secs(60), move || {
+        assert_eq!(registrar.ping().unwrap(), 1);
+        assert_eq!(registrar.call_back(Some(&cb), 10).unwrap(), 110);
+        registrar.register_cb(Some(&cb)).unwrap();
+        assert_eq!(registrar.notify_registered(5).unwrap(), 30);
+        for i in 0..7 {
+            registrar.tick(i).unwrap();
+        }
+        assert_eq!(registrar.ticks_seen().unwrap(), 7);
+        registrar.tick_registered(25).unwrap();
+        assert!(wait_until(Duration::from_secs(10), || {
+            counter.ticks.load(Ordering::SeqCst) == 25
+        }));
+        let before = counter.notified.load(Ordering::SeqCst);
+        registrar.call_back_later(Some(&cb), 20, 10).unwrap();
+        for _ in 0..50 {
+            assert_eq!(registrar.ping().unwrap(), 1);
+        }
+        assert!(wait_until(Duration::from_secs(20), || {
+            counter.notified.load(Ordering::SeqCst) == before + 20
+        }));
+    });
+    c.orb.destroy();
+
+    // omniORB not accepting: it connects to the published (closed) port and fails.
+    let (_server, ior) = corbina_testpeers::omni_bidir_server(
+        bin,
+        "bidir-omni-server-off",
+        &["-ORBacceptBiDirectionalGIOP", "0"],
+    );
+    let c = client(&ior, true);
+    let (registrar, cb) = (c.registrar.clone(), c.cb.clone());
+    let e = bounded(Duration::from_secs(60), move || {
+        registrar.call_back(Some(&cb), 1)
+    })
+    .expect_err("omniORB cannot reach the callback without bidirectional GIOP");
+    assert_eq!(e.kind, SystemExceptionKind::Transient, "{e:?}");
+    c.orb.destroy();
+}
+
+/// omniORB's bidirectional client (callback published at a port nobody listens on)
+/// against a Corbina Registrar, which calls it back over omniORB's connection.
+#[test]
+fn omniorb_client_called_back_by_a_corbina_server() {
+    let Some(bin) = corbina_testpeers::bidir_peers() else {
+        return;
+    };
+    for model in [ThreadModel::ThreadPerConnection, ThreadModel::Pool(2)] {
+        let s = make_server(true, None, model);
+        let ior_file = corbina_testpeers::fresh_dir("bidir-corbina-server").join("r.ior");
+        std::fs::write(&ior_file, &s.ior).unwrap();
+        let line = bounded(Duration::from_secs(120), move || {
+            corbina_testpeers::omni_bidir_client_check(bin, &ior_file, &[])
+        });
+        assert!(line.contains("\"ok\":true"), "{line}");
+        s.orb.destroy();
+    }
+    // The Corbina server not accepting: its calls back go to the closed port and fail.
+    let s = server(false);
+    let ior_file = corbina_testpeers::fresh_dir("bidir-corbina-server-off").join("r.ior");
+    std::fs::write(&ior_file, &s.ior).unwrap();
+    let out = bounded(Duration::from_secs(120), move || {
+        corbina_testpeers::omni_bidir_client_command(bin, &ior_file)
+            .args(["--mode", "check"])
+            .output()
+            .unwrap()
+    });
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("TRANSIENT"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    s.orb.destroy();
+}

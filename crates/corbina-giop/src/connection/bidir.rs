@@ -137,4 +137,90 @@ mod tests {
         };
         assert!(bidir_offer(reply.version, &header.service_context).is_err());
     }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// omniORB 4.2.5's first Request on a bidirectional connection (`ping`, with CodeSets and
+    /// BI_DIR_IIOP offering two listening endpoints, one IPv6 without brackets, and the
+    /// published one), captured on loopback: the offer decodes as omniORB sent it.
+    #[test]
+    fn omniorbs_offer_decodes() {
+        let wire = hex(concat!(
+            "47494f50010201008800000004000000030000000000000014000000ff6269646972fe0196066b01",
+            "00643300000000000500000070696e6700203d2002000000010000000c0000000100000001000100",
+            "09010100050000003800000001000000030000000a0000003139322e302e322e3200efe508000000",
+            "666430303a3a3200efe500000a0000003132372e302e302e31000900"
+        ));
+        let mut server = GiopConnection::new(Settings::new(Role::Server));
+        server.push(&wire);
+        let Some(Event::Request { header, reply, .. }) = server.poll_event().unwrap() else {
+            panic!("no request")
+        };
+        assert_eq!(header.operation, "ping");
+        assert_eq!(header.request_id, 4);
+        let point = |host: &str, port| ListenPoint {
+            host: host.into(),
+            port,
+        };
+        assert_eq!(
+            bidir_offer(reply.version, &header.service_context).unwrap(),
+            Some(vec![
+                point("192.0.2.2", 58863),
+                point("fd00::2", 58863),
+                point("127.0.0.1", 9)
+            ])
+        );
+    }
+
+    /// omniORB's first call back on the connection its client opened (`notify(1)`, odd
+    /// request id 5, no service contexts, garbage padding) is a request to the client end
+    /// once the connection is bidirectional, and the reply is the bytes omniORB's own
+    /// client sent.
+    #[test]
+    fn omniorbs_call_back_is_served_and_answered_byte_exactly() {
+        let wire = hex(concat!(
+            "47494f50010201003800000005000000030000000000000014000000ff6269646972fe0296066b01",
+            "00645e0000000000070000006e6f7469667900630000000001000000"
+        ));
+        let mut client = GiopConnection::new(Settings {
+            byte_order: ByteOrder::Little,
+            ..Settings::new(Role::Client)
+        });
+        // Not bidirectional: a Request to a client is a protocol error.
+        client.push(&wire);
+        assert!(client.poll_event().is_err());
+
+        let mut client = GiopConnection::new(Settings {
+            byte_order: ByteOrder::Little,
+            bidirectional: true,
+            ..Settings::new(Role::Client)
+        });
+        client.push(&wire);
+        let Some(Event::Request {
+            header,
+            body,
+            reply,
+        }) = client.poll_event().unwrap()
+        else {
+            panic!("no request")
+        };
+        assert_eq!((header.request_id, &*header.operation), (5, "notify"));
+        assert!(header.service_context.is_empty());
+        let n = body.reader(reply.code_sets).read_long().unwrap();
+        assert_eq!(n, 1);
+        let mut w = reply
+            .start_reply(Vec::new(), crate::ReplyStatus::NoException)
+            .unwrap();
+        w.body().write_long(n * 2);
+        let out = reply.finish_reply(w).unwrap();
+        assert_eq!(
+            out.contiguous().unwrap(),
+            hex("47494f50010201011000000005000000000000000000000002000000")
+        );
+    }
 }
