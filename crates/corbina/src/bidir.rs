@@ -20,6 +20,13 @@
 //! the addresses it carried are no longer routed to it. None of this runs, and nothing is
 //! paid on the call path, unless bidirectional GIOP is configured.
 //!
+//! What a peer can make one connection hold: the message being received (reassembly
+//! capped as on any connection), the requests being run (at most [`MAX_WORKERS`] workers)
+//! and [`MAX_QUEUED_BYTES`] of queued ones; beyond that the reader stops reading, so TCP
+//! holds the peer back. The client sends its offer on every GIOP 1.2 request (omniORB
+//! sends it on the first; a server takes it from whichever request first reaches a POA
+//! with BOTH).
+//!
 //! A client behind a firewall (its objects published at an address nobody can connect to)
 //! and a server that calls it back; `crates/corbina/tests/bidir.rs` runs them with real
 //! servants:
@@ -68,11 +75,11 @@ use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
 /// Most worker threads one bidirectional connection runs requests on at once; more
 /// requests wait in its queue.
-const MAX_WORKERS: usize = 32;
+pub const MAX_WORKERS: usize = 32;
 
 /// Bytes of requests a connection's queue holds before its reader stops reading (the peer
 /// is then held back by TCP): what a peer can make us hold beyond one message.
-const MAX_QUEUED_BYTES: usize = 8 << 20;
+pub const MAX_QUEUED_BYTES: usize = 8 << 20;
 
 /// A worker with nothing to do for this long exits.
 const WORKER_IDLE_EXIT: Duration = Duration::from_secs(30);

@@ -371,6 +371,30 @@ impl OrbConfig {
         self
     }
 
+    /// Adds an address to publish in IORs without listening on it
+    /// (`-ORBendPointNoListen`).
+    pub fn endpoint_no_listen(mut self, host: impl Into<String>, port: u16) -> Self {
+        self.endpoints_no_listen.push(Endpoint {
+            host: host.into(),
+            port,
+        });
+        self
+    }
+
+    /// Whether this ORB's connections offer bidirectional GIOP
+    /// (`-ORBofferBiDirectionalGIOP`).
+    pub fn offer_bidir(mut self, yes: bool) -> Self {
+        self.offer_bidir = yes;
+        self
+    }
+
+    /// Whether this ORB's server takes clients' bidirectional GIOP offers
+    /// (`-ORBacceptBiDirectionalGIOP`).
+    pub fn accept_bidir(mut self, yes: bool) -> Self {
+        self.accept_bidir = yes;
+        self
+    }
+
     /// Adds an address to publish in IORs (port `None`: the bound one).
     pub fn publish_address(mut self, host: impl Into<String>, port: Option<u16>) -> Self {
         self.publish_addresses.push((host.into(), port));

@@ -624,11 +624,9 @@ impl GiopConnection {
     /// it are not processed (their client resends them).
     pub fn close(&mut self) {
         if self.state == State::Open {
-            let v = self.peer_version.unwrap_or(Version::V1_0);
-            self.transmit.push_back(ControlMessage::header_only(
-                v,
+            self.transmit.push_back(ControlMessage::close_connection(
+                self.peer_version,
                 self.settings.byte_order,
-                MsgType::CloseConnection,
             ));
             self.state = State::CloseSent;
         }

@@ -243,6 +243,18 @@ impl ControlMessage {
         }
     }
 
+    /// CloseConnection, in the highest GIOP version the peer has used (`None`: it has sent
+    /// nothing yet, so GIOP 1.0, which every peer reads). The connection's own
+    /// [`close`](super::GiopConnection::close) sends this; so does a runtime that closes a
+    /// connection from another thread or refuses one before reading from it.
+    pub fn close_connection(peer_version: Option<Version>, order: ByteOrder) -> Self {
+        ControlMessage::header_only(
+            peer_version.unwrap_or(Version::V1_0),
+            order,
+            MsgType::CloseConnection,
+        )
+    }
+
     /// The message's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..usize::from(self.len)]

@@ -11,9 +11,9 @@ use std::time::Instant;
 use super::{RequestDispatcher, ServerShared};
 use crate::cdr::{ByteOrder, CdrWriter};
 use crate::giop::connection::{
-    ConnectionError, Event, GiopConnection, Outgoing, ReplyContext, Role, Settings,
+    ConnectionError, ControlMessage, Event, GiopConnection, Outgoing, ReplyContext, Role, Settings,
 };
-use crate::giop::{close_connection, LocateStatus, ReplyStatus, Version};
+use crate::giop::{LocateStatus, ReplyStatus, Version};
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
@@ -34,7 +34,8 @@ struct ConnState {
     /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
     closing: bool,
     closed: bool,
-    version: Version,
+    /// The highest GIOP version of the requests read (`None` before the first).
+    version: Option<Version>,
     last_active: Instant,
     idle_scans: u8,
 }
@@ -85,7 +86,7 @@ impl ConnectionShared {
                 busy: 0,
                 closing: false,
                 closed: false,
-                version: Version::V1_2,
+                version: None,
                 last_active: Instant::now(),
                 idle_scans: 0,
             }),
@@ -153,8 +154,8 @@ fn close_now(st: &mut ConnState) {
         return;
     }
     st.closed = true;
-    let msg = close_connection(st.version, ByteOrder::NATIVE);
-    let _ = st.stream.write_all(&msg);
+    let msg = ControlMessage::close_connection(st.version, ByteOrder::NATIVE);
+    let _ = st.stream.write_all(msg.as_bytes());
     // Stop reading: the connection thread sees end of stream and exits.
     let _ = st.stream.shutdown(Shutdown::Both);
 }
@@ -175,7 +176,7 @@ pub(crate) fn open(
             busy: 0,
             closing: false,
             closed: false,
-            version: Version::V1_2,
+            version: None,
             last_active: Instant::now(),
             idle_scans: 0,
         }),
@@ -497,7 +498,9 @@ fn begin(shared: &ConnectionShared, version: Version) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    st.version = version;
+    if st.version.is_none_or(|v| v < version) {
+        st.version = Some(version);
+    }
     if st.closing || st.closed {
         return false;
     }

@@ -326,12 +326,15 @@ fn accept_loop(
     // An orderly refusal: the client knows nothing ran and may retry elsewhere or later
     // (it gets TRANSIENT once it gives up).
     let refuse = |conn: Arc<dyn Connection>| {
-        let msg = crate::giop::close_connection(
-            crate::giop::Version::V1_0,
+        // Nothing was read: the peer's version is unknown.
+        let msg = crate::giop::connection::ControlMessage::close_connection(
+            None,
             crate::cdr::ByteOrder::NATIVE,
         );
-        let _ =
-            crate::transport::write_segments(&mut crate::transport::Stream(conn.clone()), &[&msg]);
+        let _ = crate::transport::write_segments(
+            &mut crate::transport::Stream(conn.clone()),
+            &[msg.as_bytes()],
+        );
         let _ = conn.shutdown(std::net::Shutdown::Write);
     };
     loop {
