@@ -31,7 +31,7 @@ mod gen_cos_naming {
 }
 
 use corbina::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, CodeSets};
-use corbina::{CollocatedInvoker, ObjectRef, SystemException, SystemExceptionKind};
+use corbina::{ObjectRef, ServantInvoker, SystemException, SystemExceptionKind};
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -429,7 +429,7 @@ fn to_bytes<T: CdrEncode + ?Sized>(v: &T) -> corbina::cdr::Result<Vec<u8>> {
     corbina::cdr::to_bytes(v, ctx())
 }
 
-// ---- bench.idl end to end: proxy → CollocatedInvoker → skeleton → servant ----
+// ---- bench.idl end to end: proxy → ServantInvoker → skeleton → servant ----
 
 #[derive(Default)]
 struct BenchImpl {
@@ -516,7 +516,7 @@ fn object(servant: Arc<dyn corbina::Servant>, type_id: &str) -> ObjectRef {
     ObjectRef::new(
         ior,
         b"key".to_vec(),
-        Arc::new(CollocatedInvoker::new(servant, ctx())),
+        Arc::new(ServantInvoker::new(servant, ctx())),
     )
 }
 

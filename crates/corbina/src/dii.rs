@@ -17,7 +17,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use corbina::{cdr::CdrContext, giop::Ior, Any, CollocatedInvoker, ObjectRef, Servant,
+//! use corbina::{cdr::CdrContext, giop::Ior, Any, ObjectRef, Servant, ServantInvoker,
 //!               ServerRequest, SystemException, TypeCode};
 //!
 //! struct Doubler;
@@ -30,7 +30,7 @@
 //!         req.reply(|w| { w.write_long(2 * x); Ok(()) })
 //!     }
 //! }
-//! let invoker = Arc::new(CollocatedInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
+//! let invoker = Arc::new(ServantInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
 //! let obj = ObjectRef::new(Ior::nil(), b"key".to_vec(), invoker);
 //!
 //! let mut req = obj.request("twice");

@@ -12,7 +12,7 @@
 //! use std::sync::Arc;
 //! use corbina::dii::{NVList, ARG_IN};
 //! use corbina::dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
-//! use corbina::{cdr::CdrContext, giop::Ior, Any, CollocatedInvoker, ObjectRef,
+//! use corbina::{cdr::CdrContext, giop::Ior, Any, ObjectRef, ServantInvoker,
 //!               SystemException, TypeCode};
 //!
 //! struct Doubler;
@@ -27,7 +27,7 @@
 //!     }
 //! }
 //! let servant = Arc::new(DsiSkeleton::new(Doubler));
-//! let invoker = Arc::new(CollocatedInvoker::new(servant, CdrContext::GIOP_1_2));
+//! let invoker = Arc::new(ServantInvoker::new(servant, CdrContext::GIOP_1_2));
 //! let obj = ObjectRef::new(Ior::nil(), b"key".to_vec(), invoker);
 //! let r = obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user);
 //! assert_eq!(r.unwrap(), 42);

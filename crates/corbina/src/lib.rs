@@ -7,7 +7,8 @@
 //!   [`ObjectRef::invoke_oneway`] with closures that marshal arguments straight into the
 //!   request and unmarshal results straight from the reply.
 //! - [`Invoker`]: how a reference reaches its object (IIOP connection pools come with the
-//!   runtime; [`CollocatedInvoker`] reaches a servant in this process through full marshalling).
+//!   runtime; the ORB gives references to its own objects a [`CollocatedInvoker`];
+//!   [`ServantInvoker`] reaches one servant through full marshalling, for tests).
 //! - [`Servant`] / [`ServerRequest`] / [`ReplySink`]: the server side that generated skeletons
 //!   implement and that the POA dispatches to.
 //! - Collocation: a reference to an object of the same ORB calls a generated servant directly,
@@ -18,7 +19,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use corbina::{cdr::CdrContext, giop::Ior, CollocatedInvoker, ObjectRef, Servant,
+//! use corbina::{cdr::CdrContext, giop::Ior, ObjectRef, Servant, ServantInvoker,
 //!               ServerRequest, SystemException};
 //!
 //! /// A servant with one operation, `long twice(in long x)`, dispatched by hand the way a
@@ -39,7 +40,7 @@
 //!     }
 //! }
 //!
-//! let invoker = Arc::new(CollocatedInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
+//! let invoker = Arc::new(ServantInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
 //! let obj = ObjectRef::new(Ior::nil(), b"key".to_vec(), invoker);
 //! let r: Result<i32, SystemException> =
 //!     obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user);
@@ -58,6 +59,7 @@ pub mod any;
 pub mod bidir;
 pub mod client;
 pub mod codeset;
+mod collocation;
 pub mod config;
 mod config_args;
 pub mod dii;
@@ -73,11 +75,12 @@ pub mod transport;
 pub mod typecode;
 
 pub use any::Any;
+pub use collocation::{CollocatedInvoker, ServantInvoker};
 pub use config::OrbConfig;
 pub use dii::{DiiError, NVList, NamedValue, OrbDii, Request};
 pub use dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
 pub use exception::UserException;
-pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
+pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
 pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};
 pub use typecode::TypeCode;

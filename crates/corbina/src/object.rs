@@ -1,5 +1,6 @@
 //! Object references as generated proxies use them: an [`ObjectRef`] holds the target's IOR
-//! and the [`Invoker`] that reaches it (an IIOP connection pool, or a servant in this process).
+//! and the [`Invoker`] that reaches it (an IIOP connection pool, or this process's POAs: a
+//! [`CollocatedInvoker`]).
 //!
 //! References are marshalled as IORs ([`write_object`], [`read_object`]); a nil reference is
 //! `None`. Unmarshalling needs an ORB to reach the object: the thread's current ORB (see
@@ -7,17 +8,13 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use crate::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError};
+use crate::cdr::{CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError};
+use crate::collocation::CollocatedInvoker;
 use crate::giop::Ior;
 use crate::orb::{Orb, WeakOrb};
-use crate::poa::{DispatchError, PoaRegistry};
-use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
-
-/// How many LOCATION_FORWARDs an in-process call follows before TRANSIENT.
-const MAX_FORWARDS: u8 = 8;
 
 /// What came back for a twoway call, for the stub to decode.
 pub enum ReplyBody<'r, 'b> {
@@ -35,7 +32,8 @@ pub type EncodeArgs<'x, 'a> = dyn Fn(&mut CdrWriter<'a>) -> crate::cdr::Result<(
 pub type DecodeReply<'x> = dyn FnMut(ReplyBody<'_, '_>) -> Result<(), SystemException> + 'x;
 
 /// How a reference reaches its object. The ORB supplies one per address (a *Rope* of IIOP
-/// connections shared by every reference to that address) or per collocated servant.
+/// connections shared by every reference to that address) or, for an object of its own
+/// POAs, a [`CollocatedInvoker`].
 pub trait Invoker: Send + Sync {
     /// Sends a request for `operation` and, when `decode` is given, waits for the reply and
     /// hands its body to `decode`. Without `decode` the call is oneway.
@@ -59,14 +57,20 @@ pub trait Invoker: Send + Sync {
 pub struct ObjectRef {
     ior: Arc<Ior>,
     object_key: Arc<[u8]>,
-    invoker: Arc<dyn Invoker>,
+    invoker: RefInvoker,
     /// The ORB that made the reference: references in its replies are unmarshalled by it.
     orb: Option<WeakOrb>,
-    /// Set when the object is served by this process's ORB (decided once, when the
-    /// reference is made): generated proxies then call the servant directly (see
-    /// [`ObjectRef::collocated_call`]). Weak: servants hold references to their own POA's
-    /// objects, which must not keep the POAs alive.
-    local: Option<Weak<PoaRegistry>>,
+}
+
+/// The one invoker of a reference. The collocated invoker is told apart by its variant, not
+/// through the trait, so that a generated proxy's direct-call attempt costs a reference that
+/// is not collocated one branch, not a virtual call.
+#[derive(Clone)]
+enum RefInvoker {
+    /// IIOP, or an invoker the application supplies.
+    Other(Arc<dyn Invoker>),
+    /// An object of this ORB's POAs (decided once, when the ORB makes the reference).
+    Collocated(Arc<CollocatedInvoker>),
 }
 
 impl PartialEq for ObjectRef {
@@ -97,16 +101,19 @@ impl ObjectRef {
         ObjectRef {
             ior: Arc::new(ior),
             object_key: object_key.into(),
-            invoker,
+            invoker: RefInvoker::Other(invoker),
             orb: None,
-            local: None,
         }
     }
 
-    /// Marks the reference as served by the ORB whose POAs `registry` holds.
-    pub(crate) fn with_collocation(mut self, registry: Weak<PoaRegistry>) -> ObjectRef {
-        self.local = Some(registry);
-        self
+    /// A reference to an object of the ORB whose POAs `invoker` reaches.
+    pub(crate) fn collocated(ior: Ior, invoker: CollocatedInvoker) -> ObjectRef {
+        ObjectRef {
+            ior: Arc::new(ior),
+            object_key: invoker.object_key_arc(),
+            invoker: RefInvoker::Collocated(Arc::new(invoker)),
+            orb: None,
+        }
     }
 
     /// The same reference, whose calls always take the marshalled path (IIOP, even to an
@@ -114,9 +121,12 @@ impl ObjectRef {
     /// wants remote semantics (values copied, the servant run on a server thread, oneways
     /// not waited for).
     pub fn without_collocation(&self) -> ObjectRef {
-        ObjectRef {
-            local: None,
-            ..self.clone()
+        match &self.invoker {
+            RefInvoker::Collocated(c) => ObjectRef {
+                invoker: RefInvoker::Other(Arc::clone(c.iiop())),
+                ..self.clone()
+            },
+            RefInvoker::Other(_) => self.clone(),
         }
     }
 
@@ -124,26 +134,27 @@ impl ObjectRef {
     /// [`without_collocation`](Self::without_collocation) was not used): generated proxies
     /// then call the servant directly, and other calls are dispatched in process.
     pub fn is_collocated(&self) -> bool {
-        self.local.is_some()
+        matches!(self.invoker, RefInvoker::Collocated(_))
     }
 
     /// What generated proxies call first: if the object is collocated and its servant has
     /// the typed interface `repository_id` (a generated skeleton's, see
-    /// [`Servant::local_interface`]), runs `call` on that servant on this thread, without
-    /// marshalling, and returns its result. `S` is the servant trait object
-    /// (`dyn FooServant`) whose `Arc` the skeleton hands out for `repository_id`.
+    /// [`Servant::local_interface`](crate::Servant::local_interface)), runs `call` on that
+    /// servant on this thread, without marshalling, and returns its result. `S` is the
+    /// servant trait object (`dyn FooServant`) whose `Arc` the skeleton hands out for
+    /// `repository_id`.
     ///
-    /// The call keeps POA semantics: the POA manager's state (HOLDING waits, DISCARDING
-    /// raises TRANSIENT, INACTIVE raises OBJ_ADAPTER), OBJECT_NOT_EXIST for a deactivated
-    /// object or a destroyed POA, the active object map or default servant, SINGLE_THREAD_MODEL,
-    /// `PortableServer::Current`, and the in-flight count `deactivate`/`destroy` wait for.
-    /// User and system exceptions the servant raises come back unchanged; arguments and
-    /// results are passed, not copied.
+    /// The call keeps POA semantics, taking the same request-processing path as a remote
+    /// request: the POA manager's state (HOLDING waits, DISCARDING raises TRANSIENT, INACTIVE
+    /// raises OBJ_ADAPTER), OBJECT_NOT_EXIST for a deactivated object or a destroyed POA, the
+    /// active object map or default servant, SINGLE_THREAD_MODEL, `PortableServer::Current`,
+    /// and the in-flight count `deactivate`/`destroy` wait for. User and system exceptions
+    /// the servant raises come back unchanged; arguments and results are passed, not copied.
     ///
     /// `None`: take the marshalled path (`invoke`). That is one branch for a reference that
     /// is not collocated; for a collocated one it is a servant without typed interface (DSI,
-    /// hand-written [`Servant`]s) or an object a servant manager must incarnate or locate,
-    /// which `invoke` then dispatches in process.
+    /// hand-written [`Servant`](crate::Servant)s) or an object a servant manager must
+    /// incarnate or locate, which `invoke` then dispatches in process.
     #[inline]
     pub fn collocated_call<S, T, E>(
         &self,
@@ -154,37 +165,9 @@ impl ObjectRef {
         S: ?Sized + 'static,
         E: From<SystemException>,
     {
-        let registry = self.local.as_ref()?;
-        self.collocated_call_slow(registry, repository_id, call)
-    }
-
-    fn collocated_call_slow<S, T, E>(
-        &self,
-        registry: &Weak<PoaRegistry>,
-        repository_id: &str,
-        call: impl FnOnce(&S) -> Result<T, E>,
-    ) -> Option<Result<T, E>>
-    where
-        S: ?Sized + 'static,
-        E: From<SystemException>,
-    {
-        // A gone ORB: the marshalled path reports it.
-        let registry = registry.upgrade()?;
-        let mut call = Some(call);
-        let mut outcome = None;
-        let mut upcall = |iface: &dyn std::any::Any| -> bool {
-            match (iface.downcast_ref::<Arc<S>>(), call.take()) {
-                (Some(servant), Some(f)) => {
-                    outcome = Some(f(servant));
-                    true
-                }
-                _ => false,
-            }
-        };
-        match registry.collocated_call(&self.object_key, repository_id, &mut upcall) {
-            Ok(true) => outcome,
-            Ok(false) => None,
-            Err(e) => Some(Err(E::from(e.completed(CompletionStatus::No)))),
+        match &self.invoker {
+            RefInvoker::Collocated(c) => c.direct_call(repository_id, call),
+            RefInvoker::Other(_) => None,
         }
     }
 
@@ -269,84 +252,19 @@ impl ObjectRef {
         self.send(operation, &encode_args, None, 0)
     }
 
-    /// The marshalled path: dispatched in this process for a collocated reference (no
-    /// socket, no thread switch), otherwise through the invoker. `hops` counts the
-    /// ForwardRequests followed in process.
-    fn send<'a>(
+    /// The marshalled path, through the invoker. `hops` counts the ForwardRequests a
+    /// collocated call followed in process.
+    pub(crate) fn send<'a>(
         &self,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
         hops: u8,
     ) -> Result<(), SystemException> {
-        match self.local.as_ref().and_then(Weak::upgrade) {
-            Some(registry) => self.dispatch_in_process(&registry, operation, encode, decode, hops),
-            None => self
-                .invoker
-                .invoke(&self.object_key, operation, encode, decode),
-        }
-    }
-
-    /// A marshalled call dispatched through this process's POAs on the caller's thread, the
-    /// way the server dispatches a request: for collocated objects whose servant has no
-    /// typed interface (DSI, hand-written servants), servant managers, and the `CORBA::Object`
-    /// operations. A oneway runs to completion before this returns.
-    fn dispatch_in_process<'a>(
-        &self,
-        registry: &PoaRegistry,
-        operation: &str,
-        encode: &EncodeArgs<'_, 'a>,
-        decode: Option<&mut DecodeReply<'_>>,
-        hops: u8,
-    ) -> Result<(), SystemException> {
-        // What two Corbina ORBs negotiate: UTF-8 and UTF-16.
-        let context = CdrContext::GIOP_1_2.with_code_sets(crate::cdr::CodeSets::UNICODE);
-        let mut w = CdrWriter::new(context);
-        encode(&mut w).map_err(|e| SystemException::from(e).completed(CompletionStatus::No))?;
-        let args = w.into_bytes();
-        let mut sink = BufferReplySink {
-            context,
-            reply: None,
-        };
-        let mut req = ServerRequest::new(
-            operation,
-            CdrReader::new(&args, ByteOrder::NATIVE, context),
-            decode.is_some(),
-            &mut sink,
-        );
-        let result = {
-            // As the server does: references among the arguments belong to this ORB.
-            let orb = self.orb();
-            let _entered = orb.as_ref().map(crate::orb::enter);
-            registry.dispatch(&self.object_key, &mut req)
-        };
-        let replied = req.has_replied();
-        match result {
-            Err(DispatchError::Forward { reference, .. }) if !replied => {
-                // LOCATION_FORWARD, as a client ORB follows it (bounded against loops).
-                if hops >= MAX_FORWARDS {
-                    return Err(SystemException::new(SystemExceptionKind::Transient, 0)
-                        .completed(CompletionStatus::No));
-                }
-                return reference.send(operation, encode, decode, hops + 1);
-            }
-            // A remote oneway's errors never come back either.
-            _ if decode.is_none() => return Ok(()),
-            Err(DispatchError::System(e)) if !replied => return Err(e),
-            Ok(()) if !replied => {
-                return Err(SystemException::new(SystemExceptionKind::Internal, 0)
-                    .completed(CompletionStatus::Maybe))
-            }
-            _ => {}
-        }
-        let Some(decode) = decode else { return Ok(()) };
-        let (kind, body) = sink.reply.take().ok_or_else(internal)?;
-        let mut r = CdrReader::new(&body, ByteOrder::NATIVE, context);
-        match kind {
-            ReplyKind::NoException => decode(ReplyBody::Result(&mut r)),
-            ReplyKind::UserException => {
-                let id = r.read_string().map_err(SystemException::from)?;
-                decode(ReplyBody::UserException(&id, &mut r))
+        match &self.invoker {
+            RefInvoker::Other(i) => i.invoke(&self.object_key, operation, encode, decode),
+            RefInvoker::Collocated(c) => {
+                c.dispatch(&self.object_key, operation, encode, decode, hops)
             }
         }
     }
@@ -565,67 +483,10 @@ fn internal() -> SystemException {
     SystemException::new(SystemExceptionKind::Internal, 0).completed(CompletionStatus::Maybe)
 }
 
-/// Reaches a servant in this process, marshalling arguments and results as a remote call
-/// would (so in and out values are copied, never shared), with no network.
-///
-/// Used for collocated calls that must keep remote semantics and to test generated stubs
-/// and skeletons end to end.
-pub struct CollocatedInvoker {
-    servant: Arc<dyn Servant>,
-    context: CdrContext,
-}
-
-impl CollocatedInvoker {
-    /// An invoker for `servant`, marshalling with `context`.
-    pub fn new(servant: Arc<dyn Servant>, context: CdrContext) -> Self {
-        CollocatedInvoker { servant, context }
-    }
-}
-
-impl Invoker for CollocatedInvoker {
-    fn invoke<'a>(
-        &self,
-        _object_key: &[u8],
-        operation: &str,
-        encode: &EncodeArgs<'_, 'a>,
-        decode: Option<&mut DecodeReply<'_>>,
-    ) -> Result<(), SystemException> {
-        let mut w = CdrWriter::new(self.context);
-        encode(&mut w).map_err(SystemException::from)?;
-        let args = w.into_bytes();
-        let mut sink = BufferReplySink {
-            context: self.context,
-            reply: None,
-        };
-        let response_expected = decode.is_some();
-        let mut req = ServerRequest::new(
-            operation,
-            CdrReader::new(&args, ByteOrder::NATIVE, self.context),
-            response_expected,
-            &mut sink,
-        );
-        self.servant.dispatch(&mut req)?;
-        let replied = req.has_replied();
-        let Some(decode) = decode else { return Ok(()) };
-        if !replied {
-            return Err(internal());
-        }
-        let (kind, body) = sink.reply.take().ok_or_else(internal)?;
-        let mut r = CdrReader::new(&body, ByteOrder::NATIVE, self.context);
-        match kind {
-            ReplyKind::NoException => decode(ReplyBody::Result(&mut r)),
-            ReplyKind::UserException => {
-                let id = r.read_string().map_err(SystemException::from)?;
-                decode(ReplyBody::UserException(&id, &mut r))
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cdr::CdrContext;
+    use crate::cdr::{ByteOrder, CdrContext};
 
     fn encode(obj: Option<&ObjectRef>) -> Vec<u8> {
         let mut w = CdrWriter::new(CdrContext::GIOP_1_2);

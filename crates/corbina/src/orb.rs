@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::cdr::ByteOrder;
 use crate::client::{ClientContext, IiopInvoker};
+use crate::collocation::CollocatedInvoker;
 use crate::config::{ConfigError, OrbConfig};
 use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
 use crate::object::ObjectRef;
@@ -303,12 +304,20 @@ impl Orb {
     pub fn object_from_ior(&self, ior: Ior) -> Result<ObjectRef, SystemException> {
         let invoker = IiopInvoker::new(self.inner.client.clone(), ior.clone())?;
         let local = self.collocation_for(invoker.profile());
-        let key = invoker.profile().object_key.as_bytes().to_vec();
-        let obj = ObjectRef::new(ior, key, Arc::new(invoker)).with_orb(self);
-        Ok(match local {
-            Some(registry) => obj.with_collocation(registry),
-            None => obj,
-        })
+        let key = invoker.profile().object_key.as_bytes();
+        let obj = match local {
+            Some(registry) => {
+                let key = Arc::from(key);
+                let iiop = Arc::new(invoker);
+                let invoker = CollocatedInvoker::new(registry, key, self.downgrade(), iiop);
+                ObjectRef::collocated(ior, invoker)
+            }
+            None => {
+                let key = key.to_vec();
+                ObjectRef::new(ior, key, Arc::new(invoker))
+            }
+        };
+        Ok(obj.with_orb(self))
     }
 
     /// Whether references to this ORB's own objects made from now on call their servants

@@ -18,8 +18,9 @@ use common::extra::extra::{
 use corbina::config::Endpoint;
 use corbina::giop::IiopProfile;
 use corbina::poa::{
-    Cookie, Current, DispatchError, IdAssignmentPolicy, LifespanPolicy, ObjectId, Poa, PolicyList,
-    RequestProcessingPolicy, ServantLocator, ServantManager, ServantRetentionPolicy, ThreadPolicy,
+    AdapterActivator, Cookie, Current, DispatchError, IdAssignmentPolicy, LifespanPolicy, ObjectId,
+    Poa, PolicyList, RequestProcessingPolicy, ServantLocator, ServantManager,
+    ServantRetentionPolicy, ThreadPolicy,
 };
 use corbina::{
     ObjectRef, Orb, OrbConfig, Servant, ServerRequest, SystemException, SystemExceptionKind,
@@ -688,6 +689,91 @@ fn servant_locator_objects_are_dispatched_in_process() {
     away.poke(2).unwrap();
     assert_eq!(other.pokes.load(Ordering::SeqCst), 2);
     assert_eq!(away.get_count().unwrap(), 2);
+    assert_eq!(strands(&orb), 0);
+    orb.destroy();
+}
+
+/// A generated skeleton that counts the requests it gets marshalled (direct calls reach its
+/// typed interface instead).
+struct Counted {
+    skeleton: NodeSkeleton<Arc<NodeImpl>>,
+    marshalled: AtomicU32,
+}
+
+impl Servant for Counted {
+    fn primary_interface(&self) -> &'static str {
+        self.skeleton.primary_interface()
+    }
+    fn is_a(&self, repository_id: &str) -> bool {
+        self.skeleton.is_a(repository_id)
+    }
+    fn dispatch(&self, request: &mut ServerRequest<'_, '_>) -> R {
+        self.marshalled.fetch_add(1, Ordering::SeqCst);
+        self.skeleton.dispatch(request)
+    }
+    fn local_interface(&self, repository_id: &str) -> Option<&dyn std::any::Any> {
+        self.skeleton.local_interface(repository_id)
+    }
+}
+
+/// Creates the PERSISTENT POA "revived" on demand, with `servant` active as "node".
+struct Revive {
+    servant: Arc<dyn Servant>,
+    calls: AtomicU32,
+}
+
+fn revived_policies() -> PolicyList {
+    PolicyList::default()
+        .with_lifespan(LifespanPolicy::Persistent)
+        .with_id_assignment(IdAssignmentPolicy::UserId)
+}
+
+impl AdapterActivator for Revive {
+    fn unknown_adapter(&self, parent: &Poa, name: &str) -> bool {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if name != "revived" {
+            return false;
+        }
+        let poa = parent
+            .create_poa(name, Some(parent.the_poa_manager()), revived_policies())
+            .unwrap();
+        poa.activate_object_with_id("node".into(), self.servant.clone())
+            .unwrap();
+        true
+    }
+}
+
+#[test]
+fn a_poa_an_adapter_activator_creates_serves_collocated_calls_directly() {
+    let orb = orb();
+    let poa = child_poa(&orb, "revived", revived_policies());
+    let n =
+        Node::unchecked_narrow(&poa.create_reference_with_id(&"node".into(), Node::REPOSITORY_ID));
+    assert!(n.as_object().is_collocated());
+    poa.destroy(false, true);
+    let imp = Arc::new(NodeImpl::default());
+    let counted = Arc::new(Counted {
+        skeleton: NodeSkeleton::new(imp.clone()),
+        marshalled: AtomicU32::new(0),
+    });
+    let activator = Arc::new(Revive {
+        servant: counted.clone(),
+        calls: AtomicU32::new(0),
+    });
+    orb.root_poa().set_the_activator(Some(activator.clone()));
+    n.poke(3).unwrap();
+    assert_eq!(imp.pokes.load(Ordering::SeqCst), 3);
+    assert_eq!(activator.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(imp.thread(), Some(thread::current().id()));
+    assert_eq!(
+        counted.marshalled.load(Ordering::SeqCst),
+        0,
+        "a direct call"
+    );
+    // The CORBA::Object operations are marshalled, through the same POA, in process.
+    assert!(!n.as_object().non_existent().unwrap());
+    assert_eq!(counted.marshalled.load(Ordering::SeqCst), 1);
+    assert_eq!(activator.calls.load(Ordering::SeqCst), 1);
     assert_eq!(strands(&orb), 0);
     orb.destroy();
 }

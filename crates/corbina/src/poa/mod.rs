@@ -19,7 +19,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use corbina::poa::{PoaRegistry, ReferenceFactory, PolicyList, IdAssignmentPolicy};
-//! use corbina::{giop::Ior, ObjectRef, CollocatedInvoker, Servant, ServerRequest,
+//! use corbina::{giop::Ior, ObjectRef, ServantInvoker, Servant, ServerRequest,
 //!               SystemException, cdr::CdrContext};
 //!
 //! struct Hello;
@@ -35,7 +35,7 @@
 //! impl ReferenceFactory for Factory {
 //!     fn create_reference(&self, type_id: &str, key: Vec<u8>) -> ObjectRef {
 //!         let ior = Ior { type_id: type_id.into(), ..Ior::nil() };
-//!         let inv = Arc::new(CollocatedInvoker::new(Arc::new(Hello), CdrContext::GIOP_1_2));
+//!         let inv = Arc::new(ServantInvoker::new(Arc::new(Hello), CdrContext::GIOP_1_2));
 //!         ObjectRef::new(ior, key, inv)
 //!     }
 //! }

@@ -570,14 +570,50 @@ impl Poa {
 
     // ---- Dispatch ----
 
-    /// Dispatches a request for `oid`: manager gate, servant lookup, upcall.
+    /// Dispatches a remote (or marshalled in-process) request for `oid`.
     pub(crate) fn dispatch(
         &self,
         oid: &[u8],
         request: &mut ServerRequest<'_, '_>,
         max_wait: Duration,
     ) -> Result<(), DispatchError> {
+        self.process(oid, max_wait, request)
+    }
+
+    /// A collocated call on `oid` without marshalling: the same path as
+    /// [`dispatch`](Self::dispatch), but `upcall` gets the servant's typed interface
+    /// `repository_id` ([`Servant::local_interface`]) and runs the operation on the
+    /// caller's thread.
+    ///
+    /// `Ok(false)`: nothing ran, take the marshalled path. That is the case for a servant
+    /// without a typed interface (DSI, hand-written) and for an object a servant manager
+    /// would have to incarnate or locate (see [`DirectCall`]).
+    pub(crate) fn collocated_call(
+        &self,
+        oid: &[u8],
+        repository_id: &str,
+        max_wait: Duration,
+        upcall: &mut dyn FnMut(&dyn Any) -> bool,
+    ) -> Result<bool, DispatchError> {
+        let mut call = DirectCall {
+            repository_id,
+            upcall,
+        };
+        self.process(oid, max_wait, &mut call)
+    }
+
+    /// The request-processing path remote requests and collocated calls share: admission
+    /// ([`enter_call`](Self::enter_call)), the servant lookup (active object map, default
+    /// servant, servant manager), `Current` during the upcall, and the in-flight count of
+    /// the object. `invocation` is how arguments and results travel.
+    fn process<'o, I: Invocation<'o> + ?Sized>(
+        &self,
+        oid: &[u8],
+        max_wait: Duration,
+        invocation: &mut I,
+    ) -> Result<I::Output, DispatchError> {
         let inner = &*self.inner;
+        // HOLDING blocks a collocated caller as it blocks a remote client's request.
         let _scope = self.enter_call(max_wait)?;
         if inner.policies.retain() {
             if let Some(entry) = inner.aom.begin_call(oid) {
@@ -586,7 +622,7 @@ impl Poa {
                     oid,
                     entry,
                 };
-                return self.upcall(oid, call.entry.servant(), request);
+                return self.upcall(oid, call.entry.servant(), invocation);
             }
         }
         match inner.policies.request_processing {
@@ -601,20 +637,23 @@ impl Poa {
                         minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT,
                     )
                 })?;
-                self.upcall(oid, &servant, request)
+                self.upcall(oid, &servant, invocation)
             }
             RequestProcessingPolicy::UseServantManager => {
+                let op = match invocation.servant_manager_operation() {
+                    Ok(op) => op,
+                    Err(declined) => return Ok(declined),
+                };
                 let mgr = read(&inner.servant_manager).clone();
                 match mgr {
                     Some(ServantManager::Activator(a)) if inner.policies.retain() => {
                         let call = self.incarnate(oid, &*a)?;
-                        self.upcall(oid, call.entry.servant(), request)
+                        self.upcall(oid, call.entry.servant(), invocation)
                     }
                     Some(ServantManager::Locator(l)) if !inner.policies.retain() => {
                         let id = ObjectId(oid.to_vec());
-                        let op = request.operation();
                         let (servant, cookie) = l.preinvoke(&id, self, op)?;
-                        let r = self.upcall(oid, &servant, request);
+                        let r = self.upcall(oid, &servant, invocation);
                         l.postinvoke(&id, self, op, cookie, servant);
                         r
                     }
@@ -662,18 +701,18 @@ impl Poa {
         })
     }
 
-    fn upcall(
+    fn upcall<'o, I: Invocation<'o> + ?Sized>(
         &self,
         oid: &[u8],
         servant: &Arc<dyn Servant>,
-        request: &mut ServerRequest<'_, '_>,
-    ) -> Result<(), DispatchError> {
+        invocation: &mut I,
+    ) -> Result<I::Output, DispatchError> {
         let _current = current::enter(Frame {
             poa: self.clone(),
             oid: FrameOid::new(oid),
             servant: Arc::clone(servant),
         });
-        servant.dispatch(request).map_err(DispatchError::System)
+        invocation.upcall(servant).map_err(DispatchError::System)
     }
 
     /// The LocateRequest answer for `oid`; activates nothing.
@@ -695,73 +734,6 @@ impl Poa {
         } else {
             LocateOutcome::Unknown
         }
-    }
-
-    /// A collocated call on `oid` without marshalling. Everything [`dispatch`](Self::dispatch)
-    /// does before and around the upcall happens here too (the POA manager gate, the
-    /// in-flight count that `destroy`/`deactivate` wait for, SINGLE_THREAD_MODEL, the servant
-    /// lookup, `Current`); then `upcall` gets the servant's typed interface `repository_id`
-    /// ([`Servant::local_interface`]) and runs the operation on the caller's thread.
-    ///
-    /// `Ok(false)`: nothing ran, take the marshalled path. That is the case for a servant
-    /// without a typed interface (DSI, hand-written) and for an object a servant manager
-    /// would have to incarnate or locate (its exceptions and forwards need the full path).
-    pub(crate) fn collocated_call(
-        &self,
-        oid: &[u8],
-        repository_id: &str,
-        max_wait: Duration,
-        upcall: &mut dyn FnMut(&dyn Any) -> bool,
-    ) -> Result<bool, SystemException> {
-        let inner = &*self.inner;
-        // HOLDING blocks the caller as it would block a remote client's request.
-        let _scope = self.enter_call(max_wait)?;
-        if inner.policies.retain() {
-            if let Some(entry) = inner.aom.begin_call(oid) {
-                let call = AomCall {
-                    poa: self,
-                    oid,
-                    entry,
-                };
-                return Ok(self.direct_upcall(oid, call.entry.servant(), repository_id, upcall));
-            }
-        }
-        match inner.policies.request_processing {
-            RequestProcessingPolicy::UseActiveObjectMapOnly => Err(SystemException::new(
-                SystemExceptionKind::ObjectNotExist,
-                minor::OBJECT_NOT_EXIST_NO_OBJECT,
-            )),
-            RequestProcessingPolicy::UseDefaultServant => {
-                let servant = read(&inner.default_servant).clone().ok_or_else(|| {
-                    SystemException::new(
-                        SystemExceptionKind::ObjAdapter,
-                        minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT,
-                    )
-                })?;
-                Ok(self.direct_upcall(oid, &servant, repository_id, upcall))
-            }
-            RequestProcessingPolicy::UseServantManager => Ok(false),
-        }
-    }
-
-    /// The upcall of [`collocated_call`](Self::collocated_call), with `Current` set; false if
-    /// the servant has no typed interface `repository_id`.
-    fn direct_upcall(
-        &self,
-        oid: &[u8],
-        servant: &Arc<dyn Servant>,
-        repository_id: &str,
-        upcall: &mut dyn FnMut(&dyn Any) -> bool,
-    ) -> bool {
-        let Some(iface) = servant.local_interface(repository_id) else {
-            return false;
-        };
-        let _current = current::enter(Frame {
-            poa: self.clone(),
-            oid: FrameOid::new(oid),
-            servant: Arc::clone(servant),
-        });
-        upcall(iface)
     }
 
     /// Admits a request (remote or collocated) to this POA: through the manager's gate
@@ -789,21 +761,6 @@ impl Poa {
             _gate: gate,
         })
     }
-
-    /// The servant a collocated call may invoke directly: an active object of a RETAIN,
-    /// ORB_CTRL_MODEL POA whose manager is active.
-    pub(crate) fn local_servant(&self, oid: &[u8]) -> Option<Arc<dyn Servant>> {
-        let inner = &*self.inner;
-        let direct = !self.is_destroyed()
-            && inner.policies.retain()
-            && !inner.policies.single_thread()
-            && inner.manager.get_state() == super::PoaManagerState::Active;
-        if direct {
-            inner.aom.servant(oid)
-        } else {
-            None
-        }
-    }
 }
 
 /// The object key of a reference: from its first IIOP profile.
@@ -823,4 +780,55 @@ struct CallScope<'p> {
     _serial: Option<MutexGuard<'p, ()>>,
     _call: CallTicket<'p>,
     _gate: CallTicket<'p>,
+}
+
+/// How a request's arguments and results travel between caller and servant: all that a
+/// remote request and a direct collocated call do not share (see [`Poa::process`]).
+trait Invocation<'o> {
+    /// What the upcall gives back.
+    type Output;
+
+    /// The operation's name when servant managers may serve this call (a ServantLocator is
+    /// told it); otherwise the output that sends the call down another path.
+    fn servant_manager_operation(&self) -> Result<&'o str, Self::Output>;
+
+    /// Runs the operation on `servant` (with `Current` set).
+    fn upcall(&mut self, servant: &Arc<dyn Servant>) -> Result<Self::Output, SystemException>;
+}
+
+/// A marshalled request: the servant reads the arguments and writes the reply.
+impl<'b> Invocation<'b> for ServerRequest<'b, '_> {
+    type Output = ();
+
+    fn servant_manager_operation(&self) -> Result<&'b str, ()> {
+        Ok(self.operation())
+    }
+
+    fn upcall(&mut self, servant: &Arc<dyn Servant>) -> Result<(), SystemException> {
+        servant.dispatch(self)
+    }
+}
+
+/// A direct collocated call: the caller's closure gets the servant's typed interface.
+/// Output `false`: nothing ran, the caller takes the marshalled path. Servant managers are
+/// left to that path: one call must not incarnate or `preinvoke` twice when the servant
+/// they return has no typed interface or they raise ForwardRequest.
+struct DirectCall<'x> {
+    repository_id: &'x str,
+    upcall: &'x mut dyn FnMut(&dyn Any) -> bool,
+}
+
+impl Invocation<'static> for DirectCall<'_> {
+    type Output = bool;
+
+    fn servant_manager_operation(&self) -> Result<&'static str, bool> {
+        Err(false)
+    }
+
+    fn upcall(&mut self, servant: &Arc<dyn Servant>) -> Result<bool, SystemException> {
+        Ok(match servant.local_interface(self.repository_id) {
+            Some(iface) => (self.upcall)(iface),
+            None => false,
+        })
+    }
 }

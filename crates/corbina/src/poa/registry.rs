@@ -12,7 +12,7 @@ use super::key::{self, PoaLocator};
 use super::poa::{NewPoa, PoaInner};
 use super::policy::PolicyList;
 use super::{minor, DispatchError, LocateOutcome, Poa, PoaManager, ReferenceFactory};
-use crate::{Servant, ServerRequest, SystemException, SystemExceptionKind};
+use crate::{ServerRequest, SystemException, SystemExceptionKind};
 
 /// How long a request waits for a holding POA manager before TRANSIENT, by default.
 pub const DEFAULT_MAX_HOLD_WAIT: Duration = Duration::from_secs(30);
@@ -299,14 +299,6 @@ impl PoaRegistry {
         }
     }
 
-    /// The servant a collocated stub may call directly, if any: an active object of a
-    /// RETAIN, ORB_CTRL_MODEL POA whose manager is active. `None` means: go through
-    /// [`dispatch`](Self::dispatch).
-    pub fn local_servant(&self, object_key: &[u8]) -> Option<Arc<dyn Servant>> {
-        let k = key::decode(object_key)?;
-        self.find(k.poa, false).ok()?.local_servant(k.object_id)
-    }
-
     /// Whether `object_key` is a POA key of this registry: a TRANSIENT key with this
     /// registry's epoch (no other process or registry makes one), or a PERSISTENT key when
     /// the reference's endpoint is this ORB's (`endpoint_is_ours`).
@@ -319,27 +311,24 @@ impl PoaRegistry {
     }
 
     /// A collocated call without marshalling on the object `object_key` names (see
-    /// [`Poa::collocated_call`]); `Ok(false)` means: take the marshalled path.
+    /// [`Poa::collocated_call`]), found as [`dispatch`](Self::dispatch) finds it; `Ok(false)`
+    /// means: take the marshalled path (which also follows a ForwardRequest).
     pub(crate) fn collocated_call(
         &self,
         object_key: &[u8],
         repository_id: &str,
         upcall: &mut dyn FnMut(&dyn std::any::Any) -> bool,
     ) -> Result<bool, SystemException> {
+        // Keys of the object key table are never collocated (see `is_own_key`).
         let Some(k) = key::decode(object_key) else {
             return Ok(false);
         };
-        let poa = match self.find(k.poa, false) {
-            Ok(poa) => poa,
-            Err(e) => {
-                return match k.poa {
-                    PoaLocator::Transient { .. } => Err(e),
-                    // An AdapterActivator may create it: the full path asks.
-                    PoaLocator::Persistent { .. } => Ok(false),
-                };
-            }
-        };
-        poa.collocated_call(k.object_id, repository_id, self.max_hold_wait(), upcall)
+        let poa = self.find(k.poa, true)?;
+        match poa.collocated_call(k.object_id, repository_id, self.max_hold_wait(), upcall) {
+            Ok(ran) => Ok(ran),
+            Err(DispatchError::System(e)) => Err(e),
+            Err(DispatchError::Forward { .. }) => Ok(false),
+        }
     }
 
     /// Destroys every POA (waiting for running calls, except the caller's own upcall),

@@ -132,7 +132,7 @@ mod tests {
     use crate::giop::Ior;
     use crate::poa::{IdAssignmentPolicy, PolicyList, ReferenceFactory};
     use crate::servant::BufferReplySink;
-    use crate::{CollocatedInvoker, ObjectRef};
+    use crate::{ObjectRef, ServantInvoker};
 
     struct Named(&'static str);
     impl Servant for Named {
@@ -155,7 +155,7 @@ mod tests {
                 type_id: type_id.into(),
                 ..Ior::nil()
             };
-            let inv = Arc::new(CollocatedInvoker::new(
+            let inv = Arc::new(ServantInvoker::new(
                 Arc::new(Named("x")),
                 CdrContext::GIOP_1_2,
             ));
