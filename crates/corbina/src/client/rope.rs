@@ -263,8 +263,13 @@ impl Rope {
         }
     }
 
-    /// The bidirectional connection this address's calls go over, if there is one.
+    /// Whether calls to this address may go over a bidirectional connection.
     #[inline]
+    pub(crate) fn is_routed(&self) -> bool {
+        self.routed.load(Ordering::Relaxed)
+    }
+
+    /// The bidirectional connection this address's calls go over, if there is one.
     pub(crate) fn bidir(&self) -> Option<Arc<BidirConnection>> {
         if !self.routed.load(Ordering::Acquire) {
             return None;
