@@ -14,7 +14,9 @@
 //! Both ends then run the same `BidirConnection`: one thread reads the connection and
 //! hands each reply to the call waiting for it (several calls may be in flight, in both
 //! directions, answered in any order) and each request to a worker, so that a request can
-//! call back over the same connection while its own caller waits. When the connection
+//! call back over the same connection while its own caller waits. Requests on such a
+//! connection may therefore run concurrently and finish out of order (as in omniORB),
+//! unlike on an ordinary connection. When the connection
 //! ends, calls waiting on it fail (COMM_FAILURE, completed MAYBE; an orderly
 //! CloseConnection makes them resend, which for a callback address means TRANSIENT), and
 //! the addresses it carried are no longer routed to it. None of this runs, and nothing is
