@@ -14,7 +14,8 @@
 //!   without marshalling ([`ObjectRef::collocated_call`]); other servants of the same ORB are
 //!   dispatched in process, marshalled, without a socket. [`ObjectRef::without_collocation`]
 //!   opts out.
-//! - [`SystemException`] and [`UserException`].
+//! - [`SystemException`] and [`UserException`]; [`Error`] says what failed on the call path
+//!   (endpoint, phase, OS error) and decides the system exception's minor code ([`error`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -62,6 +63,7 @@ mod config_args;
 pub mod dii;
 pub mod dsi;
 pub mod dynany;
+pub mod error;
 pub mod exception;
 pub mod object;
 pub mod orb;
@@ -75,6 +77,7 @@ pub use any::Any;
 pub use config::OrbConfig;
 pub use dii::{DiiError, NVList, NamedValue, OrbDii, Request};
 pub use dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
+pub use error::Error;
 pub use exception::UserException;
 pub use object::{no_user, CollocatedInvoker, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};

@@ -14,7 +14,7 @@ use crate::giop::Ior;
 use crate::orb::{Orb, WeakOrb};
 use crate::poa::{DispatchError, PoaRegistry};
 use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{CompletionStatus, SystemException};
 
 /// How many LOCATION_FORWARDs an in-process call follows before TRANSIENT.
 const MAX_FORWARDS: u8 = 8;
@@ -325,18 +325,17 @@ impl ObjectRef {
             Err(DispatchError::Forward { reference, .. }) if !replied => {
                 // LOCATION_FORWARD, as a client ORB follows it (bounded against loops).
                 if hops >= MAX_FORWARDS {
-                    return Err(SystemException::new(SystemExceptionKind::Transient, 0)
-                        .completed(CompletionStatus::No));
+                    return Err(crate::Error::ForwardLimit {
+                        limit: MAX_FORWARDS.into(),
+                    }
+                    .into());
                 }
                 return reference.send(operation, encode, decode, hops + 1);
             }
             // A remote oneway's errors never come back either.
             _ if decode.is_none() => return Ok(()),
             Err(DispatchError::System(e)) if !replied => return Err(e),
-            Ok(()) if !replied => {
-                return Err(SystemException::new(SystemExceptionKind::Internal, 0)
-                    .completed(CompletionStatus::Maybe))
-            }
+            Ok(()) if !replied => return Err(crate::Error::NoReply.into()),
             _ => {}
         }
         let Some(decode) = decode else { return Ok(()) };
@@ -552,7 +551,7 @@ impl Invoker for Unreachable {
         _encode: &EncodeArgs<'_, 'a>,
         _decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
-        Err(self.0.completed(CompletionStatus::No))
+        Err(self.0.clone().completed(CompletionStatus::No))
     }
 }
 
@@ -562,7 +561,7 @@ pub fn no_user(_id: &str, _r: &mut CdrReader<'_>) -> crate::cdr::Result<Option<S
 }
 
 fn internal() -> SystemException {
-    SystemException::new(SystemExceptionKind::Internal, 0).completed(CompletionStatus::Maybe)
+    crate::Error::NoReply.into()
 }
 
 /// Reaches a servant in this process, marshalling arguments and results as a remote call
@@ -626,6 +625,7 @@ impl Invoker for CollocatedInvoker {
 mod tests {
     use super::*;
     use crate::cdr::CdrContext;
+    use crate::SystemExceptionKind;
 
     fn encode(obj: Option<&ObjectRef>) -> Vec<u8> {
         let mut w = CdrWriter::new(CdrContext::GIOP_1_2);
