@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! TRANSIENT (minor 0x4f4d0002, completed NO): connect to tcp 127.0.0.1:5002 failed: Connection refused (os error 111)
-//! TIMEOUT (minor 0x43420222, completed MAYBE): receive from tcp 127.0.0.1:5002 timed out
+//! TIMEOUT (minor 0x43420221, completed MAYBE): receive from tcp 127.0.0.1:5002 timed out
 //! ```
 //!
 //! Match on the kind and minor code, or downcast the detail:
@@ -44,7 +44,7 @@
 //! | INV_OBJREF | `0x43420231` | NO | the profile's GIOP version is not supported |
 //! | MARSHAL | `0x43420240` | NO | the request could not be encoded (GIOP header, closed connection) |
 //! | MARSHAL | `0x43420241` | NO | NEEDS_ADDRESSING_MODE reply with an undefined mode |
-//! | MARSHAL, BAD_PARAM, … | the CDR error's ([`MarshalError::minor`]) | NO (arguments), YES (a reply) | marshalling failed |
+//! | MARSHAL, BAD_PARAM, IMP_LIMIT, … | the CDR or GIOP error's ([`MarshalError::minor`]) | NO (arguments, a forward), YES (a reply) | marshalling failed |
 //! | OBJECT_NOT_EXIST | `0x43420250` | NO | server: the request's target address names no object key |
 //! | OBJECT_NOT_EXIST | `0x43420251` | NO | `corbaname:`: no object is bound to the name |
 //! | INTERNAL | `0x43420260` | MAYBE | the servant returned without replying |
@@ -52,6 +52,7 @@
 //! | INTERNAL | `0x43420262` | NO | a servant incarnated for the call was deactivated before it ran |
 //! | BAD_INV_ORDER | `0x4f4d0009` (OMG 9, set_result more than once) | YES | the servant replied twice |
 //! | NO_IMPLEMENT | `0x43420270` | NO | `_interface`: there is no interface repository |
+//! | BAD_PARAM | `0x434202a0` | NO | narrow: the object does not implement the interface |
 //! | NO_RESOURCES | `0x43420280` | NO | a thread for a deferred request could not be started |
 //! | INITIALIZE | `0x43420290` | NO | the ORB's server could not listen on its endpoints |
 //! | INITIALIZE | `0x43420291` | NO | the ORB has no endpoint to publish in references |
@@ -129,6 +130,8 @@ pub mod minor {
     pub const INTERNAL_INCARNATION_LOST: u32 = CORBINA_VMCID | 0x262;
     /// BAD_INV_ORDER: the servant replied twice (OMG: set_result called more than once).
     pub const BAD_INV_ORDER_REPLIED: u32 = OMG_VMCID | 9;
+    /// BAD_PARAM: a narrow to an interface the object does not implement.
+    pub const BAD_PARAM_NOT_OF_TYPE: u32 = CORBINA_VMCID | 0x2a0;
     /// NO_IMPLEMENT: no interface repository (`_interface`).
     pub const NO_IMPLEMENT_INTERFACE_REPOSITORY: u32 = CORBINA_VMCID | 0x270;
     /// NO_RESOURCES: a thread could not be started.
@@ -352,6 +355,12 @@ pub enum Error {
     /// Server side: a servant incarnated for this call was deactivated before it ran.
     #[error("the servant incarnated for the call was deactivated before it ran")]
     IncarnationLost,
+    /// A narrow: the object does not implement the interface.
+    #[error("the object is not a {repository_id}")]
+    NotOfType {
+        /// The interface's repository id.
+        repository_id: &'static str,
+    },
     /// `_interface`: there is no interface repository.
     #[error("there is no interface repository")]
     NoInterfaceRepository,
@@ -416,6 +425,7 @@ impl Error {
             Error::EncodeReply(e) => giop_exception(e, Yes),
             Error::SendReply { .. } => (K::CommFailure, COMM_FAILURE_SEND_REPLY, Yes),
             Error::IncarnationLost => (K::Internal, INTERNAL_INCARNATION_LOST, No),
+            Error::NotOfType { .. } => (K::BadParam, BAD_PARAM_NOT_OF_TYPE, No),
             Error::NoInterfaceRepository => (K::NoImplement, NO_IMPLEMENT_INTERFACE_REPOSITORY, No),
             Error::ThreadSpawn { .. } => (K::NoResources, NO_RESOURCES_THREAD, No),
             Error::DeferredLost => (K::Internal, INTERNAL_DEFERRED_LOST, Maybe),
@@ -684,6 +694,14 @@ mod tests {
                 Error::NoInterfaceRepository,
                 K::NoImplement,
                 0x4342_0270,
+                No,
+            ),
+            (
+                Error::NotOfType {
+                    repository_id: "IDL:Bench:1.0",
+                },
+                K::BadParam,
+                0x4342_02a0,
                 No,
             ),
             (
