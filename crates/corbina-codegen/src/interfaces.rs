@@ -236,9 +236,8 @@ impl Gen<'_> {
         self.out.line("Ok(Self { obj: obj.clone() })");
         self.out.close_with(" else {");
         self.out.indent_more();
-        self.out.line(format!(
-            "Err({SYS}::new(::corbina::SystemExceptionKind::BadParam, 0))"
-        ));
+        self.out
+            .line("Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())");
         self.out.close();
         self.out.close();
         self.out.blank();

@@ -563,6 +563,15 @@ fn bench_end_to_end() {
     // Narrowing to an interface the object does not implement is BAD_PARAM.
     let err = gen_tricky::Top::narrow(&obj).unwrap_err();
     assert_eq!(err.kind, SystemExceptionKind::BadParam);
+    assert_eq!(err.minor, corbina::error::minor::BAD_PARAM_NOT_OF_TYPE);
+    let shown = err.to_string();
+    assert!(
+        shown.ends_with(&format!(
+            ": the object is not a {}",
+            gen_tricky::Top::REPOSITORY_ID
+        )),
+        "{shown}"
+    );
 }
 
 // ---- extra.idl: inout/out parameters, attributes with raises, keyword names ----

@@ -2,9 +2,9 @@
 //! mapping from CDR errors.
 
 use std::fmt;
+use std::sync::Arc;
 
 use corbina_cdr::{CdrReader, CdrWriter, ExceptionKind, MarshalError};
-use thiserror::Error;
 
 use crate::encap;
 use crate::error::{GiopError, Result};
@@ -147,8 +147,13 @@ impl From<ExceptionKind> for SystemExceptionKind {
 }
 
 /// A CORBA system exception as the ORB raises and reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
-#[error("{} (minor {minor:#010x}, completed {completed})", kind.name())]
+///
+/// Besides what the wire carries (kind, minor code, completion status) it may hold a
+/// *detail*: the local error it was raised for (in the runtime a `corbina::Error`: which
+/// endpoint, which phase, the OS error), shown by `Display` and returned by
+/// [`std::error::Error::source`]. The detail is one pointer, null on the success path;
+/// equality, hashing and the wire encoding ignore it.
+#[derive(Clone)]
 pub struct SystemException {
     /// Which exception.
     pub kind: SystemExceptionKind,
@@ -156,6 +161,63 @@ pub struct SystemException {
     pub minor: u32,
     /// Whether the operation ran.
     pub completed: CompletionStatus,
+    /// Thin (one word): keeps `Result<(), SystemException>` at two words.
+    detail: Option<Arc<Detail>>,
+}
+
+/// The local error behind a system exception.
+pub type Detail = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+impl PartialEq for SystemException {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind, self.minor, self.completed) == (other.kind, other.minor, other.completed)
+    }
+}
+
+impl Eq for SystemException {}
+
+impl std::hash::Hash for SystemException {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.kind, self.minor, self.completed).hash(state);
+    }
+}
+
+impl fmt::Debug for SystemException {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("SystemException");
+        d.field("kind", &self.kind)
+            .field("minor", &format_args!("{:#010x}", self.minor))
+            .field("completed", &self.completed);
+        if let Some(detail) = &self.detail {
+            d.field("detail", &format_args!("{detail}"));
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for SystemException {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (minor {:#010x}, completed {})",
+            self.kind.name(),
+            self.minor,
+            self.completed
+        )?;
+        match &self.detail {
+            Some(detail) => write!(f, ": {detail}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for SystemException {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.detail {
+            Some(d) => Some(&***d),
+            None => None,
+        }
+    }
 }
 
 impl SystemException {
@@ -165,12 +227,34 @@ impl SystemException {
             kind,
             minor,
             completed: CompletionStatus::No,
+            detail: None,
         }
     }
 
     /// The same exception with another completion status.
     pub fn completed(mut self, completed: CompletionStatus) -> SystemException {
         self.completed = completed;
+        self
+    }
+
+    /// The same exception with `detail` as the local error it was raised for.
+    pub fn with_detail(
+        mut self,
+        detail: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> SystemException {
+        self.detail = Some(Arc::new(detail.into()));
+        self
+    }
+
+    /// The local error this exception was raised for, if any (downcast it to the runtime's
+    /// error type to match on it).
+    pub fn detail(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.detail.as_deref().map(|d| &**d)
+    }
+
+    /// The same exception without its detail: what a peer receives.
+    pub fn without_detail(mut self) -> SystemException {
+        self.detail = None;
         self
     }
 
@@ -245,16 +329,9 @@ impl SystemExceptionBody {
     /// caller, by the rules of the specification).
     pub fn to_exception(&self) -> SystemException {
         match SystemExceptionKind::from_repository_id(&self.repository_id) {
-            Some(kind) => SystemException {
-                kind,
-                minor: self.minor,
-                completed: self.completed,
-            },
-            None => SystemException {
-                kind: SystemExceptionKind::Unknown,
-                minor: self.minor,
-                completed: self.completed,
-            },
+            Some(kind) => SystemException::new(kind, self.minor).completed(self.completed),
+            None => SystemException::new(SystemExceptionKind::Unknown, self.minor)
+                .completed(self.completed),
         }
     }
 }
@@ -309,6 +386,30 @@ mod tests {
         .into();
         assert_eq!(e.kind, SystemExceptionKind::DataConversion);
         assert_eq!(e.minor, 0x4f4d_0001);
+    }
+
+    /// The detail is shown and is the source, but equality, hashing and the body ignore it.
+    #[test]
+    fn detail_is_shown_not_compared_or_sent() {
+        use std::hash::{BuildHasher, RandomState};
+        let plain = SystemException::new(SystemExceptionKind::CommFailure, 7)
+            .completed(CompletionStatus::Maybe);
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let text = io.to_string();
+        let detailed = plain.clone().with_detail(io);
+        assert_eq!(
+            detailed.to_string(),
+            format!("COMM_FAILURE (minor 0x00000007, completed MAYBE): {text}")
+        );
+        assert_eq!(detailed, plain);
+        let s = RandomState::new();
+        assert_eq!(s.hash_one(&detailed), s.hash_one(&plain));
+        assert_eq!(detailed.to_body(), plain.to_body());
+        let source = std::error::Error::source(&detailed).map(|e| e.to_string());
+        assert_eq!(source, Some(text));
+        assert!(detailed.detail().is_some() && plain.detail().is_none());
+        assert!(std::error::Error::source(&plain).is_none());
+        assert!(detailed.without_detail().detail().is_none());
     }
 
     #[test]

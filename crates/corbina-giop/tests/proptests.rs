@@ -206,11 +206,8 @@ proptest! {
 
     #[test]
     fn system_exception_round_trip(o in order(), k in 0usize..39, minor in any::<u32>(), c in 0u32..3) {
-        let e = SystemException {
-            kind: SystemExceptionKind::ALL[k],
-            minor,
-            completed: CompletionStatus::from_value(c).unwrap(),
-        };
+        let e = SystemException::new(SystemExceptionKind::ALL[k], minor)
+            .completed(CompletionStatus::from_value(c).unwrap());
         let mut w = CdrWriter::with_byte_order(o, CdrContext::GIOP_1_2);
         e.to_body().encode(&mut w).unwrap();
         let bytes = w.into_bytes();

@@ -98,7 +98,7 @@ impl Invoker for Unusable {
         _: &EncodeArgs<'_, 'a>,
         _: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
-        Err(self.0)
+        Err(self.0.clone())
     }
 }
 

@@ -66,14 +66,15 @@ use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
 use crate::client::Rope;
+use crate::error::{Error, Phase};
 use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{ListenPoint, ReplyHeader, ServiceContextList, TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::server::connection::{self as server_conn, BidirParts, ConnectionShared};
 use crate::server::RequestDispatcher;
-use crate::transport::Stream;
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::transport::{Address, Stream};
+use crate::SystemException;
 
 /// Most worker threads one bidirectional connection runs requests on at once; more
 /// requests wait in its queue.
@@ -163,8 +164,9 @@ struct State {
 
 /// One connection carrying calls both ways (see the [module docs](self)).
 pub(crate) struct BidirConnection {
-    /// The peer, as the user knows it (for diagnostics).
-    peer: String,
+    /// The peer: the address the client connected to, or the first address a client
+    /// offered (what errors name).
+    peer: Address,
     shared: Arc<ConnectionShared>,
     state: Mutex<State>,
     replied: Condvar,
@@ -191,7 +193,7 @@ impl std::fmt::Debug for BidirConnection {
 
 impl BidirConnection {
     fn new(
-        peer: String,
+        peer: Address,
         shared: Arc<ConnectionShared>,
         mut giop: GiopConnection,
         dispatcher: Arc<dyn RequestDispatcher>,
@@ -227,7 +229,7 @@ impl BidirConnection {
     ) -> std::io::Result<Arc<BidirConnection>> {
         let read_half = stream.clone();
         let shared = ConnectionShared::for_stream(stream);
-        let peer = rope.address().to_string();
+        let peer = rope.address().clone();
         let mut conn = BidirConnection::new(peer, shared, giop, dispatcher, Some(offer));
         if let Some(c) = Arc::get_mut(&mut conn) {
             c.opened_by = Arc::as_ptr(rope) as usize;
@@ -265,9 +267,23 @@ impl BidirConnection {
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, SystemException> {
-        self.state
-            .lock()
-            .map_err(|_| comm_failure(CompletionStatus::No))
+        self.state.lock().map_err(|_| self.poisoned())
+    }
+
+    #[cold]
+    fn poisoned(&self) -> SystemException {
+        Error::PoolPoisoned {
+            endpoint: self.peer.clone(),
+        }
+        .into()
+    }
+
+    #[cold]
+    fn closed(&self) -> SystemException {
+        Error::ConnectionClosed {
+            endpoint: self.peer.clone(),
+        }
+        .into()
     }
 
     /// Sends a request and, for a twoway, waits for its reply (until `deadline`).
@@ -288,15 +304,12 @@ impl BidirConnection {
             return Ok(Outcome::Resend);
         }
         let _busy = OutgoingGuard(&self.shared);
-        let order = self
-            .send_order
-            .lock()
-            .map_err(|_| comm_failure(CompletionStatus::No))?;
+        let order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() {
             return Ok(Outcome::Resend);
         }
-        let marshal = |_| SystemException::new(SystemExceptionKind::Marshal, 0);
+        let marshal = |_| SystemException::from(Error::StartRequest);
         let mut req = st
             .giop
             .start_request_with(
@@ -353,14 +366,11 @@ impl BidirConnection {
                 st.waiting.remove(&request_id);
                 return match ended {
                     Ended::Orderly => Ok(Outcome::Resend),
-                    Ended::Failed => Err(comm_failure(CompletionStatus::Maybe)),
+                    Ended::Failed => Err(self.closed()),
                 };
             }
             st = match deadline {
-                None => self
-                    .replied
-                    .wait(st)
-                    .map_err(|_| comm_failure(CompletionStatus::Maybe))?,
+                None => self.replied.wait(st).map_err(|_| self.poisoned())?,
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
@@ -371,12 +381,15 @@ impl BidirConnection {
                         let transmits = drain_transmits(&mut st.giop);
                         drop(st);
                         self.write_controls(&transmits);
-                        return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
-                            .completed(CompletionStatus::Maybe));
+                        return Err(Error::Timeout {
+                            endpoint: self.peer.clone(),
+                            phase: Phase::Receive,
+                        }
+                        .into());
                     }
                     self.replied
                         .wait_timeout(st, left)
-                        .map_err(|_| comm_failure(CompletionStatus::Maybe))?
+                        .map_err(|_| self.poisoned())?
                         .0
                 }
             };
@@ -533,10 +546,6 @@ fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
     std::iter::from_fn(|| giop.poll_transmit()).collect()
 }
 
-fn comm_failure(completed: CompletionStatus) -> SystemException {
-    SystemException::new(SystemExceptionKind::CommFailure, 0).completed(completed)
-}
-
 /// Counts an outgoing call as keeping the connection busy, for its lifetime.
 struct OutgoingGuard<'a>(&'a ConnectionShared);
 
@@ -550,8 +559,14 @@ impl Drop for OutgoingGuard<'_> {
 /// its reader; `offer.first` runs on a worker.
 pub(crate) fn serve_accepted(mut parts: BidirParts, read_half: Stream, offer: Offer) {
     let peer = offer.listen_points.first().map_or_else(
-        || "a bidirectional client".to_owned(),
-        |p| format!("the bidirectional client at {}:{}", p.host, p.port),
+        || Address::Tcp {
+            host: String::new(),
+            port: 0,
+        },
+        |p| Address::Tcp {
+            host: p.host.clone(),
+            port: p.port,
+        },
     );
     let giop = std::mem::replace(
         &mut parts.giop,

@@ -15,7 +15,7 @@ use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::orb::WeakOrb;
 use crate::poa::{DispatchError, PoaRegistry};
 use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{CompletionStatus, SystemException};
 
 /// How many LOCATION_FORWARDs an in-process call follows before TRANSIENT.
 const MAX_FORWARDS: u8 = 8;
@@ -140,8 +140,10 @@ impl CollocatedInvoker {
             Err(DispatchError::Forward { reference, .. }) if !replied => {
                 // LOCATION_FORWARD, as a client ORB follows it (bounded against loops).
                 if hops >= MAX_FORWARDS {
-                    return Err(SystemException::new(SystemExceptionKind::Transient, 0)
-                        .completed(CompletionStatus::No));
+                    return Err(crate::Error::ForwardLimit {
+                        limit: MAX_FORWARDS.into(),
+                    }
+                    .into());
                 }
                 return reference.send(operation, encode, decode, hops + 1);
             }
@@ -223,9 +225,7 @@ fn deliver_reply(
     decode: Option<&mut DecodeReply<'_>>,
 ) -> Result<(), SystemException> {
     let Some(decode) = decode else { return Ok(()) };
-    let internal = || {
-        SystemException::new(SystemExceptionKind::Internal, 0).completed(CompletionStatus::Maybe)
-    };
+    let internal = || SystemException::from(crate::Error::NoReply);
     if !replied {
         return Err(internal());
     }

@@ -60,7 +60,7 @@ use crate::cdr::CdrWriter;
 use crate::object::ObjectRef;
 use crate::orb::{Orb, WeakOrb};
 use crate::typecode::{TcKind, TypeCode};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{SystemException, SystemExceptionKind};
 
 /// `CORBA::Flags`: argument modes and request flags.
 pub type Flags = u32;
@@ -586,10 +586,7 @@ impl Request {
                     n.bump();
                 }
             })
-            .map_err(|_| {
-                SystemException::new(SystemExceptionKind::NoResources, 0)
-                    .completed(CompletionStatus::No)
-            })?;
+            .map_err(|source| crate::Error::ThreadSpawn { source })?;
         self.deferred = Some(Deferred { slot, thread });
         Ok(())
     }
@@ -614,12 +611,7 @@ impl Request {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .unwrap_or_else(|| {
-                Err(DiiError::System(
-                    SystemException::new(SystemExceptionKind::Internal, 0)
-                        .completed(CompletionStatus::Maybe),
-                ))
-            });
+            .unwrap_or_else(|| Err(DiiError::System(crate::Error::DeferredLost.into())));
         self.apply(outcome)
     }
 

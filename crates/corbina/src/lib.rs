@@ -15,7 +15,8 @@
 //!   without marshalling ([`ObjectRef::collocated_call`]); other servants of the same ORB are
 //!   dispatched in process, marshalled, without a socket. [`ObjectRef::without_collocation`]
 //!   opts out.
-//! - [`SystemException`] and [`UserException`].
+//! - [`SystemException`] and [`UserException`]; [`Error`] says what failed on the call path
+//!   (endpoint, phase, OS error) and decides the system exception's minor code ([`error`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -65,6 +66,7 @@ mod config_args;
 pub mod dii;
 pub mod dsi;
 pub mod dynany;
+pub mod error;
 pub mod exception;
 pub mod object;
 pub mod orb;
@@ -79,6 +81,7 @@ pub use collocation::{CollocatedInvoker, ServantInvoker};
 pub use config::OrbConfig;
 pub use dii::{DiiError, NVList, NamedValue, OrbDii, Request};
 pub use dsi::{DsiSkeleton, DynServerRequest, DynamicImplementation};
+pub use error::Error;
 pub use exception::UserException;
 pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};

@@ -14,7 +14,7 @@ use crate::cdr::{CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError};
 use crate::collocation::CollocatedInvoker;
 use crate::giop::Ior;
 use crate::orb::{Orb, WeakOrb};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{CompletionStatus, SystemException};
 
 /// What came back for a twoway call, for the stub to decode.
 pub enum ReplyBody<'r, 'b> {
@@ -470,7 +470,7 @@ impl Invoker for Unreachable {
         _encode: &EncodeArgs<'_, 'a>,
         _decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
-        Err(self.0.completed(CompletionStatus::No))
+        Err(self.0.clone().completed(CompletionStatus::No))
     }
 }
 
@@ -480,13 +480,14 @@ pub fn no_user(_id: &str, _r: &mut CdrReader<'_>) -> crate::cdr::Result<Option<S
 }
 
 fn internal() -> SystemException {
-    SystemException::new(SystemExceptionKind::Internal, 0).completed(CompletionStatus::Maybe)
+    crate::Error::NoReply.into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cdr::{ByteOrder, CdrContext};
+    use crate::SystemExceptionKind;
 
     fn encode(obj: Option<&ObjectRef>) -> Vec<u8> {
         let mut w = CdrWriter::new(CdrContext::GIOP_1_2);

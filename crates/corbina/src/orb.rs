@@ -203,7 +203,7 @@ impl Orb {
             dispatcher,
             Some(self.inner.client.clone()),
         )
-        .map_err(|_| SystemException::new(SystemExceptionKind::Initialize, 0))?;
+        .map_err(|source| crate::Error::Listen { source })?;
         let local: Vec<LocalTransport> = server
             .bound_endpoints()
             .iter()
@@ -237,7 +237,7 @@ impl Orb {
             }
             // Local endpoints only: this host's name and no port (TCP clients cannot come in).
             (None, None) if !local.is_empty() => (local_host_name().to_owned(), 0),
-            (None, None) => return Err(SystemException::new(SystemExceptionKind::Initialize, 0)),
+            (None, None) => return Err(crate::Error::NoEndpoint.into()),
         };
         let _ = self.inner.published_local.set(local);
         *guard = Some(Arc::new(server));
@@ -762,8 +762,10 @@ pub mod corbaname_minor {
     /// BAD_PARAM 10: the naming service could not proceed (`CannotProceed`), or the
     /// corbaloc part does not lead to a naming context.
     pub const BAD_PARAM_CANNOT_PROCEED: u32 = OMG_VMCID | 10;
-    /// OBJECT_NOT_EXIST 0: no object is bound to the name (`NamingContext::NotFound`).
-    pub const OBJECT_NOT_EXIST_NOT_FOUND: u32 = 0;
+    /// OBJECT_NOT_EXIST, Corbina's `0x43420251`: no object is bound to the name
+    /// (`NamingContext::NotFound`; the OMG defines no code for it).
+    pub const OBJECT_NOT_EXIST_NOT_FOUND: u32 =
+        crate::error::minor::OBJECT_NOT_EXIST_NAME_NOT_FOUND;
 }
 
 impl Orb {

@@ -98,8 +98,7 @@ impl<'b, 's> ServerRequest<'b, 's> {
         encode: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
         if self.replied {
-            return Err(SystemException::new(SystemExceptionKind::BadInvOrder, 0)
-                .completed(CompletionStatus::Yes));
+            return Err(crate::Error::RepliedTwice.into());
         }
         self.replied = true;
         if !self.response_expected {
@@ -177,7 +176,7 @@ pub fn dispatch_object_operation(
         }
         "_interface" => {
             // No interface repository: the spec's answer is NO_IMPLEMENT.
-            return Err(SystemException::new(SystemExceptionKind::NoImplement, 0));
+            return Err(crate::Error::NoInterfaceRepository.into());
         }
         _ => return Ok(false),
     }

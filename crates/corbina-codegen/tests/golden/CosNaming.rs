@@ -207,7 +207,7 @@ pub mod cos_naming {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -726,7 +726,7 @@ pub mod cos_naming {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -924,7 +924,7 @@ pub mod cos_naming {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 

@@ -278,7 +278,7 @@ impl Bench {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 

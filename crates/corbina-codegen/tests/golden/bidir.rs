@@ -19,7 +19,7 @@ pub mod bidir_test {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -188,7 +188,7 @@ pub mod bidir_test {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 

@@ -466,7 +466,7 @@ pub mod r#dyn {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 

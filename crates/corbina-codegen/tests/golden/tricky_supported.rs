@@ -17,7 +17,7 @@ impl Top {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -204,7 +204,7 @@ impl Left {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -413,7 +413,7 @@ impl Right {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -649,7 +649,7 @@ impl Bottom {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -938,7 +938,7 @@ impl Keywords {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -1273,7 +1273,7 @@ impl Ops {
         if obj.is_a(Self::REPOSITORY_ID)? {
             Ok(Self { obj: obj.clone() })
         } else {
-            Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+            Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
         }
     }
 
@@ -1736,7 +1736,7 @@ pub mod outer {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -2564,7 +2564,7 @@ pub mod typed {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -2674,7 +2674,7 @@ pub mod typed {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 
@@ -2784,7 +2784,7 @@ pub mod typed {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 

@@ -1216,7 +1216,7 @@ pub mod interop {
             if obj.is_a(Self::REPOSITORY_ID)? {
                 Ok(Self { obj: obj.clone() })
             } else {
-                Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::BadParam, 0))
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
             }
         }
 

@@ -10,7 +10,8 @@ use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
 use crate::bidir::{BidirConnection, Outcome};
 use crate::cdr::CodeSets;
-use crate::giop::connection::Event;
+use crate::error::{minor, Error, Phase};
+use crate::giop::connection::{ConnectionError, Event};
 use crate::giop::message::Body;
 use crate::giop::{
     IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
@@ -20,33 +21,21 @@ use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
-fn sys(kind: SystemExceptionKind, minor: u32, completed: CompletionStatus) -> SystemException {
-    SystemException::new(kind, minor).completed(completed)
-}
-
-fn comm_failure(completed: CompletionStatus) -> SystemException {
-    sys(SystemExceptionKind::CommFailure, 0, completed)
-}
-
 /// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
 /// chain that ends this way is not unwound to the original target).
-pub const MINOR_FORWARD_LIMIT: u32 = 0x4342_4e01;
+pub const MINOR_FORWARD_LIMIT: u32 = minor::TRANSIENT_FORWARD_LIMIT;
 
 /// TRANSIENT minor code for "the server kept closing the connection before reading the
 /// request" (orderly CloseConnection on every resend).
-pub const MINOR_RETRIES_EXHAUSTED: u32 = 0x4342_4e02;
+pub const MINOR_RETRIES_EXHAUSTED: u32 = minor::TRANSIENT_RESEND_LIMIT;
 
 /// COMM_FAILURE minor code for "buffered oneways were lost: their connection failed when
 /// they were written outside any call" (reported once, by the next call through that
 /// connection's rope or by an explicit flush).
-pub const MINOR_ONEWAYS_LOST: u32 = 0x4342_4e03;
+pub const MINOR_ONEWAYS_LOST: u32 = minor::COMM_FAILURE_ONEWAYS_LOST;
 
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
 const MAX_RESENDS: usize = 16;
-
-fn timeout(completed: CompletionStatus) -> SystemException {
-    sys(SystemExceptionKind::Timeout, 0, completed)
-}
 
 /// Reaches one object through IIOP: its profile, the rope to the profile's address, and
 /// any LOCATION_FORWARD target learned on the way.
@@ -83,13 +72,12 @@ enum Attempt {
 impl IiopInvoker {
     /// An invoker for the first usable IIOP profile of `ior`.
     pub fn new(ctx: Arc<ClientContext>, ior: Ior) -> Result<IiopInvoker, SystemException> {
-        let inv_objref = || sys(SystemExceptionKind::InvObjref, 0, CompletionStatus::No);
         let (index, profile) = ior
             .profiles
             .iter()
             .enumerate()
             .find_map(|(i, p)| p.iiop().and_then(Result::ok).map(|p| (i as u32, p)))
-            .ok_or_else(inv_objref)?;
+            .ok_or(Error::NoUsableProfile)?;
         let address = select_address(&profile, ctx.config.prefer_local);
         let tcp_fallback = (address.kind() != TransportKind::Tcp).then(|| Address::Tcp {
             host: profile.host.clone(),
@@ -97,7 +85,7 @@ impl IiopInvoker {
         });
         let rope = ctx.rope_to(address);
         let minor = profile.version.minor.min(ctx.config.giop_max_minor);
-        let version = Version::new(1, minor).map_err(|_| inv_objref())?;
+        let version = Version::new(1, minor).map_err(|_| Error::GiopVersion { minor })?;
         let code_sets = if minor == 0 {
             CodeSets::DEFAULT
         } else {
@@ -217,12 +205,9 @@ impl IiopInvoker {
         // Transparent resends for strands the server closed before reading the request.
         for _ in 0..MAX_RESENDS {
             let rope = self.current_rope();
-            if rope.take_unreported_lost() > 0 {
-                return Err(sys(
-                    SystemExceptionKind::CommFailure,
-                    MINOR_ONEWAYS_LOST,
-                    CompletionStatus::No,
-                ));
+            let lost = rope.take_unreported_lost();
+            if lost > 0 {
+                return Err(oneways_lost(rope, lost));
             }
             // Bidirectional GIOP: one flag each when it is not in use.
             let attempt = if rope.is_routed() || self.ctx.config.offer_bidir {
@@ -260,11 +245,7 @@ impl IiopInvoker {
                 Attempt::Retry => continue,
                 Attempt::Forward(target) => {
                     if hops >= self.ctx.config.forward_limit {
-                        return Err(sys(
-                            SystemExceptionKind::Transient,
-                            MINOR_FORWARD_LIMIT,
-                            CompletionStatus::No,
-                        ));
+                        return Err(forward_limit(self.ctx.config.forward_limit));
                     }
                     if let Ok(mut f) = self.forward.write() {
                         *f = Some(target.clone());
@@ -274,11 +255,7 @@ impl IiopInvoker {
                 }
             }
         }
-        Err(sys(
-            SystemExceptionKind::Transient,
-            MINOR_RETRIES_EXHAUSTED,
-            CompletionStatus::No,
-        ))
+        Err(resend_limit(self.current_rope()))
     }
 
     fn attempt<'a>(
@@ -294,7 +271,6 @@ impl IiopInvoker {
         let buffer = std::mem::take(&mut strand.out);
         // The connection gives the request its id and, on its first request, the CODE_SETS
         // context; it fixes the code sets the arguments are marshalled with.
-        let marshal = || sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No);
         let mut req = match strand.giop.start_request(
             buffer,
             self.version,
@@ -306,7 +282,8 @@ impl IiopInvoker {
             Ok(req) => req,
             Err(_) => {
                 self.give_back(rope, strand);
-                return Err(marshal());
+                // The error is not bound: that cost the success path 6 instructions a call.
+                return Err(encode_failed(None));
             }
         };
         let request_id = req.request_id();
@@ -314,13 +291,13 @@ impl IiopInvoker {
             // Nothing was sent: the strand (and any oneways buffered on it) goes back.
             strand.out = req.abandon();
             self.give_back(rope, strand);
-            return Err(SystemException::from(e));
+            return Err(marshal_failed(e));
         }
         let w = match strand.giop.finish_request(req) {
             Ok(w) => w,
-            Err(_) => {
+            Err(e) => {
                 self.give_back(rope, strand);
-                return Err(marshal());
+                return Err(encode_failed(Some(e)));
             }
         };
         let bounds = if decode.is_none() {
@@ -358,11 +335,8 @@ impl IiopInvoker {
             rope.count_lost(strand.batched, false);
             drop(strand);
             rope.discard();
-            return Err(if e.kind() == std::io::ErrorKind::TimedOut {
-                timeout(CompletionStatus::No)
-            } else {
-                comm_failure(CompletionStatus::No)
-            });
+            let timed_out = e.kind() == std::io::ErrorKind::TimedOut;
+            return Err(send_failed(rope, e, timed_out));
         }
         let had_batch = !strand.batch.is_empty();
         // Buffered oneways first, with this request in one vectored write.
@@ -384,13 +358,13 @@ impl IiopInvoker {
             // or, when it is resent, the resend does (it fails with MINOR_ONEWAYS_LOST).
             return if is_timeout(&e) && deadline.is_some() {
                 rope.count_lost(lost, false);
-                Err(timeout(CompletionStatus::No))
+                Err(send_failed(rope, e, true))
             } else if reused {
                 rope.count_lost(lost, true);
                 Ok(Attempt::Retry)
             } else {
                 rope.count_lost(lost, false);
-                Err(comm_failure(CompletionStatus::No))
+                Err(send_failed(rope, e, false))
             };
         }
         if had_batch {
@@ -451,7 +425,13 @@ impl IiopInvoker {
                 client.dispatcher.clone(),
                 client.offer.clone(),
             )
-            .map_err(|_| comm_failure(CompletionStatus::No))
+            .map_err(|source| {
+                crate::Error::BidirReader {
+                    endpoint: rope.address().clone(),
+                    source,
+                }
+                .into()
+            })
         })
         .map(Some)
     }
@@ -509,7 +489,7 @@ impl IiopInvoker {
     ) -> Result<Attempt, SystemException> {
         match rope.write_and_release(strand, deadline, false) {
             Ok(()) => Ok(Attempt::Done),
-            Err(_) => Err(comm_failure(CompletionStatus::Maybe)),
+            Err(lost) => Err(batch_send_failed(rope, lost)),
         }
     }
 
@@ -530,12 +510,12 @@ impl IiopInvoker {
                         // The strand is closed, never reused: a late reply cannot reach the
                         // next call.
                         giop.end_of_stream();
-                        return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                        return fail(rope, strand, closed(rope));
                     }
                     Ok(n) => giop.commit(n),
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(e) => {
-                        let e = read_failure(&e, deadline.is_some());
+                        let e = read_failure(e, deadline.is_some(), rope.address());
                         return fail(rope, strand, e);
                     }
                 }
@@ -559,13 +539,18 @@ impl IiopInvoker {
                     return Ok(Attempt::Retry);
                 }
                 Ok(Some(Event::MessageError)) => {
-                    return fail(rope, strand, comm_failure(CompletionStatus::No));
+                    return fail(rope, strand, message_error(rope));
                 }
                 // Anything else (a reply to another request, a request to this client) is
                 // not GIOP from this server: the connection is not trusted further.
-                Ok(Some(_)) | Err(_) => {
+                Ok(Some(event)) => {
+                    let e = unexpected_message(rope, &event);
                     let _ = write_transmits(&mut strand);
-                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                    return fail(rope, strand, e);
+                }
+                Err(source) => {
+                    let _ = write_transmits(&mut strand);
+                    return fail(rope, strand, protocol_error(rope, source));
                 }
                 // No whole message after all (or the peer closed: nothing more comes).
                 Ok(None) => None,
@@ -576,7 +561,7 @@ impl IiopInvoker {
                     return outcome;
                 }
                 None if !strand.giop.is_open() => {
-                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
+                    return fail(rope, strand, closed(rope));
                 }
                 None => {}
             }
@@ -594,22 +579,21 @@ impl IiopInvoker {
         decode: &mut DecodeReply<'_>,
     ) -> Result<Attempt, SystemException> {
         let mut r = body.reader(code_sets);
-        let done = CompletionStatus::Yes;
         match header.reply_status {
             ReplyStatus::NoException => decode(ReplyBody::Result(&mut r)).map(|()| Attempt::Done),
             ReplyStatus::UserException => match r.read_string() {
                 Ok(id) => decode(ReplyBody::UserException(&id, &mut r)).map(|()| Attempt::Done),
-                Err(e) => Err(SystemException::from(e).completed(done)),
+                Err(e) => Err(decode_reply_failed(e.into())),
             },
             ReplyStatus::SystemException => match SystemExceptionBody::decode(&mut r) {
                 Ok(b) => Err(b.to_exception()),
-                Err(e) => Err(SystemException::from(e).completed(done)),
+                Err(e) => Err(decode_reply_failed(e)),
             },
             ReplyStatus::LocationForward | ReplyStatus::LocationForwardPerm => {
                 match Ior::decode(&mut r) {
                     Ok(ior) => IiopInvoker::new(self.ctx.clone(), ior)
                         .map(|t| Attempt::Forward(Arc::new(t))),
-                    Err(e) => Err(SystemException::from(e)),
+                    Err(e) => Err(decode_forward_failed(e)),
                 }
             }
             ReplyStatus::NeedsAddressingMode => match r.read_short() {
@@ -617,7 +601,7 @@ impl IiopInvoker {
                     self.addressing.store(mode, Ordering::Relaxed);
                     Ok(Attempt::Retry)
                 }
-                _ => Err(sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)),
+                _ => Err(raise(Error::AddressingMode)),
             },
         }
     }
@@ -674,12 +658,148 @@ fn write_transmits(strand: &mut Strand) -> std::io::Result<()> {
     Ok(())
 }
 
-fn read_failure(e: &std::io::Error, has_deadline: bool) -> SystemException {
+#[cold]
+#[inline(never)]
+fn read_failure(e: std::io::Error, has_deadline: bool, endpoint: &Address) -> SystemException {
+    let endpoint = endpoint.clone();
     match e {
-        io if has_deadline && is_timeout(io) => timeout(CompletionStatus::Maybe),
+        io if has_deadline && is_timeout(&io) => Error::Timeout {
+            endpoint,
+            phase: Phase::Receive,
+        },
         // The request was sent and the connection died: it may have run. Never resend.
-        _ => comm_failure(CompletionStatus::Maybe),
+        source => Error::Receive { endpoint, source },
     }
+    .into()
+}
+
+/// The server closed the connection while a reply was awaited: the request may have run.
+#[cold]
+#[inline(never)]
+fn closed(rope: &Rope) -> SystemException {
+    Error::ConnectionClosed {
+        endpoint: rope.address().clone(),
+    }
+    .into()
+}
+
+/// What a server sent that a client cannot take as the reply it awaits.
+#[cold]
+fn unexpected_message(rope: &Rope, event: &Event<'_>) -> SystemException {
+    let message = match event {
+        Event::Reply { .. } => "a Reply to another request",
+        Event::LocateReply { .. } => "a LocateReply",
+        Event::Request { .. } | Event::LocateRequest { .. } => "a request",
+        Event::CancelRequest { .. } => "a CancelRequest",
+        _ => "an unexpected message",
+    };
+    raise(Error::UnexpectedMessage {
+        endpoint: rope.address().clone(),
+        message,
+    })
+}
+
+// The call path's errors are built out of line, so that the hot functions keep their shape
+// (measured: building them inline cost ~20 instructions per null call).
+
+#[cold]
+#[inline(never)]
+fn raise(e: Error) -> SystemException {
+    e.to_system_exception()
+}
+
+#[cold]
+#[inline(never)]
+fn protocol_error(rope: &Rope, source: ConnectionError) -> SystemException {
+    raise(Error::Protocol {
+        endpoint: rope.address().clone(),
+        source,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn message_error(rope: &Rope) -> SystemException {
+    raise(Error::MessageError {
+        endpoint: rope.address().clone(),
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn oneways_lost(rope: &Rope, count: u64) -> SystemException {
+    raise(Error::OnewaysLost {
+        endpoint: rope.address().clone(),
+        count,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn forward_limit(limit: u32) -> SystemException {
+    raise(Error::ForwardLimit { limit })
+}
+
+#[cold]
+#[inline(never)]
+fn resend_limit(rope: &Rope) -> SystemException {
+    raise(Error::ResendLimit {
+        endpoint: rope.address().clone(),
+        resends: MAX_RESENDS,
+    })
+}
+
+/// The request could not be started (`None`) or finished: nothing was sent.
+#[cold]
+#[inline(never)]
+fn encode_failed(e: Option<ConnectionError>) -> SystemException {
+    raise(match e {
+        Some(e) => Error::EncodeRequest(e),
+        None => Error::StartRequest,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn marshal_failed(e: crate::cdr::MarshalError) -> SystemException {
+    raise(Error::MarshalArguments(e))
+}
+
+/// Writing the request failed or timed out: it did not reach the server.
+#[cold]
+#[inline(never)]
+fn send_failed(rope: &Rope, source: std::io::Error, timed_out: bool) -> SystemException {
+    let endpoint = rope.address().clone();
+    raise(if timed_out {
+        Error::Timeout {
+            endpoint,
+            phase: Phase::Send,
+        }
+    } else {
+        Error::Send { endpoint, source }
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn batch_send_failed(rope: &Rope, lost: super::rope::LostBatch) -> SystemException {
+    raise(Error::BatchSend {
+        endpoint: rope.address().clone(),
+        count: lost.count,
+        source: lost.error,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn decode_reply_failed(e: crate::giop::GiopError) -> SystemException {
+    raise(Error::DecodeReply(e))
+}
+
+#[cold]
+#[inline(never)]
+fn decode_forward_failed(e: crate::giop::GiopError) -> SystemException {
+    raise(Error::DecodeForward(e))
 }
 
 impl Invoker for IiopInvoker {

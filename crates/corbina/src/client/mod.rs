@@ -75,7 +75,7 @@ pub use rope::{Rope, Strand, StrandSettings, STALE_LOCAL_RETRY};
 
 use crate::config::{BufferingConstraint, OrbConfig};
 use crate::transport::Address;
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::SystemException;
 
 thread_local! {
     static THREAD_CALL_TIMEOUT: Cell<Option<Duration>> = const { Cell::new(None) };
@@ -232,8 +232,8 @@ impl ClientContext {
         let deadline = self.flush_write_deadline();
         let mut lost = 0u64;
         for rope in self.ropes() {
-            if let Err(n) = rope.flush_pending(Some(deadline)) {
-                lost += n as u64;
+            if let Err(batch) = rope.flush_pending(Some(deadline)) {
+                lost += batch.count as u64;
                 // Reported here: no later call needs to report these.
                 let _ = rope.take_unreported_lost();
             }
@@ -242,10 +242,7 @@ impl ClientContext {
         if lost == 0 {
             Ok(())
         } else {
-            Err(
-                SystemException::new(SystemExceptionKind::CommFailure, MINOR_ONEWAYS_LOST)
-                    .completed(CompletionStatus::Maybe),
-            )
+            Err(crate::Error::FlushLost { count: lost }.into())
         }
     }
 

@@ -10,9 +10,10 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::bidir::BidirConnection;
+use crate::error::{Error, Phase};
 use crate::giop::connection::{GiopConnection, Role, Settings};
 use crate::transport::{Address, ConnectionOptions, Stream};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::SystemException;
 
 /// The read half of a strand: a connection whose every read is bounded by the current
 /// call's deadline (the read timeout set to what is left), so a reply that trickles in
@@ -233,11 +234,12 @@ fn millis_since_epoch(t: Instant) -> u64 {
     t.saturating_duration_since(epoch()).as_millis() as u64 + 1
 }
 
-fn transient(minor: u32) -> SystemException {
-    SystemException::new(
-        SystemExceptionKind::Transient,
-        crate::cdr::OMG_VMCID | minor,
-    )
+/// Buffered oneways lost with their connection: its write failed.
+pub(crate) struct LostBatch {
+    /// How many oneways.
+    pub(crate) count: usize,
+    /// Why the write failed.
+    pub(crate) error: io::Error,
 }
 
 impl Rope {
@@ -301,7 +303,9 @@ impl Rope {
         self: &Arc<Self>,
         open: impl FnOnce(&Arc<Rope>) -> Result<Arc<BidirConnection>, SystemException>,
     ) -> Result<Arc<BidirConnection>, SystemException> {
-        let mut b = self.bidir.lock().map_err(|_| transient(0))?;
+        let mut b = self.bidir.lock().map_err(|_| Error::PoolPoisoned {
+            endpoint: self.address.clone(),
+        })?;
         if let Some(c) = b.as_ref().filter(|c| c.is_open()) {
             return Ok(c.clone());
         }
@@ -463,7 +467,7 @@ impl Rope {
 
     /// Writes the pending batch now (explicit flush, shutdown). `Err`: the connection
     /// failed and that many oneways were lost.
-    pub(crate) fn flush_pending(&self, write_deadline: Option<Instant>) -> Result<(), usize> {
+    pub(crate) fn flush_pending(&self, write_deadline: Option<Instant>) -> Result<(), LostBatch> {
         let pending = self.state.lock().ok().and_then(|mut st| {
             // Nothing left for the flusher: a later batch must schedule it afresh.
             st.flush_at = None;
@@ -482,19 +486,19 @@ impl Rope {
         mut strand: Box<Strand>,
         write_deadline: Option<Instant>,
         report: bool,
-    ) -> Result<(), usize> {
+    ) -> Result<(), LostBatch> {
         match strand.write_batch(write_deadline) {
             Ok(()) => {
                 self.release(strand);
                 Ok(())
             }
-            Err(_) => {
+            Err(error) => {
                 let n = strand.batched;
                 self.settle(&mut strand);
                 drop(strand);
                 self.discard();
                 self.count_lost(n, report);
-                Err(n)
+                Err(LostBatch { count: n, error })
             }
         }
     }
@@ -517,7 +521,7 @@ impl Rope {
     /// [`Rope::acquire`], giving up at `deadline`: waiting for a strand ends with TIMEOUT
     /// (completed NO); a connect cut short by it, or by the connect timeout, with TRANSIENT.
     pub fn acquire_until(&self, deadline: Option<Instant>) -> Result<Box<Strand>, SystemException> {
-        let mut st = self.state.lock().map_err(|_| transient(0))?;
+        let mut st = self.state.lock().map_err(|_| self.poisoned())?;
         loop {
             if let Some(s) = Self::take_pending(&mut st) {
                 return Ok(s);
@@ -556,19 +560,18 @@ impl Rope {
             Some(d) => {
                 let left = d.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(SystemException::new(SystemExceptionKind::Timeout, 0)
-                        .completed(CompletionStatus::No));
+                    return Err(self.timed_out(Phase::Wait));
                 }
                 Some(left)
             }
         };
         st.waiting += 1;
         let mut st = match left {
-            None => self.freed.wait(st).map_err(|_| transient(0))?,
+            None => self.freed.wait(st).map_err(|_| self.poisoned())?,
             Some(left) => {
                 self.freed
                     .wait_timeout(st, left)
-                    .map_err(|_| transient(0))?
+                    .map_err(|_| self.poisoned())?
                     .0
             }
         };
@@ -650,7 +653,7 @@ impl Rope {
         if let Some(d) = deadline {
             limit = limit.min(d.saturating_duration_since(Instant::now()));
             if limit.is_zero() {
-                return Err(transient(2));
+                return Err(self.timed_out(Phase::Connect));
             }
         }
         let options = ConnectionOptions {
@@ -658,11 +661,30 @@ impl Rope {
         };
         match self.address.connect(limit, &options) {
             Ok(conn) => Ok(self.strand(Stream(conn))),
-            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
-                Err(SystemException::new(SystemExceptionKind::Transient, 0))
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(self.timed_out(Phase::Connect)),
+            Err(source) => Err(Error::Connect {
+                endpoint: self.address.clone(),
+                source,
             }
-            Err(_) => Err(transient(2)),
+            .into()),
         }
+    }
+
+    #[cold]
+    fn timed_out(&self, phase: Phase) -> SystemException {
+        Error::Timeout {
+            endpoint: self.address.clone(),
+            phase,
+        }
+        .into()
+    }
+
+    #[cold]
+    fn poisoned(&self) -> SystemException {
+        Error::PoolPoisoned {
+            endpoint: self.address.clone(),
+        }
+        .into()
     }
 
     fn strand(&self, stream: Stream) -> Box<Strand> {

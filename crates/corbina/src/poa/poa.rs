@@ -691,7 +691,7 @@ impl Poa {
                 inner
                     .aom
                     .begin_call(oid)
-                    .ok_or_else(|| system(SystemExceptionKind::Internal, 0))?
+                    .ok_or_else(|| DispatchError::System(crate::Error::IncarnationLost.into()))?
             }
         };
         Ok(AomCall {

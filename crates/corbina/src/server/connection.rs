@@ -17,7 +17,7 @@ use crate::giop::{LocateStatus, ReplyStatus, Version};
 use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::{ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{Error, SystemException};
 
 /// The part of a connection other threads touch: its writer and its closing state, under
 /// one lock so that an orderly close never overtakes a reply in progress.
@@ -427,11 +427,11 @@ pub(crate) fn write_locate_reply(
         ior.encode(w.body()).map_err(SystemException::from)?;
     }
     let w = reply.finish_reply(w).map_err(SystemException::from)?;
-    let mut st = shared.state.lock().map_err(|_| io_failure())?;
+    let mut st = shared.state.lock().map_err(|_| poisoned())?;
     let written = if st.closed {
-        Err(io_failure())
+        Err(send_failed(std::io::ErrorKind::NotConnected.into()))
     } else {
-        write_outgoing(&mut st.stream, None, &w).map_err(|_| io_failure())
+        write_outgoing(&mut st.stream, None, &w).map_err(send_failed)
     };
     drop(st);
     *out = crate::transport::recycle(w.into_buffer());
@@ -463,19 +463,13 @@ pub(crate) fn serve_request(
     let mut req = ServerRequest::new(operation, args, reply.response_expected, &mut sink);
     let result = match key {
         Some(k) => dispatcher.dispatch(k, &mut req),
-        None => Err(DispatchError::System(SystemException::new(
-            SystemExceptionKind::ObjectNotExist,
-            0,
-        ))),
+        None => Err(DispatchError::System(Error::NoObjectKey.into())),
     };
     let replied = req.has_replied();
     let mut ok = true;
     if reply.response_expected && !replied {
         let outcome = match result {
-            Ok(()) => sink.system_exception(
-                SystemException::new(SystemExceptionKind::Internal, 0)
-                    .completed(CompletionStatus::Maybe),
-            ),
+            Ok(()) => sink.system_exception(Error::NoReply.into()),
             Err(DispatchError::System(e)) => sink.system_exception(e),
             Err(DispatchError::Forward {
                 reference,
@@ -537,8 +531,17 @@ fn to_marshal(e: crate::giop::GiopError) -> crate::cdr::MarshalError {
     }
 }
 
-fn io_failure() -> SystemException {
-    SystemException::new(SystemExceptionKind::CommFailure, 0).completed(CompletionStatus::Yes)
+#[cold]
+fn send_failed(source: std::io::Error) -> SystemException {
+    Error::SendReply { source }.into()
+}
+
+/// A thread panicked while writing on this connection: its stream state is unknown.
+#[cold]
+fn poisoned() -> SystemException {
+    send_failed(std::io::Error::other(
+        "connection state poisoned by a panic",
+    ))
 }
 
 /// Writes replies for one request onto its connection.
@@ -557,18 +560,14 @@ impl ConnectionReplySink<'_> {
         status: ReplyStatus,
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
-        let done = CompletionStatus::Yes;
         let buffer = std::mem::take(self.out);
         let mut rw = self
             .reply
             .start_reply(buffer, status)
-            .map_err(|e| SystemException::from(e).completed(done))?;
-        body(rw.body()).map_err(|e| SystemException::from(e).completed(done))?;
-        let w: Outgoing<'a> = self
-            .reply
-            .finish_reply(rw)
-            .map_err(|e| SystemException::from(e).completed(done))?;
-        let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
+            .map_err(Error::EncodeReply)?;
+        body(rw.body()).map_err(|e| Error::EncodeReply(e.into()))?;
+        let w: Outgoing<'a> = self.reply.finish_reply(rw).map_err(Error::EncodeReply)?;
+        let mut st = self.shared.state.lock().map_err(|_| poisoned())?;
         let written = if st.closed {
             Err(std::io::ErrorKind::NotConnected.into())
         } else {
@@ -587,7 +586,7 @@ impl ConnectionReplySink<'_> {
         self.left_busy = true;
         drop(st);
         *self.out = crate::transport::recycle(w.into_buffer());
-        written.map_err(|_| io_failure())
+        written.map_err(send_failed)
     }
 
     fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
