@@ -77,7 +77,9 @@ use crate::request::{RequestHeaderRef, RequestHeaderView, RESPONSE_NONE, SYNC_WI
 use crate::service_context::{CodeSetContext, ServiceContextList};
 use crate::target_address::TargetAddress;
 
-pub use send::{ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter};
+pub use send::{
+    ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
+};
 
 use recv::RecvBuffer;
 

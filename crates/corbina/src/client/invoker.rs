@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::rope::{Park, Rope, Strand};
 use super::ClientContext;
 use crate::cdr::CodeSets;
-use crate::giop::connection::Event;
+use crate::giop::connection::{Event, RequestError};
 use crate::giop::message::Body;
 use crate::giop::{
     IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
@@ -276,36 +276,29 @@ impl IiopInvoker {
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
         let target = self.target();
-        let buffer = std::mem::take(&mut strand.out);
         // The connection gives the request its id and, on its first request, the CODE_SETS
-        // context; it fixes the code sets the arguments are marshalled with.
-        let marshal = || sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No);
-        let mut req = match strand.giop.start_request(
-            buffer,
+        // context; it fixes the code sets the arguments are marshalled with. Marshalled in
+        // one frame: the strand's buffer, the header, the arguments.
+        let Strand { giop, out, .. } = &mut *strand;
+        let (request_id, w) = match giop.request(
+            out,
             self.version,
             self.code_sets,
             &target,
             operation,
             decode.is_some(),
+            encode,
         ) {
-            Ok(req) => req,
-            Err(_) => {
+            Ok(sent) => sent,
+            Err(e) => {
+                // Nothing was sent: the strand (and any oneways buffered on it) goes back.
                 self.give_back(rope, strand);
-                return Err(marshal());
-            }
-        };
-        let request_id = req.request_id();
-        if let Err(e) = encode(req.body()) {
-            // Nothing was sent: the strand (and any oneways buffered on it) goes back.
-            strand.out = req.abandon();
-            self.give_back(rope, strand);
-            return Err(SystemException::from(e));
-        }
-        let w = match strand.giop.finish_request(req) {
-            Ok(w) => w,
-            Err(_) => {
-                self.give_back(rope, strand);
-                return Err(marshal());
+                return Err(match e {
+                    RequestError::Arguments(e) => SystemException::from(e),
+                    RequestError::Connection(_) => {
+                        sys(SystemExceptionKind::Marshal, 0, CompletionStatus::No)
+                    }
+                });
             }
         };
         let bounds = if decode.is_none() {
