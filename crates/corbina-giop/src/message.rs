@@ -297,9 +297,14 @@ fn reply_1_2_without_contexts<'a>(
     let [id, status, contexts] = *message.get(HEADER_LEN..BODY_AT)?.as_chunks::<4>().0 else {
         return None;
     };
-    let ulong = |b: [u8; 4]| match header.byte_order {
-        ByteOrder::Big => u32::from_be_bytes(b),
-        ByteOrder::Little => u32::from_le_bytes(b),
+    let swap = header.byte_order != ByteOrder::NATIVE;
+    let ulong = |b: [u8; 4]| {
+        let v = u32::from_ne_bytes(b);
+        if swap {
+            v.swap_bytes()
+        } else {
+            v
+        }
     };
     if ulong(contexts) != 0 {
         return None;
@@ -472,7 +477,8 @@ impl<'a> MessageWriter<'a> {
         code_sets: CodeSets,
         msg_type: MsgType,
     ) -> Self {
-        let w = start_message(buffer, version, order, code_sets, msg_type);
+        let mut w = CdrWriter::from_vec(buffer, order, version.context(code_sets));
+        MessageHeader::new(version, order, msg_type).write(&mut w);
         let align_body =
             version.minor >= 2 && matches!(msg_type, MsgType::Request | MsgType::Reply);
         MessageWriter {
@@ -603,20 +609,6 @@ impl<'a> MessageWriter<'a> {
     pub fn finish_bytes(self) -> Result<Vec<u8>> {
         Ok(self.finish()?.into_bytes())
     }
-}
-
-/// A writer over `buffer` (cleared, its allocation kept) holding a message's GIOP header.
-#[inline]
-pub(crate) fn start_message<'a>(
-    buffer: Vec<u8>,
-    version: Version,
-    order: ByteOrder,
-    code_sets: CodeSets,
-    msg_type: MsgType,
-) -> CdrWriter<'a> {
-    let mut w = CdrWriter::from_vec(buffer, order, version.context(code_sets));
-    MessageHeader::new(version, order, msg_type).write(&mut w);
-    w
 }
 
 /// Pads to where a GIOP 1.2 Request or Reply body starts (8-aligned); where the body began

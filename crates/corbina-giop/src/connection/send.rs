@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::fragmenter::{fragment_message, OutgoingFragment};
 use crate::header::{MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateStatus};
-use crate::message::{begin_body, end_message, start_message, MessageWriter};
+use crate::message::{begin_body, end_message, MessageWriter};
 use crate::reply::{ReplyHeader, ReplyStatus};
 use crate::request::{RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
 use crate::target_address::TargetAddress;
@@ -185,13 +185,8 @@ impl GiopConnection {
         // Written in place, in one writer (no message writer moved through `Result`s):
         // the same steps as `MessageWriter::request_ref`, `body` and `finish`.
         let order = self.settings.byte_order;
-        let mut w = start_message(
-            std::mem::take(buffer),
-            version,
-            order,
-            fixed,
-            MsgType::Request,
-        );
+        let mut w = CdrWriter::from_vec(std::mem::take(buffer), order, version.context(fixed));
+        MessageHeader::new(version, order, MsgType::Request).write(&mut w);
         if let Err(e) = header.encode(&mut w, version.minor) {
             *buffer = w.into_owned_buffer();
             return Err(RequestError::Connection(e.into()));
