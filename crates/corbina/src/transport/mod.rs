@@ -229,7 +229,14 @@ pub fn write_outgoing(
     message: &crate::giop::connection::Outgoing<'_>,
 ) -> io::Result<()> {
     if let (None, Some(bytes)) = (batch, message.contiguous()) {
-        return w.write_all(bytes);
+        // One system call takes a small message whole; `write_all` only for the rest.
+        return match w.write(bytes) {
+            Ok(n) if n == bytes.len() => Ok(()),
+            Ok(n) if n > 0 => w.write_all(&bytes[n..]),
+            Ok(_) => Err(io::ErrorKind::WriteZero.into()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => w.write_all(bytes),
+            Err(e) => Err(e),
+        };
     }
     let fragments = message
         .fragments()
