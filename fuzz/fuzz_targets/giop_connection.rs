@@ -29,11 +29,13 @@ fuzz_target!(|data: &[u8]| {
         // Requests in flight: ids 2, 4 (1.2), 6 (1.0), 8 cancelled.
         let target = TargetAddress::Key(ObjectKey::from("k"));
         for (v, op) in [(Version::V1_2, "a"), (Version::V1_2, "b"), (Version::V1_0, "c"), (Version::V1_1, "d")] {
-            let Ok(mut r) = c.start_request(Vec::new(), v, CodeSets::UNICODE, &target, op, true) else {
-                return;
-            };
-            r.body().write_ulong(7);
-            assert!(c.finish_request(r).is_ok());
+            // The client's call path: the fused request (the first one through
+            // start_request/finish_request, with the CODE_SETS context).
+            let sent = c.request(&mut Vec::new(), v, CodeSets::UNICODE, &target, op, true, |w| {
+                w.write_ulong(7);
+                Ok::<(), ()>(())
+            });
+            assert!(sent.is_ok());
         }
         c.cancel(8);
     }
