@@ -364,6 +364,9 @@ impl GiopConnection {
     /// or polls; call it to free the buffer sooner).
     #[inline]
     pub fn release(&mut self) {
+        if matches!(self.handed, Handed::Nothing) {
+            return;
+        }
         match std::mem::replace(&mut self.handed, Handed::Nothing) {
             Handed::Nothing => {}
             Handed::InPlace(len) => self.recv.consume(len),
@@ -378,10 +381,8 @@ impl GiopConnection {
     pub fn poll_event(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
         self.release();
         let (header, in_place) = loop {
-            match &self.state {
-                State::Open | State::CloseSent => {}
-                State::PeerClosed => return Ok(None),
-                State::Failed(e) => return Err(e.clone()),
+            if !matches!(self.state, State::Open | State::CloseSent) {
+                return self.poll_ended();
             }
             let (header, total) = match self.recv.whole() {
                 Ok(Some(w)) => w,
@@ -463,6 +464,16 @@ impl GiopConnection {
             &mut self.code_sets,
             failure,
         )
+    }
+
+    /// What polling a connection that ended gives: nothing after the peer's orderly close
+    /// or MessageError, else the error that ended it.
+    #[cold]
+    fn poll_ended(&self) -> Result<Option<Event<'static>>, ConnectionError> {
+        match &self.state {
+            State::Failed(e) => Err(e.clone()),
+            _ => Ok(None),
+        }
     }
 
     /// Whether [`GiopConnection::poll_event`] has nothing to give before more bytes are

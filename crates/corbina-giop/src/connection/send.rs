@@ -13,7 +13,7 @@ use crate::header::{MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateStatus};
 use crate::message::{begin_body, end_message, MessageWriter};
 use crate::reply::{ReplyHeader, ReplyStatus};
-use crate::request::{RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
+use crate::request::{encode_1_2_key, RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
 use crate::target_address::TargetAddress;
 
 use super::{ConnectionError, GiopConnection, InFlight, State, NO_CONTEXTS};
@@ -170,26 +170,37 @@ impl GiopConnection {
             }));
         }
         let request_id = self.next_request_id;
-        let header = RequestHeaderRef {
-            request_id,
-            response_flags: if response_expected {
-                SYNC_WITH_TARGET
-            } else {
-                RESPONSE_NONE
-            },
-            target,
-            operation,
-            service_context: &NO_CONTEXTS,
-            requesting_principal: &[],
+        let response_flags = if response_expected {
+            SYNC_WITH_TARGET
+        } else {
+            RESPONSE_NONE
         };
         // Written in place, in one writer (no message writer moved through `Result`s):
         // the same steps as `MessageWriter::request_ref`, `body` and `finish`.
         let order = self.settings.byte_order;
         let mut w = CdrWriter::from_vec(std::mem::take(buffer), order, version.context(fixed));
         MessageHeader::new(version, order, MsgType::Request).write(&mut w);
-        if let Err(e) = header.encode(&mut w, version.minor) {
-            *buffer = w.into_owned_buffer();
-            return Err(RequestError::Connection(e.into()));
+        // No service contexts once the code sets are announced: at GIOP 1.2 to a key, the
+        // header in a few pieces (what `RequestHeaderRef::encode` does first, inlined here).
+        let written = match target {
+            TargetAddress::Key(key) if version.minor >= 2 => {
+                encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation)
+            }
+            _ => false,
+        };
+        if !written {
+            let header = RequestHeaderRef {
+                request_id,
+                response_flags,
+                target,
+                operation,
+                service_context: &NO_CONTEXTS,
+                requesting_principal: &[],
+            };
+            if let Err(e) = header.encode(&mut w, version.minor) {
+                *buffer = w.into_owned_buffer();
+                return Err(RequestError::Connection(e.into()));
+            }
         }
         let body_at = (version.minor >= 2).then(|| begin_body(&mut w));
         if let Err(e) = encode(&mut w) {

@@ -440,13 +440,15 @@ impl IiopInvoker {
             }
             // The common case: the whole reply arrived with one read and is decoded where it
             // lies in the connection's receive buffer.
-            let outcome = match strand.giop.poll_event() {
+            match strand.giop.poll_event() {
                 Ok(Some(Event::Reply {
                     header,
                     body,
                     code_sets,
                 })) if header.request_id == request_id => {
-                    Some(self.reply_outcome(&header, body, code_sets, decode))
+                    let outcome = self.reply_outcome(&header, body, code_sets, decode);
+                    rope.release(strand);
+                    return outcome;
                 }
                 Ok(Some(Event::Fragment { .. })) => continue,
                 Ok(Some(Event::CloseConnection)) => {
@@ -465,17 +467,10 @@ impl IiopInvoker {
                     return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
                 }
                 // No whole message after all (or the peer closed: nothing more comes).
-                Ok(None) => None,
-            };
-            match outcome {
-                Some(outcome) => {
-                    rope.release(strand);
-                    return outcome;
-                }
-                None if !strand.giop.is_open() => {
-                    return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
-                }
-                None => {}
+                Ok(None) => {}
+            }
+            if !strand.giop.is_open() {
+                return fail(rope, strand, comm_failure(CompletionStatus::Maybe));
             }
         }
     }
