@@ -232,6 +232,11 @@ impl<'a> ServiceContextsView<'a> {
         Ok(ServiceContextsView { reader, count })
     }
 
+    /// An empty list whose count was read already; `reader` is positioned after it.
+    pub(crate) fn empty_at(reader: CdrReader<'a>) -> ServiceContextsView<'a> {
+        ServiceContextsView { reader, count: 0 }
+    }
+
     /// The number of contexts.
     pub fn len(&self) -> usize {
         self.count

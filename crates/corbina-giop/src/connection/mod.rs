@@ -380,7 +380,7 @@ impl GiopConnection {
     #[inline]
     pub fn poll_event(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
         self.release();
-        let (header, in_place) = loop {
+        let header = loop {
             if !matches!(self.state, State::Open | State::CloseSent) {
                 return self.poll_ended();
             }
@@ -422,7 +422,7 @@ impl GiopConnection {
                 None
             };
             match self.screen(&header, reply_id) {
-                Ok(true) => break (header, in_place.then_some(total)),
+                Ok(true) => break header,
                 Ok(false) => {
                     // Dropped (a late reply to a cancelled request, a request after our
                     // CloseConnection): on to the next message.
@@ -435,17 +435,17 @@ impl GiopConnection {
                 Err(e) => return Err(self.fail(Some(header.version), e)),
             }
         };
-        let (bytes, breaks): (&[u8], &[AlignBreak]) = match in_place {
-            Some(len) => {
+        // The message handed out: the reassembled one if there is one, else the one at the
+        // front of the receive buffer (`header` is its own header then).
+        let (bytes, breaks): (&[u8], &[AlignBreak]) = match &self.reassembled {
+            None => {
+                let len = header.total_len();
                 self.handed = Handed::InPlace(len);
                 (self.recv.front(len), &[])
             }
-            None => {
+            Some(m) => {
                 self.handed = Handed::Reassembled;
-                match &self.reassembled {
-                    Some(m) => (m.bytes(), m.align_breaks()),
-                    None => (&[], &[]),
-                }
+                (m.bytes(), m.align_breaks())
             }
         };
         // Built where it is returned: an event moved on the way out is a memcpy of the

@@ -223,6 +223,7 @@ pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
 /// Writes a finished message: one `write` when it is contiguous (the common case, no
 /// allocation), else a vectored write per fragment of the writer's segments. `batch`:
 /// whole messages (buffered oneways) written first, in the same system call.
+#[inline]
 pub fn write_outgoing(
     w: &mut impl Write,
     batch: Option<&[u8]>,
@@ -238,6 +239,17 @@ pub fn write_outgoing(
             Err(e) => Err(e),
         };
     }
+    write_outgoing_segments(w, batch, message)
+}
+
+/// [`write_outgoing`] for a batch, spliced blocks or fragments (out of line: the common
+/// case above is inlined into the call path).
+#[inline(never)]
+fn write_outgoing_segments(
+    w: &mut impl Write,
+    batch: Option<&[u8]>,
+    message: &crate::giop::connection::Outgoing<'_>,
+) -> io::Result<()> {
     let fragments = message
         .fragments()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
