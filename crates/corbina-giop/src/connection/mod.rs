@@ -13,8 +13,10 @@
 //!    a request's arguments and a reply's result are decoded where they lie;
 //! 3. write what [`GiopConnection::poll_transmit`] gives (MessageError after bad input,
 //!    CloseConnection, CancelRequest), and the messages it encodes:
-//!    [`GiopConnection::start_request`] / [`GiopConnection::finish_request`] (client role),
-//!    [`ReplyContext::start_reply`] / [`ReplyContext::finish_reply`] (server role).
+//!    [`GiopConnection::start_request`] / [`GiopConnection::finish_request`] (client role;
+//!    [`GiopConnection::request`] does both around the caller's marshalling in one frame,
+//!    the call path's form), [`ReplyContext::start_reply`] / [`ReplyContext::finish_reply`]
+//!    (server role).
 //!
 //! The connection owns framing (one framer), reassembly of fragments (with its byte cap),
 //! request-id allocation and reply matching, the transmission code sets (the CODE_SETS

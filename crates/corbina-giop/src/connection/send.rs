@@ -133,6 +133,27 @@ impl GiopConnection {
     /// [`GiopConnection::finish_request`] do, without the request in progress moving between
     /// them. Gives the request id and the message to write. The message is marshalled in
     /// `buffer`'s allocation; when nothing is sent `buffer` gets it back.
+    ///
+    /// ```
+    /// use corbina_cdr::CodeSets;
+    /// use corbina_giop::connection::{GiopConnection, Role, Settings};
+    /// use corbina_giop::{ObjectKey, TargetAddress, Version};
+    ///
+    /// let mut client = GiopConnection::new(Settings::new(Role::Client));
+    /// let target = TargetAddress::Key(ObjectKey::from("key"));
+    /// let mut buffer = Vec::new();
+    /// for _ in 0..2 {
+    ///     let (id, out) = client.request(
+    ///         &mut buffer, Version::V1_2, CodeSets::UNICODE, &target, "echo", true,
+    ///         |w| w.write_string("hi"),
+    ///     )?;
+    ///     assert!(client.in_flight().any(|f| f == id));
+    ///     let _one_write: &[u8] = out.contiguous().unwrap();
+    ///     buffer = out.into_buffer(); // for the next request
+    /// }
+    /// assert_eq!(client.in_flight().collect::<Vec<_>>(), [2, 4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn request<'a, E>(
