@@ -7,7 +7,7 @@
 use corbina_cdr::{ByteOrder, CdrWriter, CodeSets};
 
 use crate::cancel::CancelRequestHeader;
-use crate::error::Result;
+use crate::error::{GiopError, Result};
 use crate::fragmenter::{fragment_message, OutgoingFragment};
 use crate::header::{MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateStatus};
@@ -321,6 +321,46 @@ impl ReplyContext {
             &header,
         )?;
         Ok(ReplyWriter { writer })
+    }
+
+    /// A whole Reply in one call, the server's fast path: what
+    /// [`ReplyContext::start_reply`], writing the body with `encode` and
+    /// [`ReplyContext::finish_reply`] do, in one writer (nothing moved between them). The
+    /// reply is marshalled in `buffer`'s allocation; when it fails `buffer` gets it back.
+    #[inline]
+    pub fn reply<'a, E: From<GiopError>>(
+        &self,
+        buffer: &mut Vec<u8>,
+        status: ReplyStatus,
+        encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Outgoing<'a>, E> {
+        let status = match status {
+            ReplyStatus::LocationForwardPerm if !forward_perm_allowed(self.version) => {
+                ReplyStatus::LocationForward
+            }
+            s => s,
+        };
+        let (version, order) = (self.version, self.byte_order);
+        let mut w = CdrWriter::from_vec(
+            std::mem::take(buffer),
+            order,
+            version.context(self.code_sets),
+        );
+        MessageHeader::new(version, order, MsgType::Reply).write(&mut w);
+        if let Err(e) = ReplyHeader::new(self.request_id, status).encode(&mut w, version.minor) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        let body_at = (version.minor >= 2).then(|| begin_body(&mut w));
+        if let Err(e) = encode(&mut w) {
+            *buffer = w.into_owned_buffer();
+            return Err(e);
+        }
+        if let Err(e) = end_message(&mut w, body_at) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        Ok(Outgoing::new(w, version, self.fragment_size))
     }
 
     /// Finishes a Reply: size patched, empty body unpadded, fragmented if large.

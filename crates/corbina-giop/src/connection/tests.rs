@@ -841,3 +841,58 @@ fn replies_with_and_without_contexts_decode_alike() {
         Some(MsgType::MessageError)
     );
 }
+
+/// `ReplyContext::reply` (one call) gives the bytes `start_reply` + `finish_reply` give, at
+/// every version and byte order, for every status (FORWARD_PERM downgraded below 1.2) and
+/// empty bodies unpadded; a failing body hands the buffer back.
+#[test]
+fn fused_reply_matches_start_and_finish_byte_exact() {
+    let statuses = [
+        ReplyStatus::NoException,
+        ReplyStatus::UserException,
+        ReplyStatus::SystemException,
+        ReplyStatus::LocationForward,
+        ReplyStatus::LocationForwardPerm,
+        ReplyStatus::NeedsAddressingMode,
+    ];
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut client = GiopConnection::new(settings(Role::Client, order));
+            let mut server = GiopConnection::new(settings(Role::Server, other(order)));
+            let (_, bytes) = request(&mut client, v, "op", 0, true);
+            server.push(&bytes);
+            let Some(Event::Request { reply: ctx, .. }) = server.poll_event().unwrap() else {
+                panic!()
+            };
+            let mut buffer = Vec::new();
+            for status in statuses {
+                for n in [0, 2] {
+                    let mut w = ctx.start_reply(Vec::new(), status).unwrap();
+                    (0..n).for_each(|i| w.body().write_ulong(i));
+                    let expect = ctx.finish_reply(w).unwrap().contiguous().unwrap().to_vec();
+                    let out = ctx
+                        .reply(&mut buffer, status, |w| {
+                            (0..n).for_each(|i| w.write_ulong(i));
+                            Ok::<(), GiopError>(())
+                        })
+                        .unwrap();
+                    assert_eq!(
+                        out.contiguous().unwrap(),
+                        expect,
+                        "{v:?} {order:?} {status:?}"
+                    );
+                    buffer = out.into_buffer();
+                }
+            }
+            buffer.reserve(256);
+            let e = ctx
+                .reply(&mut buffer, ReplyStatus::NoException, |w| {
+                    w.write_ulong(1);
+                    Err(GiopError::UnexpectedFragment { request_id: None })
+                })
+                .unwrap_err();
+            assert_eq!(e, GiopError::UnexpectedFragment { request_id: None });
+            assert!(buffer.capacity() >= 256);
+        }
+    }
+}

@@ -386,16 +386,11 @@ impl ConnectionReplySink<'_> {
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
         let done = CompletionStatus::Yes;
-        let buffer = std::mem::take(self.out);
-        let mut rw = self
-            .reply
-            .start_reply(buffer, status)
-            .map_err(|e| SystemException::from(e).completed(done))?;
-        body(rw.body()).map_err(|e| SystemException::from(e).completed(done))?;
+        // Marshalled in one frame, in the connection's buffer (given back on failure).
         let w: Outgoing<'a> = self
             .reply
-            .finish_reply(rw)
-            .map_err(|e| SystemException::from(e).completed(done))?;
+            .reply(self.out, status, |w| body(w).map_err(SystemException::from))
+            .map_err(|e| e.completed(done))?;
         let mut st = self.shared.state.lock().map_err(|_| io_failure())?;
         let written = write_outgoing(&mut st.stream, None, &w);
         // Answered: the connection is idle as far as closing goes from here on (the client
