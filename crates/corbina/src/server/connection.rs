@@ -168,7 +168,9 @@ impl Connection {
             let keep_going = match self.giop.poll_event() {
                 // No whole message after all; if the peer closed, nothing more comes.
                 Ok(None) => return self.giop.is_open(),
-                Ok(Some(event)) => self.handler.handle(event),
+                // By reference: the event stays where the poll built it (moving it is a
+                // copy of its largest variant).
+                Ok(Some(ref event)) => self.handler.handle(event),
                 Err(e) => {
                     self.handler.failed(&mut self.giop, &e);
                     return false;
@@ -192,7 +194,7 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
-    fn handle(&mut self, event: Event<'_>) -> bool {
+    fn handle(&mut self, event: &Event<'_>) -> bool {
         match event {
             Event::Request {
                 header,
@@ -205,6 +207,7 @@ impl Handler {
                     return false;
                 }
                 let key = header.target.resolve_key().ok().flatten();
+                let reply = *reply;
                 let mut sink = ConnectionReplySink {
                     shared: &self.shared,
                     out: &mut self.out,
@@ -253,7 +256,7 @@ impl Handler {
                     Some(k) => self.dispatcher.locate(k.as_bytes()),
                     None => LocateOutcome::Unknown,
                 };
-                self.locate_reply(&reply, outcome).is_ok()
+                self.locate_reply(reply, outcome).is_ok()
             }
             // Requests on a connection run in order: a cancelled one has either finished or
             // will be answered normally.
