@@ -30,11 +30,13 @@ fuzz_target!(|data: &[u8]| {
         // Requests in flight: ids 2, 4 (1.2), 6 (1.0), 8 cancelled.
         let target = TargetAddress::Key(ObjectKey::from("k"));
         for (v, op) in [(Version::V1_2, "a"), (Version::V1_2, "b"), (Version::V1_0, "c"), (Version::V1_1, "d")] {
-            let Ok(mut r) = c.start_request(Vec::new(), v, CodeSets::UNICODE, &target, op, true) else {
-                return;
-            };
-            r.body().write_ulong(7);
-            assert!(c.finish_request(r).is_ok());
+            // The client's call path: the fused request (the first one through
+            // start_request/finish_request, with the CODE_SETS context).
+            let sent = c.request(&mut Vec::new(), v, CodeSets::UNICODE, &target, op, true, |w| {
+                w.write_ulong(7);
+                Ok::<(), ()>(())
+            });
+            assert!(sent.is_ok());
         }
         c.cancel(8);
     }
@@ -50,9 +52,10 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(owned.body(), body);
                     let mut r = body.reader(reply.code_sets);
                     while r.read_string().is_ok() {}
-                    // Answering must always be possible.
-                    let w = reply.start_reply(Vec::new(), corbina_giop::ReplyStatus::NoException);
-                    let out = reply.finish_reply(w.expect("reply header"));
+                    // Answering must always be possible (as the server does, in one call).
+                    let status = corbina_giop::ReplyStatus::NoException;
+                    let no_body = |_: &mut _| Ok::<(), corbina_giop::GiopError>(());
+                    let out = reply.reply(&mut Vec::new(), status, no_body);
                     for f in out.expect("reply").fragments().expect("fragments") {
                         assert!(decode_message(&f.to_vec(), &[]).is_ok());
                     }

@@ -184,6 +184,18 @@ impl<'a> CdrReader<'a> {
         Ok(())
     }
 
+    /// Where [`CdrReader::align`] would leave the reader, without moving it (`None`: the
+    /// padding runs past the data).
+    #[inline]
+    pub fn aligned_position(&self, align: usize) -> Option<usize> {
+        let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
+        if self.pos + pad >= self.next_break {
+            let mut t = self.clone();
+            return t.align_across_break(align).ok().map(|()| t.pos);
+        }
+        (pad <= self.end - self.pos).then_some(self.pos + pad)
+    }
+
     #[cold]
     fn align_across_break(&mut self, align: usize) -> Result<()> {
         // Padding up to a fragment boundary belongs to the old fragment; alignment then

@@ -118,9 +118,17 @@ impl<'a> CdrWriter<'a> {
     #[inline]
     pub fn from_vec(mut buffer: Vec<u8>, order: ByteOrder, ctx: CdrContext) -> Self {
         buffer.clear();
-        let mut w = Self::with_byte_order(order, ctx);
-        w.buf = buffer;
-        w
+        // Built whole, where it is returned (not made empty, then given the buffer).
+        CdrWriter {
+            buf: buffer,
+            splices: Vec::new(),
+            spliced_len: 0,
+            base: 0,
+            swap: order.needs_swap(),
+            order,
+            ctx,
+            splice_threshold: DEFAULT_SPLICE_THRESHOLD,
+        }
     }
 
     /// Takes back the owned buffer (spliced blocks are not in it), for reuse with

@@ -9,8 +9,10 @@ use crate::error::{GiopError, Result};
 use crate::fragment::FragmentHeader;
 use crate::header::{patch_size, MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
-use crate::reply::ReplyHeader;
+use crate::reply::{ReplyHeader, ReplyStatus};
 use crate::request::{RequestHeader, RequestHeaderRef, RequestHeaderView};
+use crate::service_context::{ServiceContextList, ServiceContextsView};
+use crate::target_address::TargetAddressView;
 
 /// A complete GIOP message in memory (header included), as the framer produces it or as the
 /// reassembler glues it together from fragments.
@@ -298,10 +300,89 @@ pub(crate) fn decode_request_framed<'a>(
     message: &'a [u8],
     align_breaks: &'a [AlignBreak],
 ) -> Result<(RequestHeaderView<'a>, Body<'a>)> {
+    if let Some(fast) = request_1_2_key_without_contexts(header, message, align_breaks) {
+        return Ok(fast);
+    }
+    decode_request_general(header, message, align_breaks)
+}
+
+/// [`decode_request_framed`] field by field, for every form of Request.
+fn decode_request_general<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Result<(RequestHeaderView<'a>, Body<'a>)> {
     let mut r = open_framed(header, message, align_breaks);
     let h = RequestHeaderView::decode(&mut r, header.version.minor)?;
     let body = body_after(header, message, align_breaks, &r, true);
     Ok((h, body))
+}
+
+/// The Request of almost every call, read in a few slices rather than field by field: GIOP
+/// 1.2, in one piece, addressed by key, an ASCII operation, no service contexts (the
+/// layout `RequestHeaderRef` writes in one block). `None`: not that case, or not valid
+/// (the general path then gives the error); the same header and body otherwise.
+#[inline]
+fn request_1_2_key_without_contexts<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Option<(RequestHeaderView<'a>, Body<'a>)> {
+    if header.version.minor < 2 || !align_breaks.is_empty() {
+        return None;
+    }
+    let swap = header.byte_order != ByteOrder::NATIVE;
+    let ulong = |at: usize| {
+        let v = u32::from_ne_bytes(*message.get(at..)?.first_chunk::<4>()?);
+        Some(if swap { v.swap_bytes() } else { v })
+    };
+    // Offsets from the message start, where CDR alignment is counted from.
+    let align4 = |n: usize| n.checked_add(3).map(|n| n & !3);
+    // request_id, response_flags, 3 reserved octets, the KeyAddr disposition (a short: zero
+    // in either byte order) and its padding, the key's length.
+    let request_id = ulong(HEADER_LEN)?;
+    let response_flags = *message.get(HEADER_LEN + 4)?;
+    if message.get(HEADER_LEN + 8..HEADER_LEN + 10)? != [0, 0] {
+        return None;
+    }
+    let key_at = HEADER_LEN + 16;
+    let key_end = key_at.checked_add(ulong(HEADER_LEN + 12)? as usize)?;
+    let key = message.get(key_at..key_end)?;
+    let op_at = align4(key_end)?.checked_add(4)?;
+    let op_end = op_at.checked_add(ulong(op_at - 4)? as usize)?;
+    let (&nul, op) = message.get(op_at..op_end)?.split_last()?;
+    if nul != 0 || !op.iter().all(|&b| b != 0 && b.is_ascii()) {
+        return None;
+    }
+    let operation = std::str::from_utf8(op).ok()?;
+    let count_at = align4(op_end)?;
+    if ulong(count_at)? != 0 {
+        return None;
+    }
+    let end = count_at + 4;
+    // GIOP 1.2: a body, if any, starts 8-aligned (at the end when the padding runs past it).
+    let start = if end < message.len() {
+        ((end + 7) & !7).min(message.len())
+    } else {
+        end
+    };
+    let contexts = open_framed(header, message, align_breaks).starting_at(end);
+    let h = RequestHeaderView {
+        request_id,
+        response_flags,
+        target: TargetAddressView::Key(key),
+        operation: std::borrow::Cow::Borrowed(operation),
+        service_context: ServiceContextsView::empty_at(contexts),
+        requesting_principal: &[],
+    };
+    let body = Body {
+        message,
+        start,
+        byte_order: header.byte_order,
+        minor: header.version.minor,
+        align_breaks,
+    };
+    Some((h, body))
 }
 
 /// A Reply's header and body, for a message the connection framed.
@@ -311,10 +392,61 @@ pub(crate) fn decode_reply_framed<'a>(
     message: &'a [u8],
     align_breaks: &'a [AlignBreak],
 ) -> Result<(ReplyHeader, Body<'a>)> {
+    if let Some(fast) = reply_1_2_without_contexts(header, message, align_breaks) {
+        return fast;
+    }
     let mut r = open_framed(header, message, align_breaks);
     let h = ReplyHeader::decode(&mut r, header.version.minor)?;
     let body = body_after(header, message, align_breaks, &r, true);
     Ok((h, body))
+}
+
+/// The Reply of almost every call, read without a CDR reader: GIOP 1.2, in one piece, no
+/// service contexts. Its header is three ulongs (request id, reply status, an empty context
+/// list) ending at offset 24, where the body starts (8-aligned already). `None`: not that
+/// case, nothing read.
+#[inline]
+fn reply_1_2_without_contexts<'a>(
+    header: &MessageHeader,
+    message: &'a [u8],
+    align_breaks: &'a [AlignBreak],
+) -> Option<Result<(ReplyHeader, Body<'a>)>> {
+    const BODY_AT: usize = HEADER_LEN + 12;
+    if header.version.minor < 2 || !align_breaks.is_empty() {
+        return None;
+    }
+    let [id, status, contexts] = *message.get(HEADER_LEN..BODY_AT)?.as_chunks::<4>().0 else {
+        return None;
+    };
+    let swap = header.byte_order != ByteOrder::NATIVE;
+    let ulong = |b: [u8; 4]| {
+        let v = u32::from_ne_bytes(b);
+        if swap {
+            v.swap_bytes()
+        } else {
+            v
+        }
+    };
+    if ulong(contexts) != 0 {
+        return None;
+    }
+    let reply_status = match ReplyStatus::from_value(ulong(status)) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e)),
+    };
+    let h = ReplyHeader {
+        request_id: ulong(id),
+        reply_status,
+        service_context: ServiceContextList::new(),
+    };
+    let body = Body {
+        message,
+        start: BODY_AT,
+        byte_order: header.byte_order,
+        minor: header.version.minor,
+        align_breaks,
+    };
+    Some(Ok((h, body)))
 }
 
 /// The body that follows what `r` has read so far.
@@ -330,12 +462,7 @@ fn body_after<'a>(
     let mut start = r.position();
     // GIOP 1.2: a body, if any, starts 8-aligned; an empty one adds no padding.
     if align && minor >= 2 && r.remaining() > 0 {
-        let mut t = r.clone();
-        start = if t.align(8).is_ok() {
-            t.position()
-        } else {
-            message.len()
-        };
+        start = r.aligned_position(8).unwrap_or(message.len());
     }
     Body {
         message,
@@ -572,10 +699,8 @@ impl<'a> MessageWriter<'a> {
     #[inline]
     pub fn body(&mut self) -> &mut CdrWriter<'a> {
         if self.align_body {
-            let at = self.w.len();
-            self.w.align(8);
             self.align_body = false;
-            self.body_at = Some((at, self.w.len()));
+            self.body_at = Some(begin_body(&mut self.w));
         }
         &mut self.w
     }
@@ -591,19 +716,41 @@ impl<'a> MessageWriter<'a> {
     /// empty loses its padding: GIOP 1.2 sends an empty body unpadded.
     #[inline]
     pub fn finish(mut self) -> Result<CdrWriter<'a>> {
-        if let Some((unpadded, padded)) = self.body_at {
-            if self.w.len() == padded {
-                self.w.truncate(unpadded);
-            }
-        }
-        patch_size(&mut self.w)?;
+        end_message(&mut self.w, self.body_at)?;
         Ok(self.w)
+    }
+
+    /// The buffer back, for a message that is not sent after all.
+    #[inline]
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.w.into_owned_buffer()
     }
 
     /// Finishes and copies the message into one vector.
     pub fn finish_bytes(self) -> Result<Vec<u8>> {
         Ok(self.finish()?.into_bytes())
     }
+}
+
+/// Pads to where a GIOP 1.2 Request or Reply body starts (8-aligned); where the body began
+/// before and after the padding, for [`end_message`].
+#[inline]
+pub(crate) fn begin_body(w: &mut CdrWriter<'_>) -> (usize, usize) {
+    let at = w.len();
+    w.align(8);
+    (at, w.len())
+}
+
+/// Patches `message_size`. A body that was begun ([`begin_body`]) but left empty loses its
+/// padding: GIOP 1.2 sends an empty body unpadded.
+#[inline]
+pub(crate) fn end_message(w: &mut CdrWriter<'_>, body_at: Option<(usize, usize)>) -> Result<()> {
+    if let Some((unpadded, padded)) = body_at {
+        if w.len() == padded {
+            w.truncate(unpadded);
+        }
+    }
+    patch_size(w)
 }
 
 #[cfg(test)]
@@ -698,5 +845,76 @@ mod tests {
             decode_message(&bad, &[]),
             Err(GiopError::Marshal(_))
         ));
+    }
+
+    /// The short Request path gives what the field-by-field one gives, and declines (leaving
+    /// the error to it) whatever it does not handle: other versions, contexts, a non-ASCII
+    /// or empty operation, a bad NUL, a truncated or padded-out message.
+    #[test]
+    fn short_request_path_matches_the_general_one() {
+        use crate::service_context::ServiceContext;
+        let ops = ["", "a", "ping", "_is_a", "operation", "caf\u{e9}"];
+        let mut checked = 0;
+        for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+            for order in [ByteOrder::Big, ByteOrder::Little] {
+                for key_len in 0..6u8 {
+                    for op in ops {
+                        for contexts in [0, 1] {
+                            for args in [0, 1, 2] {
+                                let mut h = RequestHeader::new(
+                                    0x0102_0304,
+                                    ObjectKey::new((0..key_len).collect::<Vec<_>>()),
+                                    op,
+                                );
+                                if contexts == 1 {
+                                    h.service_context.push(ServiceContext {
+                                        context_id: 9,
+                                        context_data: vec![1, 2, 3],
+                                    });
+                                }
+                                let mut m = MessageWriter::request(v, order, CodeSets::DEFAULT, &h)
+                                    .unwrap();
+                                (0..args).for_each(|i| m.body().write_octet(i));
+                                let bytes = m.finish_bytes().unwrap();
+                                let header = MessageHeader::decode_prefix(&bytes).unwrap();
+                                // Whole, then cut short and padded out by a few octets.
+                                let mut longer = bytes.clone();
+                                longer.extend_from_slice(&[0; 3]);
+                                for msg in [&bytes[..], &bytes[..bytes.len() - 1], &longer] {
+                                    let fast = request_1_2_key_without_contexts(&header, msg, &[]);
+                                    let general = decode_request_general(&header, msg, &[]);
+                                    let Some((fh, fb)) = fast else {
+                                        continue;
+                                    };
+                                    assert!(v == Version::V1_2 && contexts == 0 && op.is_ascii());
+                                    let (gh, gb) = general.unwrap();
+                                    assert_eq!(fh.request_id, gh.request_id);
+                                    assert_eq!(fh.response_flags, gh.response_flags);
+                                    assert_eq!(fh.target, gh.target);
+                                    assert_eq!(fh.operation, gh.operation);
+                                    assert_eq!(fh.service_context.len(), gh.service_context.len());
+                                    assert_eq!(fh.requesting_principal, gh.requesting_principal);
+                                    assert_eq!(fb, gb);
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+        // A message the short path declines decodes (or fails) the general way: a bad NUL.
+        let h = RequestHeader::new(6, ObjectKey::from("k"), "op");
+        let mut bytes =
+            MessageWriter::request(Version::V1_2, ByteOrder::Big, CodeSets::DEFAULT, &h)
+                .unwrap()
+                .finish_bytes()
+                .unwrap();
+        let nul = bytes.windows(3).position(|w| w == b"op\0").unwrap() + 2;
+        bytes[nul] = b'x';
+        let header = MessageHeader::decode_prefix(&bytes).unwrap();
+        assert!(request_1_2_key_without_contexts(&header, &bytes, &[]).is_none());
+        assert!(decode_request_framed(&header, &bytes, &[]).is_err());
     }
 }

@@ -104,6 +104,11 @@ impl ReplyHeader {
         if minor >= 2 {
             w.write_ulong(self.request_id);
             w.write_ulong(self.reply_status.value());
+            if self.service_context.0.is_empty() {
+                // Almost every reply: the empty list's count alone.
+                w.write_ulong(0);
+                return Ok(());
+            }
             return self.service_context.encode(w);
         }
         self.service_context.encode(w)?;

@@ -137,7 +137,15 @@ impl RequestHeaderRef<'_> {
         let response_expected = self.response_flags & 1 != 0;
         if minor >= 2 {
             if let TargetAddress::Key(key) = self.target {
-                if self.service_context.0.is_empty() && self.encode_1_2_key(w, &key.0) {
+                if self.service_context.0.is_empty()
+                    && encode_1_2_key(
+                        w,
+                        self.request_id,
+                        self.response_flags,
+                        &key.0,
+                        self.operation,
+                    )
+                {
                     return Ok(());
                 }
             }
@@ -164,54 +172,61 @@ impl RequestHeaderRef<'_> {
         w.write_bytes(self.requesting_principal);
         Ok(())
     }
+}
 
-    /// The GIOP 1.2 header of almost every call (KeyAddr, ASCII operation, no service
-    /// contexts) in a few pieces: the same bytes as the field-by-field path, for a fraction
-    /// of the instructions. `false`: not that case, nothing written.
-    fn encode_1_2_key(&self, w: &mut CdrWriter<'_>, key: &[u8]) -> bool {
-        let op = self.operation.as_bytes();
-        if !op.is_ascii() || key.len() > 1 << 30 || op.len() > 1 << 30 {
-            return false;
-        }
-        let pad4 = |n: usize| n.wrapping_neg() & 3;
-        let big = w.byte_order() == corbina_cdr::ByteOrder::Big;
-        let ulong = |v: u32| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
-        let short = |v: i16| {
-            if big {
-                v.to_be_bytes()
-            } else {
-                v.to_le_bytes()
-            }
-        };
-        // Fixed-size pieces cut to length: no memset and no copy calls but the key's and the
-        // operation's. Zeros are the padding, the reserved octets, the NUL and the (empty)
-        // context count.
-        w.align(4);
-        let mut head = [0; 16];
-        head[0..4].copy_from_slice(&ulong(self.request_id));
-        head[4] = self.response_flags;
-        head[8..10].copy_from_slice(&short(crate::target_address::KEY_ADDR));
-        head[12..16].copy_from_slice(&ulong(key.len() as u32));
-        w.write_bytes(&head);
-        w.write_bytes(key);
-        let mut mid = [0; 8];
-        let pad = pad4(key.len());
-        mid[pad..pad + 4].copy_from_slice(&ulong(op.len() as u32 + 1));
-        let at = w.len();
-        w.write_bytes(&mid);
-        w.truncate(at + pad + 4);
-        w.write_bytes(op);
-        let at = w.len();
-        w.write_bytes(&[0; 8]);
-        w.truncate(at + 1 + pad4(op.len() + 1) + 4);
-        true
+/// The GIOP 1.2 header of almost every call (KeyAddr, ASCII operation, no service
+/// contexts) in a few pieces: the same bytes as the field-by-field path, for a fraction
+/// of the instructions. `false`: not that case, nothing written.
+#[inline]
+pub(crate) fn encode_1_2_key(
+    w: &mut CdrWriter<'_>,
+    request_id: u32,
+    response_flags: u8,
+    key: &[u8],
+    operation: &str,
+) -> bool {
+    let op = operation.as_bytes();
+    if !op.is_ascii() || key.len() > 1 << 30 || op.len() > 1 << 30 {
+        return false;
     }
+    let pad4 = |n: usize| n.wrapping_neg() & 3;
+    let big = w.byte_order() == corbina_cdr::ByteOrder::Big;
+    let ulong = |v: u32| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let short = |v: i16| {
+        if big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    // Fixed-size pieces cut to length: no memset and no copy calls but the key's and the
+    // operation's. Zeros are the padding, the reserved octets, the NUL and the (empty)
+    // context count.
+    w.align(4);
+    let mut head = [0; 16];
+    head[0..4].copy_from_slice(&ulong(request_id));
+    head[4] = response_flags;
+    head[8..10].copy_from_slice(&short(crate::target_address::KEY_ADDR));
+    head[12..16].copy_from_slice(&ulong(key.len() as u32));
+    w.write_bytes(&head);
+    w.write_bytes(key);
+    let mut mid = [0; 8];
+    let pad = pad4(key.len());
+    mid[pad..pad + 4].copy_from_slice(&ulong(op.len() as u32 + 1));
+    let at = w.len();
+    w.write_bytes(&mid);
+    w.truncate(at + pad + 4);
+    w.write_bytes(op);
+    let at = w.len();
+    w.write_bytes(&[0; 8]);
+    w.truncate(at + 1 + pad4(op.len() + 1) + 4);
+    true
 }
 
 /// A Request header read in place, borrowing from the message: what a server decodes for

@@ -149,6 +149,16 @@ impl ServiceContextList {
     pub fn decode(r: &mut CdrReader<'_>) -> Result<ServiceContextList> {
         // Each context is at least an id and a length.
         let n = r.read_length(8)?;
+        if n == 0 {
+            // Almost every Reply and Request: nothing to set up or drop.
+            return Ok(ServiceContextList(Vec::new()));
+        }
+        Self::decode_contexts(r, n)
+    }
+
+    /// The `n` contexts of a list that has some (out of line: the empty list is inlined).
+    #[inline(never)]
+    fn decode_contexts(r: &mut CdrReader<'_>, n: usize) -> Result<ServiceContextList> {
         let mut list = Vec::with_capacity(n);
         for _ in 0..n {
             let context_id = r.read_ulong()?;
@@ -226,6 +236,11 @@ impl<'a> ServiceContextsView<'a> {
             r.read_octet_seq()?;
         }
         Ok(ServiceContextsView { reader, count })
+    }
+
+    /// An empty list whose count was read already; `reader` is positioned after it.
+    pub(crate) fn empty_at(reader: CdrReader<'a>) -> ServiceContextsView<'a> {
+        ServiceContextsView { reader, count: 0 }
     }
 
     /// The number of contexts.

@@ -13,8 +13,10 @@
 //!    a request's arguments and a reply's result are decoded where they lie;
 //! 3. write what [`GiopConnection::poll_transmit`] gives (MessageError after bad input,
 //!    CloseConnection, CancelRequest), and the messages it encodes:
-//!    [`GiopConnection::start_request`] / [`GiopConnection::finish_request`] (client role),
-//!    [`ReplyContext::start_reply`] / [`ReplyContext::finish_reply`] (server role).
+//!    [`GiopConnection::start_request`] / [`GiopConnection::finish_request`] (client role;
+//!    [`GiopConnection::request`] does both around the caller's marshalling in one frame,
+//!    the call path's form), [`ReplyContext::start_reply`] / [`ReplyContext::finish_reply`]
+//!    (server role).
 //!
 //! The connection owns framing (one framer), reassembly of fragments (with its byte cap),
 //! request-id allocation and reply matching, the transmission code sets (the CODE_SETS
@@ -79,7 +81,9 @@ use crate::service_context::{CodeSetContext, ServiceContextList};
 use crate::target_address::TargetAddress;
 
 pub use bidir::{bidir_context, bidir_offer, bidir_supported};
-pub use send::{ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter};
+pub use send::{
+    ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
+};
 
 use recv::RecvBuffer;
 
@@ -364,6 +368,9 @@ impl GiopConnection {
     /// or polls; call it to free the buffer sooner).
     #[inline]
     pub fn release(&mut self) {
+        if matches!(self.handed, Handed::Nothing) {
+            return;
+        }
         match std::mem::replace(&mut self.handed, Handed::Nothing) {
             Handed::Nothing => {}
             Handed::InPlace(len) => self.recv.consume(len),
@@ -377,11 +384,9 @@ impl GiopConnection {
     #[inline]
     pub fn poll_event(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
         self.release();
-        let (header, in_place) = loop {
-            match &self.state {
-                State::Open | State::CloseSent => {}
-                State::PeerClosed => return Ok(None),
-                State::Failed(e) => return Err(e.clone()),
+        let header = loop {
+            if !matches!(self.state, State::Open | State::CloseSent) {
+                return self.poll_ended();
             }
             let (header, total) = match self.recv.whole() {
                 Ok(Some(w)) => w,
@@ -421,7 +426,7 @@ impl GiopConnection {
                 None
             };
             match self.screen(&header, reply_id) {
-                Ok(true) => break (header, in_place.then_some(total)),
+                Ok(true) => break header,
                 Ok(false) => {
                     // Dropped (a late reply to a cancelled request, a request after our
                     // CloseConnection): on to the next message.
@@ -434,17 +439,17 @@ impl GiopConnection {
                 Err(e) => return Err(self.fail(Some(header.version), e)),
             }
         };
-        let (bytes, breaks): (&[u8], &[AlignBreak]) = match in_place {
-            Some(len) => {
+        // The message handed out: the reassembled one if there is one, else the one at the
+        // front of the receive buffer (`header` is its own header then).
+        let (bytes, breaks): (&[u8], &[AlignBreak]) = match &self.reassembled {
+            None => {
+                let len = header.total_len();
                 self.handed = Handed::InPlace(len);
                 (self.recv.front(len), &[])
             }
-            None => {
+            Some(m) => {
                 self.handed = Handed::Reassembled;
-                match &self.reassembled {
-                    Some(m) => (m.bytes(), m.align_breaks()),
-                    None => (&[], &[]),
-                }
+                (m.bytes(), m.align_breaks())
             }
         };
         // Built where it is returned: an event moved on the way out is a memcpy of the
@@ -463,6 +468,16 @@ impl GiopConnection {
             &mut self.code_sets,
             failure,
         )
+    }
+
+    /// What polling a connection that ended gives: nothing after the peer's orderly close
+    /// or MessageError, else the error that ended it.
+    #[cold]
+    fn poll_ended(&self) -> Result<Option<Event<'static>>, ConnectionError> {
+        match &self.state {
+            State::Failed(e) => Err(e.clone()),
+            _ => Ok(None),
+        }
     }
 
     /// Whether [`GiopConnection::poll_event`] has nothing to give before more bytes are

@@ -7,12 +7,16 @@
 use corbina_cdr::{ByteOrder, CdrWriter, CodeSets};
 
 use crate::cancel::CancelRequestHeader;
-use crate::error::Result;
+use crate::error::{GiopError, Result};
 use crate::fragmenter::{fragment_message, OutgoingFragment};
 use crate::header::{MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateStatus};
-use crate::message::MessageWriter;
+use crate::message::{begin_body, end_message, MessageWriter};
 use crate::reply::{ReplyHeader, ReplyStatus};
+use crate::request::{encode_1_2_key, RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
+use crate::target_address::TargetAddress;
+
+use super::{ConnectionError, GiopConnection, InFlight, State, NO_CONTEXTS};
 
 /// A finished message ready to be written: one contiguous buffer in the common case, the
 /// writer's segments when large blocks were spliced in by reference, or fragments when it is
@@ -108,10 +112,168 @@ impl<'a> OutgoingRequest<'a> {
 
     /// Gives the buffer back without sending (marshalling failed).
     pub fn abandon(self) -> Vec<u8> {
-        match self.writer.finish() {
-            Ok(w) => w.into_owned_buffer(),
-            Err(_) => Vec::new(),
+        self.writer.into_buffer()
+    }
+}
+
+/// Why [`GiopConnection::request`] sent nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError<E> {
+    /// The connection cannot carry the request (closed, wrong role, header not encodable).
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    /// The caller's marshalling of the arguments failed.
+    #[error("marshalling the arguments failed: {0}")]
+    Arguments(E),
+}
+
+impl GiopConnection {
+    /// A whole Request in one call, the client's fast path: what
+    /// [`GiopConnection::start_request`], writing the arguments with `encode` and
+    /// [`GiopConnection::finish_request`] do, without the request in progress moving between
+    /// them. Gives the request id and the message to write. The message is marshalled in
+    /// `buffer`'s allocation; when nothing is sent `buffer` gets it back.
+    ///
+    /// ```
+    /// use corbina_cdr::CodeSets;
+    /// use corbina_giop::connection::{GiopConnection, Role, Settings};
+    /// use corbina_giop::{ObjectKey, TargetAddress, Version};
+    ///
+    /// let mut client = GiopConnection::new(Settings::new(Role::Client));
+    /// let target = TargetAddress::Key(ObjectKey::from("key"));
+    /// let mut buffer = Vec::new();
+    /// for _ in 0..2 {
+    ///     let (id, out) = client.request(
+    ///         &mut buffer, Version::V1_2, CodeSets::UNICODE, &target, "echo", true,
+    ///         |w| w.write_string("hi"),
+    ///     )?;
+    ///     assert!(client.in_flight().any(|f| f == id));
+    ///     let _one_write: &[u8] = out.contiguous().unwrap();
+    ///     buffer = out.into_buffer(); // for the next request
+    /// }
+    /// assert_eq!(client.in_flight().collect::<Vec<_>>(), [2, 4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn request<'a, E>(
+        &mut self,
+        buffer: &mut Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+        encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(u32, Outgoing<'a>), RequestError<E>> {
+        // The steady state: code sets fixed and announced, the connection open. Anything
+        // else (the first request, a closed connection) takes the general path.
+        let fixed = match self.code_sets {
+            Some(c) if self.state == State::Open && (self.code_sets_sent || version.minor == 0) => {
+                c
+            }
+            _ => {
+                return self.request_general(
+                    buffer,
+                    version,
+                    code_sets,
+                    target,
+                    operation,
+                    response_expected,
+                    encode,
+                )
+            }
+        };
+        if !self.sends_requests() {
+            return Err(RequestError::Connection(ConnectionError::Unexpected {
+                msg_type: MsgType::Request,
+                role: self.settings.role,
+            }));
         }
+        let request_id = self.next_request_id;
+        let response_flags = if response_expected {
+            SYNC_WITH_TARGET
+        } else {
+            RESPONSE_NONE
+        };
+        // Written in place, in one writer (no message writer moved through `Result`s):
+        // the same steps as `MessageWriter::request_ref`, `body` and `finish`.
+        let order = self.settings.byte_order;
+        let mut w = CdrWriter::from_vec(std::mem::take(buffer), order, version.context(fixed));
+        MessageHeader::new(version, order, MsgType::Request).write(&mut w);
+        // No service contexts once the code sets are announced: at GIOP 1.2 to a key, the
+        // header in a few pieces (what `RequestHeaderRef::encode` does first, inlined here).
+        let written = match target {
+            TargetAddress::Key(key) if version.minor >= 2 => {
+                encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation)
+            }
+            _ => false,
+        };
+        if !written {
+            let header = RequestHeaderRef {
+                request_id,
+                response_flags,
+                target,
+                operation,
+                service_context: &NO_CONTEXTS,
+                requesting_principal: &[],
+            };
+            if let Err(e) = header.encode(&mut w, version.minor) {
+                *buffer = w.into_owned_buffer();
+                return Err(RequestError::Connection(e.into()));
+            }
+        }
+        let body_at = (version.minor >= 2).then(|| begin_body(&mut w));
+        if let Err(e) = encode(&mut w) {
+            *buffer = w.into_owned_buffer();
+            return Err(RequestError::Arguments(e));
+        }
+        if let Err(e) = end_message(&mut w, body_at) {
+            *buffer = w.into_owned_buffer();
+            return Err(RequestError::Connection(e.into()));
+        }
+        self.next_request_id = request_id.wrapping_add(2);
+        if response_expected {
+            self.in_flight.push(InFlight {
+                request_id,
+                version,
+                cancelled: false,
+            });
+        }
+        Ok((
+            request_id,
+            Outgoing::new(w, version, self.settings.fragment_size),
+        ))
+    }
+
+    /// [`GiopConnection::request`] through the general calls (the first request of a
+    /// connection carries the CODE_SETS context; the errors of a closed one).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn request_general<'a, E>(
+        &mut self,
+        buffer: &mut Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+        encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(u32, Outgoing<'a>), RequestError<E>> {
+        let mut req = self.start_request(
+            std::mem::take(buffer),
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+        )?;
+        let request_id = req.request_id();
+        if let Err(e) = encode(req.body()) {
+            *buffer = req.abandon();
+            return Err(RequestError::Arguments(e));
+        }
+        Ok((request_id, self.finish_request(req)?))
     }
 }
 
@@ -159,6 +321,46 @@ impl ReplyContext {
             &header,
         )?;
         Ok(ReplyWriter { writer })
+    }
+
+    /// A whole Reply in one call, the server's fast path: what
+    /// [`ReplyContext::start_reply`], writing the body with `encode` and
+    /// [`ReplyContext::finish_reply`] do, in one writer (nothing moved between them). The
+    /// reply is marshalled in `buffer`'s allocation; when it fails `buffer` gets it back.
+    #[inline]
+    pub fn reply<'a, E: From<GiopError>>(
+        &self,
+        buffer: &mut Vec<u8>,
+        status: ReplyStatus,
+        encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Outgoing<'a>, E> {
+        let status = match status {
+            ReplyStatus::LocationForwardPerm if !forward_perm_allowed(self.version) => {
+                ReplyStatus::LocationForward
+            }
+            s => s,
+        };
+        let (version, order) = (self.version, self.byte_order);
+        let mut w = CdrWriter::from_vec(
+            std::mem::take(buffer),
+            order,
+            version.context(self.code_sets),
+        );
+        MessageHeader::new(version, order, MsgType::Reply).write(&mut w);
+        if let Err(e) = ReplyHeader::new(self.request_id, status).encode(&mut w, version.minor) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        let body_at = (version.minor >= 2).then(|| begin_body(&mut w));
+        if let Err(e) = encode(&mut w) {
+            *buffer = w.into_owned_buffer();
+            return Err(e);
+        }
+        if let Err(e) = end_message(&mut w, body_at) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        Ok(Outgoing::new(w, version, self.fragment_size))
     }
 
     /// Finishes a Reply: size patched, empty body unpadded, fragmented if large.

@@ -652,3 +652,247 @@ fn future_versions_and_half_messages() {
         "nothing is sent to a peer that left"
     );
 }
+
+/// `request` (one call) and `start_request` + `finish_request` give the same ids, bytes and
+/// in-flight set: the CODE_SETS context on the first request only, empty bodies unpadded,
+/// oneways not in flight, at every version and byte order.
+#[test]
+fn fused_request_matches_start_and_finish_byte_exact() {
+    let calls: [(&str, u32, bool); 5] = [
+        ("first", 2, true),
+        ("empty", 0, true),
+        ("oneway", 1, false),
+        ("empty_oneway", 0, false),
+        ("last", 3, true),
+    ];
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut general = GiopConnection::new(settings(Role::Client, order));
+            let mut fused = GiopConnection::new(settings(Role::Client, order));
+            let mut buffer = Vec::new();
+            for (op, n, twoway) in calls {
+                let (id, expect) = request(&mut general, v, op, n, twoway);
+                let (got_id, out) = fused
+                    .request(&mut buffer, v, CodeSets::UNICODE, &key(), op, twoway, |w| {
+                        (0..n).for_each(|i| w.write_ulong(i));
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+                assert_eq!(got_id, id, "{v:?} {order:?} {op}");
+                assert_eq!(out.contiguous().unwrap(), expect, "{v:?} {order:?} {op}");
+                buffer = out.into_buffer();
+            }
+            assert_eq!(
+                fused.in_flight().collect::<Vec<_>>(),
+                general.in_flight().collect::<Vec<_>>()
+            );
+            assert_eq!(fused.code_sets(), Some(CodeSets::UNICODE));
+        }
+    }
+}
+
+/// A fused request that fails sends nothing: no id used, nothing in flight, the buffer's
+/// allocation handed back; a server (not bidirectional) or a closed connection sends none.
+#[test]
+fn fused_request_failures_send_nothing() {
+    let mut c = GiopConnection::new(Settings::new(Role::Client));
+    let mut buffer = Vec::with_capacity(512);
+    for sent in 0..2 {
+        // The first attempt goes the general way (CODE_SETS), the second the fast way.
+        let e = c
+            .request(
+                &mut buffer,
+                Version::V1_2,
+                CodeSets::UNICODE,
+                &key(),
+                "op",
+                true,
+                |w| {
+                    w.write_ulong(1);
+                    Err("no")
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(e, RequestError::Arguments("no")));
+        assert!(buffer.capacity() >= 512);
+        assert_eq!(c.in_flight().count(), sent);
+        let (id, out) = c
+            .request(
+                &mut buffer,
+                Version::V1_2,
+                CodeSets::UNICODE,
+                &key(),
+                "op",
+                true,
+                |_| Ok::<(), ()>(()),
+            )
+            .unwrap();
+        buffer = out.into_buffer();
+        assert_eq!(c.in_flight().last(), Some(id));
+    }
+    assert_eq!(c.in_flight().collect::<Vec<_>>(), [2, 4]);
+
+    let mut s = GiopConnection::new(Settings::new(Role::Server));
+    let e = s
+        .request(
+            &mut buffer,
+            Version::V1_2,
+            CodeSets::UNICODE,
+            &key(),
+            "op",
+            true,
+            |_| Ok::<(), ()>(()),
+        )
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        RequestError::Connection(ConnectionError::Unexpected {
+            msg_type: MsgType::Request,
+            role: Role::Server
+        })
+    ));
+
+    c.push(&crate::close_connection(Version::V1_2, ByteOrder::NATIVE));
+    assert!(matches!(c.poll_event(), Ok(Some(Event::CloseConnection))));
+    let e = c
+        .request(
+            &mut buffer,
+            Version::V1_2,
+            CodeSets::UNICODE,
+            &key(),
+            "op",
+            true,
+            |_| Ok::<(), ()>(()),
+        )
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        RequestError::Connection(ConnectionError::Closed)
+    ));
+}
+
+/// Replies read by the short path (GIOP 1.2, no contexts) and by the CDR reader (contexts,
+/// GIOP 1.1) decode as the general message decoder does; a bad status is still MessageError.
+#[test]
+fn replies_with_and_without_contexts_decode_alike() {
+    use crate::message::MessageWriter;
+    use crate::service_context::{ServiceContext, ServiceContextList};
+    for v in [Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            for contexts in [0, 2] {
+                for args in [0, 3] {
+                    let mut client = GiopConnection::new(settings(Role::Client, order));
+                    let (id, _) = request(&mut client, v, "op", 0, true);
+                    let list = (0..contexts)
+                        .map(|i| ServiceContext {
+                            context_id: 100 + i,
+                            context_data: vec![i as u8; 5],
+                        })
+                        .collect();
+                    let h = ReplyHeader {
+                        service_context: ServiceContextList(list),
+                        ..ReplyHeader::new(id, ReplyStatus::UserException)
+                    };
+                    let mut m = MessageWriter::reply(v, order, CodeSets::DEFAULT, &h).unwrap();
+                    (0..args).for_each(|i| m.body().write_ulong(i + 7));
+                    let bytes = m.finish_bytes().unwrap();
+                    let msg = Message::from_bytes(bytes.clone()).unwrap();
+                    let GiopMessage::Reply {
+                        header: want_header,
+                        body: want_body,
+                    } = msg.decode().unwrap()
+                    else {
+                        panic!()
+                    };
+                    client.push(&bytes);
+                    let Some(Event::Reply { header, body, .. }) = client.poll_event().unwrap()
+                    else {
+                        panic!()
+                    };
+                    assert_eq!(header, want_header, "{v:?} {order:?} {contexts} {args}");
+                    assert_eq!(header, h);
+                    assert_eq!(body.range(), want_body.range());
+                    assert_eq!(body.as_bytes(), want_body.as_bytes());
+                    assert_eq!(body.len(), 4 * args as usize);
+                }
+            }
+        }
+    }
+    // An unknown reply status (9), on the short path.
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let (id, _) = request(&mut client, Version::V1_2, "op", 0, true);
+    let mut bytes = MessageWriter::reply(
+        Version::V1_2,
+        ByteOrder::Big,
+        CodeSets::DEFAULT,
+        &ReplyHeader::new(id, ReplyStatus::NoException),
+    )
+    .unwrap()
+    .finish_bytes()
+    .unwrap();
+    bytes[19] = 9;
+    client.push(&bytes);
+    assert_eq!(
+        client.poll_event().unwrap_err(),
+        ConnectionError::Malformed(GiopError::UnknownReplyStatus(9))
+    );
+    assert_eq!(
+        client.poll_transmit().map(|m| m.msg_type()),
+        Some(MsgType::MessageError)
+    );
+}
+
+/// `ReplyContext::reply` (one call) gives the bytes `start_reply` + `finish_reply` give, at
+/// every version and byte order, for every status (FORWARD_PERM downgraded below 1.2) and
+/// empty bodies unpadded; a failing body hands the buffer back.
+#[test]
+fn fused_reply_matches_start_and_finish_byte_exact() {
+    let statuses = [
+        ReplyStatus::NoException,
+        ReplyStatus::UserException,
+        ReplyStatus::SystemException,
+        ReplyStatus::LocationForward,
+        ReplyStatus::LocationForwardPerm,
+        ReplyStatus::NeedsAddressingMode,
+    ];
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut client = GiopConnection::new(settings(Role::Client, order));
+            let mut server = GiopConnection::new(settings(Role::Server, other(order)));
+            let (_, bytes) = request(&mut client, v, "op", 0, true);
+            server.push(&bytes);
+            let Some(Event::Request { reply: ctx, .. }) = server.poll_event().unwrap() else {
+                panic!()
+            };
+            let mut buffer = Vec::new();
+            for status in statuses {
+                for n in [0, 2] {
+                    let mut w = ctx.start_reply(Vec::new(), status).unwrap();
+                    (0..n).for_each(|i| w.body().write_ulong(i));
+                    let expect = ctx.finish_reply(w).unwrap().contiguous().unwrap().to_vec();
+                    let out = ctx
+                        .reply(&mut buffer, status, |w| {
+                            (0..n).for_each(|i| w.write_ulong(i));
+                            Ok::<(), GiopError>(())
+                        })
+                        .unwrap();
+                    assert_eq!(
+                        out.contiguous().unwrap(),
+                        expect,
+                        "{v:?} {order:?} {status:?}"
+                    );
+                    buffer = out.into_buffer();
+                }
+            }
+            buffer.reserve(256);
+            let e = ctx
+                .reply(&mut buffer, ReplyStatus::NoException, |w| {
+                    w.write_ulong(1);
+                    Err(GiopError::UnexpectedFragment { request_id: None })
+                })
+                .unwrap_err();
+            assert_eq!(e, GiopError::UnexpectedFragment { request_id: None });
+            assert!(buffer.capacity() >= 256);
+        }
+    }
+}

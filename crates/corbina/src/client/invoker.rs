@@ -11,7 +11,7 @@ use super::ClientContext;
 use crate::bidir::{BidirConnection, Outcome};
 use crate::cdr::CodeSets;
 use crate::error::{minor, Error, Phase};
-use crate::giop::connection::{ConnectionError, Event};
+use crate::giop::connection::{ConnectionError, Event, RequestError};
 use crate::giop::message::Body;
 use crate::giop::{
     IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
@@ -268,36 +268,27 @@ impl IiopInvoker {
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
         let target = self.target();
-        let buffer = std::mem::take(&mut strand.out);
         // The connection gives the request its id and, on its first request, the CODE_SETS
-        // context; it fixes the code sets the arguments are marshalled with.
-        let mut req = match strand.giop.start_request(
-            buffer,
+        // context; it fixes the code sets the arguments are marshalled with. Marshalled in
+        // one frame: the strand's buffer, the header, the arguments.
+        let Strand { giop, out, .. } = &mut *strand;
+        let (request_id, w) = match giop.request(
+            out,
             self.version,
             self.code_sets,
             &target,
             operation,
             decode.is_some(),
+            encode,
         ) {
-            Ok(req) => req,
-            Err(_) => {
-                self.give_back(rope, strand);
-                // The error is not bound: that cost the success path 6 instructions a call.
-                return Err(encode_failed(None));
-            }
-        };
-        let request_id = req.request_id();
-        if let Err(e) = encode(req.body()) {
-            // Nothing was sent: the strand (and any oneways buffered on it) goes back.
-            strand.out = req.abandon();
-            self.give_back(rope, strand);
-            return Err(marshal_failed(e));
-        }
-        let w = match strand.giop.finish_request(req) {
-            Ok(w) => w,
+            Ok(sent) => sent,
             Err(e) => {
+                // Nothing was sent: the strand (and any oneways buffered on it) goes back.
                 self.give_back(rope, strand);
-                return Err(encode_failed(Some(e)));
+                return Err(match e {
+                    RequestError::Arguments(e) => marshal_failed(e),
+                    RequestError::Connection(e) => encode_failed(Some(e)),
+                });
             }
         };
         let bounds = if decode.is_none() {
@@ -523,13 +514,15 @@ impl IiopInvoker {
             }
             // The common case: the whole reply arrived with one read and is decoded where it
             // lies in the connection's receive buffer.
-            let outcome = match strand.giop.poll_event() {
+            match strand.giop.poll_event() {
                 Ok(Some(Event::Reply {
                     header,
                     body,
                     code_sets,
                 })) if header.request_id == request_id => {
-                    Some(self.reply_outcome(&header, body, code_sets, decode))
+                    let outcome = self.reply_outcome(&header, body, code_sets, decode);
+                    rope.release(strand);
+                    return outcome;
                 }
                 Ok(Some(Event::Fragment { .. })) => continue,
                 Ok(Some(Event::CloseConnection)) => {
@@ -553,17 +546,10 @@ impl IiopInvoker {
                     return fail(rope, strand, protocol_error(rope, source));
                 }
                 // No whole message after all (or the peer closed: nothing more comes).
-                Ok(None) => None,
-            };
-            match outcome {
-                Some(outcome) => {
-                    rope.release(strand);
-                    return outcome;
-                }
-                None if !strand.giop.is_open() => {
-                    return fail(rope, strand, closed(rope));
-                }
-                None => {}
+                Ok(None) => {}
+            }
+            if !strand.giop.is_open() {
+                return fail(rope, strand, closed(rope));
             }
         }
     }

@@ -32,6 +32,7 @@ impl TimedStream {
 }
 
 impl Read for TimedStream {
+    #[inline]
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.deadline {
             Some(d) => {

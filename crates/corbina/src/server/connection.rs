@@ -279,7 +279,9 @@ impl Connection {
             let keep_going = match self.giop.poll_event() {
                 // No whole message after all; if the peer closed, nothing more comes.
                 Ok(None) => return self.giop.is_open(),
-                Ok(Some(event)) => self.handler.handle(event),
+                // By reference: the event stays where the poll built it (moving it is a
+                // copy of its largest variant).
+                Ok(Some(ref event)) => self.handler.handle(event),
                 Err(e) => {
                     self.handler.failed(&mut self.giop, &e);
                     return false;
@@ -306,7 +308,7 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
-    fn handle(&mut self, event: Event<'_>) -> bool {
+    fn handle(&mut self, event: &Event<'_>) -> bool {
         match event {
             Event::Request {
                 header,
@@ -314,9 +316,10 @@ impl Handler {
                 reply,
             } => {
                 let key = header.target.resolve_key().ok().flatten();
+                let (reply, body) = (*reply, *body);
                 // One bool when bidirectional GIOP is not accepted (the default).
                 if self.server.bidir_client().is_some() {
-                    if let Some(offer) = self.take_offer(&header, body, reply, key.as_deref()) {
+                    if let Some(offer) = self.take_offer(header, body, reply, key.as_deref()) {
                         self.bidir_offer = Some(offer);
                         return false;
                     }
@@ -336,7 +339,7 @@ impl Handler {
                     Some(k) => self.dispatcher.locate(k.as_bytes()),
                     None => LocateOutcome::Unknown,
                 };
-                self.locate_reply(&reply, outcome).is_ok()
+                self.locate_reply(reply, outcome).is_ok()
             }
             // Requests on a connection run in order: a cancelled one has either finished or
             // will be answered normally.
@@ -560,13 +563,13 @@ impl ConnectionReplySink<'_> {
         status: ReplyStatus,
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
-        let buffer = std::mem::take(self.out);
-        let mut rw = self
+        // Marshalled in one frame, in the connection's buffer (given back on failure).
+        let w: Outgoing<'a> = self
             .reply
-            .start_reply(buffer, status)
+            .reply(self.out, status, |w| {
+                body(w).map_err(crate::giop::GiopError::from)
+            })
             .map_err(Error::EncodeReply)?;
-        body(rw.body()).map_err(|e| Error::EncodeReply(e.into()))?;
-        let w: Outgoing<'a> = self.reply.finish_reply(rw).map_err(Error::EncodeReply)?;
         let mut st = self.shared.state.lock().map_err(|_| poisoned())?;
         let written = if st.closed {
             Err(std::io::ErrorKind::NotConnected.into())

@@ -223,14 +223,33 @@ pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
 /// Writes a finished message: one `write` when it is contiguous (the common case, no
 /// allocation), else a vectored write per fragment of the writer's segments. `batch`:
 /// whole messages (buffered oneways) written first, in the same system call.
+#[inline]
 pub fn write_outgoing(
     w: &mut impl Write,
     batch: Option<&[u8]>,
     message: &crate::giop::connection::Outgoing<'_>,
 ) -> io::Result<()> {
     if let (None, Some(bytes)) = (batch, message.contiguous()) {
-        return w.write_all(bytes);
+        // One system call takes a small message whole; `write_all` only for the rest.
+        return match w.write(bytes) {
+            Ok(n) if n == bytes.len() => Ok(()),
+            Ok(n) if n > 0 => w.write_all(&bytes[n..]),
+            Ok(_) => Err(io::ErrorKind::WriteZero.into()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => w.write_all(bytes),
+            Err(e) => Err(e),
+        };
     }
+    write_outgoing_segments(w, batch, message)
+}
+
+/// [`write_outgoing`] for a batch, spliced blocks or fragments (out of line: the common
+/// case above is inlined into the call path).
+#[inline(never)]
+fn write_outgoing_segments(
+    w: &mut impl Write,
+    batch: Option<&[u8]>,
+    message: &crate::giop::connection::Outgoing<'_>,
+) -> io::Result<()> {
     let fragments = message
         .fragments()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;

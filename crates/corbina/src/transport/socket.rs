@@ -1,7 +1,7 @@
 //! The [`Connection`] of the socket transports (TCP and Unix-domain): every method is one
 //! system call on the socket.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, IoSlice};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
@@ -14,8 +14,6 @@ use super::{Connection, TransportKind};
 /// What the socket transports have in common (std's `TcpStream` and `UnixStream`).
 pub(crate) trait Socket: AsFd + Send + Sync + std::fmt::Debug + 'static {
     const KIND: TransportKind;
-    fn read(&self, buf: &mut [u8]) -> io::Result<usize>;
-    fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize>;
     fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()>;
     fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()>;
     fn shutdown(&self, how: Shutdown) -> io::Result<()>;
@@ -25,12 +23,6 @@ macro_rules! socket {
     ($ty:ty, $kind:expr) => {
         impl Socket for $ty {
             const KIND: TransportKind = $kind;
-            fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-                <&$ty as Read>::read(&mut &*self, buf)
-            }
-            fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-                <&$ty as Write>::write_vectored(&mut &*self, bufs)
-            }
             fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
                 <$ty>::set_read_timeout(self, t)
             }
@@ -55,11 +47,13 @@ impl<S: Socket> Connection for SocketConnection<S> {
     fn kind(&self) -> TransportKind {
         S::KIND
     }
+    // The system calls straight (rustix), not through libc's wrappers: those add a thread
+    // cancellation point, a few dozen instructions per call on the call path.
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
+        Ok(rustix::net::recv(&self.0, buf, RecvFlags::empty())?.0)
     }
     fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.0.write_vectored(bufs)
+        Ok(rustix::io::writev(&self.0, bufs)?)
     }
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.0.set_read_timeout(timeout)
