@@ -316,10 +316,10 @@ impl Handler {
                 reply,
             } => {
                 let key = header.target.resolve_key().ok().flatten();
-                let (reply, body) = (*reply, *body);
+                let reply = *reply;
                 // One bool when bidirectional GIOP is not accepted (the default).
                 if self.server.bidir_client().is_some() {
-                    if let Some(offer) = self.take_offer(header, body, reply, key.as_deref()) {
+                    if let Some(offer) = self.take_offer(header, *body, reply, key.as_deref()) {
                         self.bidir_offer = Some(offer);
                         return false;
                     }
@@ -354,6 +354,8 @@ impl Handler {
     /// The offer of bidirectional GIOP a request makes, if it is taken: at GIOP 1.2, to a
     /// POA with `BidirectionalPolicy::Both`. A malformed BI_DIR_IIOP context is ignored
     /// (the request is served normally), as omniORB does.
+    #[cold]
+    #[inline(never)]
     fn take_offer(
         &self,
         header: &crate::giop::RequestHeaderView<'_>,
@@ -443,6 +445,7 @@ pub(crate) fn write_locate_reply(
 
 /// Runs one request and writes its reply (both server models, and the workers of a
 /// bidirectional connection); false when the connection must close.
+#[inline]
 pub(crate) fn serve_request(
     shared: &ConnectionShared,
     dispatcher: &dyn RequestDispatcher,
@@ -469,18 +472,11 @@ pub(crate) fn serve_request(
         None => Err(DispatchError::System(Error::NoObjectKey.into())),
     };
     let replied = req.has_replied();
-    let mut ok = true;
-    if reply.response_expected && !replied {
-        let outcome = match result {
-            Ok(()) => sink.system_exception(Error::NoReply.into()),
-            Err(DispatchError::System(e)) => sink.system_exception(e),
-            Err(DispatchError::Forward {
-                reference,
-                permanent,
-            }) => sink.forward(reference.ior(), permanent),
-        };
-        ok = outcome.is_ok();
-    }
+    let ok = if reply.response_expected && !replied {
+        reply_for_outcome(&mut sink, result)
+    } else {
+        true
+    };
     // Always leave the busy state, so that a close asked for meanwhile happens. A written
     // reply already did (and made any such close): no second lock.
     if sink.left_busy {
@@ -490,14 +486,32 @@ pub(crate) fn serve_request(
     }
 }
 
+/// The reply of a twoway whose servant did not reply itself: a system exception or a
+/// forward (out of line: the common upcall replies itself).
+#[cold]
+#[inline(never)]
+fn reply_for_outcome(
+    sink: &mut ConnectionReplySink<'_>,
+    result: Result<(), DispatchError>,
+) -> bool {
+    let outcome = match result {
+        Ok(()) => sink.system_exception(Error::NoReply.into()),
+        Err(DispatchError::System(e)) => sink.system_exception(e),
+        Err(DispatchError::Forward {
+            reference,
+            permanent,
+        }) => sink.forward(reference.ior(), permanent),
+    };
+    outcome.is_ok()
+}
+
 /// Counts a request in; false if the connection is closing.
+#[inline]
 fn begin(shared: &ConnectionShared, version: Version) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    if st.version.is_none_or(|v| v < version) {
-        st.version = Some(version);
-    }
+    st.version = Some(version);
     if st.closing || st.closed {
         return false;
     }
@@ -571,17 +585,13 @@ impl ConnectionReplySink<'_> {
             })
             .map_err(Error::EncodeReply)?;
         let mut st = self.shared.state.lock().map_err(|_| poisoned())?;
-        let written = if st.closed {
-            Err(std::io::ErrorKind::NotConnected.into())
-        } else {
-            write_outgoing(&mut st.stream, None, &w)
-        };
+        // (A closed connection's socket is shut down: the write fails.)
+        let written = write_outgoing(&mut st.stream, None, &w);
         // Answered: the request no longer holds the connection open (the client may act on
         // the reply before this thread gets to `end`), so an orderly close asked for now is
-        // done at once — after the reply, never before it.
-        if !self.left_busy {
-            st.busy = st.busy.saturating_sub(1);
-        }
+        // done at once — after the reply, never before it. (One reply per request: the
+        // ServerRequest refuses a second.)
+        st.busy = st.busy.saturating_sub(1);
         st.last_active = Instant::now();
         if st.closing && st.busy == 0 {
             close_now(&mut st);
