@@ -70,11 +70,8 @@ impl RecvBuffer {
             self.end = 0;
         }
         let want = self.wanted();
-        let offer = if want > 0 && (self.large || want >= DIRECT_READ) {
-            want
-        } else {
-            want.max(READ_CHUNK)
-        };
+        let exact = want > 0 && (self.large || want >= DIRECT_READ);
+        let mut offer = if exact { want } else { want.max(READ_CHUNK) };
         if self.buf.len() - self.end < offer && self.start > 0 {
             // Move the partial message to the front (at most a chunk: larger ones are read
             // exactly and never left partial behind another).
@@ -83,10 +80,25 @@ impl RecvBuffer {
             self.start = 0;
         }
         if self.buf.len() - self.end < offer {
-            // Zeroed once when the buffer grows, never per read; grown to what is needed,
-            // not doubled (memory a peer makes us hold stays its message's size).
-            self.buf.reserve_exact(self.end + offer - self.buf.len());
-            self.buf.resize(self.end + offer, 0);
+            if exact {
+                // A large message's size comes from its header, which the peer wrote: the
+                // buffer grows with what has arrived (at most doubling it, at least a chunk),
+                // never straight to that size, so a header alone makes us allocate and touch
+                // no more than a chunk. Address space for the whole message is reserved
+                // once (no memory touched), so the body still lands in place as it grows.
+                let total = self.end + want;
+                if self.buf.capacity() < total {
+                    let _ = self.buf.try_reserve_exact(total - self.buf.len());
+                }
+                let arrived = self.end - self.start;
+                let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
+                self.buf.resize(grow_to.max(self.buf.len()), 0);
+                offer = offer.min(self.buf.len() - self.end);
+            } else {
+                // Zeroed once when the buffer grows, never per read.
+                self.buf.reserve_exact(self.end + offer - self.buf.len());
+                self.buf.resize(self.end + offer, 0);
+            }
         }
         &mut self.buf[self.end..self.end + offer]
     }
@@ -163,8 +175,9 @@ impl RecvBuffer {
         }
     }
 
-    /// Bytes of memory held.
+    /// Bytes of memory held (initialized: what the buffer has touched; address space
+    /// reserved for a large message's remainder is not memory until bytes arrive in it).
     pub(crate) fn capacity(&self) -> usize {
-        self.buf.capacity()
+        self.buf.len()
     }
 }

@@ -896,3 +896,55 @@ fn fused_reply_matches_start_and_finish_byte_exact() {
         }
     }
 }
+
+/// A header's size field is the peer's word: twelve bytes announcing a 60 MiB message make
+/// the connection allocate (and touch) a chunk, not 60 MiB; as the message really arrives
+/// the buffer grows with it (at most doubling per read) and the body still lands in place
+/// and decodes.
+#[test]
+fn a_large_size_in_a_header_is_not_an_allocation() {
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let mut header = MessageHeader::new(Version::V1_2, ByteOrder::NATIVE, MsgType::Request);
+    header.message_size = 60 << 20;
+    server.push(&header.encode());
+    assert!(server.poll_event().unwrap().is_none());
+    let offer = server.read_buf().len();
+    assert!(offer <= recv::READ_CHUNK, "offered {offer}");
+    assert!(server.held_bytes() <= 2 * recv::READ_CHUNK);
+
+    // A real 3 MiB request, fed as a socket would, at most 256 KiB a read.
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let (_, big) = request(&mut client, Version::V1_2, "big", 3 << 18, false);
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let mut at = 0;
+    let mut offers = Vec::new();
+    let mut got = None;
+    while at < big.len() {
+        let buf = server.read_buf();
+        offers.push(buf.len());
+        let n = buf.len().min(big.len() - at).min(256 << 10);
+        buf[..n].copy_from_slice(&big[at..at + n]);
+        server.commit(n);
+        at += n;
+        // Never more initialized than twice what has arrived, plus a chunk.
+        assert!(server.held_bytes() <= 2 * at + recv::READ_CHUNK, "{at}");
+        if let Some(Event::Request {
+            header,
+            body,
+            reply,
+        }) = server.poll_event().unwrap()
+        {
+            let mut r = body.reader(reply.code_sets);
+            let mut last = None;
+            while let Ok(v) = r.read_ulong() {
+                assert_eq!(v, last.map_or(0, |l| l + 1));
+                last = Some(v);
+            }
+            got = Some((header.operation.to_string(), last.map_or(0, |l| l + 1)));
+        }
+    }
+    assert_eq!(got, Some(("big".to_string(), 3 << 18)));
+    // The offers grew, never past the message.
+    assert!(offers.windows(2).all(|w| w[1] <= big.len()));
+    assert!(offers.len() > 2, "{offers:?}");
+}
