@@ -22,8 +22,8 @@ struct Partial {
 ///
 /// A [`GiopConnection`](crate::connection::GiopConnection) owns one and feeds it every
 /// message: unfragmented messages come straight back, the first part of a fragmented one
-/// and its Fragments are held until the last arrives, then the whole message comes back as if it had been sent in one piece
-/// (`message_size` patched, more-fragments flag cleared). GIOP 1.2 fragments of different
+/// and its Fragments are held until the last arrives, then the whole message comes back as
+/// if it had been sent in one piece (`message_size` patched, more-fragments flag cleared). GIOP 1.2 fragments of different
 /// requests may interleave (keyed by request id); GIOP 1.1 allows one fragmented message at a
 /// time. For 1.1 the result carries [`AlignBreak`]s, since omniORB aligns each Fragment's data
 /// relative to that Fragment's own header.
