@@ -159,7 +159,12 @@ pub struct ClientContext {
     /// With `-ORBofferBiDirectionalGIOP 1`: what connections offer, and where requests
     /// arriving on them go (set by the ORB).
     bidir: std::sync::OnceLock<BidirClient>,
+    /// The TLS client configuration, made from `config.ssl` when the first TLS address is
+    /// used (reading the certificate files once).
+    tls_client: std::sync::OnceLock<TlsClient>,
 }
+
+type TlsClient = Result<Arc<rustls::ClientConfig>, crate::transport::tls::TlsError>;
 
 /// The client side of bidirectional GIOP: this ORB's offer and its POAs.
 pub(crate) struct BidirClient {
@@ -176,7 +181,15 @@ impl ClientContext {
             scavenger: Mutex::new(None),
             flusher: Arc::new(Flusher::default()),
             bidir: std::sync::OnceLock::new(),
+            tls_client: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The TLS client configuration (or why there is none).
+    fn tls_client(&self) -> TlsClient {
+        self.tls_client
+            .get_or_init(|| crate::transport::tls::client_config(&self.config.ssl))
+            .clone()
     }
 
     /// Makes connections offer bidirectional GIOP (`-ORBofferBiDirectionalGIOP 1`):
@@ -303,6 +316,7 @@ impl ClientContext {
     /// The rope to `address` (any transport), created on first use.
     pub fn rope_to(&self, address: Address) -> Arc<Rope> {
         self.start_scavenger();
+        let tls = matches!(address, Address::Ssl { .. });
         let mut ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
         ropes
             .entry(address.clone())
@@ -315,6 +329,7 @@ impl ClientContext {
                         socket_buffer_size: self.config.socket_buffer_size,
                         max_message_size: self.config.max_message_size,
                         fragment_size: self.config.fragment_size,
+                        tls_client: tls.then(|| self.tls_client()),
                     },
                 ))
             })

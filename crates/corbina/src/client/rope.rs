@@ -64,6 +64,8 @@ pub struct StrandSettings {
     pub max_message_size: u32,
     /// Requests longer than this are sent in fragments (GIOP 1.1+).
     pub fragment_size: Option<u32>,
+    /// The TLS client configuration, for a TLS address (or why there is none).
+    pub tls_client: Option<Result<Arc<rustls::ClientConfig>, crate::transport::tls::TlsError>>,
 }
 
 /// One connection to a server, used by one call at a time.
@@ -655,6 +657,7 @@ impl Rope {
         }
         let options = ConnectionOptions {
             socket_buffer_size: self.settings.socket_buffer_size,
+            tls_client: self.settings.tls_client.clone(),
         };
         match self.address.connect(limit, &options) {
             Ok(conn) => Ok(self.strand(Stream(conn))),
