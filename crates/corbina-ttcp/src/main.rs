@@ -255,9 +255,18 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
             let _ = writeln!(lock, "{}", r.to_json());
             let _ = lock.flush();
         };
-        if config != OrbConfig::default() {
-            eprintln!("corbina-ttcp: note: experiments use the default ORB configuration");
+        let ssl = config.ssl.clone();
+        if (OrbConfig {
+            ssl: Default::default(),
+            ..config
+        }) != OrbConfig::default()
+        {
+            eprintln!(
+                "corbina-ttcp: note: experiments use the default ORB configuration \
+                 (but for the -ORBssl… options)"
+            );
         }
+        corbina_ttcp::experiments::set_client_ssl(ssl);
         run_corbina(&opts, &texts, &mut emit)?;
         return Ok(ExitCode::SUCCESS);
     }

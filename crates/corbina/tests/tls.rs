@@ -660,3 +660,27 @@ fn bad_configurations_say_which_file_and_why() {
     )
     .unwrap();
 }
+
+#[test]
+fn handshakes_past_the_limit_are_refused_at_once() {
+    let pki = Pki::new("limit");
+    let (port, accepted) = endpoint(&pki, SslVerifyMode::PEER, Duration::from_secs(3));
+    // 256 silent clients hold every handshake slot; the next ones are refused at once.
+    let silent: Vec<TcpStream> = (0..260)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    let start = Instant::now();
+    let mut refused = 0;
+    while refused < 4 {
+        let (_, cause) = phase_and_cause(&refusal(accepted.recv_timeout(WAIT).unwrap()));
+        if cause.contains("handshakes already in progress") {
+            refused += 1;
+        }
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(silent);
+}

@@ -728,6 +728,10 @@ pub fn connect(
 
 type Handshaken = Result<TlsConnection, TlsError>;
 
+/// Most handshakes one endpoint runs at once (a thread each): past this, new connections
+/// are refused at once rather than piling up threads.
+const MAX_HANDSHAKES: usize = 256;
+
 /// A bound TLS endpoint (`giop:ssl:host:port`).
 pub struct TlsEndpoint {
     listener: TcpListener,
@@ -740,6 +744,8 @@ pub struct TlsEndpoint {
     /// A handshake thread writes a byte here when it has sent its result.
     wake_tx: Arc<UnixStream>,
     wake_rx: UnixStream,
+    /// Handshakes running now.
+    handshaking: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl TlsEndpoint {
@@ -769,6 +775,7 @@ impl TlsEndpoint {
             done_rx: Mutex::new(done_rx),
             wake_tx: Arc::new(wake_tx),
             wake_rx,
+            handshaking: Arc::default(),
         })
     }
 
@@ -780,21 +787,35 @@ impl TlsEndpoint {
             return;
         }
         let endpoint = format!("giop:ssl:{} from {peer}", self.address);
+        if self.handshaking.fetch_add(1, Ordering::AcqRel) >= MAX_HANDSHAKES {
+            self.handshaking.fetch_sub(1, Ordering::AcqRel);
+            let _ = self.done_tx.send(Err(TlsError::Connection {
+                endpoint,
+                phase: TlsPhase::Handshake,
+                cause: format!("refused: {MAX_HANDSHAKES} handshakes already in progress"),
+            }));
+            return;
+        }
+        let handshaking = self.handshaking.clone();
         let config = self.config.clone();
         let deadline = Instant::now() + self.accept_timeout;
         let done = self.done_tx.clone();
         let wake = self.wake_tx.clone();
-        let _ = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("corbina-tls-accept".into())
             .spawn(move || {
                 let result = match rustls::ServerConnection::new(config) {
                     Ok(tls) => TlsConnection::handshake(socket, tls.into(), deadline, endpoint),
                     Err(e) => Err(TlsError::Config(e.to_string())),
                 };
+                handshaking.fetch_sub(1, Ordering::AcqRel);
                 if done.send(result).is_ok() {
                     let _ = (&*wake).write(&[1]);
                 }
             });
+        if spawned.is_err() {
+            self.handshaking.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
