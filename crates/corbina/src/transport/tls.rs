@@ -319,6 +319,14 @@ struct Input {
     eof: bool,
 }
 
+/// How [`TlsConnection::read_records`] waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadMode {
+    Blocking,
+    Nonblocking,
+    Peek,
+}
+
 /// One socket read: a TLS record with its header and the largest expansion.
 const READ_SIZE: usize = 18 * 1024;
 
@@ -335,6 +343,8 @@ pub struct TlsConnection {
     buffered: AtomicBool,
     endpoint: String,
     peer_certificates: Vec<CertificateDer<'static>>,
+    /// The client's side of the connection.
+    client: bool,
 }
 
 impl std::fmt::Debug for TlsConnection {
@@ -469,7 +479,9 @@ impl TlsConnection {
             .peer_certificates()
             .map(|c| c.to_vec())
             .unwrap_or_default();
+        let client = matches!(tls, rustls::Connection::Client(_));
         Ok(TlsConnection {
+            client,
             socket,
             tls: Mutex::new(tls),
             input: Mutex::new(Input {
@@ -521,23 +533,32 @@ impl TlsConnection {
         }
     }
 
-    fn read_records(&self, buf: &mut [u8], blocking: bool) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        let mut input = lock(&self.input);
+    /// Reads plaintext into `buf` (`Peek`: only says whether there is some, or the end,
+    /// with `Ok`), feeding rustls what the socket has; `WouldBlock` unless `Blocking`.
+    fn read_records(&self, input: &mut Input, buf: &mut [u8], mode: ReadMode) -> io::Result<usize> {
         loop {
             let mut flush = false;
             {
                 let mut tls = lock(&self.tls);
                 loop {
-                    match tls.reader().read(buf) {
-                        Ok(n) => return Ok(n),
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                        // A peer that closes without close_notify: GIOP framing tells a
-                        // cut message from a finished one.
-                        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-                        Err(e) => return Err(e),
+                    if mode == ReadMode::Peek {
+                        // Records that carry no data (TLS 1.3 session tickets) are not input.
+                        match tls.process_new_packets() {
+                            Ok(s) if s.plaintext_bytes_to_read() > 0 || s.peer_has_closed() => {
+                                return Ok(1)
+                            }
+                            Ok(_) => {}
+                            Err(e) => return Err(self.transfer_error(&e)),
+                        }
+                    } else {
+                        match tls.reader().read(buf) {
+                            Ok(n) => return Ok(n),
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                            // A peer that closes without close_notify: GIOP framing tells a
+                            // cut message from a finished one.
+                            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                            Err(e) => return Err(e),
+                        }
                     }
                     if input.start == input.end {
                         if input.eof {
@@ -550,7 +571,7 @@ impl TlsConnection {
                         start,
                         end,
                         ..
-                    } = &mut *input;
+                    } = input;
                     let mut rest = &raw[*start..*end];
                     let n = tls.read_tls(&mut rest)?;
                     if n == 0 {
@@ -574,7 +595,7 @@ impl TlsConnection {
             }
             input.start = 0;
             input.end = 0;
-            let got = if blocking {
+            let got = if mode == ReadMode::Blocking {
                 (&self.socket).read(&mut input.buf)
             } else {
                 rustix::net::recv(&self.socket, &mut input.buf[..], RecvFlags::DONTWAIT)
@@ -608,7 +629,10 @@ impl Connection for TlsConnection {
     }
 
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_records(buf, true)
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.read_records(&mut lock(&self.input), buf, ReadMode::Blocking)
     }
 
     fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
@@ -650,6 +674,18 @@ impl Connection for TlsConnection {
     }
 
     fn has_pending_input(&self) -> bool {
+        // A client connection with no reader at work looks into the records that arrived:
+        // the server's TLS 1.3 session tickets are no input (else an idle strand would look
+        // closed by the server). Not on a server: its connections may wait in the pool's
+        // poll set, which must still see the bytes on the socket.
+        if self.client {
+            if let Ok(mut input) = self.input.try_lock() {
+                return !matches!(
+                    self.read_records(&mut input, &mut [], ReadMode::Peek),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock
+                );
+            }
+        }
         if self.buffered.load(Ordering::Acquire) {
             return true;
         }
@@ -672,7 +708,10 @@ impl Connection for TlsConnection {
     }
 
     fn read_nonblocking(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.read_records(buf, false)
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.read_records(&mut lock(&self.input), buf, ReadMode::Nonblocking)
     }
 
     fn poll_fd(&self) -> BorrowedFd<'_> {
