@@ -28,6 +28,7 @@
 //! | `-ORBListenEndpoints shm:NAME` or `shmiop:///path` ⟳, `-ORBEndpoint giop:shm:/path` ⟳ | (same list) | also listen for shared-memory connections, with the rendezvous socket at `/path` (`shm:NAME`: `corbina-shm-NAME.sock` in the temporary directory) (Corbina's own scheme: [`crate::transport::shm`]); published with `TAG_CORBINA_SHM_TRANS` |
 //! | `-ORBEndpoint giop:ssl:host:port` ⟳ | `CORBINA_ENDPOINT` (same list) | none | listen for IIOP over TLS here (omniORB's form, also in `-ORBListenEndpoints`; `giop:ssl::2810`, `giop:ssl::`); published as a `TAG_SSL_SEC_TRANS` component on the profile's host, the profile's port 0 when there is no plain TCP endpoint (as omniORB does). Needs `-ORBsslKeyFile` |
 //! | `-ORBsslCAFile file.pem` | `CORBINA_SSLCAFILE` | none | PEM certificates of the authorities trusted to sign peers' certificates (omniORB's option) |
+//! | `-ORBsslCAPath dir` | `CORBINA_SSLCAPATH` | none | a directory of PEM files of trusted authorities (OpenSSL's CA directory, omniORB's option), besides or instead of `-ORBsslCAFile` |
 //! | `-ORBsslKeyFile file.pem` | `CORBINA_SSLKEYFILE` | none | PEM file holding this ORB's private key and its certificate chain (omniORB's option): the server's certificate, and the client's for mutual authentication |
 //! | `-ORBsslKeyPassword pw` | `CORBINA_SSLKEYPASSWORD` | none | accepted for omniORB's deployment files and ignored for a clear key; encrypted keys are refused with an error saying so |
 //! | `-ORBsslVerifyMode none\|peer[,fail][,once]` | `CORBINA_SSLVERIFYMODE` | `peer` | omniORB's modes: `peer` — a client checks the server's certificate against `-ORBsslCAFile`, a server asks clients for one and checks it if sent; `fail` — a server refuses clients without a certificate (mutual authentication); `once` is accepted (TLS renegotiation is never done); `none` — no checks |
@@ -213,6 +214,8 @@ impl Default for BufferingConstraint {
 pub struct SslConfig {
     /// `-ORBsslCAFile`: PEM certificates of the trusted certificate authorities.
     pub ca_file: Option<std::path::PathBuf>,
+    /// `-ORBsslCAPath`: a directory of PEM files of trusted certificate authorities.
+    pub ca_path: Option<std::path::PathBuf>,
     /// `-ORBsslKeyFile`: PEM file with this ORB's private key and its certificate chain.
     pub key_file: Option<std::path::PathBuf>,
     /// `-ORBsslKeyPassword`: ignored for a clear key (encrypted keys are not supported).
@@ -230,6 +233,7 @@ impl Default for SslConfig {
     fn default() -> Self {
         SslConfig {
             ca_file: None,
+            ca_path: None,
             key_file: None,
             key_password: None,
             verify_mode: SslVerifyMode::PEER,
@@ -410,6 +414,12 @@ impl OrbConfig {
     /// Sets the trusted certificate authorities' PEM file (`-ORBsslCAFile`).
     pub fn ssl_ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.ssl.ca_file = Some(path.into());
+        self
+    }
+
+    /// Sets a directory of trusted certificate authorities' PEM files (`-ORBsslCAPath`).
+    pub fn ssl_ca_path(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.ssl.ca_path = Some(dir.into());
         self
     }
 

@@ -39,6 +39,7 @@ enum Key {
     OfferBidir,
     AcceptBidir,
     SslCaFile,
+    SslCaPath,
     SslKeyFile,
     SslKeyPassword,
     SslVerifyMode,
@@ -84,6 +85,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::OfferBidir, &["offerBiDirectionalGIOP"], false),
     (Key::AcceptBidir, &["acceptBiDirectionalGIOP"], false),
     (Key::SslCaFile, &["sslCAFile"], false),
+    (Key::SslCaPath, &["sslCAPath"], false),
     (Key::SslKeyFile, &["sslKeyFile"], false),
     (Key::SslKeyPassword, &["sslKeyPassword"], false),
     (Key::SslVerifyMode, &["sslVerifyMode"], false),
@@ -525,6 +527,7 @@ impl OrbConfig {
             Key::OfferBidir => self.offer_bidir = flag(value)?,
             Key::AcceptBidir => self.accept_bidir = flag(value)?,
             Key::SslCaFile => self.ssl.ca_file = Some(path_value(value)?),
+            Key::SslCaPath => self.ssl.ca_path = Some(path_value(value)?),
             Key::SslKeyFile => self.ssl.key_file = Some(path_value(value)?),
             Key::SslKeyPassword => self.ssl.key_password = Some(value.to_string()),
             Key::SslVerifyMode => self.ssl.verify_mode = verify_mode(value)?,
@@ -1065,6 +1068,8 @@ mod tests {
             "-ORBsslCAFile",
             "/etc/ca.pem",
             "-ORBsslkeyfile=/etc/key.pem",
+            "-ORBsslCAPath",
+            "/etc/ssl/ca.d",
             "-ORBsslKeyPassword",
             "pw",
             "-ORBsslVerifyMode",
@@ -1083,6 +1088,10 @@ mod tests {
         assert_eq!(
             c.ssl.key_file.as_deref(),
             Some(std::path::Path::new("/etc/key.pem"))
+        );
+        assert_eq!(
+            c.ssl.ca_path.as_deref(),
+            Some(std::path::Path::new("/etc/ssl/ca.d"))
         );
         assert_eq!(c.ssl.key_password.as_deref(), Some("pw"));
         assert_eq!(

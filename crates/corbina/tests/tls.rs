@@ -656,6 +656,18 @@ fn bad_configurations_say_which_file_and_why() {
             .ssl,
     )
     .unwrap();
+    // -ORBsslCAPath: a directory of CA files (other files skipped) does for -ORBsslCAFile.
+    let ca_dir = dir.join("ca.d");
+    std::fs::create_dir_all(&ca_dir).unwrap();
+    std::fs::copy(pki.ca_file(), ca_dir.join("1a2b3c4d.0")).unwrap();
+    std::fs::write(ca_dir.join("README"), "not a certificate").unwrap();
+    let (port, accepted) = endpoint(&pki, SslVerifyMode::PEER, WAIT);
+    connect(port, OrbConfig::default().ssl_ca_path(&ca_dir)).unwrap();
+    accepted.recv_timeout(WAIT).unwrap().unwrap();
+    let empty = dir.join("empty.d");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = tls::client_config(&OrbConfig::default().ssl_ca_path(&empty).ssl).unwrap_err();
+    assert!(e.to_string().contains("-ORBsslCAPath"), "{e}");
     // `none`: no CA file needed, nothing checked.
     tls::client_config(
         &OrbConfig::default()

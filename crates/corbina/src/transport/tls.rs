@@ -160,15 +160,41 @@ fn read_key_file(
     Ok((certs, key))
 }
 
-/// `-ORBsslCAFile`: the certificate authorities trusted to sign peers' certificates.
-fn read_roots(path: &Path) -> Result<Arc<RootCertStore>, TlsError> {
-    const WHAT: &str = "CA file (-ORBsslCAFile)";
-    let pem = std::fs::read(path).map_err(|e| file_error(WHAT, path, e))?;
-    let mut roots = RootCertStore::empty();
-    for cert in read_certs(WHAT, path, &pem)? {
-        roots.add(cert).map_err(|e| file_error(WHAT, path, e))?;
+/// `-ORBsslCAFile` and `-ORBsslCAPath`: the certificate authorities trusted to sign peers'
+/// certificates; `None` when neither is set.
+fn read_roots(ssl: &SslConfig) -> Result<Option<Arc<RootCertStore>>, TlsError> {
+    const FILE: &str = "CA file (-ORBsslCAFile)";
+    const DIR: &str = "CA directory (-ORBsslCAPath)";
+    if ssl.ca_file.is_none() && ssl.ca_path.is_none() {
+        return Ok(None);
     }
-    Ok(Arc::new(roots))
+    let mut roots = RootCertStore::empty();
+    if let Some(path) = &ssl.ca_file {
+        let pem = std::fs::read(path).map_err(|e| file_error(FILE, path, e))?;
+        for cert in read_certs(FILE, path, &pem)? {
+            roots.add(cert).map_err(|e| file_error(FILE, path, e))?;
+        }
+    }
+    if let Some(dir) = &ssl.ca_path {
+        // OpenSSL's CA directory (omniORB's option): every file holding certificates;
+        // others (an index, a README) are skipped.
+        let entries = std::fs::read_dir(dir).map_err(|e| file_error(DIR, dir, e))?;
+        let mut found = false;
+        for entry in entries {
+            let path = entry.map_err(|e| file_error(DIR, dir, e))?.path();
+            let Ok(pem) = std::fs::read(&path) else {
+                continue;
+            };
+            for cert in CertificateDer::pem_slice_iter(&pem).flatten() {
+                roots.add(cert).map_err(|e| file_error(DIR, &path, e))?;
+                found = true;
+            }
+        }
+        if !found {
+            return Err(file_error(DIR, dir, "no file in it holds a CERTIFICATE"));
+        }
+    }
+    Ok(Some(Arc::new(roots)))
 }
 
 /// Checks a server's certificate: its chain against the CA file (`peer`), its name
@@ -240,15 +266,16 @@ impl ServerCertVerifier for ServerCheck {
 pub fn client_config(ssl: &SslConfig) -> Result<Arc<ClientConfig>, TlsError> {
     let provider = provider();
     let chain = if ssl.verify_mode.peer {
-        let ca = ssl.ca_file.as_deref().ok_or_else(|| {
+        let roots = read_roots(ssl)?.ok_or_else(|| {
             TlsError::Config(
-                "-ORBsslCAFile is needed to verify servers (or -ORBsslVerifyMode none)".into(),
+                "-ORBsslCAFile (or -ORBsslCAPath) is needed to verify servers \
+                 (or -ORBsslVerifyMode none)"
+                    .into(),
             )
         })?;
-        let verifier =
-            WebPkiServerVerifier::builder_with_provider(read_roots(ca)?, provider.clone())
-                .build()
-                .map_err(|e| TlsError::Config(e.to_string()))?;
+        let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            .build()
+            .map_err(|e| TlsError::Config(e.to_string()))?;
         Some(verifier)
     } else {
         None
@@ -287,9 +314,9 @@ pub fn server_config(ssl: &SslConfig) -> Result<Arc<ServerConfig>, TlsError> {
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?;
     let mode = ssl.verify_mode;
-    let builder = match (&ssl.ca_file, mode.peer) {
-        (Some(ca), true) => {
-            let b = WebPkiClientVerifier::builder_with_provider(read_roots(ca)?, provider);
+    let builder = match (read_roots(ssl)?, mode.peer) {
+        (Some(roots), true) => {
+            let b = WebPkiClientVerifier::builder_with_provider(roots, provider);
             let b = if mode.fail {
                 b
             } else {
