@@ -259,6 +259,28 @@ impl Orb {
         Ok(published)
     }
 
+    /// Certificate reload: reads the files of `ssl` (`-ORBsslKeyFile`, `-ORBsslCAFile`, …)
+    /// again and uses them for the TLS connections opened and accepted from now on;
+    /// connections already made keep theirs. On error nothing changes. The server's
+    /// files are checked at once; for an ORB without TLS endpoints, the client's are (an
+    /// ORB that serves TLS need not be a TLS client: its client side reads them when it
+    /// first opens a TLS connection).
+    pub fn reload_ssl(
+        &self,
+        ssl: crate::config::SslConfig,
+    ) -> Result<(), crate::transport::tls::TlsError> {
+        let serving = match self.server() {
+            Some(server) => server.reload_tls(&ssl)?,
+            None => false,
+        };
+        if serving {
+            self.inner.client.replace_tls_lazily(ssl);
+            Ok(())
+        } else {
+            self.inner.client.reload_tls(ssl)
+        }
+    }
+
     /// The running server, if any.
     pub fn server(&self) -> Option<Arc<Server>> {
         self.inner.server.lock().ok().and_then(|s| s.clone())

@@ -700,3 +700,55 @@ fn handshakes_past_the_limit_are_refused_at_once() {
     );
     drop(silent);
 }
+
+#[test]
+fn certificates_are_reloaded_without_restarting_the_orbs() {
+    let a = Pki::new("reload-a");
+    let b = Pki::new("reload-b");
+    let (server, ior, _) = tls_server(server_config(&a));
+    let old_client = Orb::with_config(client_config(&a));
+    let old = Bench::narrow(&old_client.string_to_object(&ior).unwrap()).unwrap();
+    old.ping().unwrap();
+
+    // A bad file changes nothing.
+    let bad = OrbConfig::default()
+        .ssl_key_file(b.dir().join("missing.pem"))
+        .ssl;
+    assert!(matches!(server.reload_ssl(bad), Err(TlsError::File { .. })));
+    Bench::narrow(
+        &Orb::with_config(client_config(&a))
+            .string_to_object(&ior)
+            .unwrap(),
+    )
+    .unwrap()
+    .ping()
+    .unwrap();
+
+    // The server takes B's key and CA: new handshakes use them, the open connection goes on.
+    server
+        .reload_ssl(
+            OrbConfig::default()
+                .ssl_key_file(b.server_key())
+                .ssl_ca_file(b.ca_file())
+                .ssl,
+        )
+        .unwrap();
+    old.ping().unwrap();
+    let trusts_a = Orb::with_config(client_config(&a));
+    let refused = Bench::narrow(&trusts_a.string_to_object(&ior).unwrap()).unwrap();
+    assert_eq!(
+        refused.ping().unwrap_err().kind,
+        SystemExceptionKind::Transient
+    );
+    Bench::narrow(
+        &Orb::with_config(client_config(&b))
+            .string_to_object(&ior)
+            .unwrap(),
+    )
+    .unwrap()
+    .ping()
+    .unwrap();
+    // The client reloads too: its next connection trusts B.
+    trusts_a.reload_ssl(client_config(&b).ssl).unwrap();
+    refused.ping().unwrap();
+}

@@ -122,6 +122,8 @@ pub struct Server {
     addresses: Vec<SocketAddr>,
     bound: Vec<BoundEndpoint>,
     pool: Option<Arc<pool::Pool>>,
+    /// The TLS endpoints' configuration, if there are any.
+    tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl Server {
@@ -178,9 +180,13 @@ impl Server {
                 options.clone(),
             )?));
         }
+        let mut tls_config = None;
         if !config.ssl_endpoints.is_empty() {
-            let tls = crate::transport::tls::server_config(&config.ssl)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            let tls: crate::transport::tls::ServerTls =
+                crate::transport::tls::server_config(&config.ssl)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?
+                    .into();
+            tls_config = Some(tls.clone());
             for ep in &config.ssl_endpoints {
                 listeners.push(Box::new(TlsEndpoint::bind(
                     &ep.host,
@@ -246,12 +252,28 @@ impl Server {
             addresses,
             bound,
             pool,
+            tls: tls_config,
         })
     }
 
     /// The TCP addresses actually bound (ephemeral ports resolved).
     pub fn addresses(&self) -> &[SocketAddr] {
         &self.addresses
+    }
+
+    /// Reads the certificate and key files of `ssl` again and uses them for the TLS
+    /// handshakes from now on (connections already made keep theirs). Returns whether
+    /// there are TLS endpoints (without, nothing changes). On error the current
+    /// configuration stays.
+    pub fn reload_tls(
+        &self,
+        ssl: &crate::config::SslConfig,
+    ) -> Result<bool, crate::transport::tls::TlsError> {
+        let Some(tls) = &self.tls else {
+            return Ok(false);
+        };
+        tls.replace(crate::transport::tls::server_config(ssl)?);
+        Ok(true)
     }
 
     /// The TLS endpoints' addresses (ephemeral ports resolved).

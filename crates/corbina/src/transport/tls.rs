@@ -794,6 +794,70 @@ pub fn connect(
 
 type Handshaken = Result<TlsConnection, TlsError>;
 
+/// A server's TLS configuration, replaceable while its endpoints run (certificate
+/// reload): handshakes started afterwards use the new one, connections made keep theirs.
+#[derive(Clone)]
+pub struct ServerTls(Arc<std::sync::RwLock<Arc<ServerConfig>>>);
+
+impl ServerTls {
+    /// The configuration new handshakes use.
+    pub fn current(&self) -> Arc<ServerConfig> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Replaces it.
+    pub fn replace(&self, config: Arc<ServerConfig>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = config;
+    }
+}
+
+impl From<Arc<ServerConfig>> for ServerTls {
+    fn from(config: Arc<ServerConfig>) -> Self {
+        ServerTls(Arc::new(std::sync::RwLock::new(config)))
+    }
+}
+
+/// A client's TLS configuration, made from its settings when first needed and
+/// replaceable (certificate reload): connections opened afterwards use the new one.
+#[derive(Clone)]
+pub struct ClientTls(Arc<Mutex<(SslConfig, Option<MadeClientConfig>)>>);
+
+/// A client configuration made from settings, or why it could not be.
+type MadeClientConfig = Result<Arc<ClientConfig>, TlsError>;
+
+impl ClientTls {
+    /// For `ssl`; nothing is read until a TLS connection is opened.
+    pub fn new(ssl: SslConfig) -> ClientTls {
+        ClientTls(Arc::new(Mutex::new((ssl, None))))
+    }
+
+    /// The configuration new connections use (or why there is none).
+    pub fn current(&self) -> Result<Arc<ClientConfig>, TlsError> {
+        let mut st = lock(&self.0);
+        let (ssl, made) = &mut *st;
+        made.get_or_insert_with(|| client_config(ssl)).clone()
+    }
+
+    /// Reads `ssl`'s files again and uses them for new connections; on error the current
+    /// configuration stays.
+    pub fn reload(&self, ssl: SslConfig) -> Result<(), TlsError> {
+        let config = client_config(&ssl)?;
+        *lock(&self.0) = (ssl, Some(Ok(config)));
+        Ok(())
+    }
+
+    /// Uses `ssl` for new connections, its files read when the next one is opened.
+    pub fn replace_lazily(&self, ssl: SslConfig) {
+        *lock(&self.0) = (ssl, None);
+    }
+}
+
+impl std::fmt::Debug for ClientTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientTls")
+    }
+}
+
 /// Most handshakes one endpoint runs at once (a thread each): past this, new connections
 /// are refused at once rather than piling up threads.
 const MAX_HANDSHAKES: usize = 256;
@@ -803,7 +867,7 @@ pub struct TlsEndpoint {
     listener: TcpListener,
     address: SocketAddr,
     options: ConnectionOptions,
-    config: Arc<ServerConfig>,
+    config: ServerTls,
     accept_timeout: Duration,
     done_tx: mpsc::Sender<Handshaken>,
     done_rx: Mutex<mpsc::Receiver<Handshaken>>,
@@ -821,9 +885,10 @@ impl TlsEndpoint {
         host: &str,
         port: u16,
         options: ConnectionOptions,
-        config: Arc<ServerConfig>,
+        config: impl Into<ServerTls>,
         accept_timeout: Duration,
     ) -> io::Result<TlsEndpoint> {
+        let config = config.into();
         let listener = TcpListener::bind((host, port))?;
         listener.set_nonblocking(true)?;
         let address = listener.local_addr()?;
@@ -863,7 +928,7 @@ impl TlsEndpoint {
             return;
         }
         let handshaking = self.handshaking.clone();
-        let config = self.config.clone();
+        let config = self.config.current();
         let deadline = Instant::now() + self.accept_timeout;
         let done = self.done_tx.clone();
         let wake = self.wake_tx.clone();
