@@ -89,6 +89,34 @@ fn byte_order(o: ByteOrder) -> &'static str {
     }
 }
 
+/// `Security::AssociationOptions` bits by name (SSLIOP's `target_supports`/`target_requires`).
+fn association_options(bits: u16) -> String {
+    const NAMES: [&str; 7] = [
+        "NoProtection",
+        "Integrity",
+        "Confidentiality",
+        "DetectReplay",
+        "DetectMisordering",
+        "EstablishTrustInTarget",
+        "EstablishTrustInClient",
+    ];
+    let mut names: Vec<String> = NAMES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, n)| (*n).to_owned())
+        .collect();
+    let rest = bits & !0x7f;
+    if rest != 0 {
+        names.push(format!("{rest:#x}"));
+    }
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join("|")
+    }
+}
+
 /// One component: (human lines, JSON).
 fn component(c: &TaggedComponent) -> (Vec<String>, Value) {
     let name = component_name(c.tag);
@@ -178,6 +206,21 @@ fn component(c: &TaggedComponent) -> (Vec<String>, Value) {
         Ok(Component::AlternateIiopAddress { host, port }) => (
             vec![format!("alternate address: {host}:{port}")],
             json!({ "tag": c.tag, "name": name, "host": host, "port": port }),
+        ),
+        Ok(Component::SslSecTrans(ssl)) => (
+            vec![format!(
+                "{label}: TLS port {}, target_supports {:#x} ({}), target_requires {:#x} ({})",
+                ssl.port,
+                ssl.target_supports,
+                association_options(ssl.target_supports),
+                ssl.target_requires,
+                association_options(ssl.target_requires),
+            )],
+            json!({
+                "tag": c.tag, "name": name, "port": ssl.port,
+                "target_supports": ssl.target_supports,
+                "target_requires": ssl.target_requires,
+            }),
         ),
         Ok(Component::Other(_)) => raw(),
         Err(e) => {

@@ -162,6 +162,29 @@ fn catior_decodes_for_people_and_scripts() {
     fails(&["catior", "IOR:zz"]);
 }
 
+/// An IOR omniORB 4.2.5 wrote for a server listening on `giop:ssl:127.0.0.1:` only
+/// (`omni_server_ssl`): port 0 and TAG_SSL_SEC_TRANS with the TLS port.
+const OMNIORB_SSL_IOR: &str = "IOR:010000000e00000049444c3a42656e63683a312e30000000010000000000000070000000010102000a0000003132372e302e302e310000000e000000fee0a3066b000073d0000000000000000300000000000000080000000100000000545441010000001c00000001000000010001000100000001000105090101000100000009010100140000000800000001006600660007e5";
+
+#[test]
+fn catior_decodes_the_ssl_component() {
+    let human = ok(&["catior", OMNIORB_SSL_IOR]);
+    assert!(human.contains("port 0"), "{human}");
+    assert!(
+        human.contains(
+            "TAG_SSL_SEC_TRANS: TLS port 58631, target_supports 0x66 \
+             (Integrity|Confidentiality|EstablishTrustInTarget|EstablishTrustInClient), \
+             target_requires 0x66"
+        ),
+        "{human}"
+    );
+    let v: Value = serde_json::from_str(&ok(&["catior", "--json", OMNIORB_SSL_IOR])).unwrap();
+    let ssl = &v["profiles"][0]["components"][2];
+    assert_eq!(ssl["name"], "TAG_SSL_SEC_TRANS");
+    assert_eq!(ssl["port"], 58631);
+    assert_eq!(ssl["target_requires"], 0x66);
+}
+
 #[test]
 fn names_subcommands_against_a_naming_service() {
     let s = service("names");

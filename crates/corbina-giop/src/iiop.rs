@@ -14,6 +14,85 @@ pub const TAG_ORB_TYPE: u32 = 0;
 pub const TAG_CODE_SETS: u32 = 1;
 /// `IOP::TAG_ALTERNATE_IIOP_ADDRESS`: another host/port for the same object.
 pub const TAG_ALTERNATE_IIOP_ADDRESS: u32 = 3;
+/// `IOP::TAG_SSL_SEC_TRANS` (SSLIOP): the profile's host also accepts TLS, on another port.
+pub const TAG_SSL_SEC_TRANS: u32 = 20;
+
+/// `SSLIOP::SSL`: the TLS port of an IIOP profile's host and the security association
+/// options (`Security::AssociationOptions` bits) the target supports and requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SslSecTrans {
+    /// `target_supports`.
+    pub target_supports: u16,
+    /// `target_requires`.
+    pub target_requires: u16,
+    /// `port`: the TLS port on the profile's host.
+    pub port: u16,
+}
+
+impl SslSecTrans {
+    /// `Security::NoProtection`: the target accepts plain IIOP too.
+    pub const NO_PROTECTION: u16 = 0x01;
+    /// `Security::Integrity`.
+    pub const INTEGRITY: u16 = 0x02;
+    /// `Security::Confidentiality`.
+    pub const CONFIDENTIALITY: u16 = 0x04;
+    /// `Security::EstablishTrustInTarget`.
+    pub const ESTABLISH_TRUST_IN_TARGET: u16 = 0x20;
+    /// `Security::EstablishTrustInClient`.
+    pub const ESTABLISH_TRUST_IN_CLIENT: u16 = 0x40;
+    /// What omniORB 4.2 publishes as both `target_supports` and `target_requires`
+    /// (hard-wired in its `sslTransportImpl::addToIOR`): Integrity, Confidentiality,
+    /// EstablishTrustInTarget and EstablishTrustInClient.
+    pub const OMNIORB_OPTIONS: u16 = 0x66;
+
+    /// The component for TLS on `port`, with omniORB's options.
+    pub fn omniorb(port: u16) -> SslSecTrans {
+        SslSecTrans {
+            target_supports: Self::OMNIORB_OPTIONS,
+            target_requires: Self::OMNIORB_OPTIONS,
+            port,
+        }
+    }
+
+    /// Whether the target refuses plain IIOP (it requires protection: any requirement bit
+    /// but `NoProtection`).
+    pub fn requires_tls(&self) -> bool {
+        self.target_requires & !Self::NO_PROTECTION != 0
+    }
+
+    /// The TAG_SSL_SEC_TRANS component.
+    pub fn to_component(&self, order: ByteOrder) -> Result<TaggedComponent> {
+        let component_data = encap::write(order, |w| {
+            w.write_ushort(self.target_supports);
+            w.write_ushort(self.target_requires);
+            w.write_ushort(self.port);
+            Ok(())
+        })?;
+        Ok(TaggedComponent {
+            tag: TAG_SSL_SEC_TRANS,
+            component_data,
+        })
+    }
+
+    /// Decodes a TAG_SSL_SEC_TRANS component's data: the standard `unsigned short`
+    /// layout, or (as omniORB also reads it) Visibroker's with `unsigned long` options.
+    fn decode(data: &[u8]) -> Result<SslSecTrans> {
+        let mut r = encap::reader(data)?;
+        let standard = data.len() == 8;
+        let (target_supports, target_requires) = if standard {
+            (r.read_ushort()?, r.read_ushort()?)
+        } else {
+            (r.read_ulong()? as u16, r.read_ulong()? as u16)
+        };
+        let port = r.read_ushort()?;
+        r.expect_end()?;
+        Ok(SslSecTrans {
+            target_supports,
+            target_requires,
+            port,
+        })
+    }
+}
 
 /// A tagged component (`IOP::TaggedComponent`), kept byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -38,6 +117,8 @@ pub enum Component<'a> {
         /// TCP port.
         port: u16,
     },
+    /// `TAG_SSL_SEC_TRANS`.
+    SslSecTrans(SslSecTrans),
     /// Any other tag, as it came.
     Other(&'a TaggedComponent),
 }
@@ -112,6 +193,7 @@ impl TaggedComponent {
                 r.expect_end()?;
                 Component::AlternateIiopAddress { host, port }
             }
+            TAG_SSL_SEC_TRANS => Component::SslSecTrans(SslSecTrans::decode(&self.component_data)?),
             _ => Component::Other(self),
         };
         Ok(known)
@@ -314,11 +396,64 @@ impl IiopProfile {
         }
         Ok(out)
     }
+
+    /// The first TAG_SSL_SEC_TRANS component, if present: TLS on the profile's host.
+    pub fn ssl_sec_trans(&self) -> Result<Option<SslSecTrans>> {
+        match self
+            .component(TAG_SSL_SEC_TRANS)
+            .map(TaggedComponent::decode_known)
+            .transpose()?
+        {
+            Some(Component::SslSecTrans(s)) => Ok(Some(s)),
+            _ => Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// omniORB's layout (its `add_TAG_SSL_SEC_TRANS`: an encapsulation of three
+    /// `unsigned short`s, 8 bytes with the byte-order octet and padding), both ways; and
+    /// Visibroker's `unsigned long` layout, which omniORB reads too.
+    #[test]
+    fn ssl_sec_trans_matches_omniorb_layout() {
+        let s = SslSecTrans::omniorb(2810);
+        let c = s.to_component(ByteOrder::Big).unwrap();
+        assert_eq!(c.tag, 20);
+        assert_eq!(c.component_data, [0, 0, 0, 0x66, 0, 0x66, 0x0a, 0xfa]);
+        assert_eq!(c.decode_known().unwrap(), Component::SslSecTrans(s));
+        let le = s.to_component(ByteOrder::Little).unwrap();
+        assert_eq!(le.component_data, [1, 0, 0x66, 0, 0x66, 0, 0xfa, 0x0a]);
+        assert_eq!(le.decode_known().unwrap(), Component::SslSecTrans(s));
+        assert!(s.requires_tls());
+        let visibroker = TaggedComponent {
+            tag: TAG_SSL_SEC_TRANS,
+            component_data: vec![0, 0, 0, 0, 0, 0, 0, 0x67, 0, 0, 0, 0x01, 0x0a, 0xfa],
+        };
+        let v = match visibroker.decode_known().unwrap() {
+            Component::SslSecTrans(v) => v,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            (v.target_supports, v.target_requires, v.port),
+            (0x67, 1, 2810)
+        );
+        assert!(!v.requires_tls());
+        for bad in [
+            &[][..],
+            &[0, 0, 0],
+            &[7, 0, 0, 0x66, 0, 0x66, 0, 1],
+            &[0; 9],
+        ] {
+            let c = TaggedComponent {
+                tag: TAG_SSL_SEC_TRANS,
+                component_data: bad.to_vec(),
+            };
+            assert!(c.decode_known().is_err(), "{bad:?}");
+        }
+    }
 
     const OMNI_BODY: &str = "010102000a0000003132372e302e302e3100dbed0e000000fe1a4d036b0000747e0000000000000002000000000000000800000001000000005454410100\
 00001c00000001000000010001000100000001000105090101000100000009010100";

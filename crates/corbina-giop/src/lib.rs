@@ -71,7 +71,9 @@ pub use error::{GiopError, Result};
 pub use fragment::FragmentHeader;
 pub use fragmenter::{fragment_message, OutgoingFragment};
 pub use header::{MessageHeader, MsgType, Version, HEADER_LEN};
-pub use iiop::{CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, TaggedComponent};
+pub use iiop::{
+    CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, SslSecTrans, TaggedComponent,
+};
 pub use ior::{Ior, IorStringError, TaggedProfile};
 pub use locate::{LocateReplyHeader, LocateRequestHeader, LocateStatus};
 pub use message::{

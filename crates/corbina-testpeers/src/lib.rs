@@ -108,6 +108,18 @@ pub fn bench_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_server_ssl` and `peers/omni_client_ssl`: the bench peers with omniORB's SSL
+/// transport (`libomnisslTP4`) linked in, for `-ORBendPoint giop:ssl:…` and the
+/// `-ORBssl…` options; `None` (with a note) without omniORB.
+pub fn ssl_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "ssl",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_server_ssl", "omni_client_ssl"],
+        pkg_config: "omniORB4",
+    })
+}
+
 /// `peers/omni_bidir_server` and `peers/omni_bidir_client`, the omniORB peers of
 /// `bidir.idl` for bidirectional GIOP (callbacks over the connection the client opened);
 /// `None` (with a note) without omniORB. They link `omniDynamic4` (for

@@ -450,6 +450,23 @@ fn warm(n: usize, mut call: impl FnMut() -> Result<(), SystemException>) -> Resu
     Ok(())
 }
 
+/// The TLS settings (`-ORBssl…`) the experiments' client ORBs use: TLS servers are
+/// measured like the others, every other option stays at its default.
+static CLIENT_SSL: std::sync::OnceLock<corbina::config::SslConfig> = std::sync::OnceLock::new();
+
+/// Sets the TLS settings of the experiments' client ORBs (once, before they run).
+pub fn set_client_ssl(ssl: corbina::config::SslConfig) {
+    let _ = CLIENT_SSL.set(ssl);
+}
+
+/// The configuration of an experiment's client ORB: the default, with the TLS settings.
+fn client_config() -> OrbConfig {
+    OrbConfig {
+        ssl: CLIENT_SSL.get().cloned().unwrap_or_default(),
+        ..OrbConfig::default()
+    }
+}
+
 /// Runs the Corbina client experiments `o.modes` against `refs` (the IOR file's objects;
 /// `refs[0]` for everything but `scal`), giving each record to `out`.
 pub fn run_corbina(
@@ -457,7 +474,7 @@ pub fn run_corbina(
     ior_texts: &[String],
     out: &mut dyn FnMut(Record),
 ) -> Result<(), String> {
-    let orb = Orb::with_config(OrbConfig::default());
+    let orb = Orb::with_config(client_config());
     let first = ior_texts.first().ok_or("no IOR")?;
     let b = Bench::narrow(&orb.string_to_object(first).map_err(sys)?).map_err(sys)?;
     let inv = o.invocation;
@@ -708,7 +725,7 @@ pub fn concurrency(
                     if !own {
                         return Ok((None, shared));
                     }
-                    let orb = Orb::with_config(OrbConfig::default());
+                    let orb = Orb::with_config(client_config());
                     let b =
                         Bench::narrow(&orb.string_to_object(&ior).map_err(sys)?).map_err(sys)?;
                     b.ping().map_err(sys)?;

@@ -1,7 +1,7 @@
 //! `corbina-ttcp`: the seeds' benchmark experiments over Corbina.
 //!
 //! ```text
-//! corbina-ttcp server [--endpoint HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]
+//! corbina-ttcp server [--endpoint HOST:PORT|ssl:HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]
 //! corbina-ttcp client --ior IOR|FILE|corbaloc [--check | --mode lat|payload|thr|scal|conc …] [-ORB…]
 //! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
 //!     [--rounds N] [--callgrind] [--transports tcp,unix,shm] [--only EXPERIMENTS]
@@ -29,7 +29,7 @@ use corbina_ttcp::servant::{BenchImpl, ByteCounter};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
+        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT|ssl:HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
          corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [--mode lat,payload,thr,scal,conc]\n      \
          [--count N] [--warmup N] [--total-mb X] [--min-calls N] [--max-point-s S]\n      \
          [--min-kb K] [--max-kb K] [--kbs LIST] [--types LIST] [--modes oneway,twoway]\n      \
@@ -116,6 +116,22 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
                 }
                 if let Some(name) = v.strip_prefix("shm:") {
                     config = config.shm_endpoint_named(name);
+                    i += 1;
+                    continue;
+                }
+                // TLS (`ssl:HOST:PORT`, omniORB's `giop:ssl:HOST:PORT`): with the -ORBssl…
+                // options for its key and CA files.
+                if let Some(rest) = v
+                    .strip_prefix("ssl:")
+                    .or_else(|| v.strip_prefix("giop:ssl:"))
+                {
+                    let (host, port) = rest
+                        .rsplit_once(':')
+                        .ok_or("--endpoint wants ssl:HOST:PORT")?;
+                    let port = port.parse().map_err(|_| format!("bad port in {v}"))?;
+                    let host = host.trim_start_matches('[').trim_end_matches(']');
+                    config =
+                        config.ssl_endpoint(if host.is_empty() { "0.0.0.0" } else { host }, port);
                     i += 1;
                     continue;
                 }
@@ -239,9 +255,18 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
             let _ = writeln!(lock, "{}", r.to_json());
             let _ = lock.flush();
         };
-        if config != OrbConfig::default() {
-            eprintln!("corbina-ttcp: note: experiments use the default ORB configuration");
+        let ssl = config.ssl.clone();
+        if (OrbConfig {
+            ssl: Default::default(),
+            ..config
+        }) != OrbConfig::default()
+        {
+            eprintln!(
+                "corbina-ttcp: note: experiments use the default ORB configuration \
+                 (but for the -ORBssl… options)"
+            );
         }
+        corbina_ttcp::experiments::set_client_ssl(ssl);
         run_corbina(&opts, &texts, &mut emit)?;
         return Ok(ExitCode::SUCCESS);
     }

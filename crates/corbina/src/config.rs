@@ -26,6 +26,14 @@
 //! | `-ORBEndpoint giop:tcp:host:port` ⟳ | `CORBINA_ENDPOINT` | (same list) | listen here (omniORB form, also `-ORBEndPoint`; `giop:tcp::port`, `giop:tcp::`, `giop:tcp:[::1]:0`); empty host = `0.0.0.0`, empty port = ephemeral |
 //! | `-ORBListenEndpoints unix:/path` or `uiop:///path` ⟳, `-ORBEndpoint giop:unix:/path` ⟳ | (same list) | also listen on a Unix-domain socket at `/path` (TAO's UIOP form, omniORB's form; `giop:unix:` alone picks a path in the temporary directory); published with omniORB's `TAG_OMNIORB_UNIX_TRANS` |
 //! | `-ORBListenEndpoints shm:NAME` or `shmiop:///path` ⟳, `-ORBEndpoint giop:shm:/path` ⟳ | (same list) | also listen for shared-memory connections, with the rendezvous socket at `/path` (`shm:NAME`: `corbina-shm-NAME.sock` in the temporary directory) (Corbina's own scheme: [`crate::transport::shm`]); published with `TAG_CORBINA_SHM_TRANS` |
+//! | `-ORBEndpoint giop:ssl:host:port` ⟳ | `CORBINA_ENDPOINT` (same list) | none | listen for IIOP over TLS here (omniORB's form, also in `-ORBListenEndpoints`; `giop:ssl::2810`, `giop:ssl::`); published as a `TAG_SSL_SEC_TRANS` component on the profile's host, the profile's port 0 when there is no plain TCP endpoint (as omniORB does). Needs `-ORBsslKeyFile` |
+//! | `-ORBsslCAFile file.pem` | `CORBINA_SSLCAFILE` | none | PEM certificates of the authorities trusted to sign peers' certificates (omniORB's option) |
+//! | `-ORBsslCAPath dir` | `CORBINA_SSLCAPATH` | none | a directory of PEM files of trusted authorities (OpenSSL's CA directory, omniORB's option), besides or instead of `-ORBsslCAFile` |
+//! | `-ORBsslKeyFile file.pem` | `CORBINA_SSLKEYFILE` | none | PEM file holding this ORB's private key and its certificate chain (omniORB's option): the server's certificate, and the client's for mutual authentication |
+//! | `-ORBsslKeyPassword pw` | `CORBINA_SSLKEYPASSWORD` | none | accepted for omniORB's deployment files and ignored for a clear key; encrypted keys are refused with an error saying so |
+//! | `-ORBsslVerifyMode none\|peer[,fail][,once]` | `CORBINA_SSLVERIFYMODE` | `peer` | omniORB's modes: `peer` — a client checks the server's certificate against `-ORBsslCAFile`, a server asks clients for one and checks it if sent; `fail` — a server refuses clients without a certificate (mutual authentication); `once` is accepted (TLS renegotiation is never done); `none` — no checks |
+//! | `-ORBsslAcceptTimeOut ms` | `CORBINA_SSLACCEPTTIMEOUT` | `10000` | a server's TLS handshake must finish within this (omniORB's option; ≥ 1); handshakes run off the accept thread |
+//! | `-ORBsslCheckHostName 0/1` | `CORBINA_SSLCHECKHOSTNAME` | `1` | a client checks that the server's certificate names the host (or IP address) in the reference; `0` checks the chain only, as omniORB does |
 //! | `-ORBPreferUnix 0/1` | `CORBINA_PREFERUNIX` | `1` | a client uses a server's published shared-memory or Unix endpoint (in that order) instead of TCP when the server is on this host (same host name, the socket path exists) |
 //! | `-ORBCollocation direct\|iiop` | `CORBINA_COLLOCATION` | `direct` | `direct`: generated proxies for objects of this ORB's own POAs call the servant on the caller's thread, unmarshalled (POA rules still apply); `iiop`: such calls go over a loopback connection like any other (per reference: `ObjectRef::without_collocation`) |
 //! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |
@@ -92,6 +100,12 @@ pub struct OrbConfig {
     /// where the server listens. Port 0 picks an ephemeral port. Empty: listen on all IPv4
     /// interfaces on an ephemeral port, lazily when the first object is activated.
     pub endpoints: Vec<Endpoint>,
+    /// `-ORBEndpoint giop:ssl:host:port` (repeatable): TLS endpoints, listened on besides
+    /// the others (with only TLS endpoints, IORs carry port 0 and the TLS port in their
+    /// `TAG_SSL_SEC_TRANS` component).
+    pub ssl_endpoints: Vec<Endpoint>,
+    /// The `-ORBssl…` options: certificates, keys and checks of TLS connections.
+    pub ssl: SslConfig,
     /// `-ORBListenEndpoints uiop:///path|shmiop:///path`, `-ORBEndpoint giop:unix:/path`
     /// (repeatable): local endpoints, listened on besides the TCP ones (with only local
     /// endpoints there is no TCP listener, and IORs carry this host's name and port 0).
@@ -195,6 +209,72 @@ impl Default for BufferingConstraint {
     }
 }
 
+/// The TLS settings (`-ORBssl…`, omniORB's names and meanings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SslConfig {
+    /// `-ORBsslCAFile`: PEM certificates of the trusted certificate authorities.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// `-ORBsslCAPath`: a directory of PEM files of trusted certificate authorities.
+    pub ca_path: Option<std::path::PathBuf>,
+    /// `-ORBsslKeyFile`: PEM file with this ORB's private key and its certificate chain.
+    pub key_file: Option<std::path::PathBuf>,
+    /// `-ORBsslKeyPassword`: ignored for a clear key (encrypted keys are not supported).
+    pub key_password: Option<String>,
+    /// `-ORBsslVerifyMode`.
+    pub verify_mode: SslVerifyMode,
+    /// `-ORBsslAcceptTimeOut`: how long a server's handshake may take (default 10 s).
+    pub accept_timeout: Duration,
+    /// `-ORBsslCheckHostName`: whether a client checks the server certificate's name
+    /// (default true).
+    pub check_host_name: bool,
+}
+
+impl Default for SslConfig {
+    fn default() -> Self {
+        SslConfig {
+            ca_file: None,
+            ca_path: None,
+            key_file: None,
+            key_password: None,
+            verify_mode: SslVerifyMode::PEER,
+            accept_timeout: Duration::from_secs(10),
+            check_host_name: true,
+        }
+    }
+}
+
+/// omniORB's `-ORBsslVerifyMode`: `none`, or a comma list of `peer`, `fail`, `once`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SslVerifyMode {
+    /// `peer`: check the peer's certificate (a server asks clients for one).
+    pub peer: bool,
+    /// `fail`: a server refuses a client without a certificate.
+    pub fail: bool,
+    /// `once`: accepted for omniORB's files; no renegotiation is ever done.
+    pub once: bool,
+}
+
+impl SslVerifyMode {
+    /// `none`.
+    pub const NONE: SslVerifyMode = SslVerifyMode {
+        peer: false,
+        fail: false,
+        once: false,
+    };
+    /// `peer`: server authentication, client certificates checked when sent.
+    pub const PEER: SslVerifyMode = SslVerifyMode {
+        peer: true,
+        fail: false,
+        once: false,
+    };
+    /// `peer,fail`: mutual authentication.
+    pub const PEER_FAIL: SslVerifyMode = SslVerifyMode {
+        peer: true,
+        fail: true,
+        once: false,
+    };
+}
+
 /// A listen endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
@@ -219,6 +299,8 @@ impl Default for OrbConfig {
             init_refs: BTreeMap::new(),
             default_init_ref: None,
             endpoints: Vec::new(),
+            ssl_endpoints: Vec::new(),
+            ssl: SslConfig::default(),
             local_endpoints: Vec::new(),
             prefer_local: true,
             direct_collocation: true,
@@ -317,6 +399,65 @@ impl OrbConfig {
             host: host.into(),
             port,
         });
+        self
+    }
+
+    /// Adds a TLS endpoint (port 0: ephemeral), like `-ORBEndpoint giop:ssl:host:port`.
+    pub fn ssl_endpoint(mut self, host: impl Into<String>, port: u16) -> Self {
+        self.ssl_endpoints.push(Endpoint {
+            host: host.into(),
+            port,
+        });
+        self
+    }
+
+    /// Sets the trusted certificate authorities' PEM file (`-ORBsslCAFile`).
+    pub fn ssl_ca_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ssl.ca_file = Some(path.into());
+        self
+    }
+
+    /// Sets a directory of trusted certificate authorities' PEM files (`-ORBsslCAPath`).
+    pub fn ssl_ca_path(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.ssl.ca_path = Some(dir.into());
+        self
+    }
+
+    /// Sets the PEM file with the private key and its certificate chain
+    /// (`-ORBsslKeyFile`).
+    pub fn ssl_key_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.ssl.key_file = Some(path.into());
+        self
+    }
+
+    /// Sets the key file's password (`-ORBsslKeyPassword`; ignored for a clear key).
+    pub fn ssl_key_password(mut self, password: impl Into<String>) -> Self {
+        self.ssl.key_password = Some(password.into());
+        self
+    }
+
+    /// Sets which certificates are checked (`-ORBsslVerifyMode`).
+    pub fn ssl_verify_mode(mut self, mode: SslVerifyMode) -> Self {
+        self.ssl.verify_mode = mode;
+        self
+    }
+
+    /// Sets how long a server's TLS handshake may take (`-ORBsslAcceptTimeOut`).
+    ///
+    /// # Panics
+    /// If `timeout` is zero.
+    pub fn ssl_accept_timeout(mut self, timeout: Duration) -> Self {
+        assert!(
+            !timeout.is_zero(),
+            "the TLS accept timeout must not be zero"
+        );
+        self.ssl.accept_timeout = timeout;
+        self
+    }
+
+    /// Whether clients check the server certificate's name (`-ORBsslCheckHostName`).
+    pub fn ssl_check_host_name(mut self, yes: bool) -> Self {
+        self.ssl.check_host_name = yes;
         self
     }
 

@@ -4,7 +4,9 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::config::{ConfigError, Endpoint, LocalEndpoint, OrbConfig, SyncScope, ThreadModel};
+use crate::config::{
+    ConfigError, Endpoint, LocalEndpoint, OrbConfig, SslVerifyMode, SyncScope, ThreadModel,
+};
 use crate::transport::TransportKind;
 
 /// The settings an option writes.
@@ -36,6 +38,13 @@ enum Key {
     EndpointNoListen,
     OfferBidir,
     AcceptBidir,
+    SslCaFile,
+    SslCaPath,
+    SslKeyFile,
+    SslKeyPassword,
+    SslVerifyMode,
+    SslAcceptTimeout,
+    SslCheckHostName,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -75,6 +84,13 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::EndpointNoListen, &["endPointNoListen"], true),
     (Key::OfferBidir, &["offerBiDirectionalGIOP"], false),
     (Key::AcceptBidir, &["acceptBiDirectionalGIOP"], false),
+    (Key::SslCaFile, &["sslCAFile"], false),
+    (Key::SslCaPath, &["sslCAPath"], false),
+    (Key::SslKeyFile, &["sslKeyFile"], false),
+    (Key::SslKeyPassword, &["sslKeyPassword"], false),
+    (Key::SslVerifyMode, &["sslVerifyMode"], false),
+    (Key::SslAcceptTimeout, &["sslAcceptTimeOut"], false),
+    (Key::SslCheckHostName, &["sslCheckHostName"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -215,7 +231,7 @@ fn strip_scheme(s: &str) -> Result<Option<&str>, String> {
     } else if let Some(rest) = strip_prefix_ci(s, "giop:tcp:") {
         Ok(Some(rest))
     } else if strip_prefix_ci(s, "giop:").is_some() {
-        Err("the transports are `giop:tcp`, `giop:unix` and `giop:shm`".into())
+        Err("the transports are `giop:tcp`, `giop:ssl`, `giop:unix` and `giop:shm`".into())
     } else {
         Ok(None)
     }
@@ -237,9 +253,10 @@ fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     })
 }
 
-/// A listen endpoint: TCP, or local (Unix-domain socket, shared memory).
+/// A listen endpoint: TCP, TLS, or local (Unix-domain socket, shared memory).
 enum AnyEndpoint {
     Tcp(Endpoint),
+    Ssl(Endpoint),
     Local(LocalEndpoint),
 }
 
@@ -253,9 +270,13 @@ pub(crate) fn shm_name_path(name: &str) -> std::path::PathBuf {
     }
 }
 
-/// `unix:/path`, `shm:NAME`, `uiop:///path`, `shmiop:///path` (absolute paths),
+/// `giop:ssl:host:port` (or `ssl:host:port`), `unix:/path`, `shm:NAME`, `uiop:///path`, `shmiop:///path` (absolute paths),
 /// `giop:unix:/path`, `giop:shm:/path` (empty: a path is made up), or a TCP endpoint.
 fn parse_any_endpoint(s: &str) -> Result<AnyEndpoint, String> {
+    // omniORB's `giop:ssl:host:port`, or `ssl:host:port` for short.
+    if let Some(rest) = strip_prefix_ci(s, "giop:ssl:").or_else(|| strip_prefix_ci(s, "ssl:")) {
+        return parse_endpoint(&format!("giop:tcp:{rest}")).map(AnyEndpoint::Ssl);
+    }
     if let Some(name) = strip_prefix_ci(s, "shm:") {
         if name.is_empty() || name.contains('/') && !name.starts_with('/') {
             return Err(
@@ -321,6 +342,35 @@ fn flag(value: &str) -> Result<bool, String> {
     }
 }
 
+/// A file name.
+fn path_value(value: &str) -> Result<std::path::PathBuf, String> {
+    if value.is_empty() {
+        return Err("empty file name".into());
+    }
+    Ok(value.into())
+}
+
+/// omniORB's `-ORBsslVerifyMode`: `none`, or a comma list of `peer`, `fail`, `once`.
+fn verify_mode(value: &str) -> Result<SslVerifyMode, String> {
+    if value.eq_ignore_ascii_case("none") {
+        return Ok(SslVerifyMode::NONE);
+    }
+    let mut mode = SslVerifyMode::NONE;
+    for word in value.split(',') {
+        match word.trim().to_ascii_lowercase().as_str() {
+            "peer" => mode.peer = true,
+            "fail" => mode.fail = true,
+            "once" => mode.once = true,
+            other => {
+                return Err(format!(
+                    "`{other}`: expected `none` or a comma list of `peer`, `fail`, `once`"
+                ))
+            }
+        }
+    }
+    Ok(mode)
+}
+
 /// Which list-valued settings the current source has already replaced.
 #[derive(Default)]
 struct Replaced {
@@ -361,11 +411,13 @@ impl OrbConfig {
                 }
                 if !std::mem::replace(&mut replaced.endpoints, true) {
                     self.endpoints.clear();
+                    self.ssl_endpoints.clear();
                     self.local_endpoints.clear();
                 }
                 for e in parsed {
                     match e {
                         AnyEndpoint::Tcp(e) => self.endpoints.push(e),
+                        AnyEndpoint::Ssl(e) => self.ssl_endpoints.push(e),
                         AnyEndpoint::Local(e) => self.local_endpoints.push(e),
                     }
                 }
@@ -468,12 +520,21 @@ impl OrbConfig {
             }
             Key::EndpointNoListen => match parse_any_endpoint(value)? {
                 AnyEndpoint::Tcp(e) => self.endpoints_no_listen.push(e),
-                AnyEndpoint::Local(_) => {
+                AnyEndpoint::Local(_) | AnyEndpoint::Ssl(_) => {
                     return Err("only TCP endpoints can be published without listening".into())
                 }
             },
             Key::OfferBidir => self.offer_bidir = flag(value)?,
             Key::AcceptBidir => self.accept_bidir = flag(value)?,
+            Key::SslCaFile => self.ssl.ca_file = Some(path_value(value)?),
+            Key::SslCaPath => self.ssl.ca_path = Some(path_value(value)?),
+            Key::SslKeyFile => self.ssl.key_file = Some(path_value(value)?),
+            Key::SslKeyPassword => self.ssl.key_password = Some(value.to_string()),
+            Key::SslVerifyMode => self.ssl.verify_mode = verify_mode(value)?,
+            Key::SslAcceptTimeout => {
+                self.ssl.accept_timeout = Duration::from_millis(at_least(value, 1, u64::MAX)?)
+            }
+            Key::SslCheckHostName => self.ssl.check_host_name = flag(value)?,
             Key::OnewayBufferDelay => {
                 self.oneway_buffering.max_delay =
                     Duration::from_micros(at_least(value, 1, u64::MAX)?)
@@ -991,13 +1052,92 @@ mod tests {
     }
 
     #[test]
+    fn ssl_endpoints_and_options_use_omniorb_names() {
+        let c = both("Endpoint", "giop:ssl::2810");
+        assert_eq!(c.ssl_endpoints, [ep("0.0.0.0", 2810)]);
+        assert!(c.endpoints.is_empty());
+        let c = both("endPoint", "giop:ssl:[::1]:");
+        assert_eq!(c.ssl_endpoints, [ep("::1", 0)]);
+        let c = both("ListenEndpoints", "giop:tcp:h:1;ssl:h:2");
+        assert_eq!(
+            (c.endpoints.clone(), c.ssl_endpoints),
+            (vec![ep("h", 1)], vec![ep("h", 2)])
+        );
+        let (c, rest) = parse(&[
+            "prog",
+            "-ORBsslCAFile",
+            "/etc/ca.pem",
+            "-ORBsslkeyfile=/etc/key.pem",
+            "-ORBsslCAPath",
+            "/etc/ssl/ca.d",
+            "-ORBsslKeyPassword",
+            "pw",
+            "-ORBsslVerifyMode",
+            "peer,fail,once",
+            "-ORBsslAcceptTimeOut",
+            "2500",
+            "-ORBsslCheckHostName",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(rest, ["prog"]);
+        assert_eq!(
+            c.ssl.ca_file.as_deref(),
+            Some(std::path::Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(
+            c.ssl.key_file.as_deref(),
+            Some(std::path::Path::new("/etc/key.pem"))
+        );
+        assert_eq!(
+            c.ssl.ca_path.as_deref(),
+            Some(std::path::Path::new("/etc/ssl/ca.d"))
+        );
+        assert_eq!(c.ssl.key_password.as_deref(), Some("pw"));
+        assert_eq!(
+            c.ssl.verify_mode,
+            SslVerifyMode {
+                peer: true,
+                fail: true,
+                once: true
+            }
+        );
+        assert_eq!(c.ssl.accept_timeout, Duration::from_millis(2500));
+        assert!(!c.ssl.check_host_name);
+        assert_eq!(
+            both("sslVerifyMode", "none").ssl.verify_mode,
+            SslVerifyMode::NONE
+        );
+        assert_eq!(
+            both("sslVerifyMode", "peer").ssl.verify_mode,
+            SslVerifyMode::PEER
+        );
+        assert!(bad("sslVerifyMode", "peer,always").contains("`always`"));
+        assert_eq!(bad("sslAcceptTimeOut", "0"), "must be at least 1");
+        assert_eq!(bad("sslCAFile", ""), "empty file name");
+        let c = env(&[
+            ("CORBINA_SSLCAFILE", "/ca.pem"),
+            ("CORBINA_SSLVERIFYMODE", "peer,fail"),
+            ("CORBINA_ENDPOINT", "giop:ssl:127.0.0.1:0"),
+        ])
+        .unwrap();
+        assert_eq!(c.ssl.verify_mode, SslVerifyMode::PEER_FAIL);
+        assert_eq!(c.ssl_endpoints, [ep("127.0.0.1", 0)]);
+        assert!(bad("endPointNoListen", "giop:ssl:h:1").contains("only TCP"));
+    }
+
+    #[test]
     fn endpoint_bad() {
         let shape = "expected `iiop://host:port` or `giop:tcp:host:port`";
         assert_eq!(bad("Endpoint", "host:2809"), shape);
         assert_eq!(bad("Endpoint", "tcp:host:2809"), shape);
         assert_eq!(
-            bad("Endpoint", "giop:ssl:h:1"),
-            "the transports are `giop:tcp`, `giop:unix` and `giop:shm`"
+            bad("Endpoint", "giop:udp:h:1"),
+            "the transports are `giop:tcp`, `giop:ssl`, `giop:unix` and `giop:shm`"
+        );
+        assert_eq!(
+            bad("Endpoint", "giop:ssl:h:99999"),
+            "port: too large (at most 65535)"
         );
         assert!(bad("Endpoint", "giop:unix:tmp/x").contains("absolute socket path"));
         assert!(bad("ListenEndpoints", "uiop://").contains("absolute socket path"));

@@ -53,6 +53,8 @@ struct OrbInner {
     published: OnceLock<(String, u16)>,
     /// The server's local endpoints, published as components of the IIOP profile.
     published_local: OnceLock<Vec<LocalTransport>>,
+    /// The TLS ports published (`TAG_SSL_SEC_TRANS` on the profile's host).
+    published_ssl: OnceLock<Vec<u16>>,
     state: Mutex<RunState>,
     state_changed: Condvar,
     /// Whether references made from now on to this ORB's own objects call their servants
@@ -138,6 +140,7 @@ impl Orb {
             server: Mutex::new(None),
             published: OnceLock::new(),
             published_local: OnceLock::new(),
+            published_ssl: OnceLock::new(),
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
             direct_collocation: AtomicBool::new(direct_collocation),
@@ -211,7 +214,7 @@ impl Orb {
                 let (kind, path) = match b {
                     BoundEndpoint::Unix(p) => (TransportKind::Unix, p),
                     BoundEndpoint::Shm(p) => (TransportKind::Shm, p),
-                    BoundEndpoint::Tcp(_) => return None,
+                    BoundEndpoint::Tcp(_) | BoundEndpoint::Ssl(_) => return None,
                 };
                 Some(LocalTransport {
                     kind,
@@ -220,6 +223,7 @@ impl Orb {
                 })
             })
             .collect();
+        let ssl = server.ssl_addresses();
         let published = match (
             self.inner.config.publish_addresses.first(),
             server.addresses().first(),
@@ -230,6 +234,12 @@ impl Orb {
             }
             (None, Some(bound)) if bound.ip().is_unspecified() => (default_host(), bound.port()),
             (None, Some(bound)) => (bound.ip().to_string(), bound.port()),
+            // TLS only: the TLS endpoint's host and port 0 (omniORB's way), the TLS port in
+            // the profile's TAG_SSL_SEC_TRANS.
+            (None, None) if !ssl.is_empty() => match ssl[0].ip() {
+                ip if ip.is_unspecified() => (default_host(), 0),
+                ip => (ip.to_string(), 0),
+            },
             // Published without listening (reached over bidirectional GIOP only).
             (None, None) if !self.inner.config.endpoints_no_listen.is_empty() => {
                 let e = &self.inner.config.endpoints_no_listen[0];
@@ -240,9 +250,35 @@ impl Orb {
             (None, None) => return Err(crate::Error::NoEndpoint.into()),
         };
         let _ = self.inner.published_local.set(local);
+        let _ = self
+            .inner
+            .published_ssl
+            .set(ssl.iter().map(|a| a.port()).collect());
         *guard = Some(Arc::new(server));
         let _ = self.inner.published.set(published.clone());
         Ok(published)
+    }
+
+    /// Certificate reload: reads the files of `ssl` (`-ORBsslKeyFile`, `-ORBsslCAFile`, …)
+    /// again and uses them for the TLS connections opened and accepted from now on;
+    /// connections already made keep theirs. On error nothing changes. The server's
+    /// files are checked at once; for an ORB without TLS endpoints, the client's are (an
+    /// ORB that serves TLS need not be a TLS client: its client side reads them when it
+    /// first opens a TLS connection).
+    pub fn reload_ssl(
+        &self,
+        ssl: crate::config::SslConfig,
+    ) -> Result<(), crate::transport::tls::TlsError> {
+        let serving = match self.server() {
+            Some(server) => server.reload_tls(&ssl)?,
+            None => false,
+        };
+        if serving {
+            self.inner.client.replace_tls_lazily(ssl);
+            Ok(())
+        } else {
+            self.inner.client.reload_tls(ssl)
+        }
     }
 
     /// The running server, if any.
@@ -276,6 +312,9 @@ impl Orb {
             if let Some(c) = t.to_component(order) {
                 components.push(c);
             }
+        }
+        for &p in self.inner.published_ssl.get().into_iter().flatten() {
+            components.extend(crate::transport::tls::component(p, order));
         }
         for (h, p) in self.inner.config.publish_addresses.iter().skip(1) {
             if let Ok(c) = TaggedComponent::alternate_iiop_address(h, p.unwrap_or(port), order) {

@@ -79,7 +79,9 @@ impl IiopInvoker {
             .find_map(|(i, p)| p.iiop().and_then(Result::ok).map(|p| (i as u32, p)))
             .ok_or(Error::NoUsableProfile)?;
         let address = select_address(&profile, ctx.config.prefer_local);
-        let tcp_fallback = (address.kind() != TransportKind::Tcp).then(|| Address::Tcp {
+        // Local endpoints only: a TLS address never falls back to plain TCP.
+        let local = matches!(address.kind(), TransportKind::Unix | TransportKind::Shm);
+        let tcp_fallback = local.then(|| Address::Tcp {
             host: profile.host.clone(),
             port: profile.port,
         });
@@ -594,7 +596,8 @@ impl IiopInvoker {
 }
 
 /// The address to reach `profile` at: with `prefer_local`, a shared-memory or Unix-domain
-/// endpoint it publishes (in that order) if it is on this host; else its TCP address.
+/// endpoint it publishes (in that order) if it is on this host; else its TLS address if it
+/// publishes one (`TAG_SSL_SEC_TRANS`); else its TCP address.
 pub(crate) fn select_address(profile: &IiopProfile, prefer_local: bool) -> Address {
     if prefer_local {
         let mut best: Option<LocalTransport> = None;
@@ -615,6 +618,9 @@ pub(crate) fn select_address(profile: &IiopProfile, prefer_local: bool) -> Addre
         if let Some(t) = best {
             return t.address();
         }
+    }
+    if let Some(ssl) = crate::transport::tls::published(profile) {
+        return ssl;
     }
     Address::Tcp {
         host: profile.host.clone(),

@@ -159,6 +159,9 @@ pub struct ClientContext {
     /// With `-ORBofferBiDirectionalGIOP 1`: what connections offer, and where requests
     /// arriving on them go (set by the ORB).
     bidir: std::sync::OnceLock<BidirClient>,
+    /// The TLS client configuration, made from `config.ssl` when the first TLS connection
+    /// is opened; replaced by [`ClientContext::reload_tls`].
+    tls_client: crate::transport::tls::ClientTls,
 }
 
 /// The client side of bidirectional GIOP: this ORB's offer and its POAs.
@@ -171,12 +174,27 @@ impl ClientContext {
     /// A context with no connections yet.
     pub fn new(config: OrbConfig) -> ClientContext {
         ClientContext {
-            config,
             ropes: Arc::new(Mutex::new(HashMap::new())),
             scavenger: Mutex::new(None),
             flusher: Arc::new(Flusher::default()),
             bidir: std::sync::OnceLock::new(),
+            tls_client: crate::transport::tls::ClientTls::new(config.ssl.clone()),
+            config,
         }
+    }
+
+    /// Reads the certificate and key files of `ssl` again and uses them for the TLS
+    /// connections opened from now on; on error the current configuration stays.
+    pub fn reload_tls(
+        &self,
+        ssl: crate::config::SslConfig,
+    ) -> Result<(), crate::transport::tls::TlsError> {
+        self.tls_client.reload(ssl)
+    }
+
+    /// Uses `ssl` for the TLS connections opened from now on, its files read then.
+    pub(crate) fn replace_tls_lazily(&self, ssl: crate::config::SslConfig) {
+        self.tls_client.replace_lazily(ssl);
     }
 
     /// Makes connections offer bidirectional GIOP (`-ORBofferBiDirectionalGIOP 1`):
@@ -300,6 +318,7 @@ impl ClientContext {
     /// The rope to `address` (any transport), created on first use.
     pub fn rope_to(&self, address: Address) -> Arc<Rope> {
         self.start_scavenger();
+        let tls = matches!(address, Address::Ssl { .. });
         let mut ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
         ropes
             .entry(address.clone())
@@ -312,6 +331,7 @@ impl ClientContext {
                         socket_buffer_size: self.config.socket_buffer_size,
                         max_message_size: self.config.max_message_size,
                         fragment_size: self.config.fragment_size,
+                        tls_client: tls.then(|| self.tls_client.clone()),
                     },
                 ))
             })

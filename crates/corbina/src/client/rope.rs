@@ -66,6 +66,8 @@ pub struct StrandSettings {
     pub max_message_size: u32,
     /// Requests longer than this are sent in fragments (GIOP 1.1+).
     pub fragment_size: Option<u32>,
+    /// The TLS client configuration, for a TLS address.
+    pub tls_client: Option<crate::transport::tls::ClientTls>,
 }
 
 /// One connection to a server, used by one call at a time.
@@ -659,6 +661,11 @@ impl Rope {
         }
         let options = ConnectionOptions {
             socket_buffer_size: self.settings.socket_buffer_size,
+            tls_client: self
+                .settings
+                .tls_client
+                .as_ref()
+                .map(crate::transport::tls::ClientTls::current),
         };
         match self.address.connect(limit, &options) {
             Ok(conn) => Ok(self.strand(Stream(conn))),

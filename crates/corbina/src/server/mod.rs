@@ -34,6 +34,7 @@ use crate::poa::{DispatchError, LocateOutcome};
 use crate::servant::ServerRequest;
 use crate::transport::shm::ShmEndpoint;
 use crate::transport::tcp::TcpEndpoint;
+use crate::transport::tls::TlsEndpoint;
 use crate::transport::unix::UnixEndpoint;
 use crate::transport::{BoundEndpoint, Connection, ConnectionOptions, Listener, TransportKind};
 
@@ -121,6 +122,8 @@ pub struct Server {
     addresses: Vec<SocketAddr>,
     bound: Vec<BoundEndpoint>,
     pool: Option<Arc<pool::Pool>>,
+    /// The TLS endpoints' configuration, if there are any.
+    tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl Server {
@@ -154,6 +157,7 @@ impl Server {
             bidir_client,
         });
         let endpoints = if config.endpoints.is_empty()
+            && config.ssl_endpoints.is_empty()
             && config.local_endpoints.is_empty()
             && config.endpoints_no_listen.is_empty()
         {
@@ -166,10 +170,32 @@ impl Server {
         };
         let options = ConnectionOptions {
             socket_buffer_size: config.socket_buffer_size,
+            tls_client: None,
         };
         let mut listeners: Vec<Box<dyn Listener>> = Vec::new();
         for ep in &endpoints {
-            listeners.push(Box::new(TcpEndpoint::bind(&ep.host, ep.port, options)?));
+            listeners.push(Box::new(TcpEndpoint::bind(
+                &ep.host,
+                ep.port,
+                options.clone(),
+            )?));
+        }
+        let mut tls_config = None;
+        if !config.ssl_endpoints.is_empty() {
+            let tls: crate::transport::tls::ServerTls =
+                crate::transport::tls::server_config(&config.ssl)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?
+                    .into();
+            tls_config = Some(tls.clone());
+            for ep in &config.ssl_endpoints {
+                listeners.push(Box::new(TlsEndpoint::bind(
+                    &ep.host,
+                    ep.port,
+                    options.clone(),
+                    tls.clone(),
+                    config.ssl.accept_timeout,
+                )?));
+            }
         }
         for ep in &config.local_endpoints {
             let path = if ep.path.as_os_str().is_empty() {
@@ -179,7 +205,7 @@ impl Server {
             };
             listeners.push(match ep.kind {
                 TransportKind::Shm => Box::new(ShmEndpoint::bind(&path)?),
-                _ => Box::new(UnixEndpoint::bind(&path, options)?),
+                _ => Box::new(UnixEndpoint::bind(&path, options.clone())?),
             });
             if let Some(mode) = config.socket_permissions {
                 use std::os::unix::fs::PermissionsExt;
@@ -226,6 +252,7 @@ impl Server {
             addresses,
             bound,
             pool,
+            tls: tls_config,
         })
     }
 
@@ -234,7 +261,33 @@ impl Server {
         &self.addresses
     }
 
-    /// Every endpoint bound, TCP and local, in configuration order (TCP first).
+    /// Reads the certificate and key files of `ssl` again and uses them for the TLS
+    /// handshakes from now on (connections already made keep theirs). Returns whether
+    /// there are TLS endpoints (without, nothing changes). On error the current
+    /// configuration stays.
+    pub fn reload_tls(
+        &self,
+        ssl: &crate::config::SslConfig,
+    ) -> Result<bool, crate::transport::tls::TlsError> {
+        let Some(tls) = &self.tls else {
+            return Ok(false);
+        };
+        tls.replace(crate::transport::tls::server_config(ssl)?);
+        Ok(true)
+    }
+
+    /// The TLS endpoints' addresses (ephemeral ports resolved).
+    pub fn ssl_addresses(&self) -> Vec<SocketAddr> {
+        self.bound
+            .iter()
+            .filter_map(|b| match b {
+                BoundEndpoint::Ssl(a) => Some(*a),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every endpoint bound, TCP, TLS and local, in configuration order (TCP first).
     pub fn bound_endpoints(&self) -> &[BoundEndpoint] {
         &self.bound
     }
@@ -345,10 +398,15 @@ fn accept_loop(
             }
             return;
         }
-        let Ok(stream) = stream else {
-            // EMFILE and the like: do not spin.
-            thread::sleep(Duration::from_millis(10));
-            continue;
+        let stream = match stream {
+            Ok(s) => s,
+            // One connection refused by its transport (a failed TLS handshake): the next.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => continue,
+            Err(_) => {
+                // EMFILE and the like: do not spin.
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            }
         };
         let open = shared.open.fetch_add(1, Ordering::AcqRel);
         if open >= shared.config.max_server_connections {

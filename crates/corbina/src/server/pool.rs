@@ -101,6 +101,10 @@ impl Pool {
 
     /// Takes over an accepted connection.
     pub(crate) fn add(&self, conn: Connection, read_half: Stream) {
+        // Input the transport already holds (a TLS handshake's last read may bring the
+        // first request) never makes the descriptor readable: such a connection is served
+        // before it joins the poll set.
+        let ready = read_half.has_pending_input();
         let mut st = self.lock();
         let id = st.next_id;
         st.next_id += 1;
@@ -110,7 +114,11 @@ impl Pool {
             read_half,
             work: Mutex::new(Work { conn }),
         });
-        st.idle.insert(id, c);
+        if ready {
+            st.pending.push_back(c);
+        } else {
+            st.idle.insert(id, c);
+        }
         let leader = st.leader;
         drop(st);
         if leader {

@@ -49,7 +49,7 @@ impl LocalTransport {
         let tag = match self.kind {
             TransportKind::Unix => TAG_OMNIORB_UNIX_TRANS,
             TransportKind::Shm => TAG_CORBINA_SHM_TRANS,
-            TransportKind::Tcp => return None,
+            TransportKind::Tcp | TransportKind::Ssl => return None,
         };
         let mut w = CdrWriter::with_byte_order(order, CdrContext::GIOP_1_2);
         w.set_splice_threshold(usize::MAX);

@@ -8,6 +8,7 @@
 //! | Transport | Endpoint | Published in IORs as |
 //! |---|---|---|
 //! | TCP ([`tcp`]) | `iiop://host:port`, `giop:tcp:host:port` | the IIOP profile's host and port |
+//! | TLS over TCP ([`tls`]) | `giop:ssl:host:port` | `TAG_SSL_SEC_TRANS` (SSLIOP) with the TLS port on the profile's host |
 //! | Unix-domain socket ([`unix`]) | `uiop:///path`, `giop:unix:/path` | `TAG_OMNIORB_UNIX_TRANS` (omniORB's component) |
 //! | Shared memory ([`shm`]) | `shmiop:///path`, `giop:shm:/path` | `TAG_CORBINA_SHM_TRANS` (Corbina's own) |
 //!
@@ -20,6 +21,7 @@ pub mod component;
 pub mod shm;
 mod socket;
 pub mod tcp;
+pub mod tls;
 pub mod unix;
 
 use std::io::{self, IoSlice, Read, Write};
@@ -38,6 +40,8 @@ pub use component::{
 pub enum TransportKind {
     /// TCP/IP (IIOP proper).
     Tcp,
+    /// TLS over TCP (omniORB's `giop:ssl`, SSLIOP).
+    Ssl,
     /// A Unix-domain stream socket (omniORB's `giop:unix`, TAO's UIOP).
     Unix,
     /// Shared-memory rings woken by futex, with a Unix-domain socket for the rendezvous,
@@ -85,6 +89,8 @@ pub trait Listener: Send + Sync {
 pub enum BoundEndpoint {
     /// A TCP address (ephemeral port resolved).
     Tcp(std::net::SocketAddr),
+    /// A TLS endpoint's TCP address.
+    Ssl(std::net::SocketAddr),
     /// A Unix-domain socket's path.
     Unix(PathBuf),
     /// A shared-memory endpoint's rendezvous socket path.
@@ -96,7 +102,7 @@ impl BoundEndpoint {
     /// it (server shutdown).
     pub fn wake(&self) {
         match self {
-            BoundEndpoint::Tcp(a) => {
+            BoundEndpoint::Tcp(a) | BoundEndpoint::Ssl(a) => {
                 let ip: std::net::IpAddr = match a.ip() {
                     std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
                         std::net::Ipv4Addr::LOCALHOST.into()
@@ -128,6 +134,14 @@ pub enum Address {
         /// Port.
         port: u16,
     },
+    /// `host:port` over TLS.
+    Ssl {
+        /// Host name or address (also the name the server's certificate must carry,
+        /// unless `-ORBsslCheckHostName 0`).
+        host: String,
+        /// The TLS port.
+        port: u16,
+    },
     /// A Unix-domain socket.
     Unix(PathBuf),
     /// A shared-memory endpoint (its rendezvous socket).
@@ -135,10 +149,12 @@ pub enum Address {
 }
 
 /// Options applied to each new connection.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ConnectionOptions {
     /// SO_SNDBUF/SO_RCVBUF (socket transports), if set.
     pub socket_buffer_size: Option<usize>,
+    /// The client's TLS configuration (for [`Address::Ssl`]), or why there is none.
+    pub tls_client: Option<Result<Arc<rustls::ClientConfig>, tls::TlsError>>,
 }
 
 impl Address {
@@ -150,6 +166,7 @@ impl Address {
     ) -> io::Result<Arc<dyn Connection>> {
         match self {
             Address::Tcp { host, port } => tcp::connect(host, *port, timeout, options),
+            Address::Ssl { host, port } => tls::connect(host, *port, timeout, options),
             Address::Unix(path) => unix::connect(path, options),
             Address::Shm(path) => shm::connect(path, timeout),
         }
@@ -159,6 +176,7 @@ impl Address {
     pub fn kind(&self) -> TransportKind {
         match self {
             Address::Tcp { .. } => TransportKind::Tcp,
+            Address::Ssl { .. } => TransportKind::Ssl,
             Address::Unix(_) => TransportKind::Unix,
             Address::Shm(_) => TransportKind::Shm,
         }
@@ -170,6 +188,10 @@ impl std::fmt::Display for Address {
         match self {
             Address::Tcp { host, port } if host.contains(':') => write!(f, "[{host}]:{port}"),
             Address::Tcp { host, port } => write!(f, "{host}:{port}"),
+            Address::Ssl { host, port } if host.contains(':') => {
+                write!(f, "giop:ssl:[{host}]:{port}")
+            }
+            Address::Ssl { host, port } => write!(f, "giop:ssl:{host}:{port}"),
             Address::Unix(p) => write!(f, "uiop://{}", p.display()),
             Address::Shm(p) => write!(f, "shmiop://{}", p.display()),
         }

@@ -8,13 +8,19 @@ use std::time::Duration;
 use super::socket::SocketConnection;
 use super::{BoundEndpoint, Connection, ConnectionOptions, Listener};
 
-fn configure(stream: TcpStream, options: &ConnectionOptions) -> io::Result<Arc<dyn Connection>> {
+/// Nagle off, socket buffer sizes (TCP and TLS connections).
+pub(crate) fn configure_stream(stream: &TcpStream, options: &ConnectionOptions) -> io::Result<()> {
     stream.set_nodelay(true)?;
     if let Some(size) = options.socket_buffer_size {
-        let sock = socket2::SockRef::from(&stream);
+        let sock = socket2::SockRef::from(stream);
         let _ = sock.set_send_buffer_size(size);
         let _ = sock.set_recv_buffer_size(size);
     }
+    Ok(())
+}
+
+fn configure(stream: TcpStream, options: &ConnectionOptions) -> io::Result<Arc<dyn Connection>> {
+    configure_stream(&stream, options)?;
     Ok(Arc::new(SocketConnection(stream)))
 }
 
@@ -25,6 +31,16 @@ pub fn connect(
     timeout: Duration,
     options: &ConnectionOptions,
 ) -> io::Result<Arc<dyn Connection>> {
+    configure(connect_stream(host, port, timeout, options)?, options)
+}
+
+/// [`connect`]'s socket, configured.
+pub(crate) fn connect_stream(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+    options: &ConnectionOptions,
+) -> io::Result<TcpStream> {
     let start = std::time::Instant::now();
     let mut last: io::Error = io::ErrorKind::AddrNotAvailable.into();
     for addr in (host, port).to_socket_addrs()? {
@@ -33,7 +49,10 @@ pub fn connect(
             return Err(io::ErrorKind::TimedOut.into());
         }
         match TcpStream::connect_timeout(&addr, left) {
-            Ok(stream) => return configure(stream, options),
+            Ok(stream) => {
+                configure_stream(&stream, options)?;
+                return Ok(stream);
+            }
             Err(e) => last = e,
         }
     }
