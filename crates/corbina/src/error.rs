@@ -162,6 +162,8 @@ impl fmt::Display for Endpoint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             Address::Tcp { .. } => write!(f, "tcp {}", self.0),
+            Address::Ssl { host, port } if host.contains(':') => write!(f, "ssl [{host}]:{port}"),
+            Address::Ssl { host, port } => write!(f, "ssl {host}:{port}"),
             Address::Unix(p) => write!(f, "unix {}", p.display()),
             Address::Shm(p) => write!(f, "shm {}", p.display()),
         }
