@@ -752,3 +752,69 @@ fn certificates_are_reloaded_without_restarting_the_orbs() {
     trusts_a.reload_ssl(client_config(&b).ssl).unwrap();
     refused.ping().unwrap();
 }
+
+/// Replies to any operation with what `corbina::server::peer_identity` says during the
+/// upcall: the client certificate's length and whether it names `client.example`, or
+/// "none".
+struct WhoAmI;
+
+impl corbina::Servant for WhoAmI {
+    fn primary_interface(&self) -> &'static str {
+        "IDL:WhoAmI:1.0"
+    }
+    fn is_a(&self, id: &str) -> bool {
+        id == "IDL:WhoAmI:1.0"
+    }
+    fn dispatch(
+        &self,
+        req: &mut corbina::ServerRequest<'_, '_>,
+    ) -> Result<(), corbina::SystemException> {
+        let answer = match corbina::server::peer_identity() {
+            Some(peer) => {
+                let cert = peer.certificate();
+                let named = cert.windows(14).any(|w| w == b"client.example");
+                format!(
+                    "{} bytes, chain {}, named {named}",
+                    cert.len(),
+                    peer.certificate_chain().len()
+                )
+            }
+            None => "none".to_owned(),
+        };
+        req.reply(|w| w.write_string(&answer))
+    }
+}
+
+#[test]
+fn the_servant_learns_the_authenticated_client_during_the_upcall() {
+    let pki = Pki::new("peer-identity");
+    // `peer` without `fail`: a client certificate is verified if sent, not demanded.
+    let orb = Orb::with_config(
+        server_config(&pki)
+            .endpoint("127.0.0.1", 0)
+            .ssl_verify_mode(SslVerifyMode::PEER),
+    );
+    let poa = orb.root_poa();
+    let id = poa.activate_object(Arc::new(WhoAmI)).unwrap();
+    let obj = poa.id_to_reference(&id).unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let ior = orb.object_to_string(&obj).unwrap();
+    let who = |client: &Orb| -> String {
+        let o = client.string_to_object(&ior).unwrap();
+        o.invoke("who", |_| Ok(()), |r| r.read_string(), corbina::no_user)
+            .unwrap()
+    };
+
+    let with_cert = Orb::with_config(client_config(&pki).ssl_key_file(pki.client_key()));
+    let got = who(&with_cert);
+    assert!(got.ends_with("named true"), "{got}");
+    assert!(!got.starts_with("0 bytes"), "{got}");
+
+    let without = Orb::with_config(client_config(&pki));
+    assert_eq!(who(&without), "none");
+    // Outside an upcall there is none.
+    assert!(corbina::server::peer_identity().is_none());
+    with_cert.destroy();
+    without.destroy();
+    orb.destroy();
+}

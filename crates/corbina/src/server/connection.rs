@@ -23,6 +23,9 @@ use crate::{Error, SystemException};
 /// one lock so that an orderly close never overtakes a reply in progress.
 pub(crate) struct ConnectionShared {
     state: Mutex<ConnState>,
+    /// The client's authenticated identity (TLS with a client certificate), made
+    /// available to the upcalls of its requests ([`super::peer_identity`]).
+    peer: Option<Arc<super::PeerIdentity>>,
 }
 
 struct ConnState {
@@ -81,6 +84,7 @@ impl ConnectionShared {
     /// bidirectional connection).
     pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
         Arc::new(ConnectionShared {
+            peer: None,
             state: Mutex::new(ConnState {
                 stream,
                 busy: 0,
@@ -170,7 +174,11 @@ pub(crate) fn open(
 ) -> (Connection, Stream) {
     let stream = Stream(conn);
     let read_half = stream.clone();
+    let peer = stream
+        .peer_certificate_chain()
+        .map(|chain| Arc::new(super::PeerIdentity { chain }));
     let shared = Arc::new(ConnectionShared {
+        peer,
         state: Mutex::new(ConnState {
             stream,
             busy: 0,
@@ -467,6 +475,9 @@ pub(crate) fn serve_request(
         left_busy: false,
     };
     let mut req = ServerRequest::new(operation, args, reply.response_expected, &mut sink);
+    // One branch when the client is not authenticated (plain TCP, TLS without a client
+    // certificate).
+    let _peer = shared.peer.as_ref().map(super::PeerScope::enter);
     let result = match key {
         Some(k) => dispatcher.dispatch(k, &mut req),
         None => Err(DispatchError::System(Error::NoObjectKey.into())),

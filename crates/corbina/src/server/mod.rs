@@ -38,6 +38,64 @@ use crate::transport::tls::TlsEndpoint;
 use crate::transport::unix::UnixEndpoint;
 use crate::transport::{BoundEndpoint, Connection, ConnectionOptions, Listener, TransportKind};
 
+/// The authenticated identity of the client whose request is being served: its TLS
+/// certificate chain, as the handshake verified it. See [`peer_identity`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerIdentity {
+    chain: Vec<Vec<u8>>,
+}
+
+impl PeerIdentity {
+    /// The certificate chain, DER-encoded, the client's own certificate first (parse it
+    /// with an X.509 crate for the subject and extensions).
+    pub fn certificate_chain(&self) -> &[Vec<u8>] {
+        &self.chain
+    }
+
+    /// The client's own certificate (DER).
+    pub fn certificate(&self) -> &[u8] {
+        self.chain.first().map_or(&[], Vec::as_slice)
+    }
+}
+
+thread_local! {
+    static PEER: std::cell::RefCell<Option<Arc<PeerIdentity>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// During an upcall: the authenticated identity of the client that sent the request (its
+/// certificate chain, over TLS with mutual authentication, `-ORBsslVerifyMode peer`);
+/// `None` outside an upcall, over plain TCP and local transports, and for a TLS client
+/// that presented no certificate.
+///
+/// ```no_run
+/// // In a servant method:
+/// if let Some(peer) = corbina::server::peer_identity() {
+///     let der = peer.certificate(); // the client's certificate
+///     # let _ = der;
+/// }
+/// ```
+pub fn peer_identity() -> Option<Arc<PeerIdentity>> {
+    PEER.with(|p| p.borrow().clone())
+}
+
+/// Sets [`peer_identity`] for the upcall in progress on this thread (and restores the
+/// outer one after it: upcalls nest through collocated calls).
+pub(crate) struct PeerScope(Option<Arc<PeerIdentity>>);
+
+impl PeerScope {
+    pub(crate) fn enter(peer: &Arc<PeerIdentity>) -> PeerScope {
+        PeerScope(PEER.with(|p| p.replace(Some(peer.clone()))))
+    }
+}
+
+impl Drop for PeerScope {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        PEER.with(|p| *p.borrow_mut() = outer);
+    }
+}
+
 /// Where requests go once read off a connection: the ORB's object adapters.
 pub trait RequestDispatcher: Send + Sync {
     /// Demultiplexes `object_key` and runs the request (the POA's job).

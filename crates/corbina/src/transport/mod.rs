@@ -74,6 +74,11 @@ pub trait Connection: Send + Sync + std::fmt::Debug {
     fn read_nonblocking(&self, buf: &mut [u8]) -> io::Result<usize>;
     /// The descriptor to `poll(2)` for input (the thread pool's leader waits on it).
     fn poll_fd(&self) -> BorrowedFd<'_>;
+    /// The peer's authenticated certificate chain (DER, end entity first), for transports
+    /// that authenticate peers (TLS with a client certificate); `None` otherwise.
+    fn peer_certificate_chain(&self) -> Option<Vec<Vec<u8>>> {
+        None
+    }
 }
 
 /// A bound endpoint that accepts connections.

@@ -655,6 +655,11 @@ impl Connection for TlsConnection {
         TransportKind::Ssl
     }
 
+    fn peer_certificate_chain(&self) -> Option<Vec<Vec<u8>>> {
+        (!self.peer_certificates.is_empty())
+            .then(|| self.peer_certificates.iter().map(|c| c.to_vec()).collect())
+    }
+
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
