@@ -191,7 +191,11 @@ pub fn over(records: &[Record], tr: &str) -> Vec<Record> {
 }
 
 /// The local transports, in report order, with their names in goals.
-const LOCALS: [(&str, &str); 2] = [("unix", "Unix socket"), ("shm", "shared memory")];
+const LOCALS: [(&str, &str); 3] = [
+    ("unix", "Unix socket"),
+    ("shm", "shared memory"),
+    ("tls", "TLS"),
+];
 
 fn is(field: &Option<String>, v: &str) -> bool {
     field.as_deref() == Some(v)
@@ -527,11 +531,14 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
 /// Corbina over the local transports: each figure beside TCP's (the ratio in the metric
 /// column) and the raw Unix-socket baseline in the socket column.
 fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
-    let (tcp, raw) = (over(records, "tcp"), over(records, "unix"));
-    let (tcp, raw) = (Find(&tcp), Find(&raw));
+    let (tcp, unix) = (over(records, "tcp"), over(records, "unix"));
+    let (tcp, unix) = (Find(&tcp), Find(&unix));
     for (tr, _) in LOCALS {
         let recs = over(records, tr);
         let f = Find(&recs);
+        // The raw-socket column: the Unix-socket baseline for the local transports, the
+        // TCP one for TLS (which runs over TCP).
+        let raw = if tr == "tls" { &tcp } else { &unix };
         if f.one("latency", CORBINA, |_| true).is_none()
             && f.one("throughput", CORBINA, |_| true).is_none()
         {
@@ -582,7 +589,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                 f.one_inv("oneway_rate", imp, inv, unbuffered)
                     .and_then(|r| r.calls_per_s)
             };
-            let (c, t, s) = (rate(&f, CORBINA), rate(&tcp, CORBINA), rate(&raw, SOCKET));
+            let (c, t, s) = (rate(&f, CORBINA), rate(&tcp, CORBINA), rate(raw, SOCKET));
             if c.is_some() {
                 push(
                     format!("null oneway {inv}"),
@@ -632,7 +639,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                         if c.is_none() {
                             continue;
                         }
-                        let (tc, s) = (pick(&tcp, CORBINA), pick(&raw, SOCKET));
+                        let (tc, s) = (pick(&tcp, CORBINA), pick(raw, SOCKET));
                         let point = match inv {
                             "static" => format!("{mode} {t} {kb}K"),
                             _ => format!("{mode} {t} {kb}K {inv}"),
@@ -678,7 +685,7 @@ fn thr_ratio_transports(
     median_of(&v).map(|m| (m, min))
 }
 
-/// The transport targets: Unix socket and shared memory against TCP loopback.
+/// The transport targets: Unix socket, shared memory and TLS against TCP loopback.
 fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
     let tcp = over(records, "tcp");
     let tcp = Find(&tcp);
@@ -703,7 +710,12 @@ fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
     for (tr, name) in LOCALS {
         let recs = over(records, tr);
         let f = Find(&recs);
-        let limit = if tr == "unix" { 0.85 } else { 0.5 };
+        let limit = match tr {
+            "unix" => 0.85,
+            "shm" => 0.5,
+            // TLS (once the handshake is done): encryption costs, within bounds.
+            _ => 1.3,
+        };
         push(
             format!("{name}: null twoway ≤ {limit}× TCP loopback"),
             ratio(ping(&f), ping(&tcp)),
@@ -712,14 +724,26 @@ fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
             format!("corbina ping median over {tr} / over tcp, medians over rounds"),
             false,
         );
-        push(
-            format!("{name}: CPU per call lower than TCP's"),
-            ratio(cpu(&f), cpu(&tcp)),
-            1.0,
-            true,
-            format!("client+server CPU over the latency loops, {tr} / tcp"),
-            false,
-        );
+        let cpu_how = format!("client+server CPU over the latency loops, {tr} / tcp");
+        if tr == "tls" {
+            push(
+                format!("{name}: CPU per call / TCP's"),
+                ratio(cpu(&f), cpu(&tcp)),
+                1.0,
+                true,
+                cpu_how,
+                true,
+            );
+        } else {
+            push(
+                format!("{name}: CPU per call lower than TCP's"),
+                ratio(cpu(&f), cpu(&tcp)),
+                1.0,
+                true,
+                cpu_how,
+                false,
+            );
+        }
         for mode in ["oneway", "twoway"] {
             let x = thr_ratio_transports(records, tr, "tcp", "octet", mode);
             let how = x

@@ -115,9 +115,9 @@ fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
 }
 
 /// Every transport the suite knows, in report order.
-pub const TRANSPORTS: [&str; 3] = ["tcp", "unix", "shm"];
+pub const TRANSPORTS: [&str; 4] = ["tcp", "unix", "shm", "tls"];
 
-/// `--transports tcp,unix,shm`: the list, checked (tcp, the reference every ratio is
+/// `--transports tcp,unix,shm,tls`: the list, checked (tcp, the reference every ratio is
 /// formed against, must be there).
 fn parse_transports(v: &str) -> Result<Vec<&'static str>, String> {
     let mut out = Vec::new();
@@ -125,7 +125,7 @@ fn parse_transports(v: &str) -> Result<Vec<&'static str>, String> {
         let t = TRANSPORTS
             .into_iter()
             .find(|t| *t == name)
-            .ok_or_else(|| format!("--transports: tcp, unix or shm, not {name}"))?;
+            .ok_or_else(|| format!("--transports: tcp, unix, shm or tls, not {name}"))?;
         if !out.contains(&t) {
             out.push(t);
         }
@@ -384,10 +384,57 @@ struct Ctx {
     pin: Pin,
     /// The quick suite (local transports: latency loops and octet throughput only).
     quick: bool,
-    /// The local transports measured besides TCP (`unix`, `shm`).
+    /// The transports measured besides TCP (`unix`, `shm`, `tls`).
     locals: Vec<&'static str>,
+    /// With `tls` among them: the run's throwaway CA and server key file.
+    tls: Option<TlsFiles>,
     /// `--only`: the experiments to run (`None`: all).
     only: Option<Vec<&'static str>>,
+}
+
+/// A throwaway CA and a server certificate for 127.0.0.1 (rcgen), written to the run's
+/// temporary directory: the TLS rows' servers and clients use them.
+struct TlsFiles {
+    ca: PathBuf,
+    key: PathBuf,
+}
+
+impl TlsFiles {
+    fn make(dir: &Path) -> Result<TlsFiles, String> {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+        let e = |e: rcgen::Error| format!("making the TLS rows' certificates: {e}");
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "corbina-ttcp throwaway CA");
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let ca_key = KeyPair::generate().map_err(e)?;
+        let ca = params.self_signed(&ca_key).map_err(e)?;
+        let mut leaf = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .map_err(e)?;
+        leaf.distinguished_name
+            .push(DnType::CommonName, "corbina-ttcp server");
+        let key = KeyPair::generate().map_err(e)?;
+        let cert = leaf.signed_by(&key, &ca, &ca_key).map_err(e)?;
+        let files = TlsFiles {
+            ca: dir.join("tls-ca.pem"),
+            key: dir.join("tls-server.pem"),
+        };
+        let write =
+            |p: &Path, s: String| std::fs::write(p, s).map_err(|e| format!("{}: {e}", p.display()));
+        write(&files.ca, ca.pem())?;
+        // omniORB's key file: the key, then the certificate chain.
+        write(
+            &files.key,
+            format!("{}{}{}", key.serialize_pem(), cert.pem(), ca.pem()),
+        )?;
+        Ok(files)
+    }
 }
 
 /// The records of a client against a server on transport `tr`, tagged with it.
@@ -471,6 +518,7 @@ impl Ctx {
         let _ = std::fs::remove_file(&file);
         let endpoint = match tr {
             "tcp" => "127.0.0.1:0".to_owned(),
+            "tls" => "ssl:127.0.0.1:0".to_owned(),
             // An absolute shm name is the rendezvous socket's path.
             _ => format!(
                 "{tr}:{}",
@@ -486,7 +534,20 @@ impl Ctx {
                 .arg(objects.to_string())
                 .arg("--ior-file")
                 .arg(&file)
-                .args(["--lifetime", &self.lifetime.to_string()]),
+                .args(["--lifetime", &self.lifetime.to_string()])
+                .args(
+                    self.tls
+                        .as_ref()
+                        .filter(|_| tr == "tls")
+                        .map_or(Vec::new(), |t| {
+                            vec![
+                                "-ORBsslKeyFile".into(),
+                                t.key.clone().into_os_string(),
+                                "-ORBsslCAFile".into(),
+                                t.ca.clone().into_os_string(),
+                            ]
+                        }),
+                ),
         )?;
         wait_file(&file, &mut p, Duration::from_secs(600))?;
         Ok((p, file))
@@ -516,6 +577,10 @@ impl Ctx {
         omni: bool,
     ) -> Result<(Vec<Record>, f64), String> {
         let before = children_cpu_seconds();
+        if let Some(t) = &self.tls {
+            // Corbina's clients trust the run's CA (the others ignore the variable).
+            cmd.env("CORBINA_SSLCAFILE", &t.ca);
+        }
         let cpus = self.client_cpus.as_deref().filter(|_| self.pinned);
         let mut child = with_affinity(cpus, || {
             cmd.stdin(Stdio::null())
@@ -1074,9 +1139,13 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         pinned: false,
         pin: o.pin,
         quick: o.quick,
+        tls: None,
         locals,
         only: o.only.clone(),
     };
+    if cx.locals.contains(&"tls") {
+        cx.tls = Some(TlsFiles::make(&dir)?);
+    }
     let result = run_all(&mut cx, peer.as_deref(), callgrind && runs("callgrind"));
     cx.progress.finish();
     let _ = std::fs::remove_dir_all(&dir);
