@@ -458,9 +458,18 @@ fn accept_loop(
         }
         let stream = match stream {
             Ok(s) => s,
-            // One connection refused by its transport (a failed TLS handshake): the next.
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => continue,
-            Err(_) => {
+            // One connection refused by its transport (a failed TLS handshake, which the
+            // error describes: endpoint, phase, cause): said once, then the next.
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {
+                tracing::warn!(target: "corbina::server", "refused a connection: {e}");
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!(
+                    target: "corbina::server",
+                    "accepting on {:?} failed: {e}",
+                    listener.bound()
+                );
                 // EMFILE and the like: do not spin.
                 thread::sleep(Duration::from_millis(10));
                 continue;
