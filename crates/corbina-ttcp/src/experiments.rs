@@ -528,6 +528,23 @@ pub fn run_corbina(
             out(r);
         }
     }
+    if o.has("conn") {
+        // A new connection's first call: connect, the TLS handshake if any, the call (the
+        // connections closed before each). Apart from `lat`, whose CPU per call it would skew.
+        let mut us = Vec::with_capacity(o.count);
+        for _ in 0..o.count {
+            for r in orb.client_context().ropes() {
+                r.close_idle(std::time::Duration::ZERO);
+            }
+            let t = Instant::now();
+            b.ping().map_err(sys)?;
+            us.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        out(rec("latency")
+            .mode("twoway")
+            .op("ping_new_connection")
+            .latency(&summarize(&mut us)));
+    }
     if o.has("payload") {
         for t in &o.payload_types {
             for &n in &o.sizes {

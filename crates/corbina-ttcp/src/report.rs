@@ -567,20 +567,22 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
         let raw_ping = raw.one("latency", SOCKET, |r| {
             is(&r.op, "pingpong") && r.data_type.is_none()
         });
-        for op in ["ping", "echo_empty"] {
+        for op in ["ping", "echo_empty", "ping_new_connection"] {
             for inv in INVOCATIONS {
                 let c = f.one_inv("latency", CORBINA, inv, |r| is(&r.op, op));
                 let t = tcp.one_inv("latency", CORBINA, inv, |r| is(&r.op, op));
                 if c.is_none() {
                     continue;
                 }
+                // A new connection's first call has no raw-socket counterpart.
+                let sock = raw_ping.filter(|_| op != "ping_new_connection");
                 push(
                     format!("{op} twoway {inv}"),
                     "med/p99/p99.9 µs",
                     c.and_then(|r| r.median_us),
                     t.and_then(|r| r.median_us),
-                    [lat_cell(c), lat_cell(raw_ping)],
-                    raw_ping.and_then(|r| r.median_us),
+                    [lat_cell(c), lat_cell(sock)],
+                    sock.and_then(|r| r.median_us),
                 );
             }
         }
@@ -726,6 +728,22 @@ fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
         );
         let cpu_how = format!("client+server CPU over the latency loops, {tr} / tcp");
         if tr == "tls" {
+            let first = |f: &Find<'_>| {
+                f.one("latency", CORBINA, |r| is(&r.op, "ping_new_connection"))
+                    .and_then(|r| r.median_us)
+            };
+            push(
+                format!("{name}: a new connection's first call / TCP's (the handshake)"),
+                ratio(first(&f), first(&tcp)),
+                1.0,
+                true,
+                format!(
+                    "median of connect + handshake + ping, {tr} / tcp, {} µs vs {} µs",
+                    first(&f).map_or("-".into(), |v| format!("{v:.0}")),
+                    first(&tcp).map_or("-".into(), |v| format!("{v:.0}"))
+                ),
+                true,
+            );
             push(
                 format!("{name}: CPU per call / TCP's"),
                 ratio(cpu(&f), cpu(&tcp)),

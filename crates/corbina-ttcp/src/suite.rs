@@ -114,6 +114,9 @@ fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
     Ok(out)
 }
 
+/// New connections opened (each timed to the end of its first call) per transport.
+const NEW_CONNECTIONS: usize = 200;
+
 /// Every transport the suite knows, in report order.
 pub const TRANSPORTS: [&str; 4] = ["tcp", "unix", "shm", "tls"];
 
@@ -1095,7 +1098,7 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
         only(n_scal, "scalability"),
         only(n_conc * plan.conc_rounds, "concurrency"),
     );
-    let n_lat = only(plan.rounds * 3 * (impls + 4), "latency")
+    let n_lat = only(plan.rounds * 3 * (impls + 4) + 2, "latency")
         + only(3 + 2 * plan.sizes.len() * 2 * 2, "payload");
     // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
     let callgrind =
@@ -1309,6 +1312,31 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             x.note = Some(format!("{}; {pin_note}", x.note.unwrap_or_default()));
             x
         }));
+    }
+    // A new connection's first call over TCP and TLS (the handshake's cost), apart from the
+    // rounds (its connects would skew their CPU per call).
+    if cx.runs("latency") {
+        let mut conns = vec![("tcp", cior.clone())];
+        conns.extend(
+            local
+                .iter()
+                .filter(|l| l.0 == "tls")
+                .map(|(tr, m, _)| (*tr, m.1.clone())),
+        );
+        for (tr, ior) in conns {
+            cx.progress.stage(&format!(
+                "first call on a new connection: corbina over {tr}"
+            ));
+            let mut c = cx.self_cmd("client");
+            c.arg("--ior").arg(&ior).args([
+                "--mode",
+                "conn",
+                "--count",
+                &NEW_CONNECTIONS.to_string(),
+            ]);
+            let (recs, _) = cx.client("corbina new-connection client", &mut c, false)?;
+            cx.records.extend(tagged(recs, tr));
+        }
     }
     if cx.runs("payload") {
         cx.progress.stage("latency with payloads: socket, corbina");
