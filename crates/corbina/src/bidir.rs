@@ -198,6 +198,7 @@ impl BidirConnection {
         mut giop: GiopConnection,
         dispatcher: Arc<dyn RequestDispatcher>,
         offer: Option<OfferSource>,
+        opened_by: Option<&Rope>,
     ) -> Arc<BidirConnection> {
         giop.set_bidirectional(true);
         Arc::new(BidirConnection {
@@ -214,7 +215,7 @@ impl BidirConnection {
             workers: Workers::default(),
             routes: Mutex::new(Vec::new()),
             offer,
-            opened_by: 0,
+            opened_by: opened_by.map_or(0, |r| r as *const Rope as usize),
         })
     }
 
@@ -230,10 +231,7 @@ impl BidirConnection {
         let read_half = stream.clone();
         let shared = ConnectionShared::for_stream(stream);
         let peer = rope.address().clone();
-        let mut conn = BidirConnection::new(peer, shared, giop, dispatcher, Some(offer));
-        if let Some(c) = Arc::get_mut(&mut conn) {
-            c.opened_by = Arc::as_ptr(rope) as usize;
-        }
+        let conn = BidirConnection::new(peer, shared, giop, dispatcher, Some(offer), Some(rope));
         // The rope routes to it once it is returned (`Rope::bidir_or_open`).
         conn.add_route(rope);
         let reader = conn.clone();
@@ -557,42 +555,34 @@ impl Drop for OutgoingGuard<'_> {
 
 /// The server's end: a connection whose client's offer was taken. This thread goes on as
 /// its reader; `offer.first` runs on a worker.
-pub(crate) fn serve_accepted(mut parts: BidirParts, read_half: Stream, offer: Offer) {
+pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer) {
+    let BidirParts {
+        giop,
+        shared,
+        dispatcher,
+        server,
+    } = parts;
+    // Where a listen point is reached over TCP.
+    let address = |p: &ListenPoint| Address::Tcp {
+        host: p.host.clone(),
+        port: p.port,
+    };
     let peer = offer.listen_points.first().map_or_else(
         || Address::Tcp {
             host: String::new(),
             port: 0,
         },
-        |p| Address::Tcp {
-            host: p.host.clone(),
-            port: p.port,
-        },
+        address,
     );
-    let giop = std::mem::replace(
-        &mut parts.giop,
-        GiopConnection::new(crate::giop::connection::Settings::new(
-            crate::giop::connection::Role::Server,
-        )),
-    );
-    let conn = BidirConnection::new(
-        peer,
-        parts.shared.clone(),
-        giop,
-        parts.dispatcher.clone(),
-        None,
-    );
-    if let Some(client) = parts.server.bidir_client() {
+    let conn = BidirConnection::new(peer, shared.clone(), giop, dispatcher, None, None);
+    if let Some(client) = server.bidir_client() {
         for p in &offer.listen_points {
-            let rope = client.rope_to(crate::transport::Address::Tcp {
-                host: p.host.clone(),
-                port: p.port,
-            });
-            conn.route(&rope);
+            conn.route(&client.rope_to(address(p)));
         }
     }
     conn.workers.submit(&conn, offer.first);
     conn.clone().run_reader(read_half);
-    parts.finish();
+    server_conn::finish_connection(&shared, &server);
 }
 
 /// The threads a bidirectional connection runs requests on: started on demand, up to

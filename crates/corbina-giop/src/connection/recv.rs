@@ -80,27 +80,37 @@ impl RecvBuffer {
             self.start = 0;
         }
         if self.buf.len() - self.end < offer {
-            if exact {
-                // A large message's size comes from its header, which the peer wrote: the
-                // buffer grows with what has arrived (at most doubling it, at least a chunk),
-                // never straight to that size, so a header alone makes us allocate and touch
-                // no more than a chunk. Address space for the whole message is reserved
-                // once (no memory touched), so the body still lands in place as it grows.
-                let total = self.end + want;
-                if self.buf.capacity() < total {
-                    let _ = self.buf.try_reserve_exact(total - self.buf.len());
-                }
-                let arrived = self.end - self.start;
-                let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
-                self.buf.resize(grow_to.max(self.buf.len()), 0);
-                offer = offer.min(self.buf.len() - self.end);
-            } else {
-                // Zeroed once when the buffer grows, never per read.
-                self.buf.reserve_exact(self.end + offer - self.buf.len());
-                self.buf.resize(self.end + offer, 0);
-            }
+            offer = self.grow(exact, want, offer);
         }
         &mut self.buf[self.end..self.end + offer]
+    }
+
+    /// Makes room for the next read of `offer` bytes (`want` of them the message's rest,
+    /// read `exact`ly); returns the offer, cut to what the buffer may grow to. Out of line:
+    /// the buffer grows rarely, and `read_buf` stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, exact: bool, want: usize, offer: usize) -> usize {
+        if exact {
+            // A large message's size comes from its header, which the peer wrote: the
+            // buffer grows with what has arrived (at most doubling it, at least a chunk),
+            // never straight to that size, so a header alone makes us allocate and touch
+            // no more than a chunk. Address space for the whole message is reserved once
+            // (no memory touched), so the body still lands in place as it grows.
+            let total = self.end + want;
+            if self.buf.capacity() < total {
+                let _ = self.buf.try_reserve_exact(total - self.buf.len());
+            }
+            let arrived = self.end - self.start;
+            let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
+            self.buf.resize(grow_to.max(self.buf.len()), 0);
+            offer.min(self.buf.len() - self.end)
+        } else {
+            // Zeroed once when the buffer grows, never per read.
+            self.buf.reserve_exact(self.end + offer - self.buf.len());
+            self.buf.resize(self.end + offer, 0);
+            offer
+        }
     }
 
     /// `n` bytes were read into the slice [`RecvBuffer::read_buf`] gave.

@@ -732,8 +732,6 @@ impl Drop for Rope {
         let _ = self.flush_pending(Some(deadline));
         // A bidirectional connection this rope opened goes with it (its reader would keep
         // it open otherwise).
-        if let Some(b) = self.bidir.get_mut().ok().and_then(Option::take) {
-            b.close_if_opened_by(self);
-        }
+        self.close_bidir();
     }
 }

@@ -37,7 +37,8 @@ struct ConnState {
     /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
     closing: bool,
     closed: bool,
-    /// The highest GIOP version of the requests read (`None` before the first).
+    /// The GIOP version of the last request read (`None` before the first): CloseConnection
+    /// goes out in it.
     version: Option<Version>,
     last_active: Instant,
     idle_scans: u8,
@@ -80,11 +81,10 @@ impl ConnectionShared {
 }
 
 impl ConnectionShared {
-    /// The shared half of a connection no server accepted (the client's end of a
-    /// bidirectional connection).
-    pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
+    /// The shared half of a connection on `stream`, its client authenticated as `peer`.
+    fn new(stream: Stream, peer: Option<Arc<super::PeerIdentity>>) -> Arc<ConnectionShared> {
         Arc::new(ConnectionShared {
-            peer: None,
+            peer,
             state: Mutex::new(ConnState {
                 stream,
                 busy: 0,
@@ -95,6 +95,12 @@ impl ConnectionShared {
                 idle_scans: 0,
             }),
         })
+    }
+
+    /// The shared half of a connection no server accepted (the client's end of a
+    /// bidirectional connection).
+    pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
+        ConnectionShared::new(stream, None)
     }
 
     /// Writes whole messages (a request, control messages) unless the connection is closed.
@@ -130,11 +136,7 @@ impl ConnectionShared {
     /// The call counted by [`ConnectionShared::outgoing_started`] is over.
     pub(crate) fn outgoing_done(&self) {
         if let Ok(mut st) = self.lock() {
-            st.busy = st.busy.saturating_sub(1);
-            st.last_active = Instant::now();
-            if st.closing && st.busy == 0 {
-                close_now(&mut st);
-            }
+            st.leave();
         }
     }
 
@@ -150,6 +152,19 @@ impl ConnectionShared {
         self.state
             .lock()
             .map_err(|_| std::io::Error::other("connection lock poisoned"))
+    }
+}
+
+impl ConnState {
+    /// A request (or a call carried back) no longer holds the connection open: an orderly
+    /// close asked for meanwhile is done once nothing else does.
+    #[inline]
+    fn leave(&mut self) {
+        self.busy = self.busy.saturating_sub(1);
+        self.last_active = Instant::now();
+        if self.closing && self.busy == 0 {
+            close_now(self);
+        }
     }
 }
 
@@ -177,18 +192,7 @@ pub(crate) fn open(
     let peer = stream
         .peer_certificate_chain()
         .map(|chain| Arc::new(super::PeerIdentity { chain }));
-    let shared = Arc::new(ConnectionShared {
-        peer,
-        state: Mutex::new(ConnState {
-            stream,
-            busy: 0,
-            closing: false,
-            closed: false,
-            version: None,
-            last_active: Instant::now(),
-            idle_scans: 0,
-        }),
-    });
+    let shared = ConnectionShared::new(stream, peer);
     if !server.register(&shared) {
         // The server is shutting down: tell the client at once.
         shared.close_gracefully();
@@ -232,14 +236,20 @@ pub(crate) fn serve(
             Err(_) => break,
         }
     }
-    if let Some(offer) = conn.handler.bidir_offer.take() {
-        // The client offered bidirectional GIOP and it was taken: this thread goes on as
-        // the connection's reader, requests run on workers.
-        let parts = conn.take_bidir_parts();
-        crate::bidir::serve_accepted(parts, read_half, offer);
-        return;
+    match conn.handler.bidir_offer.take() {
+        Some(offer) => become_bidir(conn, read_half, offer),
+        None => conn.handler.finish(),
     }
-    conn.handler.finish();
+}
+
+/// The client offered bidirectional GIOP and it was taken: this thread goes on as the
+/// connection's reader, requests run on workers. Out of line: the read loop above stays
+/// as small as it was (its receive-buffer calls inlined).
+#[cold]
+#[inline(never)]
+fn become_bidir(mut conn: Connection, read_half: Stream, offer: crate::bidir::Offer) {
+    let parts = conn.take_bidir_parts();
+    crate::bidir::serve_accepted(parts, read_half, offer);
 }
 
 /// What a server connection hands to bidirectional GIOP when a client's offer is taken.
@@ -250,12 +260,11 @@ pub(crate) struct BidirParts {
     pub(crate) server: Arc<ServerShared>,
 }
 
-impl BidirParts {
-    /// The connection is over: closes the socket and tells the server.
-    pub(crate) fn finish(&self) {
-        self.shared.shut_down();
-        self.server.unregister(&self.shared);
-    }
+/// A server connection is over: closes its socket and tells the server (both thread
+/// models, and a bidirectional connection's reader).
+pub(crate) fn finish_connection(shared: &Arc<ConnectionShared>, server: &ServerShared) {
+    shared.shut_down();
+    server.unregister(shared);
 }
 
 /// One server connection: its GIOP state and what handles its messages (both thread
@@ -399,11 +408,7 @@ impl Handler {
 
     /// The connection is over: closes the socket and tells the server.
     pub(crate) fn finish(&self) {
-        if let Ok(mut st) = self.shared.state.lock() {
-            st.closed = true;
-            let _ = st.stream.shutdown(Shutdown::Both);
-        }
-        self.server.unregister(&self.shared);
+        finish_connection(&self.shared, &self.server);
     }
 
     fn locate_reply(
@@ -440,13 +445,7 @@ pub(crate) fn write_locate_reply(
         ior.encode(w.body()).map_err(SystemException::from)?;
     }
     let w = reply.finish_reply(w).map_err(SystemException::from)?;
-    let mut st = shared.state.lock().map_err(|_| poisoned())?;
-    let written = if st.closed {
-        Err(send_failed(std::io::ErrorKind::NotConnected.into()))
-    } else {
-        write_outgoing(&mut st.stream, None, &w).map_err(send_failed)
-    };
-    drop(st);
+    let written = shared.write(None, &w).map_err(send_failed);
     *out = crate::transport::recycle(w.into_buffer());
     written
 }
@@ -538,15 +537,8 @@ fn end(shared: &ConnectionShared) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    st.busy = st.busy.saturating_sub(1);
-    st.last_active = Instant::now();
-    if st.closing {
-        if st.busy == 0 {
-            close_now(&mut st);
-        }
-        return false;
-    }
-    true
+    st.leave();
+    !st.closing
 }
 
 fn to_marshal(e: crate::giop::GiopError) -> crate::cdr::MarshalError {
@@ -602,11 +594,7 @@ impl ConnectionReplySink<'_> {
         // the reply before this thread gets to `end`), so an orderly close asked for now is
         // done at once — after the reply, never before it. (One reply per request: the
         // ServerRequest refuses a second.)
-        st.busy = st.busy.saturating_sub(1);
-        st.last_active = Instant::now();
-        if st.closing && st.busy == 0 {
-            close_now(&mut st);
-        }
+        st.leave();
         self.left_busy = true;
         drop(st);
         *self.out = crate::transport::recycle(w.into_buffer());
