@@ -161,7 +161,12 @@ impl Builder {
                 .file_stem()
                 .map_or_else(|| "idl".into(), |s| s.to_string_lossy().into_owned());
             let out = out_dir.join(format!("{stem}.rs"));
-            std::fs::write(&out, compiled.source).map_err(|e| Error::Io(out.clone(), e))?;
+            // Written beside and renamed into place: a reader never sees half a file, and an
+            // output hard-linked from another target directory (`cp -al`) is replaced, not
+            // written through.
+            let tmp = out.with_extension("rs.tmp");
+            std::fs::write(&tmp, compiled.source).map_err(|e| Error::Io(tmp.clone(), e))?;
+            std::fs::rename(&tmp, &out).map_err(|e| Error::Io(out.clone(), e))?;
             written.push(out);
         }
         Ok(written)
