@@ -29,3 +29,5 @@ export REQUIRE_OMNIORB_PEERS=1
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# Every crate's docs build without warnings (broken intra-doc links included).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
