@@ -222,3 +222,42 @@ fn readme_lists_every_example() {
         );
     }
 }
+
+/// What a user sees when a call fails: the exception, and where and why.
+#[test]
+fn failures_say_where_and_why() {
+    let failed = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hello-client"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).trim().to_owned()
+    };
+    // Nothing listens on the port: TRANSIENT, the endpoint and the OS error.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let err = failed(&[&format!("corbaloc::127.0.0.1:{port}/Greeter")]);
+    assert_eq!(
+        err,
+        format!(
+            "hello-client: TRANSIENT (minor 0x4f4d0002, completed NO): connect to tcp \
+             127.0.0.1:{port} failed: Connection refused (os error 111)"
+        )
+    );
+    // A peer that accepts and never answers: TIMEOUT, the endpoint and the phase.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let err = failed(&[
+        "-ORBCallTimeout",
+        "200",
+        &format!("corbaloc::127.0.0.1:{port}/Greeter"),
+    ]);
+    assert!(
+        err.starts_with("hello-client: TIMEOUT (minor 0x43420221, completed MAYBE): ")
+            && err.ends_with(&format!("receive from tcp 127.0.0.1:{port} timed out")),
+        "{err}"
+    );
+    drop(silent);
+}
