@@ -12,6 +12,9 @@
 //! cargo add --build corbina-codegen
 //! ```
 //!
+//! (or `cargo add --build corbina --features codegen`, and `corbina::codegen::Builder` in
+//! `build.rs`: the same generator, re-exported).
+//!
 //! `build.rs` compiles the IDL with `corbina_codegen::Builder` and the crate includes the
 //! result; for `interface Greeter { string greet(in string name); };` the generator writes a
 //! proxy `Greeter`, a servant trait `GreeterServant` and a skeleton `GreeterSkeleton`
@@ -102,6 +105,10 @@
 #![warn(missing_docs)]
 
 pub use corbina_cdr as cdr;
+/// The IDL compiler (`corbina-codegen`), for `build.rs`: with the `codegen` feature, a
+/// build dependency on `corbina` alone is enough (`corbina::codegen::Builder`).
+#[cfg(feature = "codegen")]
+pub use corbina_codegen as codegen;
 pub use corbina_giop as giop;
 
 pub use corbina_cdr::{Fixed, LongDouble};
