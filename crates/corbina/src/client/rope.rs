@@ -516,14 +516,13 @@ impl Rope {
         self.state.lock().map(|s| s.open).unwrap_or(0)
     }
 
-    /// Takes an idle strand, or opens one if under the limit, or waits for one to be freed.
-    pub fn acquire(&self) -> Result<Box<Strand>, SystemException> {
-        self.acquire_until(None)
-    }
-
-    /// [`Rope::acquire`], giving up at `deadline`: waiting for a strand ends with TIMEOUT
+    /// Takes an idle strand, or opens one if under the limit, or waits for one to be freed,
+    /// giving up at `deadline` (none: waits): waiting for a strand ends with TIMEOUT
     /// (completed NO); a connect cut short by it, or by the connect timeout, with TRANSIENT.
-    pub fn acquire_until(&self, deadline: Option<Instant>) -> Result<Box<Strand>, SystemException> {
+    pub(crate) fn acquire_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Box<Strand>, SystemException> {
         let mut st = self.state.lock().map_err(|_| self.poisoned())?;
         loop {
             if let Some(s) = Self::take_pending(&mut st) {
@@ -583,7 +582,7 @@ impl Rope {
     }
 
     /// Returns a strand after a complete call, for the next caller.
-    pub fn release(&self, mut strand: Box<Strand>) {
+    pub(crate) fn release(&self, mut strand: Box<Strand>) {
         strand.reused = true;
         strand.marked = false;
         strand.last_used = Instant::now();
@@ -605,7 +604,7 @@ impl Rope {
     }
 
     /// Forgets a strand that failed or was closed (it has already been dropped).
-    pub fn discard(&self) {
+    pub(crate) fn discard(&self) {
         let wake = match self.state.lock() {
             Ok(mut st) => {
                 st.open = st.open.saturating_sub(1);
