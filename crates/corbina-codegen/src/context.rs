@@ -60,6 +60,7 @@ pub struct Gen<'s> {
     /// Rust module path of the module being written, relative to the generated file's root.
     pub module: Vec<String>,
     pub out: Out,
+    pub options: crate::Options,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -71,6 +72,7 @@ impl<'s> Gen<'s> {
             errors: Vec::new(),
             module: Vec::new(),
             out: Out::default(),
+            options: crate::Options::default(),
             caps_table: RefCell::new(None),
         }
     }

@@ -243,7 +243,28 @@ impl<'s> Gen<'s> {
 /// need. Errors (unsupported constructs, name clashes) are reported all at once, each as
 /// `file:line:col: error: message`.
 pub fn generate(spec: &Specification, source_name: &str) -> Result<String, Diagnostics> {
+    generate_with(spec, source_name, &Options::default())
+}
+
+/// Choices about the generated code; the default is the mapping of `docs/mapping.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Servant traits get a default body for every operation, raising `NO_IMPLEMENT`
+    /// (minor `corbina::error::minor::NO_IMPLEMENT_OPERATION`, completed NO), so that a
+    /// servant of a large interface implements only the operations it serves. Off by
+    /// default: a missing method then stays a compile error.
+    pub no_implement_defaults: bool,
+}
+
+/// [`generate`] with `options`.
+pub fn generate_with(
+    spec: &Specification,
+    source_name: &str,
+    options: &Options,
+) -> Result<String, Diagnostics> {
     let mut g = Gen::new(spec);
+    g.options = options.clone();
     let need = needed(spec);
     let mut root = ModNode::default();
     g.build(&mut root, &spec.definitions, &need);

@@ -314,7 +314,24 @@ impl Gen<'_> {
                 self.out.blank();
             }
             self.out.line(format!("/// IDL `{}`.", m.wire));
-            self.out.line(format!("{};", self.signature(m)));
+            if self.options.no_implement_defaults {
+                // Unused parameters are the point of a default; `.into()` only where the
+                // error type is an operation's own (clippy's useless_conversion otherwise).
+                let err = if !m.oneway && self.error_type(m) != SYS {
+                    "(e.into())"
+                } else {
+                    "(e)"
+                };
+                self.out.line("#[allow(unused_variables)]");
+                self.out.open(self.signature(m));
+                self.out.line(
+                    "let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);",
+                );
+                self.out.line(format!("::core::result::Result::Err{err}"));
+                self.out.close();
+            } else {
+                self.out.line(format!("{};", self.signature(m)));
+            }
         }
         self.out.close();
         self.out.blank();

@@ -49,5 +49,5 @@ mod out;
 mod typecodes;
 mod types;
 
-pub use builder::{compile_file, Builder, Compiled, Error};
-pub use generate::generate;
+pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
+pub use generate::{generate, generate_with, Options};

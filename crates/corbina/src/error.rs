@@ -52,6 +52,7 @@
 //! | INTERNAL | `0x43420262` | NO | a servant incarnated for the call was deactivated before it ran |
 //! | BAD_INV_ORDER | `0x4f4d0009` (OMG 9, set_result more than once) | YES | the servant replied twice |
 //! | NO_IMPLEMENT | `0x43420270` | NO | `_interface`: there is no interface repository |
+//! | NO_IMPLEMENT | `0x43420271` | NO | the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`) |
 //! | BAD_PARAM | `0x434202a0` | NO | narrow: the object does not implement the interface |
 //! | NO_RESOURCES | `0x43420280` | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
 //! | INITIALIZE | `0x43420290` | NO | the ORB's server could not listen on its endpoints |
@@ -134,6 +135,9 @@ pub mod minor {
     pub const BAD_PARAM_NOT_OF_TYPE: u32 = CORBINA_VMCID | 0x2a0;
     /// NO_IMPLEMENT: no interface repository (`_interface`).
     pub const NO_IMPLEMENT_INTERFACE_REPOSITORY: u32 = CORBINA_VMCID | 0x270;
+    /// NO_IMPLEMENT: the servant does not implement the operation (the default method of a
+    /// servant trait generated with `corbina_codegen::Builder::no_implement_defaults`).
+    pub const NO_IMPLEMENT_OPERATION: u32 = CORBINA_VMCID | 0x271;
     /// NO_RESOURCES: a thread could not be started.
     pub const NO_RESOURCES_THREAD: u32 = CORBINA_VMCID | 0x280;
     /// INITIALIZE: the ORB's server could not listen on its endpoints.
