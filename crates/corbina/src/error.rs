@@ -386,6 +386,17 @@ pub enum Error {
         /// The OS error.
         source: io::Error,
     },
+    /// The reader thread of an asynchronous calls' connection could not be started.
+    #[error(
+        "the reader thread of the asynchronous connection to {} could not be started: {source}",
+        Endpoint(endpoint)
+    )]
+    AsyncThread {
+        /// Where the connection goes.
+        endpoint: Address,
+        /// The OS error.
+        source: io::Error,
+    },
     /// The ORB's server could not listen on its endpoints.
     #[error("the ORB could not listen on its endpoints: {source}")]
     Listen {
@@ -440,7 +451,7 @@ impl Error {
             Error::IncarnationLost => (K::Internal, INTERNAL_INCARNATION_LOST, No),
             Error::NotOfType { .. } => (K::BadParam, BAD_PARAM_NOT_OF_TYPE, No),
             Error::NoInterfaceRepository => (K::NoImplement, NO_IMPLEMENT_INTERFACE_REPOSITORY, No),
-            Error::ThreadSpawn { .. } | Error::BidirReader { .. } => {
+            Error::ThreadSpawn { .. } | Error::BidirReader { .. } | Error::AsyncThread { .. } => {
                 (K::NoResources, NO_RESOURCES_THREAD, No)
             }
             Error::DeferredLost => (K::Internal, INTERNAL_DEFERRED_LOST, Maybe),
