@@ -300,3 +300,71 @@ fn orb_shutdown_resolves_waiting_calls() {
         .unwrap_err();
     assert_eq!(e.kind, SystemExceptionKind::CommFailure);
 }
+
+/// The generated asynchronous proxy (`BenchAsync`) against a proxy-level workload: results,
+/// user exceptions, oneways and sequences, many calls in flight from one task.
+async fn exercise_bench_async(bench: &common::bench::BenchAsync) {
+    use common::bench::bench::FailError;
+    let echoes = (0..200).map(|i| {
+        let s = format!("echo {i}");
+        async move { (bench.echo(&s).await, s) }
+    });
+    for (got, sent) in join_all(echoes).await {
+        assert_eq!(got.unwrap(), sent);
+    }
+    bench.ping().await.unwrap();
+    bench.ping_oneway().await.unwrap();
+    match bench.fail(42).await {
+        Err(FailError::BenchError(e)) => {
+            assert_eq!(e.code, 42);
+            assert_eq!(e.reason, "requested");
+        }
+        other => panic!("expected BenchError, got {other:?}"),
+    }
+    bench.fail(0).await.unwrap();
+    bench.start_timer().await.unwrap();
+    let longs: Vec<i32> = (0..1000).collect();
+    let sends = (0..10).map(|_| bench.send_longs(&longs));
+    for r in join_all(sends).await {
+        r.unwrap();
+    }
+    assert_eq!(bench.stop_timer().await.unwrap(), 10 * 4000);
+}
+
+#[test]
+fn async_proxy_against_a_corbina_server() {
+    let (server, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
+        StaticBench::default(),
+    ))));
+    let (orb, obj) = client(&ior);
+    let bench = common::bench::BenchAsync::unchecked_narrow(&obj);
+    runtime().block_on(exercise_bench_async(&bench));
+    orb.destroy();
+    server.destroy();
+}
+
+/// A collocated reference's asynchronous calls take the marshalled path (the servant runs
+/// on a server thread, not the polling one).
+#[test]
+fn async_proxy_on_a_collocated_reference() {
+    let (orb, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
+        StaticBench::default(),
+    ))));
+    let obj = orb.string_to_object(&ior).unwrap();
+    assert!(obj.is_collocated());
+    let bench = common::bench::BenchAsync::unchecked_narrow(&obj);
+    runtime().block_on(exercise_bench_async(&bench));
+    orb.destroy();
+}
+
+#[test]
+fn async_proxy_against_omniorb() {
+    let Some(bin) = corbina_testpeers::bench_peers() else {
+        return;
+    };
+    let (_peer, ior) = corbina_testpeers::omni_server(bin, "async_proxy");
+    let (orb, obj) = client(&ior);
+    let bench = common::bench::BenchAsync::unchecked_narrow(&obj);
+    runtime().block_on(exercise_bench_async(&bench));
+    orb.destroy();
+}
