@@ -257,7 +257,7 @@ impl Gen<'_> {
         self.gen_type_code_fn(def);
         for m in &methods {
             self.out.blank();
-            self.gen_proxy_method(m);
+            self.gen_proxy_method(m, false);
         }
         self.out.close();
         self.out.blank();
@@ -287,6 +287,7 @@ impl Gen<'_> {
             self.out.close();
             self.out.close();
         }
+        self.gen_async_proxy(def, &name, &methods);
         // Servant trait.
         let supers: Vec<String> = i
             .bases
@@ -338,16 +339,100 @@ impl Gen<'_> {
         self.gen_skeleton(def, &name, &methods);
     }
 
-    fn gen_proxy_method(&mut self, m: &Method) {
+    /// The asynchronous proxy `<Name>Async`: the same operations as `async fn`s, with the
+    /// same results (docs/mapping.md, *Asynchronous proxies*).
+    fn gen_async_proxy(&mut self, def: &Definition, name: &str, methods: &[Method]) {
+        let id = &def.repository_id;
+        self.out.blank();
+        self.out.line(format!(
+            "/// Asynchronous proxy for IDL interface `{}`: [`{name}`]'s operations as `async fn`s",
+            def.scoped_name
+        ));
+        self.out.line(
+            "/// with the same results; the futures are `Send` and run on any executor (oneways",
+        );
+        self.out.line(
+            "/// complete once written). Dropping a future before its reply cancels the request.",
+        );
+        self.out
+            .line("#[derive(Clone, Debug, PartialEq, Eq, Hash)]");
+        self.out.open(format!("pub struct {name}Async"));
+        self.out.line("obj: ::corbina::ObjectRef,");
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}Async"));
+        self.out.line("/// The repository id.");
+        self.out
+            .line(format!("pub const REPOSITORY_ID: &'static str = {id:?};"));
+        self.out.blank();
+        self.out
+            .line("/// An asynchronous proxy for `obj` without checking its type.");
+        self.out
+            .open("pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self");
+        self.out.line("Self { obj: obj.clone() }");
+        self.out.close();
+        self.out.blank();
+        self.out.line("/// The object reference.");
+        self.out
+            .open("pub fn as_object(&self) -> &::corbina::ObjectRef");
+        self.out.line("&self.obj");
+        self.out.close();
+        for m in methods {
+            self.out.blank();
+            self.gen_proxy_method(m, true);
+        }
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl ::corbina::object::Proxy for {name}Async"));
+        self.out
+            .line(format!("const REPOSITORY_ID: &'static str = {id:?};"));
+        self.out.blank();
+        self.out
+            .open("fn from_object(obj: ::corbina::ObjectRef) -> Self");
+        self.out.line("Self { obj }");
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open("fn as_object(&self) -> &::corbina::ObjectRef");
+        self.out.line("&self.obj");
+        self.out.close();
+        self.out.close();
+        for (from, to) in [
+            (name.to_string(), format!("{name}Async")),
+            (format!("{name}Async"), name.to_string()),
+        ] {
+            self.out.blank();
+            self.out
+                .open(format!("impl ::core::convert::From<{from}> for {to}"));
+            self.out.open(format!("fn from(p: {from}) -> {to}"));
+            self.out.line(format!("{to} {{ obj: p.obj }}"));
+            self.out.close();
+            self.out.close();
+        }
+    }
+
+    /// A proxy method; `asynchronous`: of the `Async` proxy (no direct collocated call: the
+    /// servant must not run on the polling thread).
+    fn gen_proxy_method(&mut self, m: &Method, asynchronous: bool) {
         let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
         let w = fresh("w", &taken);
         let r = fresh("r", &taken);
         self.out.line(format!("/// IDL `{}`.", m.wire));
-        self.out.open(format!("pub {}", self.signature(m)));
+        let qualifier = if asynchronous { "async " } else { "" };
+        self.out
+            .open(format!("pub {qualifier}{}", self.signature(m)));
         let ins: Vec<&(String, String, ParamDir, Type)> =
             m.params.iter().filter(|p| p.2 != ParamDir::Out).collect();
-        self.gen_collocated_call(m, &ins, &taken);
-        let call = if m.oneway { "invoke_oneway" } else { "invoke" };
+        if !asynchronous {
+            self.gen_collocated_call(m, &ins, &taken);
+        }
+        let call = match (m.oneway, asynchronous) {
+            (true, false) => "invoke_oneway",
+            (false, false) => "invoke",
+            (true, true) => "invoke_oneway_async",
+            (false, true) => "invoke_async",
+        };
         let inouts = m.params.iter().any(|p| p.2 == ParamDir::InOut);
         // (local name, type, direction, parameter it updates)
         let results: Vec<(String, Type, ParamDir, String)> = m
@@ -432,7 +517,12 @@ impl Gen<'_> {
                 self.out.close_with(",");
             }
         }
-        self.out.dedent_line(if inouts { ")?;" } else { ")" });
+        self.out.dedent_line(match (inouts, asynchronous) {
+            (true, false) => ")?;",
+            (false, false) => ")",
+            (true, true) => ").await?;",
+            (false, true) => ").await",
+        });
         if inouts {
             let mut keep = Vec::new();
             for (n, _, dir, param) in &results {

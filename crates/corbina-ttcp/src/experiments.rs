@@ -528,6 +528,9 @@ pub fn run_corbina(
             out(r);
         }
     }
+    if o.has("async") {
+        crate::async_bench::run(first, &o.label, o.count, out)?;
+    }
     if o.has("conn") {
         // A new connection's first call: connect, the TLS handshake if any, the call (the
         // connections closed before each). Apart from `lat`, whose CPU per call it would skew.

@@ -36,6 +36,7 @@ pub mod bench {
     include!(concat!(env!("OUT_DIR"), "/bench.rs"));
 }
 
+pub mod async_bench;
 pub mod check;
 pub mod dsi;
 pub mod experiments;

@@ -688,6 +688,90 @@ fn thr_ratio_transports(
 }
 
 /// The transport targets: Unix socket, shared memory and TLS against TCP loopback.
+/// The async experiment's targets (issue 15): each goal begins with `async`.
+fn async_targets(records: &[Record], out: &mut Vec<Target>) {
+    let asy: Vec<&Record> = records.iter().filter(|r| r.experiment == "async").collect();
+    if asy.is_empty() {
+        return;
+    }
+    let point = |mode: &str, n: Option<u64>, threads: Option<u64>| {
+        asy.iter().copied().find(|r| {
+            is(&r.mode, mode)
+                && (n.is_none() || r.outstanding == n)
+                && (threads.is_none() || r.threads == threads)
+        })
+    };
+    let sync64 = point("sync", None, Some(64));
+    let sync1 = point("sync", None, Some(1));
+    let a1000 = point("async", Some(1000), None);
+    let a1 = point("async", Some(1), None);
+    let amh = point("amh_parked", None, None);
+    let cps = |r: Option<&Record>| r.and_then(|r| r.calls_per_s);
+    let mut push = |goal: &str, ratio: Option<f64>, limit, at_most, how: String| {
+        out.push(Target {
+            goal: goal.into(),
+            ratio,
+            limit,
+            at_most,
+            how,
+            info: false,
+        })
+    };
+    push(
+        "async: 1,000 outstanding ≥ 2× calls/s of 64 sync threads",
+        ratio(cps(a1000), cps(sync64)),
+        2.0,
+        false,
+        format!(
+            "ping calls/s, one task on one connection / 64 threads with a connection each, {} vs {}",
+            opt(cps(a1000)),
+            opt(cps(sync64))
+        ),
+    );
+    let kib = a1000.and_then(|r| r.rss_bytes_per_call).map(|b| b / 1024.0);
+    push(
+        "async: client memory per outstanding call ≤ 1 KiB (1,000)",
+        kib,
+        1.0,
+        true,
+        "client RSS growth with the window full / calls outstanding, KiB".into(),
+    );
+    let k10 = point("async", Some(10_000), None)
+        .and_then(|r| r.rss_bytes_per_call)
+        .map(|b| b / 1024.0);
+    push(
+        "async: client memory per outstanding call ≤ 1 KiB (10,000)",
+        k10,
+        1.0,
+        true,
+        "client RSS growth with the window full / calls outstanding, KiB".into(),
+    );
+    let med = |r: Option<&Record>| r.and_then(|r| r.median_us);
+    push(
+        "async: single call latency ≤ 1.1× sync",
+        ratio(med(a1), med(sync1)),
+        1.1,
+        true,
+        format!(
+            "median ping µs, 1 outstanding / 1 sync thread, {} vs {}",
+            opt(med(a1)),
+            opt(med(sync1))
+        ),
+    );
+    let all = amh.map(|r| if r.complete == Some(true) { 1.0 } else { 0.0 });
+    push(
+        "async: AMH 10,000 parked requests released together, all answered",
+        all,
+        1.0,
+        false,
+        format!(
+            "answered / parked; {} calls/s on release, {} B per parked request (client + server)",
+            opt(cps(amh)),
+            opt(amh.and_then(|r| r.rss_bytes_per_call))
+        ),
+    );
+}
+
 fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
     let tcp = over(records, "tcp");
     let tcp = Find(&tcp);
@@ -1072,6 +1156,7 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
         }
     }
     transport_targets(records, &mut out);
+    async_targets(records, &mut out);
     out
 }
 

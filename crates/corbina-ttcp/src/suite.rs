@@ -87,14 +87,18 @@ pub struct SuiteOpts {
 
 /// The experiments `--only` can pick, in run order (`latency` is the interleaved pinned
 /// rounds: latency, oneway rate and CPU per call; `scalability` includes memory).
-pub const EXPERIMENTS: [&str; 6] = [
+pub const EXPERIMENTS: [&str; 7] = [
     "latency",
     "payload",
     "throughput",
     "concurrency",
     "callgrind",
     "scalability",
+    "async",
 ];
+
+/// Calls per point of the async experiment (at least 3× the calls outstanding).
+const ASYNC_CALLS: usize = 20_000;
 
 /// `--only latency,scalability`: the list, checked.
 fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
@@ -1123,7 +1127,9 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
             + only(plan.threads.len() * 2 * plan.conc_rounds, "concurrency")
             + only(plan.objects.len() * 2, "scalability"))
     };
-    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local;
+    // One record per point: 2 sync, 4 async, 1 AMH.
+    let n_async = only(7, "async");
+    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -1337,6 +1343,16 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             let (recs, _) = cx.client("corbina new-connection client", &mut c, false)?;
             cx.records.extend(tagged(recs, tr));
         }
+    }
+    if cx.runs("async") {
+        cx.progress
+            .stage("async: N calls outstanding on one connection vs sync threads; AMH");
+        let mut c = cx.self_cmd("client");
+        c.arg("--ior")
+            .arg(&cior)
+            .args(["--mode", "async", "--count", &ASYNC_CALLS.to_string()]);
+        let (recs, _) = cx.client("corbina async client", &mut c, false)?;
+        cx.records.extend(tagged(recs, "tcp"));
     }
     if cx.runs("payload") {
         cx.progress.stage("latency with payloads: socket, corbina");

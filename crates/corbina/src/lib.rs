@@ -143,5 +143,5 @@ pub use error::Error;
 pub use exception::UserException;
 pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
-pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};
+pub use servant::{DeferredReplySink, ReplyHandle, ReplyKind, ReplySink, Servant, ServerRequest};
 pub use typecode::TypeCode;

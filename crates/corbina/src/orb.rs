@@ -537,6 +537,7 @@ impl Orb {
         // Oneways this ORB buffered go out before it stops (a loss stays counted).
         let _ = self.inner.client.flush_oneways();
         self.inner.client.close_bidir();
+        self.inner.client.close_async();
         if let Some(server) = self.server() {
             server.shutdown();
             if wait {

@@ -618,6 +618,153 @@ pub mod r#dyn {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Dyn::Inspector`: [`Inspector`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct InspectorAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl InspectorAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Dyn/Inspector:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `echo`.
+        pub async fn echo(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `type_of`.
+        pub async fn type_of(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "type_of",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::TypeCode as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `swap`.
+        pub async fn swap(&self, a: &mut ::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, inspector::SwapError> {
+            let (a_out, t_out) = self.obj.invoke_async(
+                "swap",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(&*a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let a_out = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let t_out = <::corbina::TypeCode as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((a_out, t_out))
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Dyn/Oops:1.0" => Some(inspector::SwapError::Oops(<Oops as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await?;
+            *a = a_out;
+            Ok(t_out)
+        }
+
+        /// IDL `tag`.
+        pub async fn tag(&self, t: &Tagged, many: &[::corbina::Any]) -> ::core::result::Result<Tagged, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "tag",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(t, w)?;
+                    w.write_length(many.len())?;
+                    <::corbina::Any as ::corbina::cdr::CdrEncode>::encode_slice(many, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <Tagged as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_last`.
+        pub async fn get_last(&self) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_last",
+                |_| Ok(()),
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_last`.
+        pub async fn set_last(&self, value: &::corbina::Any) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_last",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(value, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for InspectorAsync {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.test/Dyn/Inspector:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Inspector> for InspectorAsync {
+        fn from(p: Inspector) -> InspectorAsync {
+            InspectorAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<InspectorAsync> for Inspector {
+        fn from(p: InspectorAsync) -> Inspector {
+            Inspector { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Dyn::Inspector` implements; serve it with [`InspectorSkeleton`].
     pub trait InspectorServant: Send + Sync + 'static {
         /// IDL `echo`.

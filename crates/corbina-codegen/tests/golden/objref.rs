@@ -121,6 +121,92 @@ pub mod refs {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Refs::Item`: [`Item`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct ItemAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl ItemAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/Item:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `name`.
+        pub async fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "name",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_next`.
+        pub async fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_next",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_next`.
+        pub async fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_next",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for ItemAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/Item:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Item> for ItemAsync {
+        fn from(p: Item) -> ItemAsync {
+            ItemAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<ItemAsync> for Item {
+        fn from(p: ItemAsync) -> Item {
+            Item { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Refs::Item` implements; serve it with [`ItemSkeleton`].
     pub trait ItemServant: Send + Sync + 'static {
         /// IDL `name`.
@@ -333,6 +419,105 @@ pub mod refs {
     impl ::core::convert::From<SpecialItem> for Item {
         fn from(p: SpecialItem) -> Item {
             Item::unchecked_narrow(p.as_object())
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Refs::SpecialItem`: [`SpecialItem`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct SpecialItemAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl SpecialItemAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/SpecialItem:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `name`.
+        pub async fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "name",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_next`.
+        pub async fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_next",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_next`.
+        pub async fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_next",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `weight`.
+        pub async fn weight(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "weight",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for SpecialItemAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/SpecialItem:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<SpecialItem> for SpecialItemAsync {
+        fn from(p: SpecialItem) -> SpecialItemAsync {
+            SpecialItemAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<SpecialItemAsync> for SpecialItem {
+        fn from(p: SpecialItemAsync) -> SpecialItem {
+            SpecialItem { obj: p.obj }
         }
     }
 
@@ -956,6 +1141,281 @@ pub mod refs {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Refs::Registry`: [`Registry`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct RegistryAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl RegistryAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/Registry:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `put`.
+        pub async fn put(&self, name: &str, obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "put",
+                |w| {
+                    w.write_string(name)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `get`.
+        pub async fn get(&self, name: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, registry::GetError> {
+            self.obj.invoke_async(
+                "get",
+                |w| {
+                    w.write_string(name)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:Refs/NotFound:1.0" => Some(registry::GetError::NotFound(<NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `make`.
+        pub async fn make(&self, name: &str) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "make",
+                |w| {
+                    w.write_string(name)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `make_special`.
+        pub async fn make_special(&self, name: &str, weight: i32) -> ::core::result::Result<::core::option::Option<SpecialItem>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "make_special",
+                |w| {
+                    w.write_string(name)?;
+                    w.write_long(weight);
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<SpecialItem>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `echo_item`.
+        pub async fn echo_item(&self, i: ::core::option::Option<&Item>) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_item",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, i)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `swap`.
+        pub async fn swap(&self, a: &mut ::core::option::Option<::corbina::ObjectRef>, b: &mut ::core::option::Option<Item>) -> ::core::result::Result<Obj, ::corbina::SystemException> {
+            let (a_out, b_out, c_out) = self.obj.invoke_async(
+                "swap",
+                |w| {
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &*a)?;
+                    ::corbina::object::write_ref::<Item>(w, &*b)?;
+                    Ok(())
+                },
+                |r| {
+                    let a_out = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    let b_out = ::corbina::object::read_ref::<Item>(r)?;
+                    let c_out = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok((a_out, b_out, c_out))
+                },
+                ::corbina::no_user,
+            ).await?;
+            *a = a_out;
+            *b = b_out;
+            Ok(c_out)
+        }
+
+        /// IDL `items`.
+        pub async fn items(&self) -> ::core::result::Result<ItemSeq, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "items",
+                |_| Ok(()),
+                |r| {
+                    let ret = {
+                        let n = r.read_length(8)?;
+                        r.enter()?;
+                        let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<Item>>(n));
+                        for _ in 0..n {
+                            v.push(::corbina::object::read_ref::<Item>(r)?);
+                        }
+                        r.leave();
+                        v
+                    };
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `count_items`.
+        pub async fn count_items(&self, items: &[::core::option::Option<Item>]) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "count_items",
+                |w| {
+                    w.write_length(items.len())?;
+                    for item in items.iter() {
+                        ::corbina::object::write_ref::<Item>(w, item)?;
+                    }
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `entries`.
+        pub async fn entries(&self) -> ::core::result::Result<EntrySeq, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "entries",
+                |_| Ok(()),
+                |r| {
+                    let ret = <::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `put_entry`.
+        pub async fn put_entry(&self, e: &Entry) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "put_entry",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(e, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `maybe`.
+        pub async fn maybe(&self, yes: bool) -> ::core::result::Result<MaybeItem, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "maybe",
+                |w| {
+                    w.write_boolean(yes);
+                    Ok(())
+                },
+                |r| {
+                    let ret = <MaybeItem as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_self_ref`.
+        pub async fn get_self_ref(&self) -> ::core::result::Result<::core::option::Option<Registry>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_self_ref",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Registry>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_fallback`.
+        pub async fn get_fallback(&self) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_fallback",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_fallback`.
+        pub async fn set_fallback(&self, value: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_fallback",
+                |w| {
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for RegistryAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/Registry:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Registry> for RegistryAsync {
+        fn from(p: Registry) -> RegistryAsync {
+            RegistryAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<RegistryAsync> for Registry {
+        fn from(p: RegistryAsync) -> Registry {
+            Registry { obj: p.obj }
         }
     }
 

@@ -96,6 +96,89 @@ impl ::corbina::object::Proxy for Top {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Top`: [`Top`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl TopAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Top:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for TopAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Top:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Top> for TopAsync {
+    fn from(p: Top) -> TopAsync {
+        TopAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<TopAsync> for Top {
+    fn from(p: TopAsync) -> Top {
+        Top { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Top` implements; serve it with [`TopSkeleton`].
 pub trait TopServant: Send + Sync + 'static {
     /// IDL `top_op`.
@@ -299,6 +382,99 @@ impl ::corbina::object::Proxy for Left {
 impl ::core::convert::From<Left> for Top {
     fn from(p: Left) -> Top {
         Top::unchecked_narrow(p.as_object())
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Left`: [`Left`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LeftAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl LeftAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Left:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `left_op`.
+    pub async fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "left_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for LeftAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Left:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Left> for LeftAsync {
+    fn from(p: Left) -> LeftAsync {
+        LeftAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<LeftAsync> for Left {
+    fn from(p: LeftAsync) -> Left {
+        Left { obj: p.obj }
     }
 }
 
@@ -524,6 +700,112 @@ impl ::corbina::object::Proxy for Right {
 impl ::core::convert::From<Right> for Top {
     fn from(p: Right) -> Top {
         Top::unchecked_narrow(p.as_object())
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Right`: [`Right`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RightAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl RightAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Right:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `right_op`.
+    pub async fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "right_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_name`.
+    pub async fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_name",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for RightAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Right:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Right> for RightAsync {
+    fn from(p: Right) -> RightAsync {
+        RightAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<RightAsync> for Right {
+    fn from(p: RightAsync) -> Right {
+        Right { obj: p.obj }
     }
 }
 
@@ -801,6 +1083,132 @@ impl ::core::convert::From<Bottom> for Right {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Bottom`: [`Bottom`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BottomAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl BottomAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Bottom:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `left_op`.
+    pub async fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "left_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `right_op`.
+    pub async fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "right_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_name`.
+    pub async fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_name",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `bottom_op`.
+    pub async fn bottom_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "bottom_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for BottomAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Bottom:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Bottom> for BottomAsync {
+    fn from(p: Bottom) -> BottomAsync {
+        BottomAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<BottomAsync> for Bottom {
+    fn from(p: BottomAsync) -> Bottom {
+        Bottom { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Bottom` implements; serve it with [`BottomSkeleton`].
 pub trait BottomServant: LeftServant + RightServant {
     /// IDL `bottom_op`.
@@ -1066,6 +1474,132 @@ impl ::corbina::object::Proxy for Keywords {
 
     fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Keywords`: [`Keywords`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeywordsAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl KeywordsAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Keywords:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `type`.
+    pub async fn r#type(&self, r#match: i32, r#move: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "type",
+            |w| {
+                w.write_long(r#match);
+                w.write_long(r#move);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `module`.
+    pub async fn module(&self, self_: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "module",
+            |w| {
+                w.write_string(self_)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_fn`.
+    pub async fn get_fn(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_fn",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_fn`.
+    pub async fn set_fn(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_fn",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_impl`.
+    pub async fn get_impl(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_impl",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_impl`.
+    pub async fn set_impl(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_impl",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for KeywordsAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Keywords:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Keywords> for KeywordsAsync {
+    fn from(p: Keywords) -> KeywordsAsync {
+        KeywordsAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<KeywordsAsync> for Keywords {
+    fn from(p: KeywordsAsync) -> Keywords {
+        Keywords { obj: p.obj }
     }
 }
 
@@ -1440,6 +1974,165 @@ impl ::corbina::object::Proxy for Ops {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Ops`: [`Ops`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpsAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl OpsAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Ops:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `notify`.
+    pub async fn notify(&self, msg: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "notify",
+            |w| {
+                w.write_string(msg)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `compute`.
+    pub async fn compute(&self, a: i32, c: &mut i32) -> ::core::result::Result<(i32, i32), ops::ComputeError> {
+        let (ret, b_out, c_out) = self.obj.invoke_async(
+            "compute",
+            |w| {
+                w.write_long(a);
+                w.write_long(*c);
+                Ok(())
+            },
+            |r| {
+                let ret = r.read_long()?;
+                let b_out = r.read_long()?;
+                let c_out = r.read_long()?;
+                Ok((ret, b_out, c_out))
+            },
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::ComputeError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await?;
+        *c = c_out;
+        Ok((ret, b_out))
+    }
+
+    /// IDL `precise`.
+    pub async fn precise(&self) -> ::core::result::Result<::corbina::LongDouble, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "precise",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long_double()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `counter`.
+    pub async fn counter(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "counter",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_ulonglong()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `wide`.
+    pub async fn wide(&self) -> ::core::result::Result<char, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "wide",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_wchar()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_value`.
+    pub async fn get_value(&self) -> ::core::result::Result<i32, ops::GetValueError> {
+        self.obj.invoke_async(
+            "_get_value",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::GetValueError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+
+    /// IDL `_set_value`.
+    pub async fn set_value(&self, value: i32) -> ::core::result::Result<(), ops::SetValueError> {
+        self.obj.invoke_async(
+            "_set_value",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::SetValueError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for OpsAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Ops:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Ops> for OpsAsync {
+    fn from(p: Ops) -> OpsAsync {
+        OpsAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<OpsAsync> for Ops {
+    fn from(p: OpsAsync) -> Ops {
+        Ops { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Ops` implements; serve it with [`OpsSkeleton`].
 pub trait OpsServant: Send + Sync + 'static {
     /// IDL `notify`.
@@ -1780,6 +2473,63 @@ pub mod outer {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Outer::Fwd`: [`Fwd`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct FwdAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl FwdAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Fwd:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `ping`.
+        pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ping",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for FwdAsync {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Fwd:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Fwd> for FwdAsync {
+        fn from(p: Fwd) -> FwdAsync {
+            FwdAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<FwdAsync> for Fwd {
+        fn from(p: FwdAsync) -> Fwd {
+            Fwd { obj: p.obj }
         }
     }
 
@@ -2598,6 +3348,53 @@ pub mod typed {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Typed::Versioned`: [`Versioned`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct VersionedAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl VersionedAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/Versioned:2.3";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for VersionedAsync {
+        const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/Versioned:2.3";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Versioned> for VersionedAsync {
+        fn from(p: Versioned) -> VersionedAsync {
+            VersionedAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<VersionedAsync> for Versioned {
+        fn from(p: VersionedAsync) -> Versioned {
+            Versioned { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Typed::Versioned` implements; serve it with [`VersionedSkeleton`].
     pub trait VersionedServant: Send + Sync + 'static {
     }
@@ -2708,6 +3505,53 @@ pub mod typed {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Typed::Explicit`: [`Explicit`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct ExplicitAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl ExplicitAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "LOCAL:explicit";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for ExplicitAsync {
+        const REPOSITORY_ID: &'static str = "LOCAL:explicit";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Explicit> for ExplicitAsync {
+        fn from(p: Explicit) -> ExplicitAsync {
+            ExplicitAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<ExplicitAsync> for Explicit {
+        fn from(p: ExplicitAsync) -> Explicit {
+            Explicit { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Typed::Explicit` implements; serve it with [`ExplicitSkeleton`].
     pub trait ExplicitServant: Send + Sync + 'static {
     }
@@ -2815,6 +3659,53 @@ pub mod typed {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Typed::WithTypeId`: [`WithTypeId`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct WithTypeIdAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl WithTypeIdAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:custom/Id:9.9";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for WithTypeIdAsync {
+        const REPOSITORY_ID: &'static str = "IDL:custom/Id:9.9";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<WithTypeId> for WithTypeIdAsync {
+        fn from(p: WithTypeId) -> WithTypeIdAsync {
+            WithTypeIdAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<WithTypeIdAsync> for WithTypeId {
+        fn from(p: WithTypeIdAsync) -> WithTypeId {
+            WithTypeId { obj: p.obj }
         }
     }
 

@@ -21,6 +21,9 @@ use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
+mod asynch;
+pub use asynch::{AsyncDecodeReply, AsyncEncodeArgs};
+
 /// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
 /// chain that ends this way is not unwound to the original target).
 pub const MINOR_FORWARD_LIMIT: u32 = minor::TRANSIENT_FORWARD_LIMIT;
@@ -806,6 +809,10 @@ impl Invoker for IiopInvoker {
         // forever.
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
         self.call(operation, encode, decode, 0, deadline)
+    }
+
+    fn as_iiop(&self) -> Option<&IiopInvoker> {
+        Some(self)
     }
 }
 

@@ -15,7 +15,7 @@ use crate::giop::connection::{
 };
 use crate::giop::{LocateStatus, ReplyStatus, Version};
 use crate::poa::{DispatchError, LocateOutcome};
-use crate::servant::{ReplyKind, ReplySink, ServerRequest};
+use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
 use crate::{Error, SystemException};
 
@@ -23,6 +23,8 @@ use crate::{Error, SystemException};
 /// one lock so that an orderly close never overtakes a reply in progress.
 pub(crate) struct ConnectionShared {
     state: Mutex<ConnState>,
+    /// Itself, for a reply deferred past its upcall ([`crate::ReplyHandle`]).
+    me: std::sync::Weak<ConnectionShared>,
     /// The client's authenticated identity (TLS with a client certificate), made
     /// available to the upcalls of its requests ([`super::peer_identity`]).
     peer: Option<Arc<super::PeerIdentity>>,
@@ -83,7 +85,8 @@ impl ConnectionShared {
 impl ConnectionShared {
     /// The shared half of a connection on `stream`, its client authenticated as `peer`.
     fn new(stream: Stream, peer: Option<Arc<super::PeerIdentity>>) -> Arc<ConnectionShared> {
-        Arc::new(ConnectionShared {
+        Arc::new_cyclic(|me| ConnectionShared {
+            me: me.clone(),
             peer,
             state: Mutex::new(ConnState {
                 stream,
@@ -630,5 +633,65 @@ impl ReplySink for ConnectionReplySink<'_> {
             ReplyKind::UserException => ReplyStatus::UserException,
         };
         self.send(status, body)
+    }
+
+    fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
+        let shared = self.shared.me.upgrade()?;
+        // The request keeps the connection busy until the deferred reply leaves it.
+        self.left_busy = true;
+        Some(Box::new(DeferredConnectionReply {
+            shared,
+            reply: self.reply,
+        }))
+    }
+}
+
+/// A reply deferred past its upcall: written on the connection whenever it is given, from
+/// any thread (the connection's writer is shared under its lock).
+struct DeferredConnectionReply {
+    shared: Arc<ConnectionShared>,
+    reply: ReplyContext,
+}
+
+impl DeferredReplySink for DeferredConnectionReply {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        // Not the connection thread's buffer: that one serves later requests meanwhile.
+        let mut out = Vec::new();
+        let mut sink = ConnectionReplySink {
+            shared: &self.shared,
+            out: &mut out,
+            reply: self.reply,
+            left_busy: false,
+        };
+        let sent = ReplySink::reply(&mut sink, kind, body);
+        if let Err(e) = &sent {
+            if !sink.left_busy {
+                // The body could not be encoded: the client still gets an answer.
+                let _ = sink.system_exception(e.clone());
+            }
+        }
+        if !sink.left_busy {
+            end(&self.shared);
+        }
+        sent
+    }
+
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
+        let mut out = Vec::new();
+        let mut sink = ConnectionReplySink {
+            shared: &self.shared,
+            out: &mut out,
+            reply: self.reply,
+            left_busy: false,
+        };
+        let sent = sink.system_exception(e);
+        if !sink.left_busy {
+            end(&self.shared);
+        }
+        sent
     }
 }
