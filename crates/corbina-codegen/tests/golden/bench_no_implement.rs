@@ -587,6 +587,274 @@ impl ::corbina::object::Proxy for Bench {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Bench`: [`Bench`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BenchAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl BenchAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:Bench:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `ping`.
+    pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "ping",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `ping_oneway`.
+    pub async fn ping_oneway(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "ping_oneway",
+            |_| Ok(()),
+        ).await
+    }
+
+    /// IDL `echo`.
+    pub async fn echo(&self, s: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "echo",
+            |w| {
+                w.write_string(s)?;
+                Ok(())
+            },
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `fail`.
+    pub async fn fail(&self, code: i32) -> ::core::result::Result<(), bench::FailError> {
+        self.obj.invoke_async(
+            "fail",
+            |w| {
+                w.write_long(code);
+                Ok(())
+            },
+            |_| Ok(()),
+            |id, r| {
+                Ok(match id {
+                    "IDL:BenchError:1.0" => Some(bench::FailError::BenchError(<BenchError as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+
+    /// IDL `send_octets`.
+    pub async fn send_octets(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_octets",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_octets_oneway`.
+    pub async fn send_octets_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_octets_oneway",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_shorts`.
+    pub async fn send_shorts(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_shorts",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_shorts_oneway`.
+    pub async fn send_shorts_oneway(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_shorts_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_longs`.
+    pub async fn send_longs(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_longs",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_longs_oneway`.
+    pub async fn send_longs_oneway(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_longs_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_doubles`.
+    pub async fn send_doubles(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_doubles",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_doubles_oneway`.
+    pub async fn send_doubles_oneway(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_doubles_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_chars`.
+    pub async fn send_chars(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_chars",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_chars_oneway`.
+    pub async fn send_chars_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_chars_oneway",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_structs`.
+    pub async fn send_structs(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_structs",
+            |w| {
+                w.write_length(s.len())?;
+                <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(s, w)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_structs_oneway`.
+    pub async fn send_structs_oneway(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_structs_oneway",
+            |w| {
+                w.write_length(s.len())?;
+                <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(s, w)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `start_timer`.
+    pub async fn start_timer(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "start_timer",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `stop_timer`.
+    pub async fn stop_timer(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "stop_timer",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_ulonglong()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for BenchAsync {
+    const REPOSITORY_ID: &'static str = "IDL:Bench:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Bench> for BenchAsync {
+    fn from(p: Bench) -> BenchAsync {
+        BenchAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<BenchAsync> for Bench {
+    fn from(p: BenchAsync) -> Bench {
+        Bench { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Bench` implements; serve it with [`BenchSkeleton`].
 pub trait BenchServant: Send + Sync + 'static {
     /// IDL `ping`.
