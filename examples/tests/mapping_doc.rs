@@ -52,3 +52,35 @@ fn operation_signature_example_runs() {
     }
     orb.destroy();
 }
+
+#[test]
+fn async_proxy_example_runs() {
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let poa = orb.root_poa();
+    let skeleton = m::BenchSkeleton::new(blocks::block_2::MyBench);
+    let id = poa.activate_object(Arc::new(skeleton)).unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let proxy = m::Bench::unchecked_narrow(&poa.id_to_reference(&id).unwrap());
+    let call = blocks::block_3::call_async(&proxy);
+    assert_eq!(block_on(call).unwrap(), "HELLO 2 42");
+    orb.destroy();
+}
+
+/// The least executor there is (the futures need none in particular): park until woken.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
