@@ -62,7 +62,7 @@
 //! goes to the profile's TCP address instead, and every reference to that endpoint skips it
 //! for [`STALE_LOCAL_RETRY`] before trying it again.
 
-mod invoker;
+pub(crate) mod invoker;
 mod rope;
 
 use std::cell::Cell;
