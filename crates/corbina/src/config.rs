@@ -171,6 +171,10 @@ pub struct OrbConfig {
     /// `BI_DIR_IIOP` offer on a request to a POA with `BidirectionalPolicy::Both` and calls
     /// the listed addresses back over that client's connection (default off).
     pub accept_bidir: bool,
+    /// Portable Interceptor initializers, run when the ORB is created (see
+    /// [`crate::interceptor`]; no `-ORB` option). With none, calls pay nothing for
+    /// interceptors.
+    pub initializers: crate::interceptor::Initializers,
 }
 
 /// CORBA Messaging's `SyncScope` for oneway requests: how far a oneway has got when the
@@ -322,6 +326,7 @@ impl Default for OrbConfig {
             endpoints_no_listen: Vec::new(),
             offer_bidir: false,
             accept_bidir: false,
+            initializers: crate::interceptor::Initializers::default(),
         }
     }
 }
@@ -502,6 +507,16 @@ impl OrbConfig {
     /// Whether clients use servers' published local endpoints (`-ORBPreferUnix`).
     pub fn prefer_local(mut self, yes: bool) -> Self {
         self.prefer_local = yes;
+        self
+    }
+
+    /// Registers a Portable Interceptor initializer (`ORBInitializer`): it adds request
+    /// and IOR interceptors and allocates `PICurrent` slots when the ORB is created.
+    pub fn orb_initializer(
+        mut self,
+        initializer: std::sync::Arc<dyn crate::interceptor::OrbInitializer>,
+    ) -> Self {
+        self.initializers.list.push(initializer);
         self
     }
 

@@ -126,6 +126,7 @@ pub mod dsi;
 pub mod dynany;
 pub mod error;
 pub mod exception;
+pub mod interceptor;
 pub mod object;
 pub mod orb;
 pub mod poa;

@@ -35,8 +35,13 @@ pub enum InitialReference {
     RootPoa(Poa),
     /// `POACurrent`: `PortableServer::Current`, the upcall context of the calling thread.
     PoaCurrent(Current),
-    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`), or one an ORB initializer
+    /// registered.
     Object(ObjectRef),
+    /// `PICurrent`: the Portable Interceptor slots of the calling thread.
+    PiCurrent(crate::interceptor::PiCurrent),
+    /// `CodecFactory`: makes `Codec`s.
+    CodecFactory(crate::interceptor::CodecFactory),
 }
 
 /// `CORBA::ORB::InvalidName`: no initial reference by that name.
@@ -125,14 +130,20 @@ impl Orb {
     /// `-ORB…` arguments, which win. Returns the ORB and the arguments that were not ORB
     /// options, in order. Unknown `-ORB` options are an error.
     pub fn init<I: IntoIterator<Item = String>>(args: I) -> Result<(Orb, Vec<String>), InitError> {
-        let (config, rest) = OrbConfig::from_args_and_env(args)?;
+        let args: Vec<String> = args.into_iter().collect();
+        let (mut config, rest) = OrbConfig::from_args_and_env(args.clone())?;
+        config.initializers.run(args);
         Ok((Orb::with_config(config), rest))
     }
 
     /// An ORB with an explicit configuration.
-    pub fn with_config(config: OrbConfig) -> Orb {
+    pub fn with_config(mut config: OrbConfig) -> Orb {
+        config.initializers.run(Vec::new());
         let client = Arc::new(ClientContext::new(config.clone()));
-        let direct_collocation = config.direct_collocation;
+        // Request interceptors run on both sides of calls to this ORB's own objects:
+        // those go over a loopback connection (see `crate::interceptor`).
+        let direct_collocation =
+            config.direct_collocation && !config.initializers.has_request_interceptors();
         let inner = Arc::new(OrbInner {
             config,
             client,
@@ -321,6 +332,9 @@ impl Orb {
                 components.push(c);
             }
         }
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            components.extend(reg.components(type_id, key));
+        }
         let profile = IiopProfile {
             version: Version::new(1, self.inner.config.giop_max_minor.min(2))
                 .unwrap_or(Version::V1_2),
@@ -353,10 +367,23 @@ impl Orb {
             }
             None => {
                 let key = key.to_vec();
-                ObjectRef::new(ior, key, Arc::new(invoker))
+                ObjectRef::new(ior, key, self.intercepted(invoker))
             }
         };
         Ok(obj.with_orb(self))
+    }
+
+    /// The invoker of a new reference: with client request interceptors registered, one
+    /// that runs them (decided here, once per reference, so that calls without
+    /// interceptors check nothing).
+    fn intercepted(&self, invoker: IiopInvoker) -> Arc<dyn crate::object::Invoker> {
+        match self.inner.config.initializers.client() {
+            Some(reg) => Arc::new(crate::interceptor::InterceptedInvoker::new(
+                invoker,
+                reg.clone(),
+            )),
+            None => Arc::new(invoker),
+        }
     }
 
     /// Whether references to this ORB's own objects made from now on call their servants
@@ -366,6 +393,8 @@ impl Orb {
     /// References made earlier keep their behaviour; for one reference use
     /// [`ObjectRef::without_collocation`].
     pub fn set_direct_collocation(&self, direct: bool) {
+        // Never with request interceptors: they run on calls to this ORB's objects too.
+        let direct = direct && !self.inner.config.initializers.has_request_interceptors();
         self.inner
             .direct_collocation
             .store(direct, Ordering::Relaxed);
@@ -411,7 +440,11 @@ impl Orb {
         let invoker = IiopInvoker::new(self.inner.client.clone(), obj.ior().clone())?
             .with_call_timeout(Some(timeout));
         let key = invoker.profile().object_key.as_bytes().to_vec();
-        Ok(ObjectRef::new(obj.ior().clone(), key, Arc::new(invoker)))
+        Ok(ObjectRef::new(
+            obj.ior().clone(),
+            key,
+            self.intercepted(invoker),
+        ))
     }
 
     /// The client side's connections (ropes of strands), for monitoring and tests.
@@ -473,7 +506,23 @@ impl Orb {
         match name {
             "RootPOA" => return Ok(InitialReference::RootPoa(self.root_poa())),
             "POACurrent" => return Ok(InitialReference::PoaCurrent(Current)),
+            "CodecFactory" => {
+                return Ok(InitialReference::CodecFactory(
+                    crate::interceptor::CodecFactory,
+                ))
+            }
+            "PICurrent" => {
+                let slots = self.inner.config.initializers.registered.as_ref();
+                return Ok(InitialReference::PiCurrent(crate::interceptor::PiCurrent {
+                    slots: slots.map_or(0, |r| r.slots),
+                }));
+            }
             _ => {}
+        }
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            if let Some(obj) = reg.initial_reference(name) {
+                return Ok(InitialReference::Object(obj));
+            }
         }
         let invalid = || InvalidName(name.to_owned());
         if let Some(url) = self.inner.config.init_refs.get(name) {
@@ -494,7 +543,15 @@ impl Orb {
 
     /// `list_initial_services`.
     pub fn list_initial_services(&self) -> Vec<String> {
-        let mut v = vec!["RootPOA".to_owned(), "POACurrent".to_owned()];
+        let mut v = vec![
+            "RootPOA".to_owned(),
+            "POACurrent".to_owned(),
+            "PICurrent".to_owned(),
+            "CodecFactory".to_owned(),
+        ];
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            v.extend(reg.initial_references.iter().map(|(n, _)| n.clone()));
+        }
         for k in self.inner.config.init_refs.keys() {
             if !v.contains(k) {
                 v.push(k.clone());
@@ -561,6 +618,11 @@ impl Orb {
     pub fn destroy(&self) {
         self.shutdown(true);
         let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        if *st != RunState::Destroyed {
+            if let Some(reg) = &self.inner.config.initializers.registered {
+                reg.destroy();
+            }
+        }
         *st = RunState::Destroyed;
         self.inner.state_changed.notify_all();
     }

@@ -684,6 +684,27 @@ impl GiopConnection {
         )
     }
 
+    /// [`GiopConnection::poll_event`] as a call, never inlined: for rare paths of the
+    /// caller (request interceptors), so that its one hot call site stays the only one the
+    /// compiler sees and inlines.
+    #[inline(never)]
+    pub fn poll_event_outlined(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
+        self.poll_event()
+    }
+
+    /// [`GiopConnection::read_buf`] as a call, never inlined (see
+    /// [`GiopConnection::poll_event_outlined`]).
+    #[inline(never)]
+    pub fn read_buf_outlined(&mut self) -> &mut [u8] {
+        self.read_buf()
+    }
+
+    /// The id the next request started on this connection gets (request interceptors
+    /// see it before the request is marshalled).
+    pub fn next_request_id(&self) -> u32 {
+        self.next_request_id
+    }
+
     /// [`GiopConnection::start_request`] with service contexts of the caller's.
     #[allow(clippy::too_many_arguments)]
     #[inline]

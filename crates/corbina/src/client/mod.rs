@@ -85,7 +85,7 @@
 //! for [`STALE_LOCAL_RETRY`] before trying it again.
 
 mod async_conn;
-mod invoker;
+pub(crate) mod invoker;
 mod rope;
 
 use std::cell::Cell;

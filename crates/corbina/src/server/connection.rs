@@ -19,6 +19,8 @@ use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
 use crate::{Error, SystemException};
 
+mod intercepted;
+
 /// The part of a connection other threads touch: its writer and its closing state, under
 /// one lock so that an orderly close never overtakes a reply in progress.
 pub(crate) struct ConnectionShared {
@@ -213,6 +215,7 @@ pub(crate) fn open(
             shared,
             dispatcher,
             server: server.clone(),
+            interceptors: config.initializers.server(),
             out: Vec::with_capacity(256),
             bidir_offer: None,
         },
@@ -320,6 +323,8 @@ pub(crate) struct Handler {
     shared: Arc<ConnectionShared>,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
+    /// Server request interceptors, if any are registered.
+    interceptors: Option<Arc<crate::interceptor::server::Registered>>,
     /// The buffer every reply is marshalled into: no allocation per call.
     out: Vec<u8>,
     /// A bidirectional GIOP offer taken: the request that carried it (not run yet) and the
@@ -343,6 +348,19 @@ impl Handler {
                         self.bidir_offer = Some(offer);
                         return false;
                     }
+                }
+                // One load and branch when no server interceptor is registered.
+                if let Some(pi) = &self.interceptors {
+                    return intercepted::serve_intercepted(
+                        &self.shared,
+                        &*self.dispatcher,
+                        &mut self.out,
+                        pi,
+                        header,
+                        key.as_deref(),
+                        body.reader(reply.code_sets),
+                        reply,
+                    );
                 }
                 serve_request(
                     &self.shared,
