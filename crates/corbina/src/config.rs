@@ -15,8 +15,8 @@
 //!
 //! In the environment the same option is `CORBINA_<NAME>`, the name upper-cased. Repeatable
 //! options (marked ⟳) take several values separated by whitespace or `;`. An unknown
-//! `CORBINA_…` variable is an error too (typo protection), except `CORBINA_LOG`, which is
-//! reserved for logging. A variable set to an empty value counts as unset.
+//! `CORBINA_…` variable is an error too (typo protection), except `CORBINA_LOG`, a
+//! `tracing-subscriber` `EnvFilter` for the log ([`crate::trace`]). A variable set to an empty value counts as unset.
 //!
 //! | Option | Environment | Default | Meaning |
 //! |---|---|---|---|
@@ -34,6 +34,9 @@
 //! | `-ORBsslVerifyMode none\|peer[,fail][,once]` | `CORBINA_SSLVERIFYMODE` | `peer` | omniORB's modes: `peer` — a client checks the server's certificate against `-ORBsslCAFile`, a server asks clients for one and checks it if sent; `fail` — a server refuses clients without a certificate (mutual authentication); `once` is accepted (TLS renegotiation is never done); `none` — no checks |
 //! | `-ORBsslAcceptTimeOut ms` | `CORBINA_SSLACCEPTTIMEOUT` | `10000` | a server's TLS handshake must finish within this (omniORB's option; ≥ 1); handshakes run off the accept thread |
 //! | `-ORBsslCheckHostName 0/1` | `CORBINA_SSLCHECKHOSTNAME` | `1` | a client checks that the server's certificate names the host (or IP address) in the reference; `0` checks the chain only, as omniORB does |
+//! | `-ORBtraceLevel n` | `CORBINA_TRACELEVEL` | `0` | what the ORB logs to stderr (omniORB's levels, [`crate::trace`]): `1` warnings, `10` connections, `25` every request, `40` hex dumps of the bytes on the wire; the ORB installs its stderr subscriber only if the application has none |
+//! | `-ORBtraceInvocations 0/1` | `CORBINA_TRACEINVOCATIONS` | `0` | log every request whatever the level (omniORB's option) |
+//! | — | `CORBINA_LOG` | none | an `EnvFilter` (`corbina=debug`, `corbina::request=info,corbina::wire=trace`): what the ORB logs to stderr; wins over `-ORBtraceLevel`'s filter |
 //! | `-ORBPreferUnix 0/1` | `CORBINA_PREFERUNIX` | `1` | a client uses a server's published shared-memory or Unix endpoint (in that order) instead of TCP when the server is on this host (same host name, the socket path exists) |
 //! | `-ORBCollocation direct\|iiop` | `CORBINA_COLLOCATION` | `direct` | `direct`: generated proxies for objects of this ORB's own POAs call the servant on the caller's thread, unmarshalled (POA rules still apply); `iiop`: such calls go over a loopback connection like any other (per reference: `ObjectRef::without_collocation`) |
 //! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |
@@ -175,6 +178,22 @@ pub struct OrbConfig {
     /// [`crate::interceptor`]; no `-ORB` option). With none, calls pay nothing for
     /// interceptors.
     pub initializers: crate::interceptor::Initializers,
+    /// `-ORBtraceLevel n` (omniORB's option): what the ORB logs to stderr, if the
+    /// application installed no `tracing` subscriber of its own (default 0: nothing).
+    /// 1: warnings; 10: connections (open, close, CloseConnection, MessageError, fragments,
+    /// forwards, retries, timeouts); 25: every request, one line as it ends; 40: hex dumps
+    /// of the bytes on every connection. See [`crate::trace`].
+    pub trace_level: u32,
+    /// `-ORBtraceInvocations 0/1` (omniORB's option): log every request (as trace level 25
+    /// does, whatever the level).
+    pub trace_invocations: bool,
+    /// `CORBINA_LOG`: a `tracing-subscriber` `EnvFilter` (`corbina::request=info,warn`):
+    /// the ORB logs what it selects to stderr (it wins over `trace_level`'s filter).
+    pub log_filter: Option<String>,
+    /// Whether requests get `tracing` spans (`corbina.client`, `corbina.server`) for a
+    /// subscriber the application installed; implied by a trace level ≥ 25,
+    /// `trace_invocations` and `log_filter`. Off by default: calls pay nothing for them.
+    pub request_spans: bool,
 }
 
 /// CORBA Messaging's `SyncScope` for oneway requests: how far a oneway has got when the
@@ -327,6 +346,10 @@ impl Default for OrbConfig {
             offer_bidir: false,
             accept_bidir: false,
             initializers: crate::interceptor::Initializers::default(),
+            trace_level: 0,
+            trace_invocations: false,
+            log_filter: None,
+            request_spans: false,
         }
     }
 }
@@ -541,6 +564,30 @@ impl OrbConfig {
     /// (`-ORBofferBiDirectionalGIOP`).
     pub fn offer_bidir(mut self, yes: bool) -> Self {
         self.offer_bidir = yes;
+        self
+    }
+
+    /// What the ORB logs to stderr (`-ORBtraceLevel`; see [`crate::trace`]).
+    pub fn trace_level(mut self, level: u32) -> Self {
+        self.trace_level = level;
+        self
+    }
+
+    /// Logs every request (`-ORBtraceInvocations`).
+    pub fn trace_invocations(mut self, yes: bool) -> Self {
+        self.trace_invocations = yes;
+        self
+    }
+
+    /// Logs what an `EnvFilter` selects to stderr (`CORBINA_LOG`).
+    pub fn log_filter(mut self, filter: impl Into<String>) -> Self {
+        self.log_filter = Some(filter.into());
+        self
+    }
+
+    /// Gives every request a `tracing` span, for the application's own subscriber.
+    pub fn request_spans(mut self, yes: bool) -> Self {
+        self.request_spans = yes;
         self
     }
 

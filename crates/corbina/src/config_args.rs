@@ -45,6 +45,8 @@ enum Key {
     SslVerifyMode,
     SslAcceptTimeout,
     SslCheckHostName,
+    TraceLevel,
+    TraceInvocations,
 }
 
 /// Every option: its key, its names (canonical first, then aliases) and whether the
@@ -91,6 +93,8 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::SslVerifyMode, &["sslVerifyMode"], false),
     (Key::SslAcceptTimeout, &["sslAcceptTimeOut"], false),
     (Key::SslCheckHostName, &["sslCheckHostName"], false),
+    (Key::TraceLevel, &["traceLevel"], false),
+    (Key::TraceInvocations, &["traceInvocations"], false),
 ];
 
 const ENV_PREFIX: &str = "CORBINA_";
@@ -535,6 +539,8 @@ impl OrbConfig {
                 self.ssl.accept_timeout = Duration::from_millis(at_least(value, 1, u64::MAX)?)
             }
             Key::SslCheckHostName => self.ssl.check_host_name = flag(value)?,
+            Key::TraceLevel => self.trace_level = number(value, u32::MAX as u64)? as u32,
+            Key::TraceInvocations => self.trace_invocations = flag(value)?,
             Key::OnewayBufferDelay => {
                 self.oneway_buffering.max_delay =
                     Duration::from_micros(at_least(value, 1, u64::MAX)?)
@@ -597,18 +603,27 @@ impl OrbConfig {
     /// `<NAME>` is an option name upper-cased (`CORBINA_INITREF`, `CORBINA_CALLTIMEOUT`, …).
     /// Repeatable options take several values separated by whitespace or `;`; other values are
     /// trimmed; an empty value counts as unset. Unknown `CORBINA_…` variables are errors,
-    /// except the reserved `CORBINA_LOG`. Variables are applied in name order. On error `self`
-    /// is left unchanged.
+    /// except `CORBINA_LOG`, an `EnvFilter` for the log ([`OrbConfig::log_filter`]).
+    /// Variables are applied in name order. On error `self` is left unchanged.
     pub fn apply_env<I: IntoIterator<Item = (String, String)>>(
         &mut self,
         vars: I,
     ) -> Result<(), ConfigError> {
+        let mut log_filter = None;
         let mut vars: Vec<(String, String)> = vars
             .into_iter()
-            .filter(|(var, _)| var.starts_with(ENV_PREFIX) && !ENV_RESERVED.contains(&var.as_str()))
+            .filter(|(var, value)| {
+                if var == "CORBINA_LOG" && !value.trim().is_empty() {
+                    log_filter = Some(value.trim().to_string());
+                }
+                var.starts_with(ENV_PREFIX) && !ENV_RESERVED.contains(&var.as_str())
+            })
             .collect();
         vars.sort();
         let mut next = self.clone();
+        if log_filter.is_some() {
+            next.log_filter = log_filter;
+        }
         let mut replaced = Replaced::default();
         for (var, value) in vars {
             let suffix = &var[ENV_PREFIX.len()..];
@@ -1381,7 +1396,7 @@ mod tests {
             ("-ORBmaxGIOPversoin", Some("-ORBmaxGIOPVersion")),
             ("-ORBcall_timeout", Some("-ORBCallTimeout")),
             ("-ORBIdleTimout", Some("-ORBIdleTimeout")),
-            ("-ORBtraceLevel", None),
+            ("-ORBtraceLevl", Some("-ORBtraceLevel")),
             ("-ORBNativeCharCodeSet", None),
             ("-ORB", None),
         ];
@@ -1402,8 +1417,11 @@ mod tests {
             err.to_string(),
             "unknown ORB option `-ORBEndpiont`; did you mean `-ORBEndpoint`?"
         );
-        let err = parse(&["-ORBtraceLevel", "10"]).unwrap_err();
-        assert_eq!(err.to_string(), "unknown ORB option `-ORBtraceLevel`");
+        let err = parse(&["-ORBNativeCharCodeSet", "10"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown ORB option `-ORBNativeCharCodeSet`"
+        );
     }
 
     #[test]
@@ -1557,7 +1575,21 @@ mod tests {
             ("CORBINA_THREADPOOL", "   "),
         ])
         .unwrap();
-        assert_eq!(c, OrbConfig::default());
+        assert_eq!(c, OrbConfig::default().log_filter("debug"));
+    }
+
+    #[test]
+    fn trace_options_from_arguments_and_environment() {
+        let (c, _) = parse(&["-ORBtraceLevel", "40", "-ORBtraceInvocations=1"]).unwrap();
+        assert_eq!((c.trace_level, c.trace_invocations), (40, true));
+        let c = env(&[
+            ("CORBINA_TRACELEVEL", "25"),
+            ("CORBINA_LOG", " corbina=debug "),
+        ])
+        .unwrap();
+        assert_eq!(c.trace_level, 25);
+        assert_eq!(c.log_filter.as_deref(), Some("corbina=debug"));
+        assert!(parse(&["-ORBtraceLevel", "-1"]).is_err());
     }
 
     #[test]
@@ -1570,7 +1602,7 @@ mod tests {
                 "CORBINA_MAX_STRANDS_PER_ROPE",
                 Some("CORBINA_MAXSTRANDSPERROPE"),
             ),
-            ("CORBINA_TRACELEVEL", None),
+            ("CORBINA_TRACE_LEVEL", Some("CORBINA_TRACELEVEL")),
             ("CORBINA_", None),
             // Names are upper case only.
             ("CORBINA_InitRef", Some("CORBINA_INITREF")),

@@ -132,6 +132,7 @@ pub mod orb;
 pub mod poa;
 pub mod servant;
 pub mod server;
+pub mod trace;
 pub mod transport;
 pub mod typecode;
 

@@ -132,13 +132,16 @@ impl Orb {
     pub fn init<I: IntoIterator<Item = String>>(args: I) -> Result<(Orb, Vec<String>), InitError> {
         let args: Vec<String> = args.into_iter().collect();
         let (mut config, rest) = OrbConfig::from_args_and_env(args.clone())?;
-        config.initializers.run(args);
+        let spans = crate::trace::wants_request_spans(&config);
+        config.initializers.run(args, spans);
         Ok((Orb::with_config(config), rest))
     }
 
     /// An ORB with an explicit configuration.
     pub fn with_config(mut config: OrbConfig) -> Orb {
-        config.initializers.run(Vec::new());
+        crate::trace::install_log(&config);
+        let spans = crate::trace::wants_request_spans(&config);
+        config.initializers.run(Vec::new(), spans);
         let client = Arc::new(ClientContext::new(config.clone()));
         // Request interceptors run on both sides of calls to this ORB's own objects:
         // those go over a loopback connection (see `crate::interceptor`).

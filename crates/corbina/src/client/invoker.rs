@@ -262,8 +262,12 @@ impl IiopInvoker {
             };
             match attempt {
                 Attempt::Done => return Ok(()),
-                Attempt::Retry => continue,
+                Attempt::Retry => {
+                    crate::trace::retried(rope.address(), operation);
+                    continue;
+                }
                 Attempt::Forward(target) => {
+                    crate::trace::forwarded(operation, target.ior());
                     if hops >= self.ctx.config.forward_limit {
                         return Err(forward_limit(self.ctx.config.forward_limit));
                     }
@@ -544,14 +548,19 @@ impl IiopInvoker {
                     rope.release(strand);
                     return outcome;
                 }
-                Ok(Some(Event::Fragment { .. })) => continue,
+                Ok(Some(Event::Fragment { .. })) => {
+                    crate::trace::fragment_received(rope.address());
+                    continue;
+                }
                 Ok(Some(Event::CloseConnection)) => {
                     // Orderly close: the server did not process our request.
+                    crate::trace::control_received("CloseConnection", rope.address());
                     drop(strand);
                     rope.discard();
                     return Ok(Attempt::Retry);
                 }
                 Ok(Some(Event::MessageError)) => {
+                    crate::trace::control_received("MessageError", rope.address());
                     return fail(rope, strand, message_error(rope));
                 }
                 // Anything else (a reply to another request, a request to this client) is
@@ -723,6 +732,7 @@ pub(crate) fn unexpected_message(rope: &Rope, event: &Event<'_>) -> SystemExcept
 #[cold]
 #[inline(never)]
 fn raise(e: Error) -> SystemException {
+    crate::trace::call_failed(&e);
     e.to_system_exception()
 }
 

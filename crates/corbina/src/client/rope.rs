@@ -706,7 +706,11 @@ impl Rope {
                 .map(crate::transport::tls::ClientTls::current),
         };
         match self.address.connect(limit, &options) {
-            Ok(conn) => Ok(self.strand(Stream(conn))),
+            Ok(conn) => {
+                crate::trace::connected(&self.address);
+                let conn = crate::trace::wire(conn, Some(&self.address));
+                Ok(self.strand(Stream(conn)))
+            }
             Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(self.timed_out(Phase::Connect)),
             Err(source) => Err(Error::Connect {
                 endpoint: self.address.clone(),
@@ -718,11 +722,12 @@ impl Rope {
 
     #[cold]
     fn timed_out(&self, phase: Phase) -> SystemException {
-        Error::Timeout {
+        let e = Error::Timeout {
             endpoint: self.address.clone(),
             phase,
-        }
-        .into()
+        };
+        crate::trace::call_failed(&e);
+        e.into()
     }
 
     #[cold]

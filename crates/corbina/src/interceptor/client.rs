@@ -134,6 +134,28 @@ impl PiHooks<'_> {
             forward: None,
             slots: self.slots.clone(),
             point: Point::Send,
+            span: tracing::Span::none(),
+        }
+    }
+
+    /// Opens the request's span, if requests are traced.
+    fn open_span(
+        &self,
+        invoker: &IiopInvoker,
+        ri: &mut ClientRequestInfo,
+        version: Option<Version>,
+    ) {
+        if self.reg.spans {
+            let address = invoker.address();
+            ri.span = super::spans::request_span(
+                true,
+                self.operation,
+                invoker.profile().object_key.as_bytes(),
+                ri.request_id,
+                version,
+                &address.to_string(),
+                crate::trace::transport_name(address.kind()),
+            );
         }
     }
 
@@ -167,6 +189,7 @@ impl PiHooks<'_> {
             // still see the call, and its exception.
             None if !self.started && result.is_err() => {
                 let mut ri = self.info(invoker, 0);
+                self.open_span(invoker, &mut ri, None);
                 if !self.start(&mut ri) {
                     return Err(self.raised.take().unwrap_or_else(unreachable_raise));
                 }
@@ -280,6 +303,7 @@ impl PiHooks<'_> {
             }
         }
         let mut ri = self.info(invoker, giop.next_request_id());
+        self.open_span(invoker, &mut ri, Some(version));
         if !self.start(&mut ri) {
             return Err(replaced());
         }

@@ -49,6 +49,8 @@ pub struct ClientRequestInfo {
     pub(crate) forward: Option<Ior>,
     pub(crate) slots: Slots,
     pub(crate) point: Point,
+    /// The request's span ([`crate::trace`]; `Span::none()` when not traced).
+    pub(crate) span: tracing::Span,
 }
 
 impl ClientRequestInfo {
@@ -176,6 +178,8 @@ pub struct ServerRequestInfo {
     pub(crate) exception_id: Option<String>,
     pub(crate) forward: Option<Ior>,
     pub(crate) slots: Slots,
+    /// The request's span ([`crate::trace`]; `Span::none()` when not traced).
+    pub(crate) span: tracing::Span,
 }
 
 impl ServerRequestInfo {

@@ -55,6 +55,14 @@
 //!   (all of them: initializers run before the ORB exists), not on an `ObjectRef` built by
 //!   hand with another `Invoker`. Intercepted oneways are written at once, not buffered
 //!   (`-ORBOnewaySyncScope none` is taken as `transport`).
+//! - Asynchronous calls ([`ObjectRef::invoke_async`](crate::ObjectRef::invoke_async)) on
+//!   a reference with client interceptors run them: such a call is made synchronously on
+//!   the polling thread (as for any reference with an application-supplied `Invoker`),
+//!   not on the shared asynchronous connection.
+//! - Deferred replies (AMH, [`ServerRequest::defer_reply`](crate::ServerRequest::defer_reply)):
+//!   with server interceptors registered, `defer_reply` raises NO_IMPLEMENT (the servant
+//!   must reply during its upcall), so that every reply still passes `send_reply` /
+//!   `send_exception`. Request spans ([`crate::trace`]) are such interceptors.
 //! - Not intercepted: requests over a bidirectional connection (a server calling a client
 //!   back on the client's connection), on both sides; LocateRequests.
 //! - Arguments, result and exceptions as `Any`: not available (`NO_RESOURCES`, minor 1) —
@@ -71,6 +79,7 @@ mod codec;
 mod current;
 mod info;
 pub(crate) mod server;
+pub(crate) mod spans;
 mod wire;
 
 pub(crate) use client::InterceptedInvoker;
@@ -213,6 +222,8 @@ pub struct OrbInitInfo {
     ior: Vec<Arc<dyn IorInterceptor>>,
     slots: u32,
     initial_references: Vec<(String, ObjectRef)>,
+    /// The built-in span interceptors are registered ([`crate::trace`]).
+    spans: bool,
 }
 
 impl OrbInitInfo {
@@ -345,9 +356,16 @@ impl Initializers {
             .is_some_and(|r| !r.client.is_empty() || !r.server.is_empty())
     }
 
-    /// Runs the initializers (pre_init of each, then post_init of each).
-    pub(crate) fn run(&mut self, arguments: Vec<String>) {
-        if self.list.is_empty() || self.registered.is_some() {
+    /// Runs the initializers (pre_init of each, then post_init of each); with `spans`, the
+    /// built-in interceptors that end request spans first ([`crate::trace`]).
+    pub(crate) fn run(&mut self, arguments: Vec<String>, spans: bool) {
+        if self.registered.is_some() {
+            return;
+        }
+        if spans {
+            self.list.insert(0, Arc::new(spans::SpansInitializer));
+        }
+        if self.list.is_empty() {
             return;
         }
         let mut info = OrbInitInfo {
@@ -357,6 +375,7 @@ impl Initializers {
             ior: Vec::new(),
             slots: 0,
             initial_references: Vec::new(),
+            spans: false,
         };
         for i in &self.list {
             i.pre_init(&mut info);
@@ -370,6 +389,7 @@ impl Initializers {
             ior: info.ior,
             slots: info.slots,
             initial_references: info.initial_references,
+            spans: info.spans,
         }));
     }
 }
@@ -381,6 +401,8 @@ pub(crate) struct Registered {
     pub(crate) ior: Vec<Arc<dyn IorInterceptor>>,
     pub(crate) slots: u32,
     pub(crate) initial_references: Vec<(String, ObjectRef)>,
+    /// Requests get `tracing` spans.
+    pub(crate) spans: bool,
 }
 
 impl Registered {

@@ -269,6 +269,9 @@ pub(crate) struct BidirParts {
 /// A server connection is over: closes its socket and tells the server (both thread
 /// models, and a bidirectional connection's reader).
 pub(crate) fn finish_connection(shared: &Arc<ConnectionShared>, server: &ServerShared) {
+    if let Ok(st) = shared.state.lock() {
+        crate::trace::server_connection_closed(&*st.stream.0);
+    }
     shared.shut_down();
     server.unregister(shared);
 }
@@ -381,8 +384,19 @@ impl Handler {
             }
             // Requests on a connection run in order: a cancelled one has either finished or
             // will be answered normally.
-            Event::CancelRequest { .. } | Event::Fragment { .. } => true,
-            Event::CloseConnection | Event::MessageError => false,
+            Event::CancelRequest { .. } => true,
+            Event::Fragment { .. } => {
+                crate::trace::fragment_received(&"client");
+                true
+            }
+            Event::CloseConnection => {
+                crate::trace::control_received("CloseConnection", &"client");
+                false
+            }
+            Event::MessageError => {
+                crate::trace::control_received("MessageError", &"client");
+                false
+            }
             // A client-role message on a server connection: refused by the connection
             // before it gets here.
             Event::Reply { .. } | Event::LocateReply { .. } => false,
@@ -415,7 +429,8 @@ impl Handler {
 
     /// The connection failed on the peer's bytes: writes what it queued (MessageError),
     /// then closes.
-    fn failed(&self, giop: &mut GiopConnection, _error: &ConnectionError) {
+    fn failed(&self, giop: &mut GiopConnection, error: &ConnectionError) {
+        crate::trace::protocol_failure(error);
         if let Ok(mut st) = self.shared.state.lock() {
             while let Some(m) = giop.poll_transmit() {
                 if st.closed || st.stream.write_all(m.as_bytes()).is_err() {

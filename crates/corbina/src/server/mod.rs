@@ -457,7 +457,10 @@ fn accept_loop(
             return;
         }
         let stream = match stream {
-            Ok(s) => s,
+            Ok(s) => {
+                crate::trace::accepted(&*s);
+                crate::trace::wire(s, None)
+            }
             // One connection refused by its transport (a failed TLS handshake, which the
             // error describes: endpoint, phase, cause): said once, then the next.
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {

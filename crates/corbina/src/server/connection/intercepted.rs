@@ -52,7 +52,14 @@ pub(crate) fn serve_intercepted(
         exception_id: None,
         forward: None,
         slots: crate::interceptor::server::slots(reg),
+        span: tracing::Span::none(),
     };
+    if reg.spans {
+        ri.span = request_span(shared, &ri, reply.version);
+    }
+    // What the servant logs belongs to the request.
+    let span = ri.span.clone();
+    let _entered = span.enter();
     let mut sink = InterceptedSink {
         shared,
         out,
@@ -108,6 +115,30 @@ pub(crate) fn serve_intercepted(
     } else {
         end(shared) && ok
     }
+}
+
+/// The span of request `ri`, with the client's address.
+fn request_span(
+    shared: &ConnectionShared,
+    ri: &ServerRequestInfo,
+    version: crate::giop::Version,
+) -> tracing::Span {
+    let (peer, transport) = match shared.state.lock() {
+        Ok(st) => (
+            crate::trace::peer_of(&*st.stream.0),
+            crate::trace::transport_name(st.stream.kind()),
+        ),
+        Err(_) => (String::from("?"), "?"),
+    };
+    crate::interceptor::spans::request_span(
+        false,
+        &ri.operation,
+        &ri.object_key,
+        ri.request_id,
+        Some(version),
+        &peer,
+        transport,
+    )
 }
 
 /// Writes the reply of an intercepted request, after its ending point.

@@ -1,0 +1,356 @@
+//! Observability: `tracing` spans and events, and omniORB-style wire traces on stderr.
+//!
+//! Corbina logs through [`tracing`], the Rust ecosystem's facade: nothing is printed unless
+//! a subscriber is installed, and a disabled event costs one relaxed load and a branch. The
+//! targets:
+//!
+//! | target | level | what |
+//! |---|---|---|
+//! | `corbina::connection` | DEBUG | connections opened, accepted, closed; CloseConnection and MessageError received; fragments received (reassembled when the last comes); a client's bad GIOP (MessageError sent); on the client, requests resent after an orderly close, LOCATION_FORWARDs followed, and calls failing in the ORB (timeouts, closed connections, protocol errors) |
+//! | `corbina::request` | INFO | one span per request on each side, `corbina.client` / `corbina.server`, with fields `operation`, `object_key`, `request_id`, `giop_version`, `peer`, `transport`, `outcome`, `exception`, `minor`, and an event `request ended` in it; DEBUG: forwards followed |
+//! | `corbina::wire` | TRACE | every byte sent and received, as hex dumps (offset, hex, ASCII) |
+//! | `corbina::server` | WARN | connections refused (TLS handshakes), accept failures |
+//!
+//! Request spans come from built-in request interceptors, registered only when asked for
+//! ([`OrbConfig::request_spans`], or any of the options below): an ORB without them runs
+//! the uninstrumented call path. Wire dumps wrap a connection's transport when it is
+//! opened and `corbina::wire` TRACE is enabled then.
+//!
+//! ## A log on stderr without writing code
+//!
+//! `-ORBtraceLevel n` (omniORB's levels), `-ORBtraceInvocations 1` and `CORBINA_LOG` (a
+//! `tracing-subscriber` [`EnvFilter`](https://docs.rs/tracing-subscriber/latest/tracing_subscriber/filter/struct.EnvFilter.html)
+//! directive list; it wins over the level) make the ORB install a stderr subscriber when it
+//! is created, unless the application installed one already (feature `log`, on by
+//! default). The levels: `1` warnings, `10` connections, `25` requests, `40` hex dumps.
+//!
+//! ```
+//! let orb = corbina::Orb::with_config(corbina::OrbConfig::default().request_spans(true));
+//! // … with the application's subscriber (tracing_subscriber::fmt().init(), OpenTelemetry…)
+//! // every request made or served by `orb` is a span.
+//! orb.destroy();
+//! ```
+
+use std::io::{self, IoSlice};
+use std::net::Shutdown;
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::transport::{Connection, TransportKind};
+use crate::OrbConfig;
+
+/// Connection events.
+pub(crate) const CONNECTION: &str = "corbina::connection";
+/// Hex dumps.
+pub(crate) const WIRE: &str = "corbina::wire";
+
+/// Whether `config` asks for request spans.
+pub(crate) fn wants_request_spans(config: &OrbConfig) -> bool {
+    config.request_spans
+        || config.trace_invocations
+        || config.trace_level >= 25
+        || config.log_filter.is_some()
+}
+
+/// The `EnvFilter` directives for `-ORBtraceLevel`/`-ORBtraceInvocations` (`None`: log
+/// nothing).
+pub fn level_directives(level: u32, invocations: bool) -> Option<String> {
+    if level == 0 && !invocations {
+        return None;
+    }
+    let mut d = String::from(if level == 0 { "off" } else { "warn" });
+    if level >= 10 {
+        d.push_str(",corbina::connection=debug");
+    }
+    if level >= 25 {
+        d.push_str(",corbina::request=debug");
+    } else if invocations {
+        d.push_str(",corbina::request=info");
+    }
+    if level >= 40 {
+        d.push_str(",corbina::wire=trace");
+    }
+    Some(d)
+}
+
+/// Installs the stderr subscriber `config` asks for, unless one is installed already.
+pub(crate) fn install_log(config: &OrbConfig) {
+    let directives = match &config.log_filter {
+        Some(f) => Some(f.clone()),
+        None => level_directives(config.trace_level, config.trace_invocations),
+    };
+    let Some(directives) = directives else {
+        return;
+    };
+    if tracing::dispatcher::has_been_set() {
+        return;
+    }
+    install_stderr(&directives);
+}
+
+#[cfg(feature = "log")]
+fn install_stderr(directives: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match EnvFilter::try_new(directives) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("corbina: CORBINA_LOG {directives:?} ignored: {e}");
+            return;
+        }
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(false)
+        .with_thread_names(true)
+        .finish();
+    // Another thread may have won the race: theirs stays.
+    let _ = tracing::subscriber::set_global_default(subscriber);
+}
+
+#[cfg(not(feature = "log"))]
+fn install_stderr(directives: &str) {
+    eprintln!("corbina: logging ({directives:?}) needs the `log` feature of corbina");
+}
+
+/// The transport's name in spans and events.
+pub(crate) fn transport_name(kind: TransportKind) -> &'static str {
+    match kind {
+        TransportKind::Tcp => "tcp",
+        TransportKind::Ssl => "ssl",
+        TransportKind::Unix => "unix",
+        TransportKind::Shm => "shm",
+    }
+}
+
+/// The peer's address of a connection (`?` when the socket does not say).
+pub(crate) fn peer_of(conn: &dyn Connection) -> String {
+    let fd = conn.poll_fd();
+    let sock = socket2::SockRef::from(&fd);
+    match sock.peer_addr() {
+        Ok(a) => match (a.as_socket(), a.as_pathname()) {
+            (Some(ip), _) => ip.to_string(),
+            (None, Some(path)) => path.display().to_string(),
+            (None, None) => "local".to_owned(),
+        },
+        Err(_) => "?".to_owned(),
+    }
+}
+
+/// `conn` (to `endpoint`, or accepted), wrapped to dump its bytes if `corbina::wire`
+/// TRACE is enabled now.
+pub(crate) fn wire(
+    conn: Arc<dyn Connection>,
+    endpoint: Option<&crate::transport::Address>,
+) -> Arc<dyn Connection> {
+    if tracing::enabled!(target: WIRE, tracing::Level::TRACE) {
+        let peer = match endpoint {
+            Some(e) => e.to_string(),
+            None => peer_of(&*conn),
+        };
+        Arc::new(Dumped { peer, inner: conn })
+    } else {
+        conn
+    }
+}
+
+/// A connection that logs a hex dump of what it reads and writes.
+#[derive(Debug)]
+struct Dumped {
+    inner: Arc<dyn Connection>,
+    peer: String,
+}
+
+impl Dumped {
+    fn dump(&self, direction: &str, bytes: &[u8]) {
+        if !bytes.is_empty() {
+            let (n, peer) = (bytes.len(), &self.peer);
+            tracing::trace!(target: WIRE, "{direction} {n} bytes ({peer})\n{}", hex_dump(bytes));
+        }
+    }
+}
+
+impl Connection for Dumped {
+    fn kind(&self) -> TransportKind {
+        self.inner.kind()
+    }
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.dump("received", &buf[..n]);
+        Ok(n)
+    }
+    fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let n = self.inner.write_vectored(bufs)?;
+        let mut sent = Vec::with_capacity(n);
+        for b in bufs {
+            let take = (n - sent.len()).min(b.len());
+            sent.extend_from_slice(&b[..take]);
+        }
+        self.dump("sent", &sent);
+        Ok(n)
+    }
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_read_timeout(timeout)
+    }
+    fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_write_timeout(timeout)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.inner.shutdown(how)
+    }
+    fn has_pending_input(&self) -> bool {
+        self.inner.has_pending_input()
+    }
+    fn read_nonblocking(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read_nonblocking(buf)?;
+        self.dump("received", &buf[..n]);
+        Ok(n)
+    }
+    fn poll_fd(&self) -> BorrowedFd<'_> {
+        self.inner.poll_fd()
+    }
+    fn peer_certificate_chain(&self) -> Option<Vec<Vec<u8>>> {
+        self.inner.peer_certificate_chain()
+    }
+}
+
+/// `bytes` as omniORB dumps GIOP messages: 16 a line, offset, hex in pairs, ASCII.
+///
+/// ```text
+/// 0000  4749 4f50 0102 0100 2600 0000 0200 0000  GIOP....&.......
+/// ```
+pub fn hex_dump(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() / 16 * 60 + 60);
+    for (i, line) in bytes.chunks(16).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = write!(out, "{:04x}  ", i * 16);
+        for k in 0..16 {
+            match line.get(k) {
+                Some(b) => {
+                    let _ = write!(out, "{b:02x}");
+                }
+                None => out.push_str("  "),
+            }
+            if k % 2 == 1 {
+                out.push(' ');
+            }
+        }
+        out.push(' ');
+        out.extend(line.iter().map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        }));
+    }
+    out
+}
+
+// Connection events, out of line: the call path only branches to them when they happen.
+
+/// A client connected to `endpoint`.
+#[cold]
+#[inline(never)]
+pub(crate) fn connected(endpoint: &crate::transport::Address) {
+    tracing::debug!(target: CONNECTION, peer = %endpoint,
+        transport = transport_name(endpoint.kind()), "connection opened");
+}
+
+/// A server accepted `conn`.
+#[cold]
+#[inline(never)]
+pub(crate) fn accepted(conn: &dyn Connection) {
+    tracing::debug!(target: CONNECTION, peer = %peer_of(conn),
+        transport = transport_name(conn.kind()), "connection accepted");
+}
+
+/// A server connection ended.
+#[cold]
+#[inline(never)]
+pub(crate) fn server_connection_closed(conn: &dyn Connection) {
+    tracing::debug!(target: CONNECTION, peer = %peer_of(conn),
+        transport = transport_name(conn.kind()), "connection closed");
+}
+
+/// The peer sent CloseConnection (`server`: to this ORB's server) or MessageError.
+#[cold]
+#[inline(never)]
+pub(crate) fn control_received(what: &str, peer: &dyn std::fmt::Display) {
+    tracing::debug!(target: CONNECTION, %peer, "{what} received");
+}
+
+/// A server connection failed on the client's bytes (a MessageError goes back).
+#[cold]
+#[inline(never)]
+pub(crate) fn protocol_failure(e: &dyn std::error::Error) {
+    tracing::debug!(target: CONNECTION, error = %e, "bad GIOP from the client: MessageError sent, connection closed");
+}
+
+/// A fragment of a message arrived (the message is reassembled when its last one comes).
+#[cold]
+#[inline(never)]
+pub(crate) fn fragment_received(peer: &dyn std::fmt::Display) {
+    tracing::debug!(target: CONNECTION, %peer, "fragment received: reassembling a message");
+}
+
+/// A request is sent again (the server closed the connection before reading it, or asked
+/// for another addressing mode).
+#[cold]
+#[inline(never)]
+pub(crate) fn retried(peer: &dyn std::fmt::Display, operation: &str) {
+    tracing::debug!(target: CONNECTION, %peer, operation, "request resent");
+}
+
+/// A LOCATION_FORWARD reply is followed.
+#[cold]
+#[inline(never)]
+pub(crate) fn forwarded(operation: &str, to: &crate::giop::Ior) {
+    tracing::debug!(target: CONNECTION, operation, type_id = %to.type_id,
+        "LOCATION_FORWARD: request sent to the new target");
+}
+
+/// A call failed in the ORB (timeouts, closed connections, MessageError, protocol errors).
+#[cold]
+#[inline(never)]
+pub(crate) fn call_failed(e: &crate::Error) {
+    tracing::debug!(target: CONNECTION, error = %e, "call failed");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_dumps_have_offset_hex_and_ascii() {
+        let msg = b"GIOP\x01\x02\x01\x00\x26\x00\x00\x00\x02\x00\x00\x00ping";
+        assert_eq!(
+            hex_dump(msg),
+            "0000  4749 4f50 0102 0100 2600 0000 0200 0000  GIOP....&.......\n\
+             0010  7069 6e67                                ping"
+        );
+        assert_eq!(hex_dump(&[]), "");
+    }
+
+    #[test]
+    fn trace_levels_map_to_filters() {
+        assert_eq!(level_directives(0, false), None);
+        assert_eq!(level_directives(1, false).unwrap(), "warn");
+        assert_eq!(
+            level_directives(10, false).unwrap(),
+            "warn,corbina::connection=debug"
+        );
+        assert_eq!(
+            level_directives(0, true).unwrap(),
+            "off,corbina::request=info"
+        );
+        assert_eq!(
+            level_directives(40, true).unwrap(),
+            "warn,corbina::connection=debug,corbina::request=debug,corbina::wire=trace"
+        );
+    }
+}
