@@ -62,6 +62,27 @@ impl Servant for Doubler {
                 })
             }
             "oops" => req.reply_user_exception(|w| w.write_string("IDL:Test/Oops:1.0")),
+            // AMH: the reply is given from another thread, after the upcall.
+            "twice_later" => {
+                let x = req.arguments().read_long()?;
+                req.arguments_done()?;
+                let handle = req.defer_reply()?;
+                let f = self.factor;
+                std::thread::spawn(move || {
+                    handle.reply(|w| {
+                        w.write_long(f * x);
+                        Ok(())
+                    })
+                });
+                Ok(())
+            }
+            "dropped_later" => {
+                req.arguments().read_long()?;
+                req.arguments_done()?;
+                let handle = req.defer_reply()?;
+                std::thread::spawn(move || drop(handle));
+                Ok(())
+            }
             "oneway_op" => Ok(()),
             _ => req.reply(|_| Ok(())),
         }
@@ -668,4 +689,36 @@ fn ior_interceptors_add_components_and_initializers_register_references() {
     assert!(orb.list_initial_services().contains(&"Named".to_owned()));
     orb.destroy();
     other.destroy();
+}
+
+#[test]
+fn deferred_replies_pass_the_ending_points() {
+    let f = Fixture::new(|_, _| {});
+    assert_eq!(f.call(&f.doubler, "twice_later", 21).unwrap(), 42);
+    assert_eq!(
+        f.take_log(),
+        [
+            "A send_request twice_later",
+            "B send_request twice_later",
+            "S1 rsc twice_later",
+            "S2 rsc twice_later",
+            "S1 receive_request twice_later",
+            "S2 receive_request twice_later",
+            "servant twice_later",
+            "S2 send_reply twice_later",
+            "S1 send_reply twice_later",
+            "B receive_reply twice_later",
+            "A receive_reply twice_later",
+        ]
+    );
+    // A handle dropped unanswered: INTERNAL, through send_exception.
+    let e = f.call(&f.doubler, "dropped_later", 1).unwrap_err();
+    assert_eq!(e.kind, SystemExceptionKind::Internal);
+    let log = f.take_log();
+    for s in ["S2", "S1"] {
+        let line = format!("{s} send_exception IDL:omg.org/CORBA/INTERNAL:1.0 dropped_later");
+        assert!(log.contains(&line), "{log:?}");
+    }
+    // The connection goes on serving.
+    assert_eq!(f.call(&f.doubler, "twice", 2).unwrap(), 4);
 }

@@ -60,9 +60,9 @@
 //!   the polling thread (as for any reference with an application-supplied `Invoker`),
 //!   not on the shared asynchronous connection.
 //! - Deferred replies (AMH, [`ServerRequest::defer_reply`](crate::ServerRequest::defer_reply)):
-//!   with server interceptors registered, `defer_reply` raises NO_IMPLEMENT (the servant
-//!   must reply during its upcall), so that every reply still passes `send_reply` /
-//!   `send_exception`. Request spans ([`crate::trace`]) are such interceptors.
+//!   the ending point (`send_reply`, `send_exception`, with the request's contexts and the
+//!   slots as the upcall left them) runs when the reply is given, on the thread giving it;
+//!   a handle dropped unanswered ends with `send_exception` (INTERNAL).
 //! - Not intercepted: requests over a bidirectional connection (a server calling a client
 //!   back on the client's connection), on both sides; LocateRequests.
 //! - Arguments, result and exceptions as `Any`: not available (`NO_RESOURCES`, minor 1) —

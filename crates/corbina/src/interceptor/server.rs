@@ -15,6 +15,25 @@ pub(crate) fn thread_slots(reg: &Registered) -> Slots {
     Slots::of_thread(reg.slots)
 }
 
+/// Takes the request's info out of `ri` (a deferred reply carries it), leaving an empty one.
+pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
+    let empty = ServerRequestInfo {
+        request_id: ri.request_id,
+        operation: String::new(),
+        response_expected: ri.response_expected,
+        object_key: Vec::new(),
+        request_contexts: Vec::new(),
+        reply_contexts: Vec::new(),
+        reply_status: None,
+        exception: None,
+        exception_id: None,
+        forward: None,
+        slots: Slots::new(0),
+        span: tracing::Span::none(),
+    };
+    std::mem::replace(ri, empty)
+}
+
 /// Makes `ri` describe the outcome `e`.
 pub(crate) fn apply(ri: &mut ServerRequestInfo, e: &InterceptorError) {
     match e {

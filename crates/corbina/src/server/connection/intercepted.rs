@@ -11,7 +11,7 @@ use crate::giop::{RequestHeaderView, ServiceContext, ServiceContextList};
 use crate::interceptor::server::{apply, end_chain, start_chain, Registered};
 use crate::interceptor::{InterceptorError, ReplyStatus, ServerRequestInfo};
 use crate::poa::DispatchError;
-use crate::servant::{ReplyKind, ReplySink, ServerRequest};
+use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::server::RequestDispatcher;
 use crate::transport::write_outgoing;
 use crate::{Error, SystemException};
@@ -68,6 +68,7 @@ pub(crate) fn serve_intercepted(
         ri: &mut ri,
         left_busy: false,
         ended: false,
+        deferred: false,
     };
     // Starting and intermediate points; one that raises ends the request there.
     let ok = if let Some(e) = start_chain(reg, sink.ri) {
@@ -146,11 +147,13 @@ struct InterceptedSink<'c> {
     shared: &'c ConnectionShared,
     out: &'c mut Vec<u8>,
     reply: ReplyContext,
-    reg: &'c Registered,
+    reg: &'c Arc<Registered>,
     ri: &'c mut ServerRequestInfo,
     left_busy: bool,
     /// The ending point ran.
     ended: bool,
+    /// The reply was deferred (AMH): the request's slots are those of the upcall.
+    deferred: bool,
 }
 
 impl InterceptedSink<'_> {
@@ -202,7 +205,9 @@ impl ReplySink for InterceptedSink<'_> {
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
         // The servant's slots are the request's for the ending point.
-        self.ri.slots = crate::interceptor::server::thread_slots(self.reg);
+        if !self.deferred {
+            self.ri.slots = crate::interceptor::server::thread_slots(self.reg);
+        }
         match kind {
             ReplyKind::NoException => {
                 self.ri.reply_status = Some(ReplyStatus::Successful);
@@ -235,5 +240,86 @@ impl ReplySink for InterceptedSink<'_> {
             }
             Some(e) => self.send_outcome(&e),
         }
+    }
+
+    fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
+        let shared = self.shared.me.upgrade()?;
+        // The ending point runs when the reply is given; the connection stays busy until.
+        self.left_busy = true;
+        self.ended = true;
+        let mut ri = crate::interceptor::server::taken(self.ri);
+        ri.slots = crate::interceptor::server::thread_slots(self.reg);
+        Some(Box::new(DeferredInterceptedReply {
+            shared,
+            reply: self.reply,
+            reg: self.reg.clone(),
+            ri,
+        }))
+    }
+}
+
+/// A deferred reply (AMH) of an intercepted request: the ending point runs when it is given.
+struct DeferredInterceptedReply {
+    shared: Arc<ConnectionShared>,
+    reply: ReplyContext,
+    reg: Arc<Registered>,
+    ri: ServerRequestInfo,
+}
+
+impl DeferredInterceptedReply {
+    fn sink<'c>(&'c mut self, out: &'c mut Vec<u8>) -> InterceptedSink<'c> {
+        InterceptedSink {
+            shared: &self.shared,
+            out,
+            reply: self.reply,
+            reg: &self.reg,
+            ri: &mut self.ri,
+            left_busy: false,
+            ended: false,
+            deferred: true,
+        }
+    }
+}
+
+impl DeferredReplySink for DeferredInterceptedReply {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        // Not the connection thread's buffer: that one serves later requests meanwhile.
+        let mut out = Vec::new();
+        let shared = self.shared.clone();
+        let mut sink = self.sink(&mut out);
+        let mut sent = ReplySink::reply(&mut sink, kind, body);
+        if let Err(e) = &sent {
+            if !sink.left_busy {
+                // The body could not be encoded: the client still gets an answer.
+                sent = sink.send_outcome(&InterceptorError::System(e.clone()));
+            }
+        }
+        if !sink.left_busy {
+            end(&shared);
+        }
+        sent
+    }
+
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
+        let mut out = Vec::new();
+        let shared = self.shared.clone();
+        let mut sink = self.sink(&mut out);
+        let outcome = InterceptorError::System(e);
+        apply(sink.ri, &outcome);
+        let n = sink.reg.server.len();
+        let outcome = end_chain(sink.reg, sink.ri, n).unwrap_or(outcome);
+        let sent = if sink.reply.response_expected {
+            sink.send_outcome(&outcome)
+        } else {
+            Ok(())
+        };
+        if !sink.left_busy {
+            end(&shared);
+        }
+        sent
     }
 }
