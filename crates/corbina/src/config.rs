@@ -194,6 +194,9 @@ pub struct OrbConfig {
     /// subscriber the application installed; implied by a trace level ≥ 25,
     /// `trace_invocations` and `log_filter`. Off by default: calls pay nothing for them.
     pub request_spans: bool,
+    /// Whether requests are counted and timed through the `metrics` facade
+    /// ([`crate::trace`], *Metrics*; needs the `metrics` feature). Off by default.
+    pub request_metrics: bool,
 }
 
 /// CORBA Messaging's `SyncScope` for oneway requests: how far a oneway has got when the
@@ -350,6 +353,7 @@ impl Default for OrbConfig {
             trace_invocations: false,
             log_filter: None,
             request_spans: false,
+            request_metrics: false,
         }
     }
 }
@@ -588,6 +592,13 @@ impl OrbConfig {
     /// Gives every request a `tracing` span, for the application's own subscriber.
     pub fn request_spans(mut self, yes: bool) -> Self {
         self.request_spans = yes;
+        self
+    }
+
+    /// Counts and times every request through the `metrics` facade (feature `metrics`;
+    /// without it this does nothing).
+    pub fn request_metrics(mut self, yes: bool) -> Self {
+        self.request_metrics = yes;
         self
     }
 

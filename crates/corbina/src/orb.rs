@@ -133,7 +133,8 @@ impl Orb {
         let args: Vec<String> = args.into_iter().collect();
         let (mut config, rest) = OrbConfig::from_args_and_env(args.clone())?;
         let spans = crate::trace::wants_request_spans(&config);
-        config.initializers.run(args, spans);
+        let metrics = crate::trace::wants_request_metrics(&config);
+        config.initializers.run(args, spans, metrics);
         Ok((Orb::with_config(config), rest))
     }
 
@@ -141,7 +142,8 @@ impl Orb {
     pub fn with_config(mut config: OrbConfig) -> Orb {
         crate::trace::install_log(&config);
         let spans = crate::trace::wants_request_spans(&config);
-        config.initializers.run(Vec::new(), spans);
+        let metrics = crate::trace::wants_request_metrics(&config);
+        config.initializers.run(Vec::new(), spans, metrics);
         let client = Arc::new(ClientContext::new(config.clone()));
         // Request interceptors run on both sides of calls to this ORB's own objects:
         // those go over a loopback connection (see `crate::interceptor`).

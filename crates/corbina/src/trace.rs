@@ -16,6 +16,16 @@
 //! the uninstrumented call path. Wire dumps wrap a connection's transport when it is
 //! opened and `corbina::wire` TRACE is enabled then.
 //!
+//! ## Metrics
+//!
+//! With the `metrics` feature and [`OrbConfig::request_metrics`], every request is counted
+//! and timed through the [`metrics`](https://docs.rs/metrics) facade (the application
+//! installs the recorder: Prometheus, OpenTelemetry, …), labelled `side` (`client` /
+//! `server`), `operation` and, for counts, `outcome` (`SUCCESSFUL`, `SYSTEM_EXCEPTION`, …):
+//! `corbina_requests_total`, `corbina_request_errors_total` (system and user exceptions, with
+//! an `exception` label) and the histogram `corbina_request_duration_seconds`. Off by
+//! default, and then calls pay nothing for it; like spans, built-in request interceptors.
+//!
 //! ## A log on stderr without writing code
 //!
 //! `-ORBtraceLevel n` (omniORB's levels), `-ORBtraceInvocations 1` and `CORBINA_LOG` (a
@@ -51,6 +61,11 @@ pub(crate) fn wants_request_spans(config: &OrbConfig) -> bool {
         || config.trace_invocations
         || config.trace_level >= 25
         || config.log_filter.is_some()
+}
+
+/// Whether `config` asks for request metrics (and the `metrics` feature is there).
+pub(crate) fn wants_request_metrics(config: &OrbConfig) -> bool {
+    cfg!(feature = "metrics") && config.request_metrics
 }
 
 /// The `EnvFilter` directives for `-ORBtraceLevel`/`-ORBtraceInvocations` (`None`: log

@@ -135,16 +135,20 @@ impl PiHooks<'_> {
             slots: self.slots.clone(),
             point: Point::Send,
             span: tracing::Span::none(),
+            started: None,
         }
     }
 
-    /// Opens the request's span, if requests are traced.
+    /// Opens the request's span, if requests are traced, and starts its clock for metrics.
     fn open_span(
         &self,
         invoker: &IiopInvoker,
         ri: &mut ClientRequestInfo,
         version: Option<Version>,
     ) {
+        if self.reg.metrics {
+            ri.started = Some(std::time::Instant::now());
+        }
         if self.reg.spans {
             let address = invoker.address();
             ri.span = super::spans::request_span(

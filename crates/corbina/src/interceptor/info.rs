@@ -51,6 +51,8 @@ pub struct ClientRequestInfo {
     pub(crate) point: Point,
     /// The request's span ([`crate::trace`]; `Span::none()` when not traced).
     pub(crate) span: tracing::Span,
+    /// When the request started (for metrics; `None` without them).
+    pub(crate) started: Option<std::time::Instant>,
 }
 
 impl ClientRequestInfo {
@@ -180,6 +182,8 @@ pub struct ServerRequestInfo {
     pub(crate) slots: Slots,
     /// The request's span ([`crate::trace`]; `Span::none()` when not traced).
     pub(crate) span: tracing::Span,
+    /// When the request started (for metrics; `None` without them).
+    pub(crate) started: Option<std::time::Instant>,
 }
 
 impl ServerRequestInfo {

@@ -78,6 +78,8 @@ pub(crate) mod client;
 mod codec;
 mod current;
 mod info;
+#[cfg(feature = "metrics")]
+mod metrics;
 pub(crate) mod server;
 pub(crate) mod spans;
 mod wire;
@@ -224,6 +226,8 @@ pub struct OrbInitInfo {
     initial_references: Vec<(String, ObjectRef)>,
     /// The built-in span interceptors are registered ([`crate::trace`]).
     spans: bool,
+    /// The built-in metrics interceptors are registered.
+    metrics: bool,
 }
 
 impl OrbInitInfo {
@@ -358,10 +362,15 @@ impl Initializers {
 
     /// Runs the initializers (pre_init of each, then post_init of each); with `spans`, the
     /// built-in interceptors that end request spans first ([`crate::trace`]).
-    pub(crate) fn run(&mut self, arguments: Vec<String>, spans: bool) {
+    pub(crate) fn run(&mut self, arguments: Vec<String>, spans: bool, metrics: bool) {
         if self.registered.is_some() {
             return;
         }
+        #[cfg(feature = "metrics")]
+        if metrics {
+            self.list.insert(0, Arc::new(metrics::MetricsInitializer));
+        }
+        let _ = metrics;
         if spans {
             self.list.insert(0, Arc::new(spans::SpansInitializer));
         }
@@ -376,6 +385,7 @@ impl Initializers {
             slots: 0,
             initial_references: Vec::new(),
             spans: false,
+            metrics: false,
         };
         for i in &self.list {
             i.pre_init(&mut info);
@@ -390,6 +400,7 @@ impl Initializers {
             slots: info.slots,
             initial_references: info.initial_references,
             spans: info.spans,
+            metrics: info.metrics,
         }));
     }
 }
@@ -403,6 +414,8 @@ pub(crate) struct Registered {
     pub(crate) initial_references: Vec<(String, ObjectRef)>,
     /// Requests get `tracing` spans.
     pub(crate) spans: bool,
+    /// Requests are timed for metrics.
+    pub(crate) metrics: bool,
 }
 
 impl Registered {

@@ -30,6 +30,7 @@ pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
         forward: None,
         slots: Slots::new(0),
         span: tracing::Span::none(),
+        started: None,
     };
     std::mem::replace(ri, empty)
 }

@@ -53,6 +53,7 @@ pub(crate) fn serve_intercepted(
         forward: None,
         slots: crate::interceptor::server::slots(reg),
         span: tracing::Span::none(),
+        started: reg.metrics.then(std::time::Instant::now),
     };
     if reg.spans {
         ri.span = request_span(shared, &ri, reply.version);
