@@ -429,6 +429,8 @@ impl Handler {
 
     /// The connection failed on the peer's bytes: writes what it queued (MessageError),
     /// then closes.
+    #[cold]
+    #[inline(never)]
     fn failed(&self, giop: &mut GiopConnection, error: &ConnectionError) {
         crate::trace::protocol_failure(error);
         if let Ok(mut st) = self.shared.state.lock() {
