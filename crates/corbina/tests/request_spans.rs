@@ -91,6 +91,10 @@ impl Servant for Target {
             "deny" => Err(SystemException::new(SystemExceptionKind::NoPermission, 77)
                 .completed(CompletionStatus::No)),
             "oops" => req.reply_user_exception(|w| w.write_string("IDL:Test/Oops:1.0")),
+            "slow" => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                req.reply(|_| Ok(()))
+            }
             _ => req.reply(|_| Ok(())),
         }
     }
@@ -106,13 +110,19 @@ fn requests_have_spans_with_their_outcome_on_both_sides() {
     tracing::subscriber::set_global_default(capture.clone()).unwrap();
 
     // Without asking for spans: no request spans (the uninstrumented path).
-    let plain = Orb::with_config(OrbConfig::default().direct_collocation(false));
+    let plain = Orb::with_config(
+        OrbConfig::default()
+            .direct_collocation(false)
+            .call_timeout(std::time::Duration::from_millis(50)),
+    );
     let poa = plain.root_poa();
     poa.the_poa_manager().activate().unwrap();
     let servant: Arc<dyn Servant> = Arc::new(Target);
     poa.activate_object(servant.clone()).unwrap();
     let obj = poa.servant_to_reference(&servant).unwrap();
     call(&obj, "ping").unwrap();
+    let timeout = call(&obj, "slow").unwrap_err();
+    assert_eq!(timeout.kind, SystemExceptionKind::Timeout);
     assert!(capture.spans.lock().unwrap().is_empty());
     let events = capture.events.lock().unwrap().clone();
     assert!(
@@ -125,6 +135,13 @@ fn requests_have_spans_with_their_outcome_on_both_sides() {
         events
             .iter()
             .any(|e| e.target == "corbina::connection" && e.name == "connection accepted"),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| e.name == "call failed"
+            && e.fields
+                .get("error")
+                .is_some_and(|m| m.contains("timed out"))),
         "{events:?}"
     );
     plain.destroy();

@@ -689,15 +689,16 @@ pub(crate) fn read_failure(
     endpoint: &Address,
 ) -> SystemException {
     let endpoint = endpoint.clone();
-    match e {
+    let e = match e {
         io if has_deadline && is_timeout(&io) => Error::Timeout {
             endpoint,
             phase: Phase::Receive,
         },
         // The request was sent and the connection died: it may have run. Never resend.
         source => Error::Receive { endpoint, source },
-    }
-    .into()
+    };
+    crate::trace::call_failed(&e);
+    e.into()
 }
 
 /// The server closed the connection while a reply was awaited: the request may have run.
