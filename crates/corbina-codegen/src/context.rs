@@ -1,7 +1,7 @@
 //! Shared generator state: the specification, collected errors, Rust paths and type
 //! properties (derivable traits, minimum wire size, whether a type's own impl is enough).
 
-use crate::names::{camel, snake};
+use crate::naming::NameTable;
 use crate::out::Out;
 use corbina_idl::model::{Definition, DefinitionKind, NamedKind, ScopedName};
 use corbina_idl::{Diagnostic, SourceLoc, Specification, Type};
@@ -60,6 +60,8 @@ pub struct Gen<'s> {
     /// Rust module path of the module being written, relative to the generated file's root.
     pub module: Vec<String>,
     pub out: Out,
+    /// Unique Rust names of the definitions.
+    pub names: NameTable,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -71,6 +73,7 @@ impl<'s> Gen<'s> {
             errors: Vec::new(),
             module: Vec::new(),
             out: Out::default(),
+            names: NameTable::new(&spec.definitions),
             caps_table: RefCell::new(None),
         }
     }
@@ -87,9 +90,11 @@ impl<'s> Gen<'s> {
     }
 
     /// The Rust module path holding the item `name` (its enclosing scopes in snake case).
-    pub fn module_of(name: &ScopedName) -> Vec<String> {
+    pub fn module_of(&self, name: &ScopedName) -> Vec<String> {
         let n = name.0.len().saturating_sub(1);
-        name.0[..n].iter().map(|s| snake(s)).collect()
+        (1..=n)
+            .map(|k| self.names.module(&ScopedName(name.0[..k].to_vec())))
+            .collect()
     }
 
     /// A path to `item` in module `target`, relative to the module being written.
@@ -108,7 +113,7 @@ impl<'s> Gen<'s> {
 
     /// The Rust path of a named type.
     pub fn type_path(&self, name: &ScopedName) -> String {
-        self.rel_path(&Self::module_of(name), &camel(name.name()))
+        self.rel_path(&self.module_of(name), &self.names.item(name))
     }
 
     /// The Rust type of an IDL type (unsupported types were rejected by `check_type`).

@@ -45,6 +45,7 @@ mod interfaces;
 mod layout;
 mod marshal;
 pub mod names;
+mod naming;
 mod out;
 mod typecodes;
 mod types;

@@ -118,3 +118,16 @@ fn inline_types_are_scoped_in_their_struct() {
     assert!(s.lookup(&ScopedName::parse("Outer::Inner")).is_some());
     assert!(s.lookup(&ScopedName::parse("Outer::E")).is_some());
 }
+
+#[test]
+fn typedef_of_an_interface_as_a_base_is_that_interface() {
+    let s = ok("interface A { void ping(); }; typedef A AA; typedef AA AAA; interface B : AAA { void pong(); };");
+    let DefinitionKind::Interface(b) = &s.lookup(&ScopedName::parse("B")).unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(b.bases, vec![ScopedName::parse("A")]);
+    assert_eq!(
+        err("struct S { long x; }; typedef S SS; interface B : SS {};"),
+        "r.idl:1:51: error: 'SS' is not an interface"
+    );
+}
