@@ -142,9 +142,12 @@ impl<'s> Gen<'s> {
                 t
             }
             Type::Named {
-                name,
                 kind: NamedKind::Interface,
-            } => format!("::core::option::Option<{}>", self.type_path(name)),
+                ..
+            } => format!(
+                "::core::option::Option<{}>",
+                self.objref(ty).unwrap_or_default()
+            ),
             Type::Named { name, .. } => self.type_path(name),
             Type::Any => "::corbina::Any".into(),
             Type::Object => "::core::option::Option<::corbina::ObjectRef>".into(),
@@ -162,7 +165,34 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!(
+                "::corbina::local::LocalRef<dyn {}>",
+                self.type_path(name)
+            )),
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
             } => Some(self.type_path(name)),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is a local interface (defined, or only forward-declared `local`).
+    pub fn is_local(&self, name: &ScopedName) -> bool {
+        match self.lookup(name).map(|d| &d.kind) {
+            Some(DefinitionKind::Interface(i)) => i.is_local,
+            Some(DefinitionKind::InterfaceForward(f)) => f.is_local,
+            _ => false,
+        }
+    }
+
+    /// For a reference to a local interface (after typedefs), the trait object type `dyn L`.
+    pub fn local_ref(&self, ty: &Type) -> Option<String> {
+        match self.resolve(ty) {
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!("dyn {}", self.type_path(name))),
             _ => None,
         }
     }
@@ -185,13 +215,15 @@ impl<'s> Gen<'s> {
                     Some(DefinitionKind::Interface(i)) if i.is_abstract => {
                         Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(i)) if i.is_local => {
-                        Some(format!("reference to local interface '{name}'"))
+                    Some(DefinitionKind::InterfaceForward(f)) if f.is_abstract => {
+                        Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(_)) => None,
-                    _ => Some(format!(
-                        "forward-declared interface '{name}' that is never defined"
-                    )),
+                    // Local interfaces, and interfaces forward-declared and never defined
+                    // (a proxy without operations is generated for them).
+                    Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => {
+                        None
+                    }
+                    _ => Some(format!("unknown interface '{name}'")),
                 },
                 NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
                 NamedKind::Native => Some(format!("native type '{name}'")),

@@ -137,6 +137,16 @@ impl<'s> Gen<'s> {
                     self.build(&mut child, &m.definitions, need);
                     *node.child(self, d) = child;
                 }
+                // An interface declared and never defined: a reference type of its own.
+                DefinitionKind::InterfaceForward(f)
+                    if included
+                        && !f.is_abstract
+                        && self
+                            .lookup(&d.scoped_name)
+                            .is_some_and(|only| std::ptr::eq(only, d)) =>
+                {
+                    node.items.push(Item::Def(d));
+                }
                 _ if !included || d.kind.is_forward() => {}
                 DefinitionKind::Native => {}
                 DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_) => {
@@ -184,6 +194,9 @@ impl<'s> Gen<'s> {
                     DefinitionKind::Alias(a) => self.gen_alias(d, &a.ty),
                     DefinitionKind::Const(c) => self.gen_const(d, c),
                     DefinitionKind::Interface(i) => self.gen_interface(d, i),
+                    DefinitionKind::InterfaceForward(f) => {
+                        self.gen_undefined_interface(d, f.is_local)
+                    }
                     _ => {}
                 },
                 Item::Errors(d) => {

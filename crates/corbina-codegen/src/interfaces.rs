@@ -11,15 +11,15 @@ use corbina_idl::{SourceLoc, Type};
 const SYS: &str = "::corbina::SystemException";
 
 /// An operation or attribute accessor as a Rust method.
-struct Method {
+pub(crate) struct Method {
     /// The method's name in its servant trait.
-    rust: String,
+    pub(crate) rust: String,
     /// The method's name in the proxy (unique across inherited methods too).
     proxy: String,
     /// Whether the skeleton calls it as `<S as Trait>::rust` (two servant traits of the
     /// interface have a method of that name).
     qualified: bool,
-    wire: String,
+    pub(crate) wire: String,
     oneway: bool,
     /// (IDL name, Rust name, direction, type)
     params: Vec<(String, String, ParamDir, Type)>,
@@ -46,7 +46,7 @@ fn param_names(params: &[(String, ParamDir, Type)]) -> Vec<(String, String, Para
         .collect()
 }
 
-fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> Vec<Method> {
+pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> Vec<Method> {
     let mut v = Vec::new();
     let mut push = |wire: String,
                     oneway: bool,
@@ -169,7 +169,7 @@ impl Gen<'_> {
     }
 
     /// The method's signature under `name` (its trait name, or its proxy name).
-    fn signature(&self, m: &Method, name: &str) -> String {
+    pub(crate) fn signature(&self, m: &Method, name: &str) -> String {
         let mut args = vec!["&self".to_string()];
         for (_, n, dir, ty) in &m.params {
             args.push(match dir {
@@ -195,7 +195,7 @@ impl Gen<'_> {
         )
     }
 
-    fn check_method(&mut self, m: &Method, iface: &ScopedName) -> bool {
+    pub(crate) fn check_method(&mut self, m: &Method, iface: &ScopedName) -> bool {
         let mut ok = true;
         let what = format!("operation '{}' of '{iface}'", m.wire);
         for t in m.ret.iter().chain(m.params.iter().map(|p| &p.3)) {
@@ -205,14 +205,35 @@ impl Gen<'_> {
     }
 
     pub fn gen_interface(&mut self, def: &Definition, i: &Interface) {
-        if i.is_abstract || i.is_local {
-            let what = if i.is_abstract { "abstract" } else { "local" };
+        if i.is_abstract {
             self.error(
                 &def.loc,
-                format!("not yet supported: {what} interface '{}'", def.scoped_name),
+                format!(
+                    "not yet supported: abstract interface '{}'",
+                    def.scoped_name
+                ),
             );
             return;
         }
+        if i.is_local {
+            self.gen_local_interface(def, i);
+            return;
+        }
+        self.gen_unconstrained_interface(def, i, true);
+    }
+
+    /// An interface forward-declared and never defined: a proxy without operations, so
+    /// that references to it can be held, passed and narrowed.
+    pub fn gen_undefined_interface(&mut self, def: &Definition, is_local: bool) {
+        if is_local {
+            self.gen_local_interface(def, &Interface::default());
+        } else {
+            self.gen_unconstrained_interface(def, &Interface::default(), false);
+        }
+    }
+
+    /// The proxy, and with `servant` the servant trait and skeleton.
+    fn gen_unconstrained_interface(&mut self, def: &Definition, i: &Interface, servant: bool) {
         let all: Vec<&Definition> = self.spec.all_bases(def).into_iter().chain([def]).collect();
         let mut methods = Vec::new();
         for d in &all {
@@ -315,6 +336,9 @@ impl Gen<'_> {
                 .line(format!("{bp}::unchecked_narrow(p.as_object())"));
             self.out.close();
             self.out.close();
+        }
+        if !servant {
+            return;
         }
         // Servant trait.
         let supers: Vec<String> = i

@@ -7,7 +7,9 @@
 //! `create_recursive_tc(id)`, so no `OnceLock` initialiser waits on itself.
 
 use crate::context::Gen;
-use corbina_idl::model::{CaseLabel, Definition, DefinitionKind, ScopedName};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, Interface, InterfaceForward, ScopedName,
+};
 use corbina_idl::{ConstValue, Type};
 use std::collections::HashSet;
 
@@ -81,6 +83,7 @@ impl Gen<'_> {
                 let path = self.rel_path(&self.module_of(name), &self.names.alias_fn(name));
                 format!("{path}()")
             }
+            _ if self.is_local(name) => format!("<dyn {}>::type_code()", self.type_path(name)),
             _ => format!("{}::type_code()", self.type_path(name)),
         }
     }
@@ -218,7 +221,11 @@ impl Gen<'_> {
                     self.tc_expr(&a.ty, stack)
                 )
             }
-            DefinitionKind::Interface(_) => {
+            DefinitionKind::Interface(Interface { is_local: true, .. })
+            | DefinitionKind::InterfaceForward(InterfaceForward { is_local: true, .. }) => {
+                format!("{TC}::create_local_interface_tc({id}, {name}){VALID}")
+            }
+            DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => {
                 format!("{TC}::create_interface_tc({id}, {name}){VALID}")
             }
             _ => prim("Null"),

@@ -68,6 +68,7 @@ pub mod dsi;
 pub mod dynany;
 pub mod error;
 pub mod exception;
+pub mod local;
 pub mod object;
 pub mod orb;
 pub mod poa;

@@ -10,6 +10,7 @@ use crate::client::{ClientContext, IiopInvoker};
 use crate::collocation::CollocatedInvoker;
 use crate::config::{ConfigError, OrbConfig};
 use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
+use crate::local::LocalObject;
 use crate::object::ObjectRef;
 use crate::poa::{Current, DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
 use crate::servant::ServerRequest;
@@ -35,8 +36,23 @@ pub enum InitialReference {
     RootPoa(Poa),
     /// `POACurrent`: `PortableServer::Current`, the upcall context of the calling thread.
     PoaCurrent(Current),
-    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`, or registered).
     Object(ObjectRef),
+    /// A locality-constrained object (an IDL `local interface`) registered with
+    /// [`Orb::register_initial_reference`].
+    Local(LocalObject),
+}
+
+impl From<ObjectRef> for InitialReference {
+    fn from(o: ObjectRef) -> Self {
+        InitialReference::Object(o)
+    }
+}
+
+impl From<LocalObject> for InitialReference {
+    fn from(o: LocalObject) -> Self {
+        InitialReference::Local(o)
+    }
 }
 
 /// `CORBA::ORB::InvalidName`: no initial reference by that name.
@@ -60,6 +76,8 @@ struct OrbInner {
     /// Whether references made from now on to this ORB's own objects call their servants
     /// directly (see [`Orb::set_direct_collocation`]).
     direct_collocation: AtomicBool,
+    /// Names given by `register_initial_reference`, in registration order.
+    registered: Mutex<Vec<(String, InitialReference)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +162,7 @@ impl Orb {
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
             direct_collocation: AtomicBool::new(direct_collocation),
+            registered: Mutex::new(Vec::new()),
         });
         let orb = Orb { inner };
         if orb.inner.config.offer_bidir {
@@ -475,6 +494,9 @@ impl Orb {
             "POACurrent" => return Ok(InitialReference::PoaCurrent(Current)),
             _ => {}
         }
+        if let Some((_, r)) = self.registered().iter().find(|(n, _)| n == name) {
+            return Ok(r.clone());
+        }
         let invalid = || InvalidName(name.to_owned());
         if let Some(url) = self.inner.config.init_refs.get(name) {
             return self
@@ -492,9 +514,36 @@ impl Orb {
         Err(invalid())
     }
 
+    /// `register_initial_reference`: makes `obj` (a remote reference, or a local object
+    /// such as a generated local interface's `to_local_object`) what
+    /// `resolve_initial_references(name)` returns. `InvalidName` if `name` is empty or
+    /// already names an initial reference (the ORB's own, `-ORBInitRef` ones, or registered).
+    pub fn register_initial_reference(
+        &self,
+        name: &str,
+        obj: impl Into<InitialReference>,
+    ) -> Result<(), InvalidName> {
+        let builtin = matches!(name, "" | "RootPOA" | "POACurrent")
+            || self.inner.config.init_refs.contains_key(name);
+        let mut reg = self.registered();
+        if builtin || reg.iter().any(|(n, _)| n == name) {
+            return Err(InvalidName(name.to_owned()));
+        }
+        reg.push((name.to_owned(), obj.into()));
+        Ok(())
+    }
+
+    fn registered(&self) -> std::sync::MutexGuard<'_, Vec<(String, InitialReference)>> {
+        self.inner
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// `list_initial_services`.
     pub fn list_initial_services(&self) -> Vec<String> {
         let mut v = vec!["RootPOA".to_owned(), "POACurrent".to_owned()];
+        v.extend(self.registered().iter().map(|(n, _)| n.clone()));
         for k in self.inner.config.init_refs.keys() {
             if !v.contains(k) {
                 v.push(k.clone());
