@@ -381,6 +381,67 @@ impl Gen<'_> {
         ));
         self.out.blank();
         self.gen_alias_type_code(def);
+        self.gen_alias_any(def, ty);
+    }
+
+    /// `<alias>_insert` and `<alias>_extract`: the typedef's values in an `Any` with the
+    /// alias TypeCode. A typedef names no Rust type of its own (`Vec<T>` cannot implement
+    /// `AnyInsert` here), so these are functions, marshalling as the IDL type says.
+    fn gen_alias_any(&mut self, def: &Definition, ty: &Type) {
+        let tc_fn = self.names.alias_fn(&def.scoped_name);
+        let stem = tc_fn
+            .rfind("_type_code")
+            .map_or(tc_fn.as_str(), |i| &tc_fn[..i]);
+        let rest = &tc_fn[stem.len() + "_type_code".len()..];
+        let (ins, ext) = (
+            format!("{stem}_insert{rest}"),
+            format!("{stem}_extract{rest}"),
+        );
+        let alias = self.names.item(&def.scoped_name);
+        self.out.blank();
+        self.out.line(format!(
+            "/// An `Any` holding `v` as typedef `{}` (its alias TypeCode).",
+            def.scoped_name
+        ));
+        self.out.open(format!(
+            "pub fn {ins}(v: &{alias}) -> ::corbina::cdr::Result<::corbina::Any>"
+        ));
+        self.out.line(format!("struct V<'v>(&'v {alias});"));
+        self.out.open("impl ::corbina::cdr::CdrEncode for V<'_>");
+        self.out.open(ENC_FN);
+        self.out.line("let v = self.0;");
+        self.encode_value(ty, &Val::borrowed("v"), "w", 0);
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.close();
+        self.out
+            .line(format!("::corbina::Any::insert_as({tc_fn}(), &V(v))"));
+        self.out.close();
+        self.out.blank();
+        self.out.line(format!(
+            "/// The value of an `Any` whose TypeCode is equivalent to typedef `{}`'s.",
+            def.scoped_name
+        ));
+        self.out.open(format!(
+            "pub fn {ext}(a: &::corbina::Any) -> ::core::option::Option<{alias}>"
+        ));
+        self.out.line(format!("struct V({alias});"));
+        self.out
+            .open("impl<'a> ::corbina::cdr::CdrDecode<'a> for V");
+        self.out.line(format!(
+            "const MIN_WIRE_SIZE: usize = {};",
+            self.min_wire_size(ty).max(1)
+        ));
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        let d = self.decode_value(ty, "r");
+        self.out.line(format!("Ok(V({d}))"));
+        self.out.close();
+        self.out.close();
+        self.out
+            .line(format!("a.extract_as::<V>(&{tc_fn}()).map(|v| v.0)"));
+        self.out.close();
     }
 
     pub fn gen_union(&mut self, def: &Definition, u: &Union) {

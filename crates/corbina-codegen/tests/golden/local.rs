@@ -391,6 +391,43 @@ pub mod loc {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Loc::Listeners` (its alias TypeCode).
+    pub fn listeners_insert(v: &Listeners) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Listeners);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                for item in v.iter() {
+                    ::corbina::local::write_local(w, item)?;
+                }
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(listeners_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Loc::Listeners`'s.
+    pub fn listeners_extract(a: &::corbina::Any) -> ::core::option::Option<Listeners> {
+        struct V(Listeners);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(8)?;
+                    r.enter()?;
+                    let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<::corbina::local::LocalRef<dyn Listener>>>(n));
+                    for _ in 0..n {
+                        v.push(::corbina::local::read_local::<dyn Listener>(r)?);
+                    }
+                    r.leave();
+                    v
+                }))
+            }
+        }
+        a.extract_as::<V>(&listeners_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Loc::Holder` (`IDL:Loc/Holder:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Holder {

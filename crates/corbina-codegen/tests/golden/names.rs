@@ -147,6 +147,31 @@ pub mod names {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Names::AA` (its alias TypeCode).
+    pub fn aa_insert(v: &Aa) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Aa);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::object::write_ref::<A>(w, v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(aa_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::AA`'s.
+    pub fn aa_extract(a: &::corbina::Any) -> ::core::option::Option<Aa> {
+        struct V(Aa);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::object::read_ref::<A>(r)?))
+            }
+        }
+        a.extract_as::<V>(&aa_type_code()).map(|v| v.0)
+    }
+
     /// Client proxy for IDL interface `::Names::B` (`IDL:Names/B:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct B {
@@ -771,6 +796,32 @@ pub mod names {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Names::iFSeq` (its alias TypeCode).
+    pub fn i_f_seq_insert(v: &IFSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v IFSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <IF as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(i_f_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::iFSeq`'s.
+    pub fn i_f_seq_extract(a: &::corbina::Any) -> ::core::option::Option<IFSeq> {
+        struct V(IFSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<IF> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&i_f_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Names::iF_Seq` (`IDL:Names/iF_Seq:1.0`).
     pub type IFSeq_ = ::std::vec::Vec<IF_>;
 
@@ -781,6 +832,32 @@ pub mod names {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Names::iF_Seq` (its alias TypeCode).
+    pub fn i_f_seq_insert_(v: &IFSeq_) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v IFSeq_);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <IF_ as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(i_f_seq_type_code_(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::iF_Seq`'s.
+    pub fn i_f_seq_extract_(a: &::corbina::Any) -> ::core::option::Option<IFSeq_> {
+        struct V(IFSeq_);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<IF_> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&i_f_seq_type_code_()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Names::i_f_seq` (`IDL:Names/i_f_seq:1.0`).
     pub type IFSeq__ = i32;
 
@@ -789,6 +866,31 @@ pub mod names {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Names/i_f_seq:1.0", "i_f_seq", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Names::i_f_seq` (its alias TypeCode).
+    pub fn i_f_seq_insert__(v: &IFSeq__) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v IFSeq__);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_long(*v);
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(i_f_seq_type_code__(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::i_f_seq`'s.
+    pub fn i_f_seq_extract__(a: &::corbina::Any) -> ::core::option::Option<IFSeq__> {
+        struct V(IFSeq__);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(r.read_long()?))
+            }
+        }
+        a.extract_as::<V>(&i_f_seq_type_code__()).map(|v| v.0)
     }
 
     /// IDL exception `::Names::System` (`IDL:Names/System:1.0`).
@@ -2171,6 +2273,31 @@ pub mod names {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Names/xY/T:1.0", "T", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)).expect("generated TypeCode is valid"))
                 .clone()
+        }
+
+        /// An `Any` holding `v` as typedef `::Names::xY::T` (its alias TypeCode).
+        pub fn t_insert(v: &T) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v T);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_long(*v);
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(t_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::xY::T`'s.
+        pub fn t_extract(a: &::corbina::Any) -> ::core::option::Option<T> {
+            struct V(T);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_long()?))
+                }
+            }
+            a.extract_as::<V>(&t_type_code()).map(|v| v.0)
         }
     }
 
