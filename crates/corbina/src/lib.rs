@@ -127,6 +127,7 @@ pub mod dynany;
 pub mod error;
 pub mod exception;
 pub mod interceptor;
+pub mod local;
 pub mod object;
 pub mod orb;
 pub mod poa;
