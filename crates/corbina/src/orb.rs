@@ -572,8 +572,10 @@ impl Orb {
         name: &str,
         obj: impl Into<InitialReference>,
     ) -> Result<(), InvalidName> {
-        let builtin = matches!(name, "" | "RootPOA" | "POACurrent" | "PICurrent" | "CodecFactory")
-            || self.inner.config.init_refs.contains_key(name)
+        let builtin = matches!(
+            name,
+            "" | "RootPOA" | "POACurrent" | "PICurrent" | "CodecFactory"
+        ) || self.inner.config.init_refs.contains_key(name)
             || (self.inner.config.initializers.registered.as_ref())
                 .is_some_and(|reg| reg.initial_reference(name).is_some());
         let mut reg = self.registered();
