@@ -133,6 +133,10 @@ pub struct OrbConfig {
     /// `-ORBmaxIncompleteBytes bytes`: the server-wide budget for bytes held in incomplete
     /// messages and fragment reassembly, across all connections (default 64 MiB). Over it,
     /// the connections holding the most are answered with MessageError and closed first.
+    /// The memory goes back to the allocator when they close; for glibc to hand it back to
+    /// the system promptly (RSS, not only the accounting), a server facing hostile clients
+    /// should run with `MALLOC_TRIM_THRESHOLD_=131072` (glibc's dynamic thresholds otherwise
+    /// keep freed large buffers in the heap; `tests/receive_budget.rs` measures both).
     pub max_incomplete_bytes: usize,
     /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.1/1.2
     /// fragments (default: never fragment; large blocks go out with vectored writes).
