@@ -136,7 +136,7 @@ pub struct OrbConfig {
     /// The memory goes back to the allocator when they close; for glibc to hand it back to
     /// the system promptly (RSS, not only the accounting), a server facing hostile clients
     /// should run with `MALLOC_TRIM_THRESHOLD_=131072` (glibc's dynamic thresholds otherwise
-    /// keep freed large buffers in the heap; `tests/receive_budget.rs` measures both).
+    /// keep freed large buffers in the heap; `tests/receive_budget.rs` pins it the same way).
     pub max_incomplete_bytes: usize,
     /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.1/1.2
     /// fragments (default: never fragment; large blocks go out with vectored writes).
