@@ -231,8 +231,10 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
         .count();
     // Without a budget: 1000 × (128 KiB arrived, in a buffer grown to 256 KiB) ≈ 250 MiB.
     // With it: the budget, plus the receive chunk and thread of each connection still open
-    // (some 40 of them) and of those being closed, plus the allocator's slack.
-    const OVERHEAD: usize = 24 << 20;
+    // (some 40 of them) and of those being closed, plus the allocator's slack. On a loaded
+    // 2-core machine the threads of closed connections free their buffers late: 34 MiB seen
+    // once, 24 MiB on a quiet one; still a sixth of what the same load holds without a budget.
+    const OVERHEAD: usize = 40 << 20;
     assert!(
         grown < BUDGET + OVERHEAD,
         "RSS grew by {} MiB, over the budget ({} MiB) + {} MiB",
