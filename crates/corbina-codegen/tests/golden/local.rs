@@ -69,6 +69,66 @@ pub mod loc {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Loc::Remote`: [`Remote`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct RemoteAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl RemoteAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Loc/Remote:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `get`.
+        pub async fn get(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "get",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for RemoteAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Loc/Remote:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Remote> for RemoteAsync {
+        fn from(p: Remote) -> RemoteAsync {
+            RemoteAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<RemoteAsync> for Remote {
+        fn from(p: RemoteAsync) -> Remote {
+            Remote { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Loc::Remote` implements; serve it with [`RemoteSkeleton`].
     pub trait RemoteServant: Send + Sync + 'static {
         /// IDL `get`.
@@ -190,6 +250,53 @@ pub mod loc {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Loc::Elsewhere`: [`Elsewhere`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct ElsewhereAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl ElsewhereAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Loc/Elsewhere:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for ElsewhereAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Loc/Elsewhere:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Elsewhere> for ElsewhereAsync {
+        fn from(p: Elsewhere) -> ElsewhereAsync {
+            ElsewhereAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<ElsewhereAsync> for Elsewhere {
+        fn from(p: ElsewhereAsync) -> Elsewhere {
+            Elsewhere { obj: p.obj }
         }
     }
 
@@ -605,6 +712,82 @@ pub mod loc {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Loc::UsesElsewhere`: [`UsesElsewhere`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct UsesElsewhereAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl UsesElsewhereAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Loc/UsesElsewhere:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `pass`.
+        pub async fn pass(&self, e: ::core::option::Option<&Elsewhere>) -> ::core::result::Result<::core::option::Option<Elsewhere>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "pass",
+                |w| {
+                    ::corbina::object::write_ref::<Elsewhere>(w, e)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Elsewhere>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `hold`.
+        pub async fn hold(&self, h: &Holder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "hold",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(h, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for UsesElsewhereAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Loc/UsesElsewhere:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<UsesElsewhere> for UsesElsewhereAsync {
+        fn from(p: UsesElsewhere) -> UsesElsewhereAsync {
+            UsesElsewhereAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<UsesElsewhereAsync> for UsesElsewhere {
+        fn from(p: UsesElsewhereAsync) -> UsesElsewhere {
+            UsesElsewhere { obj: p.obj }
         }
     }
 

@@ -66,6 +66,63 @@ pub mod names {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Names::A`: [`A`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct AAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl AAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/A:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `ping`.
+        pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ping",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for AAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/A:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<A> for AAsync {
+        fn from(p: A) -> AAsync {
+            AAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<AAsync> for A {
+        fn from(p: AAsync) -> A {
+            A { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Names::A` implements; serve it with [`ASkeleton`].
     pub trait AServant: Send + Sync + 'static {
         /// IDL `ping`.
@@ -251,6 +308,73 @@ pub mod names {
     impl ::core::convert::From<B> for A {
         fn from(p: B) -> A {
             A::unchecked_narrow(p.as_object())
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Names::B`: [`B`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct BAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl BAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/B:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `ping`.
+        pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ping",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `pong`.
+        pub async fn pong(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "pong",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for BAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/B:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<B> for BAsync {
+        fn from(p: B) -> BAsync {
+            BAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<BAsync> for B {
+        fn from(p: BAsync) -> B {
+            B { obj: p.obj }
         }
     }
 
@@ -1040,6 +1164,94 @@ pub mod names {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Names::C`: [`C`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct CAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl CAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/C:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `f`.
+        pub async fn f(&self) -> ::core::result::Result<(), c::FError> {
+            self.obj.invoke_async(
+                "f",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:Names/X/Err:1.0" => Some(c::FError::Err(<x::Err as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:Names/Y/Err:1.0" => Some(c::FError::Err_(<y::Err as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:Names/System:1.0" => Some(c::FError::System_(<System as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `fooBar`.
+        pub async fn foo_bar(&self, foo_bar: i32, foo_bar_: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "fooBar",
+                |w| {
+                    w.write_long(foo_bar);
+                    w.write_long(foo_bar_);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `foo_bar`.
+        pub async fn foo_bar_(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "foo_bar",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for CAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/C:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<C> for CAsync {
+        fn from(p: C) -> CAsync {
+            CAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<CAsync> for C {
+        fn from(p: CAsync) -> C {
+            C { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Names::C` implements; serve it with [`CSkeleton`].
     pub trait CServant: Send + Sync + 'static {
         /// IDL `f`.
@@ -1471,6 +1683,86 @@ pub mod names {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Names::D`: [`D`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct DAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl DAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/D:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `fooBar`.
+        pub async fn foo_bar(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "fooBar",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `get_narrow`.
+        pub async fn get_narrow(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "get_narrow",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_narrow`.
+        pub async fn get_narrow_(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_narrow",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for DAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/D:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<D> for DAsync {
+        fn from(p: D) -> DAsync {
+            DAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<DAsync> for D {
+        fn from(p: DAsync) -> D {
+            D { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Names::D` implements; serve it with [`DSkeleton`].
     pub trait DServant: Send + Sync + 'static {
         /// IDL `fooBar`.
@@ -1626,6 +1918,68 @@ pub mod names {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Names::D2`: [`D2`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct D2Async {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl D2Async {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/D2:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `foo_bar`.
+        pub async fn foo_bar(&self) -> ::core::result::Result<(), d2::FooBarError> {
+            self.obj.invoke_async(
+                "foo_bar",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:Names/X/Err:1.0" => Some(d2::FooBarError::Err(<x::Err as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for D2Async {
+        const REPOSITORY_ID: &'static str = "IDL:Names/D2:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<D2> for D2Async {
+        fn from(p: D2) -> D2Async {
+            D2Async { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<D2Async> for D2 {
+        fn from(p: D2Async) -> D2 {
+            D2 { obj: p.obj }
         }
     }
 
@@ -1840,6 +2194,111 @@ pub mod names {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Names::DD`: [`Dd`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct DdAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl DdAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/DD:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `fooBar`.
+        pub async fn foo_bar(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "fooBar",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `get_narrow`.
+        pub async fn get_narrow(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "get_narrow",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_narrow`.
+        pub async fn get_narrow_(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_narrow",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `foo_bar`.
+        pub async fn foo_bar_(&self) -> ::core::result::Result<(), d2::FooBarError> {
+            self.obj.invoke_async(
+                "foo_bar",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:Names/X/Err:1.0" => Some(d2::FooBarError::Err(<x::Err as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `foo_bar_`.
+        pub async fn foo_bar__(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "foo_bar_",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for DdAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/DD:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Dd> for DdAsync {
+        fn from(p: Dd) -> DdAsync {
+            DdAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<DdAsync> for Dd {
+        fn from(p: DdAsync) -> Dd {
+            Dd { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Names::DD` implements; serve it with [`DdSkeleton`].
     pub trait DdServant: DServant + D2Servant {
         /// IDL `foo_bar_`.
@@ -1994,6 +2453,53 @@ pub mod names {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Names::xY`: [`XY`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct XYAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl XYAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Names/xY:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for XYAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Names/xY:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<XY> for XYAsync {
+        fn from(p: XY) -> XYAsync {
+            XYAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<XYAsync> for XY {
+        fn from(p: XYAsync) -> XY {
+            XY { obj: p.obj }
         }
     }
 
