@@ -48,6 +48,7 @@ pub mod names;
 mod out;
 mod typecodes;
 mod types;
+mod values;
 
 pub use builder::{compile_file, Builder, Compiled, Error};
 pub use generate::generate;
