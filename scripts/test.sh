@@ -29,3 +29,10 @@ export REQUIRE_OMNIORB_PEERS=1
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# Every crate's docs build without warnings (broken intra-doc links included).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+# The published crates package (metadata, versions on path dependencies, files). --no-verify:
+# verifying builds each crate again from its .crate (minutes); cargo >= 1.90 resolves the
+# unpublished workspace crates among them locally, so this needs no network.
+cargo package --no-verify --allow-dirty --locked --offline \
+  -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-cli

@@ -42,13 +42,22 @@ pub struct Compiled {
 
 /// Parses `path` with `frontend` and generates its Rust.
 pub fn compile_file(frontend: &mut Frontend, path: &Path) -> Result<Compiled, Diagnostics> {
+    compile_file_with(frontend, path, &crate::Options::default())
+}
+
+/// [`compile_file`] with generator `options`.
+pub fn compile_file_with(
+    frontend: &mut Frontend,
+    path: &Path,
+    options: &crate::Options,
+) -> Result<Compiled, Diagnostics> {
     let spec = frontend.parse_file(path)?;
     let warnings = frontend.warnings().to_vec();
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let source = crate::generate(&spec, &name)?;
+    let source = crate::generate_with(&spec, &name, options)?;
     // The front end does not list the files it read: included files are recovered from the
     // locations of their definitions (an included file holding only macros is missed).
     let mut included = BTreeSet::new();
@@ -73,6 +82,7 @@ pub struct Builder {
     defines: Vec<(String, String)>,
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
+    options: crate::Options,
 }
 
 impl Default for Builder {
@@ -89,6 +99,7 @@ impl Builder {
             defines: Vec::new(),
             out_dir: None,
             cargo_metadata: true,
+            options: crate::Options::default(),
         }
     }
 
@@ -115,6 +126,14 @@ impl Builder {
     /// Whether to print `cargo:rerun-if-changed=` and `cargo:warning=` lines (default on).
     pub fn cargo_metadata(mut self, on: bool) -> Self {
         self.cargo_metadata = on;
+        self
+    }
+
+    /// Servant traits with a default method for every operation that raises NO_IMPLEMENT
+    /// (default off; [`crate::Options::no_implement_defaults`]): for large interfaces of
+    /// which a server implements a few operations.
+    pub fn no_implement_defaults(mut self, on: bool) -> Self {
+        self.options.no_implement_defaults = on;
         self
     }
 
@@ -148,7 +167,7 @@ impl Builder {
                     println!("cargo:rerun-if-changed={}", d.display());
                 }
             }
-            let compiled = compile_file(&mut fe, file).map_err(Error::Idl)?;
+            let compiled = compile_file_with(&mut fe, file, &self.options).map_err(Error::Idl)?;
             if self.cargo_metadata {
                 for f in &compiled.files_read[1..] {
                     println!("cargo:rerun-if-changed={}", f.display());
@@ -161,7 +180,12 @@ impl Builder {
                 .file_stem()
                 .map_or_else(|| "idl".into(), |s| s.to_string_lossy().into_owned());
             let out = out_dir.join(format!("{stem}.rs"));
-            std::fs::write(&out, compiled.source).map_err(|e| Error::Io(out.clone(), e))?;
+            // Written beside and renamed into place: a reader never sees half a file, and an
+            // output hard-linked from another target directory (`cp -al`) is replaced, not
+            // written through.
+            let tmp = out.with_extension("rs.tmp");
+            std::fs::write(&tmp, compiled.source).map_err(|e| Error::Io(tmp.clone(), e))?;
+            std::fs::rename(&tmp, &out).map_err(|e| Error::Io(out.clone(), e))?;
             written.push(out);
         }
         Ok(written)

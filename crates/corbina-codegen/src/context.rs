@@ -1,7 +1,7 @@
 //! Shared generator state: the specification, collected errors, Rust paths and type
 //! properties (derivable traits, minimum wire size, whether a type's own impl is enough).
 
-use crate::names::{camel, snake};
+use crate::naming::NameTable;
 use crate::out::Out;
 use corbina_idl::model::{Definition, DefinitionKind, NamedKind, ScopedName};
 use corbina_idl::{Diagnostic, SourceLoc, Specification, Type};
@@ -60,6 +60,9 @@ pub struct Gen<'s> {
     /// Rust module path of the module being written, relative to the generated file's root.
     pub module: Vec<String>,
     pub out: Out,
+    pub options: crate::Options,
+    /// Unique Rust names of the definitions.
+    pub names: NameTable,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -71,6 +74,8 @@ impl<'s> Gen<'s> {
             errors: Vec::new(),
             module: Vec::new(),
             out: Out::default(),
+            options: crate::Options::default(),
+            names: NameTable::new(&spec.definitions),
             caps_table: RefCell::new(None),
         }
     }
@@ -87,9 +92,11 @@ impl<'s> Gen<'s> {
     }
 
     /// The Rust module path holding the item `name` (its enclosing scopes in snake case).
-    pub fn module_of(name: &ScopedName) -> Vec<String> {
+    pub fn module_of(&self, name: &ScopedName) -> Vec<String> {
         let n = name.0.len().saturating_sub(1);
-        name.0[..n].iter().map(|s| snake(s)).collect()
+        (1..=n)
+            .map(|k| self.names.module(&ScopedName(name.0[..k].to_vec())))
+            .collect()
     }
 
     /// A path to `item` in module `target`, relative to the module being written.
@@ -108,7 +115,7 @@ impl<'s> Gen<'s> {
 
     /// The Rust path of a named type.
     pub fn type_path(&self, name: &ScopedName) -> String {
-        self.rel_path(&Self::module_of(name), &camel(name.name()))
+        self.rel_path(&self.module_of(name), &self.names.item(name))
     }
 
     /// The Rust type of an IDL type (unsupported types were rejected by `check_type`).
@@ -137,9 +144,12 @@ impl<'s> Gen<'s> {
                 t
             }
             Type::Named {
-                name,
                 kind: NamedKind::Interface,
-            } => format!("::core::option::Option<{}>", self.type_path(name)),
+                ..
+            } => format!(
+                "::core::option::Option<{}>",
+                self.objref(ty).unwrap_or_default()
+            ),
             Type::Named {
                 name,
                 kind: NamedKind::ValueType,
@@ -161,7 +171,34 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!(
+                "::corbina::local::LocalRef<dyn {}>",
+                self.type_path(name)
+            )),
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
             } => Some(self.type_path(name)),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is a local interface (defined, or only forward-declared `local`).
+    pub fn is_local(&self, name: &ScopedName) -> bool {
+        match self.lookup(name).map(|d| &d.kind) {
+            Some(DefinitionKind::Interface(i)) => i.is_local,
+            Some(DefinitionKind::InterfaceForward(f)) => f.is_local,
+            _ => false,
+        }
+    }
+
+    /// For a reference to a local interface (after typedefs), the trait object type `dyn L`.
+    pub fn local_ref(&self, ty: &Type) -> Option<String> {
+        match self.resolve(ty) {
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!("dyn {}", self.type_path(name))),
             _ => None,
         }
     }
@@ -184,13 +221,15 @@ impl<'s> Gen<'s> {
                     Some(DefinitionKind::Interface(i)) if i.is_abstract => {
                         Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(i)) if i.is_local => {
-                        Some(format!("reference to local interface '{name}'"))
+                    Some(DefinitionKind::InterfaceForward(f)) if f.is_abstract => {
+                        Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(_)) => None,
-                    _ => Some(format!(
-                        "forward-declared interface '{name}' that is never defined"
-                    )),
+                    // Local interfaces, and interfaces forward-declared and never defined
+                    // (a proxy without operations is generated for them).
+                    Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => {
+                        None
+                    }
+                    _ => Some(format!("unknown interface '{name}'")),
                 },
                 NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
                     Some(DefinitionKind::ValueType(v))

@@ -1,7 +1,6 @@
-//! The top level: which definitions to emit, Rust modules for IDL scopes, name clashes.
+//! The top level: which definitions to emit, Rust modules for IDL scopes.
 
 use crate::context::Gen;
-use crate::names::{camel, screaming, snake};
 use corbina_idl::model::{Definition, DefinitionKind, ScopedName};
 use corbina_idl::{Diagnostics, Specification, Type};
 use std::collections::HashSet;
@@ -21,7 +20,7 @@ struct ModNode<'s> {
 
 impl<'s> ModNode<'s> {
     fn child(&mut self, g: &mut Gen<'_>, def: &Definition) -> &mut ModNode<'s> {
-        let name = snake(&def.name);
+        let name = g.names.module(&def.scoped_name);
         let i = match self.children.iter().position(|c| c.0 == name) {
             Some(i) => {
                 if self.children[i]
@@ -138,6 +137,16 @@ impl<'s> Gen<'s> {
                     self.build(&mut child, &m.definitions, need);
                     *node.child(self, d) = child;
                 }
+                // An interface declared and never defined: a reference type of its own.
+                DefinitionKind::InterfaceForward(f)
+                    if included
+                        && !f.is_abstract
+                        && self
+                            .lookup(&d.scoped_name)
+                            .is_some_and(|only| std::ptr::eq(only, d)) =>
+                {
+                    node.items.push(Item::Def(d));
+                }
                 _ if !included || d.kind.is_forward() => {}
                 DefinitionKind::Native => {}
                 DefinitionKind::ValueType(v) => {
@@ -177,33 +186,7 @@ impl<'s> Gen<'s> {
         }
     }
 
-    fn check_clashes(&mut self, node: &ModNode<'s>) {
-        let mut seen: Vec<(String, &Definition)> = Vec::new();
-        for item in &node.items {
-            let Item::Def(d) = item else { continue };
-            let names = match &d.kind {
-                DefinitionKind::Const(_) => vec![screaming(&d.name)],
-                DefinitionKind::Interface(_) => {
-                    let n = camel(&d.name);
-                    vec![format!("{n}Servant"), format!("{n}Skeleton"), n]
-                }
-                _ => vec![camel(&d.name)],
-            };
-            for n in names {
-                if let Some((_, other)) = seen.iter().find(|(s, _)| *s == n) {
-                    if other.scoped_name != d.scoped_name {
-                        let msg = format!("'{}' maps to Rust name '{n}', which '{}' in the same scope already uses", d.scoped_name, other.scoped_name);
-                        self.error(&d.loc, msg);
-                    }
-                } else {
-                    seen.push((n, d));
-                }
-            }
-        }
-    }
-
     fn emit(&mut self, node: &ModNode<'s>) {
-        self.check_clashes(node);
         for item in &node.items {
             self.out.blank();
             match item {
@@ -217,6 +200,9 @@ impl<'s> Gen<'s> {
                     DefinitionKind::Interface(i) => self.gen_interface(d, i),
                     DefinitionKind::ValueType(v) => self.gen_value(d, v),
                     DefinitionKind::ValueBox(b) => self.gen_value_box(d, b),
+                    DefinitionKind::InterfaceForward(f) => {
+                        self.gen_undefined_interface(d, f.is_local)
+                    }
                     _ => {}
                 },
                 Item::Errors(d) => {
@@ -246,10 +232,31 @@ impl<'s> Gen<'s> {
 /// Generates the Rust source for `spec`. `source_name` appears in the header comment.
 ///
 /// Every definition of the main file is generated, and those of included files that they
-/// need. Errors (unsupported constructs, name clashes) are reported all at once, each as
+/// need. Errors (unsupported constructs) are reported all at once, each as
 /// `file:line:col: error: message`.
 pub fn generate(spec: &Specification, source_name: &str) -> Result<String, Diagnostics> {
+    generate_with(spec, source_name, &Options::default())
+}
+
+/// Choices about the generated code; the default is the mapping of `docs/mapping.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Servant traits get a default body for every operation, raising `NO_IMPLEMENT`
+    /// (minor `corbina::error::minor::NO_IMPLEMENT_OPERATION`, completed NO), so that a
+    /// servant of a large interface implements only the operations it serves. Off by
+    /// default: a missing method then stays a compile error.
+    pub no_implement_defaults: bool,
+}
+
+/// [`generate`] with `options`.
+pub fn generate_with(
+    spec: &Specification,
+    source_name: &str,
+    options: &Options,
+) -> Result<String, Diagnostics> {
     let mut g = Gen::new(spec);
+    g.options = options.clone();
     let need = needed(spec);
     let mut root = ModNode::default();
     g.build(&mut root, &spec.definitions, &need);

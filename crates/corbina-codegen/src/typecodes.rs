@@ -7,8 +7,9 @@
 //! `create_recursive_tc(id)`, so no `OnceLock` initialiser waits on itself.
 
 use crate::context::Gen;
-use crate::names::snake;
-use corbina_idl::model::{CaseLabel, Definition, DefinitionKind, ScopedName};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, Interface, InterfaceForward, ScopedName,
+};
 use corbina_idl::{ConstValue, Type};
 use std::collections::HashSet;
 
@@ -17,11 +18,6 @@ const VALID: &str = ".expect(\"generated TypeCode is valid\")";
 
 fn prim(kind: &str) -> String {
     format!("{TC}::primitive(::corbina::typecode::TcKind::{kind})")
-}
-
-/// The Rust name of a typedef's TypeCode function.
-pub fn alias_fn_name(idl_name: &str) -> String {
-    format!("{}_type_code", snake(idl_name).trim_start_matches("r#"))
 }
 
 impl Gen<'_> {
@@ -87,9 +83,10 @@ impl Gen<'_> {
         }
         match def.kind {
             DefinitionKind::Alias(_) => {
-                let path = self.rel_path(&Self::module_of(name), &alias_fn_name(&def.name));
+                let path = self.rel_path(&self.module_of(name), &self.names.alias_fn(name));
                 format!("{path}()")
             }
+            _ if self.is_local(name) => format!("<dyn {}>::type_code()", self.type_path(name)),
             _ => format!("{}::type_code()", self.type_path(name)),
         }
     }
@@ -239,7 +236,11 @@ impl Gen<'_> {
                     self.tc_expr(&a.ty, stack)
                 )
             }
-            DefinitionKind::Interface(_) => {
+            DefinitionKind::Interface(Interface { is_local: true, .. })
+            | DefinitionKind::InterfaceForward(InterfaceForward { is_local: true, .. }) => {
+                format!("{TC}::create_local_interface_tc({id}, {name}){VALID}")
+            }
+            DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => {
                 format!("{TC}::create_interface_tc({id}, {name}){VALID}")
             }
             _ => self
@@ -285,8 +286,10 @@ impl Gen<'_> {
             "/// The TypeCode of typedef `{}` (built once).",
             def.scoped_name
         ));
-        self.out
-            .open(format!("pub fn {}() -> {TC}", alias_fn_name(&def.name)));
+        self.out.open(format!(
+            "pub fn {}() -> {TC}",
+            self.names.alias_fn(&def.scoped_name)
+        ));
         self.once_body(def);
         self.out.close();
     }

@@ -966,3 +966,53 @@ fn recursive_structs_round_trip_through_any() {
         24
     );
 }
+
+/// Polls `f` to completion on this thread (no executor needed: the futures are
+/// runtime-agnostic).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+/// The asynchronous proxies' futures are `Send` whatever the parameters (sequences,
+/// references, inout, out, user exceptions), and report failures as the synchronous
+/// proxies do (here: nobody listens, TRANSIENT).
+#[test]
+fn async_proxy_futures_are_send_and_report_errors() {
+    fn send<F: std::future::Future + Send>(f: F) -> F {
+        f
+    }
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let obj = orb.string_to_object("corbaloc::127.0.0.1:1/k").unwrap();
+    let node = gen_extra::extra::NodeAsync::unchecked_narrow(&obj);
+    let mut depth = 1;
+    let e = block_on(send(node.describe(&["a".to_owned()], &mut depth))).unwrap_err();
+    assert!(matches!(
+        e,
+        gen_extra::extra::node::DescribeError::System(ref s) if s.kind == SystemExceptionKind::Transient
+    ));
+    let (mut s, mut samples) = (String::new(), Default::default());
+    assert!(block_on(send(node.swap(&mut s, &mut samples))).is_err());
+    let registry = gen_objref::refs::RegistryAsync::unchecked_narrow(&obj);
+    let (mut a, mut b) = (None, None);
+    assert!(block_on(send(registry.swap(&mut a, &mut b))).is_err());
+    let bench = gen_bench::BenchAsync::from(gen_bench::Bench::unchecked_narrow(&obj));
+    let e = block_on(send(bench.echo("x"))).unwrap_err();
+    assert_eq!(e.kind, SystemExceptionKind::Transient);
+    let e = block_on(send(bench.ping_oneway())).unwrap_err();
+    assert_eq!(e.kind, SystemExceptionKind::Transient);
+    orb.destroy();
+}

@@ -19,12 +19,10 @@ const FRONT_END_FAILURES: &[(&str, &str)] = &[
         "CosTSPortability.idl",
         "'CORBA::Environment' is not defined",
     ), // PIDL pseudo-object
-    (
-        "DCE_CIOPSecurity.idl",
-        "cannot find include file \"IOP.idl\"",
-    ),
-    ("SECIOP.idl", "cannot find include file \"IOP.idl\""),
-    ("SSLIOP.idl", "cannot find include file \"IOP.idl\""),
+    // omniORB's orb.idl on the include path shadows the compiler's own, which defines
+    // these (tests/corpus.rs compiles every COS file with it).
+    ("SECIOP.idl", "'CORBA::ServiceOption' is not defined"),
+    ("SSLIOP.idl", "'CORBA::ServiceOption' is not defined"),
     ("NRService.idl", "'CORBA::ServiceOption' is not defined"),
     ("Security.idl", "'CORBA::ServiceOption' is not defined"),
     ("SecurityAdmin.idl", "'CORBA::ServiceOption' is not defined"),
@@ -46,25 +44,7 @@ const FRONT_END_FAILURES: &[(&str, &str)] = &[
 /// is `error: not yet supported: …` and the first names the construct.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
     ("boxes.idl", "valuetype box '::CORBA::WStringValue'"),
-    (
-        "compression.idl",
-        "local interface '::Compression::Compressor'",
-    ),
-    // `IDLType` is defined in ir.idl, which corbaidl.idl does not include.
-    (
-        "corbaidl.idl",
-        "forward-declared interface '::CORBA::IDLType' that is never defined",
-    ),
     ("messaging.idl", "valuetype '::Messaging::Poller'"),
-    // `POA` is a (commented-out) local interface that the IDL only forward-declares.
-    (
-        "poa.idl",
-        "forward-declared interface '::PortableServer::POA' that is never defined",
-    ),
-    (
-        "poa_include.idl",
-        "forward-declared interface '::PortableServer::POA' that is never defined",
-    ),
     ("pollable.idl", "valuetype '::CORBA::Pollable'"),
 ];
 
@@ -183,7 +163,9 @@ fn service_idl_generates_and_compiles() {
         ok.len() + unsupported.len() + front_end.len(),
         idl_files().len()
     );
-    assert_eq!(ok.len(), 54, "{ok:?}");
+    // Local interfaces (compression.idl) and interfaces never defined (corbaidl.idl's
+    // IDLType, poa.idl's POA) generate too.
+    assert_eq!(ok.len(), 59, "{ok:?}");
     for f in [
         "CosNaming.idl",
         "CosNotification.idl",

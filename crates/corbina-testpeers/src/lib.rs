@@ -108,6 +108,18 @@ pub fn bench_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_sc_peer`: an omniORB server and client of `sc.idl` whose omniInterceptors
+/// add and read service contexts (interop of Portable Interceptors); `None` (with a note)
+/// without omniORB.
+pub fn sc_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "sc",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_sc_peer"],
+        pkg_config: "omniORB4",
+    })
+}
+
 /// `peers/omni_server_ssl` and `peers/omni_client_ssl`: the bench peers with omniORB's SSL
 /// transport (`libomnisslTP4`) linked in, for `-ORBendPoint giop:ssl:…` and the
 /// `-ORBssl…` options; `None` (with a note) without omniORB.

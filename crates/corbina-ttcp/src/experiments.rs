@@ -528,6 +528,9 @@ pub fn run_corbina(
             out(r);
         }
     }
+    if o.has("async") {
+        crate::async_bench::run(first, &o.label, o.count, out)?;
+    }
     if o.has("conn") {
         // A new connection's first call: connect, the TLS handshake if any, the call (the
         // connections closed before each). Apart from `lat`, whose CPU per call it would skew.
@@ -710,7 +713,7 @@ fn scalability(
 /// `n` null twoway calls (`ping`) through `inv` on the object of `ior`, nothing timed:
 /// the client the suite runs under callgrind, as `omni_ping IORFILE N` is.
 pub fn ping_n(ior: &str, n: usize, inv: Invocation) -> Result<(), String> {
-    let orb = Orb::with_config(OrbConfig::default());
+    let orb = Orb::with_config(with_noop_interceptors(OrbConfig::default()));
     let b = Bench::narrow(&orb.string_to_object(ior).map_err(sys)?).map_err(sys)?;
     let mut c = Caller::new(inv, &b, Op::Ping)?;
     warm(n, || c.call())?;
@@ -867,4 +870,34 @@ pub fn run_socket(o: &ExpOpts, addr: &str, out: &mut dyn FnMut(Record)) -> Resul
         }
     }
     Ok(())
+}
+
+/// With `TTCP_NOOP_INTERCEPTORS=1` in the environment: `config` with one client and
+/// one server request interceptor that do nothing, to measure what interception costs a
+/// call (`ping` and `server` take it; e.g. under `scripts/server-ir.sh`).
+pub fn with_noop_interceptors(config: OrbConfig) -> OrbConfig {
+    use corbina::interceptor::{
+        ClientRequestInterceptor, Interceptor, OrbInitInfo, OrbInitializer,
+        ServerRequestInterceptor,
+    };
+    struct Noop;
+    impl Interceptor for Noop {
+        fn name(&self) -> &str {
+            "noop"
+        }
+    }
+    impl ClientRequestInterceptor for Noop {}
+    impl ServerRequestInterceptor for Noop {}
+    impl OrbInitializer for Noop {
+        fn pre_init(&self, info: &mut OrbInitInfo) {
+            // Fresh names in a fresh ORB: no duplicate.
+            let _ = info.add_client_request_interceptor(Arc::new(Noop));
+            let _ = info.add_server_request_interceptor(Arc::new(Noop));
+        }
+    }
+    if std::env::var_os("TTCP_NOOP_INTERCEPTORS").is_some_and(|v| v == "1") {
+        config.orb_initializer(Arc::new(Noop))
+    } else {
+        config
+    }
 }

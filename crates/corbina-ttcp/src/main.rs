@@ -171,7 +171,7 @@ fn server(mut config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> 
         }
         i += 1;
     }
-    let orb = Orb::with_config(config);
+    let orb = Orb::with_config(corbina_ttcp::experiments::with_noop_interceptors(config));
     let poa = orb.root_poa();
     let counter = Arc::new(ByteCounter::default());
     // IORs are streamed out as objects are activated: no giant string for 10^6 objects.

@@ -117,6 +117,12 @@ pub struct Record {
     /// First call on each object, µs per object (scalability).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_first_call_us: Option<f64>,
+    /// Calls kept in flight on one connection (async), or requests parked (AMH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<u64>,
+    /// Resident memory per outstanding call (or parked request), bytes (async).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes_per_call: Option<f64>,
 }
 
 fn yes() -> bool {

@@ -544,12 +544,14 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
         {
             continue;
         }
+        // `peer`: omniORB over the same transport (its SSL transport, for TLS), if measured.
         let mut push = |point: String,
                         metric: &str,
                         c: Option<f64>,
                         t: Option<f64>,
                         cell: [String; 2],
-                        s: Option<f64>| {
+                        s: Option<f64>,
+                        peer: Option<f64>| {
             rows.push(Row {
                 experiment: format!("{tr} transport"),
                 point,
@@ -559,9 +561,9 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                 },
                 corbina: cell[0].clone(),
                 socket: cell[1].clone(),
-                peer: String::new(),
+                peer: peer.map(num).unwrap_or_default(),
                 vs_socket: ratio(c, s),
-                vs_peer: None,
+                vs_peer: ratio(c, peer),
             })
         };
         let raw_ping = raw.one("latency", SOCKET, |r| {
@@ -576,6 +578,9 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                 }
                 // A new connection's first call has no raw-socket counterpart.
                 let sock = raw_ping.filter(|_| op != "ping_new_connection");
+                let peer = f
+                    .one_inv("latency", OMNIORB, inv, |r| is(&r.op, op))
+                    .and_then(|r| r.median_us);
                 push(
                     format!("{op} twoway {inv}"),
                     "med/p99/p99.9 µs",
@@ -583,6 +588,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t.and_then(|r| r.median_us),
                     [lat_cell(c), lat_cell(sock)],
                     sock.and_then(|r| r.median_us),
+                    peer,
                 );
             }
         }
@@ -600,13 +606,14 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t,
                     [opt(c), opt(s)],
                     s,
+                    rate(&f, OMNIORB),
                 );
             }
-            let cpu = |f: &Find<'_>| {
-                f.one_inv("cpu", CORBINA, inv, |_| true)
+            let cpu = |f: &Find<'_>, imp| {
+                f.one_inv("cpu", imp, inv, |_| true)
                     .and_then(|r| r.cpu_us_per_call)
             };
-            let (c, t) = (cpu(&f), cpu(&tcp));
+            let (c, t) = (cpu(&f, CORBINA), cpu(&tcp, CORBINA));
             if c.is_some() {
                 push(
                     format!("CPU, latency loops, {inv}"),
@@ -615,6 +622,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t,
                     [opt(c), String::new()],
                     None,
+                    cpu(&f, OMNIORB),
                 );
             }
         }
@@ -646,7 +654,8 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                             "static" => format!("{mode} {t} {kb}K"),
                             _ => format!("{mode} {t} {kb}K {inv}"),
                         };
-                        push(point, "Mbit/s", c, tc, [opt(c), opt(s)], s);
+                        let peer = pick(&f, OMNIORB);
+                        push(point, "Mbit/s", c, tc, [opt(c), opt(s)], s, peer);
                     }
                 }
             }
@@ -688,6 +697,90 @@ fn thr_ratio_transports(
 }
 
 /// The transport targets: Unix socket, shared memory and TLS against TCP loopback.
+/// The async experiment's targets (issue 15): each goal begins with `async`.
+fn async_targets(records: &[Record], out: &mut Vec<Target>) {
+    let asy: Vec<&Record> = records.iter().filter(|r| r.experiment == "async").collect();
+    if asy.is_empty() {
+        return;
+    }
+    let point = |mode: &str, n: Option<u64>, threads: Option<u64>| {
+        asy.iter().copied().find(|r| {
+            is(&r.mode, mode)
+                && (n.is_none() || r.outstanding == n)
+                && (threads.is_none() || r.threads == threads)
+        })
+    };
+    let sync64 = point("sync", None, Some(64));
+    let sync1 = point("sync", None, Some(1));
+    let a1000 = point("async", Some(1000), None);
+    let a1 = point("async", Some(1), None);
+    let amh = point("amh_parked", None, None);
+    let cps = |r: Option<&Record>| r.and_then(|r| r.calls_per_s);
+    let mut push = |goal: &str, ratio: Option<f64>, limit, at_most, how: String| {
+        out.push(Target {
+            goal: goal.into(),
+            ratio,
+            limit,
+            at_most,
+            how,
+            info: false,
+        })
+    };
+    push(
+        "async: 1,000 outstanding ≥ 2× calls/s of 64 sync threads",
+        ratio(cps(a1000), cps(sync64)),
+        2.0,
+        false,
+        format!(
+            "ping calls/s, one task on one connection / 64 threads with a connection each, {} vs {}",
+            opt(cps(a1000)),
+            opt(cps(sync64))
+        ),
+    );
+    let kib = a1000.and_then(|r| r.rss_bytes_per_call).map(|b| b / 1024.0);
+    push(
+        "async: client memory per outstanding call ≤ 1 KiB (1,000)",
+        kib,
+        1.0,
+        true,
+        "client RSS growth with the window full / calls outstanding, KiB".into(),
+    );
+    let k10 = point("async", Some(10_000), None)
+        .and_then(|r| r.rss_bytes_per_call)
+        .map(|b| b / 1024.0);
+    push(
+        "async: client memory per outstanding call ≤ 1 KiB (10,000)",
+        k10,
+        1.0,
+        true,
+        "client RSS growth with the window full / calls outstanding, KiB".into(),
+    );
+    let med = |r: Option<&Record>| r.and_then(|r| r.median_us);
+    push(
+        "async: single call latency ≤ 1.1× sync",
+        ratio(med(a1), med(sync1)),
+        1.1,
+        true,
+        format!(
+            "median ping µs, 1 outstanding / 1 sync thread, {} vs {}",
+            opt(med(a1)),
+            opt(med(sync1))
+        ),
+    );
+    let all = amh.map(|r| if r.complete == Some(true) { 1.0 } else { 0.0 });
+    push(
+        "async: AMH 10,000 parked requests released together, all answered",
+        all,
+        1.0,
+        false,
+        format!(
+            "answered / parked; {} calls/s on release, {} B per parked request (client + server)",
+            opt(cps(amh)),
+            opt(amh.and_then(|r| r.rss_bytes_per_call))
+        ),
+    );
+}
+
 fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
     let tcp = over(records, "tcp");
     let tcp = Find(&tcp);
@@ -760,6 +853,35 @@ fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
                 true,
                 cpu_how,
                 false,
+            );
+        }
+        if tr == "tls" {
+            // Against omniORB's SSL transport (libomnisslTP4), measured in the same run.
+            let x = thr_ratio(&f, (CORBINA, "octet"), (OMNIORB, "octet"), "oneway");
+            push(
+                format!("{name}: oneway sequence<octet> 64 KB–1 MB ≥ 1.0× omniORB SSL"),
+                x.map(|p| p.0),
+                1.0,
+                false,
+                x.map(|p| {
+                    format!(
+                        "corbina / omniORB, both over TLS, median over sizes ≥ 64 KB, min {:.2}",
+                        p.1
+                    )
+                })
+                .unwrap_or_default(),
+                false,
+            );
+            let omni_ping = f
+                .one("latency", OMNIORB, |r| is(&r.op, "ping"))
+                .and_then(|r| r.median_us);
+            push(
+                format!("{name}: null twoway / omniORB SSL's"),
+                ratio(ping(&f), omni_ping),
+                1.0,
+                true,
+                "corbina ping median / omniORB's, both over TLS, medians over rounds".into(),
+                true,
             );
         }
         for mode in ["oneway", "twoway"] {
@@ -1072,6 +1194,7 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
         }
     }
     transport_targets(records, &mut out);
+    async_targets(records, &mut out);
     out
 }
 

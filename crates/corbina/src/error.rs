@@ -52,6 +52,7 @@
 //! | INTERNAL | `0x43420262` | NO | a servant incarnated for the call was deactivated before it ran |
 //! | BAD_INV_ORDER | `0x4f4d0009` (OMG 9, set_result more than once) | YES | the servant replied twice |
 //! | NO_IMPLEMENT | `0x43420270` | NO | `_interface`: there is no interface repository |
+//! | NO_IMPLEMENT | `0x43420271` | NO | the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`) |
 //! | BAD_PARAM | `0x434202a0` | NO | narrow: the object does not implement the interface |
 //! | NO_RESOURCES | `0x43420280` | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
 //! | INITIALIZE | `0x43420290` | NO | the ORB's server could not listen on its endpoints |
@@ -128,12 +129,19 @@ pub mod minor {
     pub const INTERNAL_DEFERRED_LOST: u32 = CORBINA_VMCID | 0x261;
     /// INTERNAL: a servant incarnated for the call was deactivated before it ran.
     pub const INTERNAL_INCARNATION_LOST: u32 = CORBINA_VMCID | 0x262;
+    /// INTERNAL: a deferred reply's handle was dropped without a reply.
+    pub const INTERNAL_REPLY_HANDLE_DROPPED: u32 = CORBINA_VMCID | 0x263;
+    /// NO_IMPLEMENT: the request cannot be answered after its upcall (dispatched in process).
+    pub const NO_IMPLEMENT_DEFERRED_REPLY: u32 = CORBINA_VMCID | 0x271;
     /// BAD_INV_ORDER: the servant replied twice (OMG: set_result called more than once).
     pub const BAD_INV_ORDER_REPLIED: u32 = OMG_VMCID | 9;
     /// BAD_PARAM: a narrow to an interface the object does not implement.
     pub const BAD_PARAM_NOT_OF_TYPE: u32 = CORBINA_VMCID | 0x2a0;
     /// NO_IMPLEMENT: no interface repository (`_interface`).
     pub const NO_IMPLEMENT_INTERFACE_REPOSITORY: u32 = CORBINA_VMCID | 0x270;
+    /// NO_IMPLEMENT: the servant does not implement the operation (the default method of a
+    /// servant trait generated with `corbina_codegen::Builder::no_implement_defaults`).
+    pub const NO_IMPLEMENT_OPERATION: u32 = CORBINA_VMCID | 0x271;
     /// NO_RESOURCES: a thread could not be started.
     pub const NO_RESOURCES_THREAD: u32 = CORBINA_VMCID | 0x280;
     /// INITIALIZE: the ORB's server could not listen on its endpoints.
@@ -342,6 +350,9 @@ pub enum Error {
     /// Server side: the servant returned without replying to a call that expects a reply.
     #[error("the servant returned without replying")]
     NoReply,
+    /// Server side: the servant deferred its reply and dropped the handle without replying.
+    #[error("the servant dropped its reply handle without replying")]
+    ReplyHandleDropped,
     /// Server side: the servant replied twice.
     #[error("the servant replied twice")]
     RepliedTwice,
@@ -381,6 +392,17 @@ pub enum Error {
         Endpoint(endpoint)
     )]
     BidirReader {
+        /// Where the connection goes.
+        endpoint: Address,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The reader thread of an asynchronous calls' connection could not be started.
+    #[error(
+        "the reader thread of the asynchronous connection to {} could not be started: {source}",
+        Endpoint(endpoint)
+    )]
+    AsyncThread {
         /// Where the connection goes.
         endpoint: Address,
         /// The OS error.
@@ -435,12 +457,13 @@ impl Error {
             Error::NoObjectKey => (K::ObjectNotExist, OBJECT_NOT_EXIST_NO_KEY, No),
             Error::NoReply => (K::Internal, INTERNAL_NO_REPLY, Maybe),
             Error::RepliedTwice => (K::BadInvOrder, BAD_INV_ORDER_REPLIED, Yes),
+            Error::ReplyHandleDropped => (K::Internal, INTERNAL_REPLY_HANDLE_DROPPED, Maybe),
             Error::EncodeReply(e) => giop_exception(e, Yes),
             Error::SendReply { .. } => (K::CommFailure, COMM_FAILURE_SEND_REPLY, Yes),
             Error::IncarnationLost => (K::Internal, INTERNAL_INCARNATION_LOST, No),
             Error::NotOfType { .. } => (K::BadParam, BAD_PARAM_NOT_OF_TYPE, No),
             Error::NoInterfaceRepository => (K::NoImplement, NO_IMPLEMENT_INTERFACE_REPOSITORY, No),
-            Error::ThreadSpawn { .. } | Error::BidirReader { .. } => {
+            Error::ThreadSpawn { .. } | Error::BidirReader { .. } | Error::AsyncThread { .. } => {
                 (K::NoResources, NO_RESOURCES_THREAD, No)
             }
             Error::DeferredLost => (K::Internal, INTERNAL_DEFERRED_LOST, Maybe),

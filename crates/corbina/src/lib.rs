@@ -1,30 +1,65 @@
 //! Corbina: a CORBA Object Request Broker.
 //!
-//! This crate is what applications and generated code depend on. It is being built in
-//! layers; what exists now is the contract between generated stubs/skeletons and the ORB:
+//! This crate is the runtime that applications and generated code depend on: the [`Orb`]
+//! (`ORB_init`, `string_to_object`, `run`), object references ([`ObjectRef`]), the POA
+//! ([`poa`]), servants ([`Servant`]), exceptions ([`SystemException`], [`UserException`]),
+//! `TypeCode`/[`Any`], and the dynamic interfaces ([`dii`], [`dsi`], [`dynany`]).
 //!
-//! - [`ObjectRef`]: an object reference; generated proxies call [`ObjectRef::invoke`] and
-//!   [`ObjectRef::invoke_oneway`] with closures that marshal arguments straight into the
-//!   request and unmarshal results straight from the reply.
-//! - [`Invoker`]: how a reference reaches its object (IIOP connection pools come with the
-//!   runtime; the ORB gives references to its own objects a [`CollocatedInvoker`];
-//!   [`ServantInvoker`] reaches one servant through full marshalling, for tests).
-//! - [`Servant`] / [`ServerRequest`] / [`ReplySink`]: the server side that generated skeletons
-//!   implement and that the POA dispatches to.
-//! - Collocation: a reference to an object of the same ORB calls a generated servant directly,
-//!   without marshalling ([`ObjectRef::collocated_call`]); other servants of the same ORB are
-//!   dispatched in process, marshalled, without a socket. [`ObjectRef::without_collocation`]
-//!   opts out.
-//! - [`SystemException`] and [`UserException`]; [`Error`] says what failed on the call path
-//!   (endpoint, phase, OS error) and decides the system exception's minor code ([`error`]).
+//! # The usual set-up
+//!
+//! ```sh
+//! cargo add corbina
+//! cargo add --build corbina-codegen
+//! ```
+//!
+//! (or `cargo add --build corbina --features codegen`, and `corbina::codegen::Builder` in
+//! `build.rs`: the same generator, re-exported).
+//!
+//! `build.rs` compiles the IDL with `corbina_codegen::Builder` and the crate includes the
+//! result; for `interface Greeter { string greet(in string name); };` the generator writes a
+//! proxy `Greeter`, a servant trait `GreeterServant` and a skeleton `GreeterSkeleton`
+//! (`docs/mapping.md`). A server and a client then read:
+//!
+//! ```ignore
+//! include!(concat!(env!("OUT_DIR"), "/greeter.rs"));
+//!
+//! struct Hello;
+//! impl GreeterServant for Hello {
+//!     fn greet(&self, name: &str) -> Result<String, corbina::SystemException> {
+//!         Ok(format!("Hello, {name}!"))
+//!     }
+//! }
+//!
+//! // Server: activate the servant, print its reference, serve.
+//! let (orb, _args) = corbina::Orb::init(std::env::args().skip(1))?;
+//! let poa = orb.root_poa();
+//! let id = poa.activate_object(std::sync::Arc::new(GreeterSkeleton::new(Hello)))?;
+//! poa.the_poa_manager().activate()?;
+//! println!("{}", orb.object_to_string(&poa.id_to_reference(&id)?)?);
+//! orb.run();
+//!
+//! // Client: from an IOR:, corbaloc: or corbaname: string to a typed proxy.
+//! let greeter = Greeter::narrow(&orb.string_to_object(&reference)?)?;
+//! println!("{}", greeter.greet("world")?);
+//! ```
+//!
+//! The workspace's `examples/` crate has these as whole programs (and a persistent POA with
+//! a fixed object key, naming, callbacks, DII, `Any`), and `docs/tutorial.md` walks through
+//! a project from `cargo new`.
+//!
+//! # The same path, by hand
+//!
+//! Generated code is a thin layer over this crate: a skeleton is a [`Servant`] that decodes
+//! the arguments of each operation from the [`ServerRequest`] and writes the reply, and a
+//! proxy method is one [`ObjectRef::invoke`] that marshals arguments straight into the
+//! request and unmarshals results straight from the reply. Here both are written out, and
+//! the call goes over IIOP on loopback between two ORBs:
 //!
 //! ```
 //! use std::sync::Arc;
-//! use corbina::{cdr::CdrContext, giop::Ior, ObjectRef, Servant, ServantInvoker,
-//!               ServerRequest, SystemException};
+//! use corbina::{config::Endpoint, Orb, OrbConfig, Servant, ServerRequest, SystemException};
 //!
-//! /// A servant with one operation, `long twice(in long x)`, dispatched by hand the way a
-//! /// generated skeleton does it.
+//! /// `interface Doubler { long twice(in long x); };`, dispatched as a skeleton does it.
 //! struct Doubler;
 //! impl Servant for Doubler {
 //!     fn primary_interface(&self) -> &'static str { "IDL:Doubler:1.0" }
@@ -41,16 +76,39 @@
 //!     }
 //! }
 //!
-//! let invoker = Arc::new(ServantInvoker::new(Arc::new(Doubler), CdrContext::GIOP_1_2));
-//! let obj = ObjectRef::new(Ior::nil(), b"key".to_vec(), invoker);
-//! let r: Result<i32, SystemException> =
-//!     obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user);
-//! assert_eq!(r.unwrap(), 42);
+//! // The server's ORB, listening on loopback.
+//! let server = Orb::with_config(OrbConfig {
+//!     endpoints: vec![Endpoint { host: "127.0.0.1".into(), port: 0 }],
+//!     ..OrbConfig::default()
+//! });
+//! let poa = server.root_poa();
+//! let id = poa.activate_object(Arc::new(Doubler))?;
+//! poa.the_poa_manager().activate()?;
+//! let ior = server.object_to_string(&poa.id_to_reference(&id)?)?;
+//!
+//! // A client's ORB, as in another process: the reference reaches the server over IIOP.
+//! let client = Orb::with_config(OrbConfig::default());
+//! let obj = client.string_to_object(&ior)?;
+//! assert!(!obj.is_collocated());
+//! let r: i32 = obj.invoke("twice", |w| { w.write_long(21); Ok(()) }, |r| r.read_long(), corbina::no_user)?;
+//! assert_eq!(r, 42);
+//! client.destroy();
+//! server.destroy();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A failed call says where and why: [`SystemException`]'s `Display` carries the runtime's
+//! [`Error`] (endpoint, phase, OS error), e.g. `TRANSIENT (minor 0x4f4d0002, completed NO):
+//! connect to tcp 127.0.0.1:5002 failed: Connection refused (os error 111)`; the minor codes
+//! are listed in [`error`].
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub use corbina_cdr as cdr;
+/// The IDL compiler (`corbina-codegen`), for `build.rs`: with the `codegen` feature, a
+/// build dependency on `corbina` alone is enough (`corbina::codegen::Builder`).
+#[cfg(feature = "codegen")]
+pub use corbina_codegen as codegen;
 pub use corbina_giop as giop;
 
 pub use corbina_cdr::{Fixed, LongDouble};
@@ -68,6 +126,8 @@ pub mod dsi;
 pub mod dynany;
 pub mod error;
 pub mod exception;
+pub mod interceptor;
+pub mod local;
 pub mod object;
 pub mod orb;
 pub mod poa;
@@ -86,5 +146,5 @@ pub use error::Error;
 pub use exception::UserException;
 pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
-pub use servant::{ReplyKind, ReplySink, Servant, ServerRequest};
+pub use servant::{DeferredReplySink, ReplyHandle, ReplyKind, ReplySink, Servant, ServerRequest};
 pub use typecode::TypeCode;

@@ -44,6 +44,12 @@ pub trait Invoker: Send + Sync {
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException>;
+
+    /// The IIOP invoker this is, if it is one: asynchronous calls
+    /// ([`ObjectRef::invoke_async`]) go through it without blocking the caller.
+    fn as_iiop(&self) -> Option<&crate::client::IiopInvoker> {
+        None
+    }
 }
 
 /// A CORBA object reference (`CORBA::Object`).
@@ -241,6 +247,89 @@ impl ObjectRef {
         self.send(operation, &encode_args, Some(&mut decode), 0)
             .map_err(E::from)?;
         outcome.unwrap_or_else(|| Err(E::from(internal())))
+    }
+
+    /// The IIOP invoker asynchronous calls go through: the reference's own, or for a
+    /// collocated object the one its marshalled path uses (so a servant never runs on the
+    /// polling thread).
+    fn async_invoker(&self) -> Option<&crate::client::IiopInvoker> {
+        match &self.invoker {
+            RefInvoker::Other(i) => i.as_iiop(),
+            RefInvoker::Collocated(c) => c.iiop().as_iiop(),
+        }
+    }
+
+    /// [`ObjectRef::invoke`] as a future: the request is marshalled and written on the first
+    /// poll, and the task is woken when its reply arrives; many such calls may be in flight
+    /// on one connection (see [`crate::client`], *Asynchronous calls*). The future is `Send`
+    /// and needs no particular executor. Dropping it before the reply cancels the request
+    /// (`CancelRequest`). A reference reached by an application-supplied [`Invoker`]
+    /// completes on the polling thread.
+    pub async fn invoke_async<'a, T, E>(
+        &self,
+        operation: &str,
+        encode_args: impl Fn(&mut CdrWriter<'a>) -> crate::cdr::Result<()> + Send + Sync,
+        decode_result: impl FnOnce(&mut CdrReader<'_>) -> crate::cdr::Result<T> + Send,
+        decode_user_exception: impl FnOnce(&str, &mut CdrReader<'_>) -> crate::cdr::Result<Option<E>>
+            + Send,
+    ) -> Result<T, E>
+    where
+        T: Send,
+        E: From<SystemException> + Send,
+    {
+        let mut decode_result = Some(decode_result);
+        let mut decode_user_exception = Some(decode_user_exception);
+        let mut outcome: Option<Result<T, E>> = None;
+        let mut decode = |body: ReplyBody<'_, '_>| -> Result<(), SystemException> {
+            // As in `invoke`: references in the reply belong to this reference's ORB.
+            let has_data = match &body {
+                ReplyBody::Result(r) => r.remaining() > 0,
+                ReplyBody::UserException(..) => true,
+            };
+            let orb = if has_data { self.orb() } else { None };
+            let _entered = orb.as_ref().map(crate::orb::enter);
+            let marshal = |e: crate::cdr::MarshalError| {
+                SystemException::from(e).completed(CompletionStatus::Yes)
+            };
+            match body {
+                ReplyBody::Result(r) => {
+                    let f = decode_result.take().ok_or_else(internal)?;
+                    let v = f(r).map_err(marshal)?;
+                    r.expect_end().map_err(marshal)?;
+                    outcome = Some(Ok(v));
+                }
+                ReplyBody::UserException(id, r) => {
+                    let f = decode_user_exception.take().ok_or_else(internal)?;
+                    match f(id, r).map_err(marshal)? {
+                        Some(e) => outcome = Some(Err(e)),
+                        None => return Err(crate::exception::unknown_user_exception()),
+                    }
+                }
+            }
+            Ok(())
+        };
+        let sent = match self.async_invoker() {
+            Some(i) => {
+                i.invoke_async(operation, &encode_args, Some(&mut decode))
+                    .await
+            }
+            None => self.send(operation, &encode_args, Some(&mut decode), 0),
+        };
+        sent.map_err(E::from)?;
+        outcome.unwrap_or_else(|| Err(E::from(internal())))
+    }
+
+    /// [`ObjectRef::invoke_oneway`] as a future: done once the request is written (nothing
+    /// is awaited from the server).
+    pub async fn invoke_oneway_async<'a>(
+        &self,
+        operation: &str,
+        encode_args: impl Fn(&mut CdrWriter<'a>) -> crate::cdr::Result<()> + Send + Sync,
+    ) -> Result<(), SystemException> {
+        match self.async_invoker() {
+            Some(i) => i.invoke_async(operation, &encode_args, None).await,
+            None => self.send(operation, &encode_args, None, 0),
+        }
     }
 
     /// Sends a oneway operation. Errors are local only (marshalling, no connection).

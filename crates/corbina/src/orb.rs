@@ -10,6 +10,7 @@ use crate::client::{ClientContext, IiopInvoker};
 use crate::collocation::CollocatedInvoker;
 use crate::config::{ConfigError, OrbConfig};
 use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
+use crate::local::LocalObject;
 use crate::object::ObjectRef;
 use crate::poa::{Current, DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
 use crate::servant::ServerRequest;
@@ -35,8 +36,28 @@ pub enum InitialReference {
     RootPoa(Poa),
     /// `POACurrent`: `PortableServer::Current`, the upcall context of the calling thread.
     PoaCurrent(Current),
-    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`).
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`, or registered by the application or
+    /// an ORB initializer).
     Object(ObjectRef),
+    /// `PICurrent`: the Portable Interceptor slots of the calling thread.
+    PiCurrent(crate::interceptor::PiCurrent),
+    /// `CodecFactory`: makes `Codec`s.
+    CodecFactory(crate::interceptor::CodecFactory),
+    /// A locality-constrained object (an IDL `local interface`) registered with
+    /// [`Orb::register_initial_reference`].
+    Local(LocalObject),
+}
+
+impl From<ObjectRef> for InitialReference {
+    fn from(o: ObjectRef) -> Self {
+        InitialReference::Object(o)
+    }
+}
+
+impl From<LocalObject> for InitialReference {
+    fn from(o: LocalObject) -> Self {
+        InitialReference::Local(o)
+    }
 }
 
 /// `CORBA::ORB::InvalidName`: no initial reference by that name.
@@ -60,6 +81,8 @@ struct OrbInner {
     /// Whether references made from now on to this ORB's own objects call their servants
     /// directly (see [`Orb::set_direct_collocation`]).
     direct_collocation: AtomicBool,
+    /// Names given by `register_initial_reference`, in registration order.
+    registered: Mutex<Vec<(String, InitialReference)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,14 +148,20 @@ impl Orb {
     /// `-ORB…` arguments, which win. Returns the ORB and the arguments that were not ORB
     /// options, in order. Unknown `-ORB` options are an error.
     pub fn init<I: IntoIterator<Item = String>>(args: I) -> Result<(Orb, Vec<String>), InitError> {
-        let (config, rest) = OrbConfig::from_args_and_env(args)?;
+        let args: Vec<String> = args.into_iter().collect();
+        let (mut config, rest) = OrbConfig::from_args_and_env(args.clone())?;
+        config.initializers.run(args);
         Ok((Orb::with_config(config), rest))
     }
 
     /// An ORB with an explicit configuration.
-    pub fn with_config(config: OrbConfig) -> Orb {
+    pub fn with_config(mut config: OrbConfig) -> Orb {
+        config.initializers.run(Vec::new());
         let client = Arc::new(ClientContext::new(config.clone()));
-        let direct_collocation = config.direct_collocation;
+        // Request interceptors run on both sides of calls to this ORB's own objects:
+        // those go over a loopback connection (see `crate::interceptor`).
+        let direct_collocation =
+            config.direct_collocation && !config.initializers.has_request_interceptors();
         let inner = Arc::new(OrbInner {
             config,
             client,
@@ -144,6 +173,7 @@ impl Orb {
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
             direct_collocation: AtomicBool::new(direct_collocation),
+            registered: Mutex::new(Vec::new()),
         });
         let orb = Orb { inner };
         if orb.inner.config.offer_bidir {
@@ -321,6 +351,9 @@ impl Orb {
                 components.push(c);
             }
         }
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            components.extend(reg.components(type_id, key));
+        }
         let profile = IiopProfile {
             version: Version::new(1, self.inner.config.giop_max_minor.min(2))
                 .unwrap_or(Version::V1_2),
@@ -353,10 +386,23 @@ impl Orb {
             }
             None => {
                 let key = key.to_vec();
-                ObjectRef::new(ior, key, Arc::new(invoker))
+                ObjectRef::new(ior, key, self.intercepted(invoker))
             }
         };
         Ok(obj.with_orb(self))
+    }
+
+    /// The invoker of a new reference: with client request interceptors registered, one
+    /// that runs them (decided here, once per reference, so that calls without
+    /// interceptors check nothing).
+    fn intercepted(&self, invoker: IiopInvoker) -> Arc<dyn crate::object::Invoker> {
+        match self.inner.config.initializers.client() {
+            Some(reg) => Arc::new(crate::interceptor::InterceptedInvoker::new(
+                invoker,
+                reg.clone(),
+            )),
+            None => Arc::new(invoker),
+        }
     }
 
     /// Whether references to this ORB's own objects made from now on call their servants
@@ -366,6 +412,8 @@ impl Orb {
     /// References made earlier keep their behaviour; for one reference use
     /// [`ObjectRef::without_collocation`].
     pub fn set_direct_collocation(&self, direct: bool) {
+        // Never with request interceptors: they run on calls to this ORB's objects too.
+        let direct = direct && !self.inner.config.initializers.has_request_interceptors();
         self.inner
             .direct_collocation
             .store(direct, Ordering::Relaxed);
@@ -411,7 +459,11 @@ impl Orb {
         let invoker = IiopInvoker::new(self.inner.client.clone(), obj.ior().clone())?
             .with_call_timeout(Some(timeout));
         let key = invoker.profile().object_key.as_bytes().to_vec();
-        Ok(ObjectRef::new(obj.ior().clone(), key, Arc::new(invoker)))
+        Ok(ObjectRef::new(
+            obj.ior().clone(),
+            key,
+            self.intercepted(invoker),
+        ))
     }
 
     /// The client side's connections (ropes of strands), for monitoring and tests.
@@ -473,7 +525,26 @@ impl Orb {
         match name {
             "RootPOA" => return Ok(InitialReference::RootPoa(self.root_poa())),
             "POACurrent" => return Ok(InitialReference::PoaCurrent(Current)),
+            "CodecFactory" => {
+                return Ok(InitialReference::CodecFactory(
+                    crate::interceptor::CodecFactory,
+                ))
+            }
+            "PICurrent" => {
+                let slots = self.inner.config.initializers.registered.as_ref();
+                return Ok(InitialReference::PiCurrent(crate::interceptor::PiCurrent {
+                    slots: slots.map_or(0, |r| r.slots),
+                }));
+            }
             _ => {}
+        }
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            if let Some(obj) = reg.initial_reference(name) {
+                return Ok(InitialReference::Object(obj));
+            }
+        }
+        if let Some((_, r)) = self.registered().iter().find(|(n, _)| n == name) {
+            return Ok(r.clone());
         }
         let invalid = || InvalidName(name.to_owned());
         if let Some(url) = self.inner.config.init_refs.get(name) {
@@ -492,9 +563,48 @@ impl Orb {
         Err(invalid())
     }
 
+    /// `register_initial_reference`: makes `obj` (a remote reference, or a local object
+    /// such as a generated local interface's `to_local_object`) what
+    /// `resolve_initial_references(name)` returns. `InvalidName` if `name` is empty or
+    /// already names an initial reference (the ORB's own, `-ORBInitRef` ones, or registered).
+    pub fn register_initial_reference(
+        &self,
+        name: &str,
+        obj: impl Into<InitialReference>,
+    ) -> Result<(), InvalidName> {
+        let builtin = matches!(
+            name,
+            "" | "RootPOA" | "POACurrent" | "PICurrent" | "CodecFactory"
+        ) || self.inner.config.init_refs.contains_key(name)
+            || (self.inner.config.initializers.registered.as_ref())
+                .is_some_and(|reg| reg.initial_reference(name).is_some());
+        let mut reg = self.registered();
+        if builtin || reg.iter().any(|(n, _)| n == name) {
+            return Err(InvalidName(name.to_owned()));
+        }
+        reg.push((name.to_owned(), obj.into()));
+        Ok(())
+    }
+
+    fn registered(&self) -> std::sync::MutexGuard<'_, Vec<(String, InitialReference)>> {
+        self.inner
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// `list_initial_services`.
     pub fn list_initial_services(&self) -> Vec<String> {
-        let mut v = vec!["RootPOA".to_owned(), "POACurrent".to_owned()];
+        let mut v = vec![
+            "RootPOA".to_owned(),
+            "POACurrent".to_owned(),
+            "PICurrent".to_owned(),
+            "CodecFactory".to_owned(),
+        ];
+        if let Some(reg) = &self.inner.config.initializers.registered {
+            v.extend(reg.initial_references.iter().map(|(n, _)| n.clone()));
+        }
+        v.extend(self.registered().iter().map(|(n, _)| n.clone()));
         for k in self.inner.config.init_refs.keys() {
             if !v.contains(k) {
                 v.push(k.clone());
@@ -537,6 +647,7 @@ impl Orb {
         // Oneways this ORB buffered go out before it stops (a loss stays counted).
         let _ = self.inner.client.flush_oneways();
         self.inner.client.close_bidir();
+        self.inner.client.close_async();
         if let Some(server) = self.server() {
             server.shutdown();
             if wait {
@@ -560,6 +671,11 @@ impl Orb {
     pub fn destroy(&self) {
         self.shutdown(true);
         let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        if *st != RunState::Destroyed {
+            if let Some(reg) = &self.inner.config.initializers.registered {
+                reg.destroy();
+            }
+        }
         *st = RunState::Destroyed;
         self.inner.state_changed.notify_all();
     }

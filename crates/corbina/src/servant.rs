@@ -26,6 +26,91 @@ pub trait ReplySink {
         kind: ReplyKind,
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException>;
+
+    /// Hands the right to reply over to a sink that outlives the upcall (for
+    /// [`ServerRequest::defer_reply`]); `None` where replies cannot be deferred.
+    fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
+        None
+    }
+}
+
+/// Where a deferred reply goes (a connection's writer): what a [`ReplySink`] hands over to a
+/// [`ReplyHandle`].
+pub trait DeferredReplySink: Send + 'static {
+    /// Writes and sends the reply whose body `body` encodes.
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException>;
+
+    /// Sends a system exception as the reply.
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException>;
+}
+
+/// The right to answer a request later, from any thread or task (Asynchronous Method
+/// Handling): what [`ServerRequest::defer_reply`] returns. The connection thread goes on
+/// reading requests meanwhile; the request stays counted by its POA (deactivation with
+/// `wait_for_completion`, `destroy` and an orderly close of the connection wait for the
+/// reply). Dropping it without replying sends `INTERNAL` (the servant gave no reply), never
+/// silence. For a oneway, replying does nothing.
+pub struct ReplyHandle {
+    sink: Option<Box<dyn DeferredReplySink>>,
+    /// Released after the reply is written (fields drop after `Drop::drop`).
+    _call: Option<crate::poa::DeferredCall>,
+}
+
+impl std::fmt::Debug for ReplyHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyHandle")
+            .field("response_expected", &self.sink.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplyHandle {
+    /// Sends a normal reply whose body `encode` writes.
+    pub fn reply<'a>(
+        mut self,
+        mut encode: impl FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        match self.sink.take() {
+            Some(mut s) => s.reply(ReplyKind::NoException, &mut encode),
+            None => Ok(()),
+        }
+    }
+
+    /// Sends a USER_EXCEPTION reply; `encode` writes the repository id and the members.
+    pub fn reply_user_exception<'a>(
+        mut self,
+        mut encode: impl FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        match self.sink.take() {
+            Some(mut s) => s.reply(ReplyKind::UserException, &mut encode),
+            None => Ok(()),
+        }
+    }
+
+    /// Sends a system exception as the reply.
+    pub fn reply_system_exception(mut self, e: SystemException) -> Result<(), SystemException> {
+        match self.sink.take() {
+            Some(mut s) => s.system_exception(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the client waits for a reply (false for oneways).
+    pub fn response_expected(&self) -> bool {
+        self.sink.is_some()
+    }
+}
+
+impl Drop for ReplyHandle {
+    fn drop(&mut self) {
+        if let Some(mut s) = self.sink.take() {
+            let _ = s.system_exception(crate::Error::ReplyHandleDropped.into());
+        }
+    }
 }
 
 /// A request being dispatched to a servant.
@@ -105,6 +190,34 @@ impl<'b, 's> ServerRequest<'b, 's> {
             return Ok(());
         }
         self.sink.reply(kind, encode)
+    }
+
+    /// Takes the right to reply out of the upcall (Asynchronous Method Handling): the
+    /// upcall returns at once and the [`ReplyHandle`], `Send + 'static`, answers later from
+    /// any thread or task. `NO_IMPLEMENT` where the request cannot outlive its upcall (a
+    /// collocated call dispatched in process: use a direct call, or a reference made with
+    /// `without_collocation`); `BAD_INV_ORDER` if a reply was sent already.
+    pub fn defer_reply(&mut self) -> Result<ReplyHandle, SystemException> {
+        if self.replied {
+            return Err(crate::Error::RepliedTwice.into());
+        }
+        let sink = if self.response_expected {
+            let detached = self.sink.detach().ok_or_else(|| {
+                SystemException::new(
+                    SystemExceptionKind::NoImplement,
+                    crate::error::minor::NO_IMPLEMENT_DEFERRED_REPLY,
+                )
+                .completed(CompletionStatus::No)
+            })?;
+            Some(detached)
+        } else {
+            None
+        };
+        self.replied = true;
+        Ok(ReplyHandle {
+            sink,
+            _call: crate::poa::defer_upcall(),
+        })
     }
 
     /// Whether a reply was already sent (the ORB sends a system exception otherwise).

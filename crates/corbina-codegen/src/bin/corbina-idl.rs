@@ -1,4 +1,4 @@
-//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] FILE.idl...`: compiles IDL files
+//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] FILE.idl...`: compiles IDL files
 //! to Rust, one `<stem>.rs` per input.
 #![forbid(unsafe_code)]
 
@@ -6,7 +6,7 @@ use corbina_idl::Frontend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] FILE.idl...
+const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] FILE.idl...
 
 Compiles OMG IDL files to Rust for the Corbina ORB: one OUTDIR/<stem>.rs per input file.
 
@@ -14,6 +14,9 @@ options:
   -I DIR             add DIR to the include path (searched in order)
   -D NAME[=VALUE]    predefine a preprocessor macro
   -o OUTDIR          write output files to OUTDIR (default: the current directory)
+  --no-implement-defaults
+                     servant traits get default methods raising NO_IMPLEMENT, so a servant
+                     implements only the operations it serves (default: every one required)
   -h, --help         print this help";
 
 fn main() -> ExitCode {
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
     let mut defines = Vec::new();
     let mut out_dir = PathBuf::from(".");
     let mut files = Vec::new();
+    let mut options = corbina_codegen::Options::default();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |flag: &str, inline: &str| -> Option<String> {
@@ -34,7 +38,9 @@ fn main() -> ExitCode {
                 Some(inline.to_string())
             }
         };
-        if a == "-h" || a == "--help" {
+        if a == "--no-implement-defaults" {
+            options.no_implement_defaults = true;
+        } else if a == "-h" || a == "--help" {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         } else if let Some(rest) = a.strip_prefix("-I") {
@@ -77,7 +83,7 @@ fn main() -> ExitCode {
         for (n, v) in &defines {
             fe.define(n, v);
         }
-        match corbina_codegen::compile_file(&mut fe, file) {
+        match corbina_codegen::compile_file_with(&mut fe, file, &options) {
             Ok(c) => {
                 for w in &c.warnings {
                     eprintln!("{w}");

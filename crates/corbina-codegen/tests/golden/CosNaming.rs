@@ -13,6 +13,31 @@ pub mod cos_naming {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::CosNaming::Istring` (its alias TypeCode).
+    pub fn istring_insert(v: &Istring) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Istring);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_string(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(istring_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Istring`'s.
+    pub fn istring_extract(a: &::corbina::Any) -> ::core::option::Option<Istring> {
+        struct V(Istring);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(r.read_string()?))
+            }
+        }
+        a.extract_as::<V>(&istring_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::CosNaming::NameComponent` (`IDL:omg.org/CosNaming/NameComponent:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct NameComponent {
@@ -71,6 +96,32 @@ pub mod cos_naming {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/Name:1.0", "Name", ::corbina::TypeCode::create_sequence_tc(0, NameComponent::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::CosNaming::Name` (its alias TypeCode).
+    pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Name`'s.
+    pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
+        struct V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
     }
 
     /// IDL enum `::CosNaming::BindingType` (`IDL:omg.org/CosNaming/BindingType:1.0`).
@@ -189,6 +240,32 @@ pub mod cos_naming {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/BindingList:1.0", "BindingList", ::corbina::TypeCode::create_sequence_tc(0, Binding::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::CosNaming::BindingList` (its alias TypeCode).
+    pub fn binding_list_insert(v: &BindingList) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v BindingList);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Binding as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(binding_list_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::BindingList`'s.
+    pub fn binding_list_extract(a: &::corbina::Any) -> ::core::option::Option<BindingList> {
+        struct V(BindingList);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&binding_list_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::CosNaming::NamingContext` (`IDL:omg.org/CosNaming/NamingContext:1.0`).
@@ -473,6 +550,258 @@ pub mod cos_naming {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::CosNaming::NamingContext`: [`NamingContext`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct NamingContextAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl NamingContextAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `bind`.
+        pub async fn bind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::BindError> {
+            self.obj.invoke_async(
+                "bind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `rebind`.
+        pub async fn rebind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::RebindError> {
+            self.obj.invoke_async(
+                "rebind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::RebindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::RebindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::RebindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `bind_context`.
+        pub async fn bind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::BindContextError> {
+            self.obj.invoke_async(
+                "bind_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<NamingContext>(w, nc)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindContextError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `rebind_context`.
+        pub async fn rebind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::RebindContextError> {
+            self.obj.invoke_async(
+                "rebind_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<NamingContext>(w, nc)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::RebindContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::RebindContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::RebindContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `resolve`.
+        pub async fn resolve(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context::ResolveError> {
+            self.obj.invoke_async(
+                "resolve",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::ResolveError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::ResolveError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::ResolveError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `unbind`.
+        pub async fn unbind(&self, n: &[NameComponent]) -> ::core::result::Result<(), naming_context::UnbindError> {
+            self.obj.invoke_async(
+                "unbind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::UnbindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::UnbindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::UnbindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `new_context`.
+        pub async fn new_context(&self) -> ::core::result::Result<::core::option::Option<NamingContext>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "new_context",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<NamingContext>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `bind_new_context`.
+        pub async fn bind_new_context(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<NamingContext>, naming_context::BindNewContextError> {
+            self.obj.invoke_async(
+                "bind_new_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<NamingContext>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindNewContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindNewContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindNewContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindNewContextError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `destroy`.
+        pub async fn destroy(&self) -> ::core::result::Result<(), naming_context::DestroyError> {
+            self.obj.invoke_async(
+                "destroy",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotEmpty:1.0" => Some(naming_context::DestroyError::NotEmpty(<naming_context::NotEmpty as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `list`.
+        pub async fn list(&self, how_many: u32) -> ::core::result::Result<(BindingList, ::core::option::Option<BindingIterator>), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "list",
+                |w| {
+                    w.write_ulong(how_many);
+                    Ok(())
+                },
+                |r| {
+                    let bl_out = <::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let bi_out = ::corbina::object::read_ref::<BindingIterator>(r)?;
+                    Ok((bl_out, bi_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for NamingContextAsync {
+        const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContext:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<NamingContext> for NamingContextAsync {
+        fn from(p: NamingContext) -> NamingContextAsync {
+            NamingContextAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<NamingContextAsync> for NamingContext {
+        fn from(p: NamingContextAsync) -> NamingContext {
+            NamingContext { obj: p.obj }
         }
     }
 
@@ -807,6 +1136,94 @@ pub mod cos_naming {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::CosNaming::BindingIterator`: [`BindingIterator`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct BindingIteratorAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl BindingIteratorAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/BindingIterator:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `next_one`.
+        pub async fn next_one(&self) -> ::core::result::Result<(bool, Binding), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "next_one",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_boolean()?;
+                    let b_out = <Binding as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, b_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `next_n`.
+        pub async fn next_n(&self, how_many: u32) -> ::core::result::Result<(bool, BindingList), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "next_n",
+                |w| {
+                    w.write_ulong(how_many);
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_boolean()?;
+                    let bl_out = <::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, bl_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `destroy`.
+        pub async fn destroy(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "destroy",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for BindingIteratorAsync {
+        const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/BindingIterator:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<BindingIterator> for BindingIteratorAsync {
+        fn from(p: BindingIterator) -> BindingIteratorAsync {
+            BindingIteratorAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<BindingIteratorAsync> for BindingIterator {
+        fn from(p: BindingIteratorAsync) -> BindingIterator {
+            BindingIterator { obj: p.obj }
         }
     }
 
@@ -1298,6 +1715,348 @@ pub mod cos_naming {
     impl ::core::convert::From<NamingContextExt> for NamingContext {
         fn from(p: NamingContextExt) -> NamingContext {
             NamingContext::unchecked_narrow(p.as_object())
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::CosNaming::NamingContextExt`: [`NamingContextExt`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct NamingContextExtAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl NamingContextExtAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContextExt:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `bind`.
+        pub async fn bind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::BindError> {
+            self.obj.invoke_async(
+                "bind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `rebind`.
+        pub async fn rebind(&self, n: &[NameComponent], obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), naming_context::RebindError> {
+            self.obj.invoke_async(
+                "rebind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::RebindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::RebindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::RebindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `bind_context`.
+        pub async fn bind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::BindContextError> {
+            self.obj.invoke_async(
+                "bind_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<NamingContext>(w, nc)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindContextError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `rebind_context`.
+        pub async fn rebind_context(&self, n: &[NameComponent], nc: ::core::option::Option<&NamingContext>) -> ::core::result::Result<(), naming_context::RebindContextError> {
+            self.obj.invoke_async(
+                "rebind_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    ::corbina::object::write_ref::<NamingContext>(w, nc)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::RebindContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::RebindContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::RebindContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `resolve`.
+        pub async fn resolve(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context::ResolveError> {
+            self.obj.invoke_async(
+                "resolve",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::ResolveError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::ResolveError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::ResolveError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `unbind`.
+        pub async fn unbind(&self, n: &[NameComponent]) -> ::core::result::Result<(), naming_context::UnbindError> {
+            self.obj.invoke_async(
+                "unbind",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::UnbindError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::UnbindError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::UnbindError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `new_context`.
+        pub async fn new_context(&self) -> ::core::result::Result<::core::option::Option<NamingContext>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "new_context",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<NamingContext>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `bind_new_context`.
+        pub async fn bind_new_context(&self, n: &[NameComponent]) -> ::core::result::Result<::core::option::Option<NamingContext>, naming_context::BindNewContextError> {
+            self.obj.invoke_async(
+                "bind_new_context",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<NamingContext>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context::BindNewContextError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context::BindNewContextError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context::BindNewContextError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context::BindNewContextError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `destroy`.
+        pub async fn destroy(&self) -> ::core::result::Result<(), naming_context::DestroyError> {
+            self.obj.invoke_async(
+                "destroy",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotEmpty:1.0" => Some(naming_context::DestroyError::NotEmpty(<naming_context::NotEmpty as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `list`.
+        pub async fn list(&self, how_many: u32) -> ::core::result::Result<(BindingList, ::core::option::Option<BindingIterator>), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "list",
+                |w| {
+                    w.write_ulong(how_many);
+                    Ok(())
+                },
+                |r| {
+                    let bl_out = <::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let bi_out = ::corbina::object::read_ref::<BindingIterator>(r)?;
+                    Ok((bl_out, bi_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `to_string`.
+        pub async fn to_string(&self, n: &[NameComponent]) -> ::core::result::Result<naming_context_ext::StringName, naming_context_ext::ToStringError> {
+            self.obj.invoke_async(
+                "to_string",
+                |w| {
+                    w.write_length(n.len())?;
+                    <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context_ext::ToStringError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `to_name`.
+        pub async fn to_name(&self, sn: &str) -> ::core::result::Result<Name, naming_context_ext::ToNameError> {
+            self.obj.invoke_async(
+                "to_name",
+                |w| {
+                    w.write_string(sn)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context_ext::ToNameError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `to_url`.
+        pub async fn to_url(&self, addr: &str, sn: &str) -> ::core::result::Result<naming_context_ext::URLString, naming_context_ext::ToUrlError> {
+            self.obj.invoke_async(
+                "to_url",
+                |w| {
+                    w.write_string(addr)?;
+                    w.write_string(sn)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0" => Some(naming_context_ext::ToUrlError::InvalidAddress(<naming_context_ext::InvalidAddress as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context_ext::ToUrlError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `resolve_str`.
+        pub async fn resolve_str(&self, n: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, naming_context_ext::ResolveStrError> {
+            self.obj.invoke_async(
+                "resolve_str",
+                |w| {
+                    w.write_string(n)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0" => Some(naming_context_ext::ResolveStrError::NotFound(<naming_context::NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0" => Some(naming_context_ext::ResolveStrError::CannotProceed(<naming_context::CannotProceed as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0" => Some(naming_context_ext::ResolveStrError::InvalidName(<naming_context::InvalidName as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:omg.org/CosNaming/NamingContext/AlreadyBound:1.0" => Some(naming_context_ext::ResolveStrError::AlreadyBound(<naming_context::AlreadyBound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for NamingContextExtAsync {
+        const REPOSITORY_ID: &'static str = "IDL:omg.org/CosNaming/NamingContextExt:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<NamingContextExt> for NamingContextExtAsync {
+        fn from(p: NamingContextExt) -> NamingContextExtAsync {
+            NamingContextExtAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<NamingContextExtAsync> for NamingContextExt {
+        fn from(p: NamingContextExtAsync) -> NamingContextExt {
+            NamingContextExt { obj: p.obj }
         }
     }
 
@@ -2313,6 +3072,31 @@ pub mod cos_naming {
                 .clone()
         }
 
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::StringName` (its alias TypeCode).
+        pub fn string_name_insert(v: &StringName) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v StringName);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(string_name_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::StringName`'s.
+        pub fn string_name_extract(a: &::corbina::Any) -> ::core::option::Option<StringName> {
+            struct V(StringName);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&string_name_type_code()).map(|v| v.0)
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::Address` (`IDL:omg.org/CosNaming/NamingContextExt/Address:1.0`).
         pub type Address = ::std::string::String;
 
@@ -2323,6 +3107,31 @@ pub mod cos_naming {
                 .clone()
         }
 
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::Address` (its alias TypeCode).
+        pub fn address_insert(v: &Address) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v Address);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(address_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::Address`'s.
+        pub fn address_extract(a: &::corbina::Any) -> ::core::option::Option<Address> {
+            struct V(Address);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&address_type_code()).map(|v| v.0)
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::URLString` (`IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0`).
         pub type URLString = ::std::string::String;
 
@@ -2331,6 +3140,31 @@ pub mod cos_naming {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0", "URLString", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
                 .clone()
+        }
+
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::URLString` (its alias TypeCode).
+        pub fn url_string_insert(v: &URLString) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v URLString);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(url_string_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::URLString`'s.
+        pub fn url_string_extract(a: &::corbina::Any) -> ::core::option::Option<URLString> {
+            struct V(URLString);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&url_string_type_code()).map(|v| v.0)
         }
 
         /// IDL exception `::CosNaming::NamingContextExt::InvalidAddress` (`IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0`).

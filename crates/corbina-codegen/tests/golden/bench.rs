@@ -212,6 +212,31 @@ pub fn octet_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::OctetSeq` (its alias TypeCode).
+pub fn octet_seq_insert(v: &OctetSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v OctetSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_octet_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(octet_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::OctetSeq`'s.
+pub fn octet_seq_extract(a: &::corbina::Any) -> ::core::option::Option<OctetSeq> {
+    struct V(OctetSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_octet_seq()?.to_vec()))
+        }
+    }
+    a.extract_as::<V>(&octet_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::ShortSeq` (`IDL:ShortSeq:1.0`).
 pub type ShortSeq = ::std::vec::Vec<i16>;
 
@@ -220,6 +245,31 @@ pub fn short_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:ShortSeq:1.0", "ShortSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short))).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::ShortSeq` (its alias TypeCode).
+pub fn short_seq_insert(v: &ShortSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v ShortSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(short_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::ShortSeq`'s.
+pub fn short_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortSeq> {
+    struct V(ShortSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<i16>()?))
+        }
+    }
+    a.extract_as::<V>(&short_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::LongSeq` (`IDL:LongSeq:1.0`).
@@ -232,6 +282,31 @@ pub fn long_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::LongSeq` (its alias TypeCode).
+pub fn long_seq_insert(v: &LongSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v LongSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(long_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::LongSeq`'s.
+pub fn long_seq_extract(a: &::corbina::Any) -> ::core::option::Option<LongSeq> {
+    struct V(LongSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<i32>()?))
+        }
+    }
+    a.extract_as::<V>(&long_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::DoubleSeq` (`IDL:DoubleSeq:1.0`).
 pub type DoubleSeq = ::std::vec::Vec<f64>;
 
@@ -240,6 +315,31 @@ pub fn double_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:DoubleSeq:1.0", "DoubleSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double))).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::DoubleSeq` (its alias TypeCode).
+pub fn double_seq_insert(v: &DoubleSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v DoubleSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(double_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::DoubleSeq`'s.
+pub fn double_seq_extract(a: &::corbina::Any) -> ::core::option::Option<DoubleSeq> {
+    struct V(DoubleSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<f64>()?))
+        }
+    }
+    a.extract_as::<V>(&double_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::CharSeq` (`IDL:CharSeq:1.0`).
@@ -252,6 +352,31 @@ pub fn char_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::CharSeq` (its alias TypeCode).
+pub fn char_seq_insert(v: &CharSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v CharSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_octet_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(char_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::CharSeq`'s.
+pub fn char_seq_extract(a: &::corbina::Any) -> ::core::option::Option<CharSeq> {
+    struct V(CharSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_octet_seq()?.to_vec()))
+        }
+    }
+    a.extract_as::<V>(&char_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::StructSeq` (`IDL:StructSeq:1.0`).
 pub type StructSeq = ::std::vec::Vec<BinStruct>;
 
@@ -260,6 +385,32 @@ pub fn struct_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:StructSeq:1.0", "StructSeq", ::corbina::TypeCode::create_sequence_tc(0, BinStruct::type_code())).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::StructSeq` (its alias TypeCode).
+pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v StructSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_length(v.len())?;
+            <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(struct_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::StructSeq`'s.
+pub fn struct_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StructSeq> {
+    struct V(StructSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
+        }
+    }
+    a.extract_as::<V>(&struct_seq_type_code()).map(|v| v.0)
 }
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).
@@ -584,6 +735,274 @@ impl ::corbina::object::Proxy for Bench {
 
     fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Bench`: [`Bench`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BenchAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl BenchAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:Bench:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `ping`.
+    pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "ping",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `ping_oneway`.
+    pub async fn ping_oneway(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "ping_oneway",
+            |_| Ok(()),
+        ).await
+    }
+
+    /// IDL `echo`.
+    pub async fn echo(&self, s: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "echo",
+            |w| {
+                w.write_string(s)?;
+                Ok(())
+            },
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `fail`.
+    pub async fn fail(&self, code: i32) -> ::core::result::Result<(), bench::FailError> {
+        self.obj.invoke_async(
+            "fail",
+            |w| {
+                w.write_long(code);
+                Ok(())
+            },
+            |_| Ok(()),
+            |id, r| {
+                Ok(match id {
+                    "IDL:BenchError:1.0" => Some(bench::FailError::BenchError(<BenchError as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+
+    /// IDL `send_octets`.
+    pub async fn send_octets(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_octets",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_octets_oneway`.
+    pub async fn send_octets_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_octets_oneway",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_shorts`.
+    pub async fn send_shorts(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_shorts",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_shorts_oneway`.
+    pub async fn send_shorts_oneway(&self, s: &[i16]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_shorts_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_longs`.
+    pub async fn send_longs(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_longs",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_longs_oneway`.
+    pub async fn send_longs_oneway(&self, s: &[i32]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_longs_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_doubles`.
+    pub async fn send_doubles(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_doubles",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_doubles_oneway`.
+    pub async fn send_doubles_oneway(&self, s: &[f64]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_doubles_oneway",
+            |w| {
+                w.write_primitive_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_chars`.
+    pub async fn send_chars(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_chars",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_chars_oneway`.
+    pub async fn send_chars_oneway(&self, s: &[u8]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_chars_oneway",
+            |w| {
+                w.write_octet_seq(s)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `send_structs`.
+    pub async fn send_structs(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "send_structs",
+            |w| {
+                w.write_length(s.len())?;
+                <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(s, w)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `send_structs_oneway`.
+    pub async fn send_structs_oneway(&self, s: &[BinStruct]) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "send_structs_oneway",
+            |w| {
+                w.write_length(s.len())?;
+                <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(s, w)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `start_timer`.
+    pub async fn start_timer(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "start_timer",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `stop_timer`.
+    pub async fn stop_timer(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "stop_timer",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_ulonglong()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for BenchAsync {
+    const REPOSITORY_ID: &'static str = "IDL:Bench:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Bench> for BenchAsync {
+    fn from(p: Bench) -> BenchAsync {
+        BenchAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<BenchAsync> for Bench {
+    fn from(p: BenchAsync) -> Bench {
+        Bench { obj: p.obj }
     }
 }
 

@@ -86,6 +86,80 @@ pub mod bidir_test {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::BidirTest::Callback`: [`Callback`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct CallbackAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl CallbackAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:BidirTest/Callback:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `notify`.
+        pub async fn notify(&self, n: i32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "notify",
+                |w| {
+                    w.write_long(n);
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `tick`.
+        pub async fn tick(&self, n: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_oneway_async(
+                "tick",
+                |w| {
+                    w.write_long(n);
+                    Ok(())
+                },
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for CallbackAsync {
+        const REPOSITORY_ID: &'static str = "IDL:BidirTest/Callback:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Callback> for CallbackAsync {
+        fn from(p: Callback) -> CallbackAsync {
+            CallbackAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<CallbackAsync> for Callback {
+        fn from(p: CallbackAsync) -> Callback {
+            Callback { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::BidirTest::Callback` implements; serve it with [`CallbackSkeleton`].
     pub trait CallbackServant: Send + Sync + 'static {
         /// IDL `notify`.
@@ -354,6 +428,164 @@ pub mod bidir_test {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::BidirTest::Registrar`: [`Registrar`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct RegistrarAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl RegistrarAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:BidirTest/Registrar:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `ping`.
+        pub async fn ping(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ping",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `call_back`.
+        pub async fn call_back(&self, cb: ::core::option::Option<&Callback>, n: i32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "call_back",
+                |w| {
+                    ::corbina::object::write_ref::<Callback>(w, cb)?;
+                    w.write_long(n);
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `register_cb`.
+        pub async fn register_cb(&self, cb: ::core::option::Option<&Callback>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "register_cb",
+                |w| {
+                    ::corbina::object::write_ref::<Callback>(w, cb)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `notify_registered`.
+        pub async fn notify_registered(&self, n: i32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "notify_registered",
+                |w| {
+                    w.write_long(n);
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `ticks_seen`.
+        pub async fn ticks_seen(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ticks_seen",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `call_back_later`.
+        pub async fn call_back_later(&self, cb: ::core::option::Option<&Callback>, n: i32, delay_ms: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "call_back_later",
+                |w| {
+                    ::corbina::object::write_ref::<Callback>(w, cb)?;
+                    w.write_long(n);
+                    w.write_long(delay_ms);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `tick`.
+        pub async fn tick(&self, n: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_oneway_async(
+                "tick",
+                |w| {
+                    w.write_long(n);
+                    Ok(())
+                },
+            ).await
+        }
+
+        /// IDL `tick_registered`.
+        pub async fn tick_registered(&self, n: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "tick_registered",
+                |w| {
+                    w.write_long(n);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for RegistrarAsync {
+        const REPOSITORY_ID: &'static str = "IDL:BidirTest/Registrar:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Registrar> for RegistrarAsync {
+        fn from(p: Registrar) -> RegistrarAsync {
+            RegistrarAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<RegistrarAsync> for Registrar {
+        fn from(p: RegistrarAsync) -> Registrar {
+            Registrar { obj: p.obj }
         }
     }
 

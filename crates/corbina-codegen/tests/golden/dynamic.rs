@@ -127,6 +127,32 @@ pub mod r#dyn {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Dyn::AnySeq` (its alias TypeCode).
+    pub fn any_seq_insert(v: &AnySeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v AnySeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::corbina::Any as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(any_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::AnySeq`'s.
+    pub fn any_seq_extract(a: &::corbina::Any) -> ::core::option::Option<AnySeq> {
+        struct V(AnySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&any_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Dyn::Matrix` (`IDL:corbina.test/Dyn/Matrix:1.0`).
     pub type Matrix = [[i32; 3]; 2];
 
@@ -137,6 +163,31 @@ pub mod r#dyn {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Dyn::Matrix` (its alias TypeCode).
+    pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Matrix`'s.
+    pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
+        struct V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 24;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Dyn::Few` (`IDL:corbina.test/Dyn/Few:1.0`).
     pub type Few = ::std::vec::Vec<Tagged>;
 
@@ -145,6 +196,44 @@ pub mod r#dyn {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Dyn/Few:1.0", "Few", ::corbina::TypeCode::create_sequence_tc(4, Tagged::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Dyn::Few` (its alias TypeCode).
+    pub fn few_insert(v: &Few) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Few);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 4 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 4 });
+                }
+                w.write_length(v.len())?;
+                <Tagged as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(few_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Few`'s.
+    pub fn few_extract(a: &::corbina::Any) -> ::core::option::Option<Few> {
+        struct V(Few);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(6)?;
+                    if n > 4 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    r.enter()?;
+                    let v = <Tagged as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                    r.leave();
+                    v?
+                }))
+            }
+        }
+        a.extract_as::<V>(&few_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Dyn::Shape` (`IDL:corbina.test/Dyn/Shape:1.0`).
@@ -615,6 +704,153 @@ pub mod r#dyn {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Dyn::Inspector`: [`Inspector`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct InspectorAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl InspectorAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Dyn/Inspector:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `echo`.
+        pub async fn echo(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `type_of`.
+        pub async fn type_of(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "type_of",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::TypeCode as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `swap`.
+        pub async fn swap(&self, a: &mut ::corbina::Any) -> ::core::result::Result<::corbina::TypeCode, inspector::SwapError> {
+            let (a_out, t_out) = self.obj.invoke_async(
+                "swap",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(&*a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let a_out = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let t_out = <::corbina::TypeCode as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((a_out, t_out))
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Dyn/Oops:1.0" => Some(inspector::SwapError::Oops(<Oops as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await?;
+            *a = a_out;
+            Ok(t_out)
+        }
+
+        /// IDL `tag`.
+        pub async fn tag(&self, t: &Tagged, many: &[::corbina::Any]) -> ::core::result::Result<Tagged, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "tag",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(t, w)?;
+                    w.write_length(many.len())?;
+                    <::corbina::Any as ::corbina::cdr::CdrEncode>::encode_slice(many, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <Tagged as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_last`.
+        pub async fn get_last(&self) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_last",
+                |_| Ok(()),
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_last`.
+        pub async fn set_last(&self, value: &::corbina::Any) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_last",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(value, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for InspectorAsync {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.test/Dyn/Inspector:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Inspector> for InspectorAsync {
+        fn from(p: Inspector) -> InspectorAsync {
+            InspectorAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<InspectorAsync> for Inspector {
+        fn from(p: InspectorAsync) -> Inspector {
+            Inspector { obj: p.obj }
         }
     }
 

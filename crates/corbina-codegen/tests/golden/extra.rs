@@ -381,6 +381,32 @@ pub mod extra {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Extra::Samples` (its alias TypeCode).
+    pub fn samples_insert(v: &Samples) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Samples);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Sample as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(samples_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Samples`'s.
+    pub fn samples_extract(a: &::corbina::Any) -> ::core::option::Option<Samples> {
+        struct V(Samples);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&samples_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Extra::Odd` (`IDL:corbina.test/Extra/Odd:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
     pub struct Odd {
@@ -504,6 +530,32 @@ pub mod extra {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Odds:1.0", "Odds", ::corbina::TypeCode::create_sequence_tc(0, Odd::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Extra::Odds` (its alias TypeCode).
+    pub fn odds_insert(v: &Odds) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Odds);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Odd as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(odds_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Odds`'s.
+    pub fn odds_extract(a: &::corbina::Any) -> ::core::option::Option<Odds> {
+        struct V(Odds);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&odds_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Extra::ByLong` (`IDL:corbina.test/Extra/ByLong:1.0`).
@@ -778,6 +830,44 @@ pub mod extra {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Choices:1.0", "Choices", ::corbina::TypeCode::create_sequence_tc(3, ByLong::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Extra::Choices` (its alias TypeCode).
+    pub fn choices_insert(v: &Choices) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Choices);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 3 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 3 });
+                }
+                w.write_length(v.len())?;
+                <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(choices_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Choices`'s.
+    pub fn choices_extract(a: &::corbina::Any) -> ::core::option::Option<Choices> {
+        struct V(Choices);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(4)?;
+                    if n > 3 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    r.enter()?;
+                    let v = <ByLong as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                    r.leave();
+                    v?
+                }))
+            }
+        }
+        a.extract_as::<V>(&choices_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Extra::Limits` (`IDL:corbina.test/Extra/Limits:1.0`).
@@ -1475,6 +1565,245 @@ pub mod extra {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Extra::Node`: [`Node`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct NodeAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl NodeAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Node:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `describe`.
+        pub async fn describe(&self, names: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
+            let (ret, depth_out, link_out) = self.obj.invoke_async(
+                "describe",
+                |w| {
+                    w.write_length(names.len())?;
+                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(names, w)?;
+                    w.write_long(*depth);
+                    Ok(())
+                },
+                |r| {
+                    let ret = <node::Info as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let depth_out = r.read_long()?;
+                    let link_out = <Link as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, depth_out, link_out))
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Extra/Node/NotHere:1.0" => Some(node::DescribeError::NotHere(<node::NotHere as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:corbina.test/Extra/Broken:1.0" => Some(node::DescribeError::Broken(<Broken as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await?;
+            *depth = depth_out;
+            Ok((ret, link_out))
+        }
+
+        /// IDL `swap`.
+        pub async fn swap(&self, s: &mut ::std::string::String, samples: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
+            let (s_out, samples_out, which_out) = self.obj.invoke_async(
+                "swap",
+                |w| {
+                    w.write_string(&*s)?;
+                    w.write_length(samples.len())?;
+                    <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&*samples, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let s_out = r.read_string()?;
+                    let samples_out = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let which_out = <ByLong as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((s_out, samples_out, which_out))
+                },
+                ::corbina::no_user,
+            ).await?;
+            *s = s_out;
+            *samples = samples_out;
+            Ok(which_out)
+        }
+
+        /// IDL `limits`.
+        pub async fn limits(&self, l: &Limits) -> ::core::result::Result<Limits, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "limits",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(l, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <Limits as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `choose`.
+        pub async fn choose(&self, c: &[ByLong], odds: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "choose",
+                |w| {
+                    if c.len() > 3 {
+                        return Err(::corbina::cdr::MarshalError::BoundExceeded { length: c.len() as u64, bound: 3 });
+                    }
+                    w.write_length(c.len())?;
+                    <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(c, w)?;
+                    w.write_length(odds.len())?;
+                    <Odd as ::corbina::cdr::CdrEncode>::encode_slice(odds, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = {
+                        let n = r.read_length(4)?;
+                        if n > 3 {
+                            Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                        }
+                        r.enter()?;
+                        let v = <ByLong as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                        r.leave();
+                        v?
+                    };
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `poke`.
+        pub async fn poke(&self, x: u8) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_oneway_async(
+                "poke",
+                |w| {
+                    w.write_octet(x);
+                    Ok(())
+                },
+            ).await
+        }
+
+        /// IDL `nothing`.
+        pub async fn nothing(&self) -> ::core::result::Result<(), node::NothingError> {
+            self.obj.invoke_async(
+                "nothing",
+                |_| Ok(()),
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Extra/Other:1.0" => Some(node::NothingError::Other(<Other as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `move`.
+        pub async fn r#move(&self, self_: i32, r#loop: i32, request: &str) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "move",
+                |w| {
+                    w.write_long(self_);
+                    w.write_long(r#loop);
+                    w.write_string(request)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_mode`.
+        pub async fn get_mode(&self) -> ::core::result::Result<Mode, node::GetModeError> {
+            self.obj.invoke_async(
+                "_get_mode",
+                |_| Ok(()),
+                |r| {
+                    let ret = <Mode as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Extra/Broken:1.0" => Some(node::GetModeError::Broken(<Broken as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `_set_mode`.
+        pub async fn set_mode(&self, value: Mode) -> ::core::result::Result<(), node::SetModeError> {
+            self.obj.invoke_async(
+                "_set_mode",
+                |w| {
+                    w.write_ulong(value as u32);
+                    Ok(())
+                },
+                |_| Ok(()),
+                |id, r| {
+                    Ok(match id {
+                        "IDL:corbina.test/Extra/Broken:1.0" => Some(node::SetModeError::Broken(<Broken as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        "IDL:corbina.test/Extra/Other:1.0" => Some(node::SetModeError::Other(<Other as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `_get_count`.
+        pub async fn get_count(&self) -> ::core::result::Result<u32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_count",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_ulong()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for NodeAsync {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.test/Extra/Node:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Node> for NodeAsync {
+        fn from(p: Node) -> NodeAsync {
+            NodeAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<NodeAsync> for Node {
+        fn from(p: NodeAsync) -> Node {
+            Node { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Extra::Node` implements; serve it with [`NodeSkeleton`].
     pub trait NodeServant: Send + Sync + 'static {
         /// IDL `describe`.
@@ -1875,6 +2204,32 @@ pub mod extra {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Node/Names:1.0", "Names", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_string_tc(0))).expect("generated TypeCode is valid"))
                 .clone()
+        }
+
+        /// An `Any` holding `v` as typedef `::Extra::Node::Names` (its alias TypeCode).
+        pub fn names_insert(v: &Names) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v Names);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_length(v.len())?;
+                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(names_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Node::Names`'s.
+        pub fn names_extract(a: &::corbina::Any) -> ::core::option::Option<Names> {
+            struct V(Names);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                }
+            }
+            a.extract_as::<V>(&names_type_code()).map(|v| v.0)
         }
 
         /// IDL struct `::Extra::Node::Info` (`IDL:corbina.test/Extra/Node/Info:1.0`).

@@ -13,6 +13,43 @@ pub mod refs {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Refs::ItemSeq` (its alias TypeCode).
+    pub fn item_seq_insert(v: &ItemSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v ItemSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                for item in v.iter() {
+                    ::corbina::object::write_ref::<Item>(w, item)?;
+                }
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(item_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::ItemSeq`'s.
+    pub fn item_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ItemSeq> {
+        struct V(ItemSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(8)?;
+                    r.enter()?;
+                    let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<Item>>(n));
+                    for _ in 0..n {
+                        v.push(::corbina::object::read_ref::<Item>(r)?);
+                    }
+                    r.leave();
+                    v
+                }))
+            }
+        }
+        a.extract_as::<V>(&item_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Refs::Obj` (`IDL:Refs/Obj:1.0`).
     pub type Obj = ::core::option::Option<::corbina::ObjectRef>;
 
@@ -21,6 +58,31 @@ pub mod refs {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/Obj:1.0", "Obj", ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Refs::Obj` (its alias TypeCode).
+    pub fn obj_insert(v: &Obj) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Obj);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::object::write_ref::<::corbina::ObjectRef>(w, v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(obj_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::Obj`'s.
+    pub fn obj_extract(a: &::corbina::Any) -> ::core::option::Option<Obj> {
+        struct V(Obj);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::object::read_ref::<::corbina::ObjectRef>(r)?))
+            }
+        }
+        a.extract_as::<V>(&obj_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Refs::Item` (`IDL:Refs/Item:1.0`).
@@ -118,6 +180,92 @@ pub mod refs {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Refs::Item`: [`Item`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct ItemAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl ItemAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/Item:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `name`.
+        pub async fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "name",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_next`.
+        pub async fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_next",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_next`.
+        pub async fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_next",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for ItemAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/Item:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Item> for ItemAsync {
+        fn from(p: Item) -> ItemAsync {
+            ItemAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<ItemAsync> for Item {
+        fn from(p: ItemAsync) -> Item {
+            Item { obj: p.obj }
         }
     }
 
@@ -336,6 +484,105 @@ pub mod refs {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Refs::SpecialItem`: [`SpecialItem`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct SpecialItemAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl SpecialItemAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/SpecialItem:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `name`.
+        pub async fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "name",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_string()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_next`.
+        pub async fn get_next(&self) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_next",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_next`.
+        pub async fn set_next(&self, value: ::core::option::Option<&Item>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_next",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `weight`.
+        pub async fn weight(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "weight",
+                |_| Ok(()),
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for SpecialItemAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/SpecialItem:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<SpecialItem> for SpecialItemAsync {
+        fn from(p: SpecialItem) -> SpecialItemAsync {
+            SpecialItemAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<SpecialItemAsync> for SpecialItem {
+        fn from(p: SpecialItemAsync) -> SpecialItem {
+            SpecialItem { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Refs::SpecialItem` implements; serve it with [`SpecialItemSkeleton`].
     pub trait SpecialItemServant: ItemServant {
         /// IDL `weight`.
@@ -499,6 +746,32 @@ pub mod refs {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/EntrySeq:1.0", "EntrySeq", ::corbina::TypeCode::create_sequence_tc(0, Entry::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Refs::EntrySeq` (its alias TypeCode).
+    pub fn entry_seq_insert(v: &EntrySeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v EntrySeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Entry as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(entry_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::EntrySeq`'s.
+    pub fn entry_seq_extract(a: &::corbina::Any) -> ::core::option::Option<EntrySeq> {
+        struct V(EntrySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&entry_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL exception `::Refs::NotFound` (`IDL:Refs/NotFound:1.0`).
@@ -956,6 +1229,281 @@ pub mod refs {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Refs::Registry`: [`Registry`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct RegistryAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl RegistryAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Refs/Registry:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `put`.
+        pub async fn put(&self, name: &str, obj: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "put",
+                |w| {
+                    w.write_string(name)?;
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, obj)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `get`.
+        pub async fn get(&self, name: &str) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, registry::GetError> {
+            self.obj.invoke_async(
+                "get",
+                |w| {
+                    w.write_string(name)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                |id, r| {
+                    Ok(match id {
+                        "IDL:Refs/NotFound:1.0" => Some(registry::GetError::NotFound(<NotFound as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                        _ => None,
+                    })
+                },
+            ).await
+        }
+
+        /// IDL `make`.
+        pub async fn make(&self, name: &str) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "make",
+                |w| {
+                    w.write_string(name)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `make_special`.
+        pub async fn make_special(&self, name: &str, weight: i32) -> ::core::result::Result<::core::option::Option<SpecialItem>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "make_special",
+                |w| {
+                    w.write_string(name)?;
+                    w.write_long(weight);
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<SpecialItem>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `echo_item`.
+        pub async fn echo_item(&self, i: ::core::option::Option<&Item>) -> ::core::result::Result<::core::option::Option<Item>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_item",
+                |w| {
+                    ::corbina::object::write_ref::<Item>(w, i)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Item>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `swap`.
+        pub async fn swap(&self, a: &mut ::core::option::Option<::corbina::ObjectRef>, b: &mut ::core::option::Option<Item>) -> ::core::result::Result<Obj, ::corbina::SystemException> {
+            let (a_out, b_out, c_out) = self.obj.invoke_async(
+                "swap",
+                |w| {
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &*a)?;
+                    ::corbina::object::write_ref::<Item>(w, &*b)?;
+                    Ok(())
+                },
+                |r| {
+                    let a_out = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    let b_out = ::corbina::object::read_ref::<Item>(r)?;
+                    let c_out = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok((a_out, b_out, c_out))
+                },
+                ::corbina::no_user,
+            ).await?;
+            *a = a_out;
+            *b = b_out;
+            Ok(c_out)
+        }
+
+        /// IDL `items`.
+        pub async fn items(&self) -> ::core::result::Result<ItemSeq, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "items",
+                |_| Ok(()),
+                |r| {
+                    let ret = {
+                        let n = r.read_length(8)?;
+                        r.enter()?;
+                        let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<Item>>(n));
+                        for _ in 0..n {
+                            v.push(::corbina::object::read_ref::<Item>(r)?);
+                        }
+                        r.leave();
+                        v
+                    };
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `count_items`.
+        pub async fn count_items(&self, items: &[::core::option::Option<Item>]) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "count_items",
+                |w| {
+                    w.write_length(items.len())?;
+                    for item in items.iter() {
+                        ::corbina::object::write_ref::<Item>(w, item)?;
+                    }
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `entries`.
+        pub async fn entries(&self) -> ::core::result::Result<EntrySeq, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "entries",
+                |_| Ok(()),
+                |r| {
+                    let ret = <::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `put_entry`.
+        pub async fn put_entry(&self, e: &Entry) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "put_entry",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(e, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `maybe`.
+        pub async fn maybe(&self, yes: bool) -> ::core::result::Result<MaybeItem, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "maybe",
+                |w| {
+                    w.write_boolean(yes);
+                    Ok(())
+                },
+                |r| {
+                    let ret = <MaybeItem as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_self_ref`.
+        pub async fn get_self_ref(&self) -> ::core::result::Result<::core::option::Option<Registry>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_self_ref",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<Registry>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_get_fallback`.
+        pub async fn get_fallback(&self) -> ::core::result::Result<::core::option::Option<::corbina::ObjectRef>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_get_fallback",
+                |_| Ok(()),
+                |r| {
+                    let ret = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `_set_fallback`.
+        pub async fn set_fallback(&self, value: ::core::option::Option<&::corbina::ObjectRef>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "_set_fallback",
+                |w| {
+                    ::corbina::object::write_ref::<::corbina::ObjectRef>(w, value)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for RegistryAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Refs/Registry:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Registry> for RegistryAsync {
+        fn from(p: Registry) -> RegistryAsync {
+            RegistryAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<RegistryAsync> for Registry {
+        fn from(p: RegistryAsync) -> Registry {
+            Registry { obj: p.obj }
         }
     }
 

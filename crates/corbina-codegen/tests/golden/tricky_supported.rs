@@ -96,6 +96,89 @@ impl ::corbina::object::Proxy for Top {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Top`: [`Top`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl TopAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Top:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for TopAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Top:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Top> for TopAsync {
+    fn from(p: Top) -> TopAsync {
+        TopAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<TopAsync> for Top {
+    fn from(p: TopAsync) -> Top {
+        Top { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Top` implements; serve it with [`TopSkeleton`].
 pub trait TopServant: Send + Sync + 'static {
     /// IDL `top_op`.
@@ -299,6 +382,99 @@ impl ::corbina::object::Proxy for Left {
 impl ::core::convert::From<Left> for Top {
     fn from(p: Left) -> Top {
         Top::unchecked_narrow(p.as_object())
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Left`: [`Left`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LeftAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl LeftAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Left:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `left_op`.
+    pub async fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "left_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for LeftAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Left:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Left> for LeftAsync {
+    fn from(p: Left) -> LeftAsync {
+        LeftAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<LeftAsync> for Left {
+    fn from(p: LeftAsync) -> Left {
+        Left { obj: p.obj }
     }
 }
 
@@ -524,6 +700,112 @@ impl ::corbina::object::Proxy for Right {
 impl ::core::convert::From<Right> for Top {
     fn from(p: Right) -> Top {
         Top::unchecked_narrow(p.as_object())
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Right`: [`Right`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RightAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl RightAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Right:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `right_op`.
+    pub async fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "right_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_name`.
+    pub async fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_name",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for RightAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Right:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Right> for RightAsync {
+    fn from(p: Right) -> RightAsync {
+        RightAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<RightAsync> for Right {
+    fn from(p: RightAsync) -> Right {
+        Right { obj: p.obj }
     }
 }
 
@@ -801,6 +1083,132 @@ impl ::core::convert::From<Bottom> for Right {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Bottom`: [`Bottom`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BottomAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl BottomAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Bottom:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `top_op`.
+    pub async fn top_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "top_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_top_attr`.
+    pub async fn get_top_attr(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_top_attr",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_top_attr`.
+    pub async fn set_top_attr(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_top_attr",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `left_op`.
+    pub async fn left_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "left_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `right_op`.
+    pub async fn right_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "right_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_name`.
+    pub async fn get_name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_name",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_string()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `bottom_op`.
+    pub async fn bottom_op(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "bottom_op",
+            |_| Ok(()),
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for BottomAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Bottom:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Bottom> for BottomAsync {
+    fn from(p: Bottom) -> BottomAsync {
+        BottomAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<BottomAsync> for Bottom {
+    fn from(p: BottomAsync) -> Bottom {
+        Bottom { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Bottom` implements; serve it with [`BottomSkeleton`].
 pub trait BottomServant: LeftServant + RightServant {
     /// IDL `bottom_op`.
@@ -1066,6 +1474,132 @@ impl ::corbina::object::Proxy for Keywords {
 
     fn as_object(&self) -> &::corbina::ObjectRef {
         &self.obj
+    }
+}
+
+/// Asynchronous proxy for IDL interface `::Keywords`: [`Keywords`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeywordsAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl KeywordsAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Keywords:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `type`.
+    pub async fn r#type(&self, r#match: i32, r#move: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "type",
+            |w| {
+                w.write_long(r#match);
+                w.write_long(r#move);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `module`.
+    pub async fn module(&self, self_: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "module",
+            |w| {
+                w.write_string(self_)?;
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_fn`.
+    pub async fn get_fn(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_fn",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_fn`.
+    pub async fn set_fn(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_fn",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_impl`.
+    pub async fn get_impl(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_get_impl",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_set_impl`.
+    pub async fn set_impl(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "_set_impl",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            ::corbina::no_user,
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for KeywordsAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Keywords:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Keywords> for KeywordsAsync {
+    fn from(p: Keywords) -> KeywordsAsync {
+        KeywordsAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<KeywordsAsync> for Keywords {
+    fn from(p: KeywordsAsync) -> Keywords {
+        Keywords { obj: p.obj }
     }
 }
 
@@ -1440,6 +1974,165 @@ impl ::corbina::object::Proxy for Ops {
     }
 }
 
+/// Asynchronous proxy for IDL interface `::Ops`: [`Ops`]'s operations as `async fn`s
+/// with the same results; the futures are `Send` and run on any executor (oneways
+/// complete once written). Dropping a future before its reply cancels the request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpsAsync {
+    obj: ::corbina::ObjectRef,
+}
+
+impl OpsAsync {
+    /// The repository id.
+    pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Ops:1.0";
+
+    /// An asynchronous proxy for `obj` without checking its type.
+    pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+        Self { obj: obj.clone() }
+    }
+
+    /// The object reference.
+    pub fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+
+    /// IDL `notify`.
+    pub async fn notify(&self, msg: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.obj.invoke_oneway_async(
+            "notify",
+            |w| {
+                w.write_string(msg)?;
+                Ok(())
+            },
+        ).await
+    }
+
+    /// IDL `compute`.
+    pub async fn compute(&self, a: i32, c: &mut i32) -> ::core::result::Result<(i32, i32), ops::ComputeError> {
+        let (ret, b_out, c_out) = self.obj.invoke_async(
+            "compute",
+            |w| {
+                w.write_long(a);
+                w.write_long(*c);
+                Ok(())
+            },
+            |r| {
+                let ret = r.read_long()?;
+                let b_out = r.read_long()?;
+                let c_out = r.read_long()?;
+                Ok((ret, b_out, c_out))
+            },
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::ComputeError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await?;
+        *c = c_out;
+        Ok((ret, b_out))
+    }
+
+    /// IDL `precise`.
+    pub async fn precise(&self) -> ::core::result::Result<::corbina::LongDouble, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "precise",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long_double()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `counter`.
+    pub async fn counter(&self) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "counter",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_ulonglong()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `wide`.
+    pub async fn wide(&self) -> ::core::result::Result<char, ::corbina::SystemException> {
+        self.obj.invoke_async(
+            "wide",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_wchar()?;
+                Ok(ret)
+            },
+            ::corbina::no_user,
+        ).await
+    }
+
+    /// IDL `_get_value`.
+    pub async fn get_value(&self) -> ::core::result::Result<i32, ops::GetValueError> {
+        self.obj.invoke_async(
+            "_get_value",
+            |_| Ok(()),
+            |r| {
+                let ret = r.read_long()?;
+                Ok(ret)
+            },
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::GetValueError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+
+    /// IDL `_set_value`.
+    pub async fn set_value(&self, value: i32) -> ::core::result::Result<(), ops::SetValueError> {
+        self.obj.invoke_async(
+            "_set_value",
+            |w| {
+                w.write_long(value);
+                Ok(())
+            },
+            |_| Ok(()),
+            |id, r| {
+                Ok(match id {
+                    "IDL:corbina.example/Failure:1.0" => Some(ops::SetValueError::Failure(<Failure as ::corbina::cdr::CdrDecode>::decode(r)?)),
+                    _ => None,
+                })
+            },
+        ).await
+    }
+}
+
+impl ::corbina::object::Proxy for OpsAsync {
+    const REPOSITORY_ID: &'static str = "IDL:corbina.example/Ops:1.0";
+
+    fn from_object(obj: ::corbina::ObjectRef) -> Self {
+        Self { obj }
+    }
+
+    fn as_object(&self) -> &::corbina::ObjectRef {
+        &self.obj
+    }
+}
+
+impl ::core::convert::From<Ops> for OpsAsync {
+    fn from(p: Ops) -> OpsAsync {
+        OpsAsync { obj: p.obj }
+    }
+}
+
+impl ::core::convert::From<OpsAsync> for Ops {
+    fn from(p: OpsAsync) -> Ops {
+        Ops { obj: p.obj }
+    }
+}
+
 /// What a servant for IDL interface `::Ops` implements; serve it with [`OpsSkeleton`].
 pub trait OpsServant: Send + Sync + 'static {
     /// IDL `notify`.
@@ -1720,6 +2413,31 @@ pub mod outer {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Outer::Pair` (its alias TypeCode).
+    pub fn pair_insert(v: &Pair) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Pair);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(pair_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Pair`'s.
+    pub fn pair_extract(a: &::corbina::Any) -> ::core::option::Option<Pair> {
+        struct V(Pair);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&pair_type_code()).map(|v| v.0)
+    }
+
     /// Client proxy for IDL interface `::Outer::Fwd` (`IDL:corbina.example/Outer/Fwd:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Fwd {
@@ -1780,6 +2498,63 @@ pub mod outer {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Outer::Fwd`: [`Fwd`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct FwdAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl FwdAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Fwd:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `ping`.
+        pub async fn ping(&self) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "ping",
+                |_| Ok(()),
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for FwdAsync {
+        const REPOSITORY_ID: &'static str = "IDL:corbina.example/Outer/Fwd:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Fwd> for FwdAsync {
+        fn from(p: Fwd) -> FwdAsync {
+            FwdAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<FwdAsync> for Fwd {
+        fn from(p: FwdAsync) -> Fwd {
+            Fwd { obj: p.obj }
         }
     }
 
@@ -2132,6 +2907,31 @@ pub mod outer {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Outer::Flag` (its alias TypeCode).
+    pub fn flag_insert(v: &Flag) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Flag);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_boolean(*v);
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(flag_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Flag`'s.
+    pub fn flag_extract(a: &::corbina::Any) -> ::core::option::Option<Flag> {
+        struct V(Flag);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 1;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(r.read_boolean()?))
+            }
+        }
+        a.extract_as::<V>(&flag_type_code()).map(|v| v.0)
+    }
+
     /// IDL union `::Outer::ByBool` (`IDL:corbina.example/Outer/ByBool:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
     pub enum ByBool {
@@ -2216,6 +3016,31 @@ pub mod outer {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Outer/Position:1.0", "Position", inner::Point::type_code()).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Outer::Position` (its alias TypeCode).
+    pub fn position_insert(v: &Position) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Position);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(position_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Position`'s.
+    pub fn position_extract(a: &::corbina::Any) -> ::core::option::Option<Position> {
+        struct V(Position);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<inner::Point as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&position_type_code()).map(|v| v.0)
     }
 
     /// IDL constant `::Outer::Mask` = `4294967295`.
@@ -2388,6 +3213,37 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Name` (its alias TypeCode).
+    pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_bounded_string(v, 32)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Name`'s.
+    pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
+        struct V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_string()?;
+                    if s.chars().count() > 32 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s
+                }))
+            }
+        }
+        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::WName` (`IDL:corbina.example/Bounded/WName:1.0`).
     pub type WName = ::std::string::String;
 
@@ -2396,6 +3252,40 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/WName:1.0", "WName", ::corbina::TypeCode::create_wstring_tc(8)).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::WName` (its alias TypeCode).
+    pub fn w_name_insert(v: &WName) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v WName);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.chars().count() > 8 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.chars().count() as u64, bound: 8 });
+                }
+                w.write_wstring(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(w_name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::WName`'s.
+    pub fn w_name_extract(a: &::corbina::Any) -> ::core::option::Option<WName> {
+        struct V(WName);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_wstring()?;
+                    if s.chars().count() > 8 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s
+                }))
+            }
+        }
+        a.extract_as::<V>(&w_name_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Blob` (`IDL:corbina.example/Bounded/Blob:1.0`).
@@ -2408,6 +3298,40 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Blob` (its alias TypeCode).
+    pub fn blob_insert(v: &Blob) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Blob);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 1024 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 1024 });
+                }
+                w.write_octet_seq(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(blob_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Blob`'s.
+    pub fn blob_extract(a: &::corbina::Any) -> ::core::option::Option<Blob> {
+        struct V(Blob);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_octet_seq()?;
+                    if s.len() > 1024 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s.to_vec()
+                }))
+            }
+        }
+        a.extract_as::<V>(&blob_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::Money` (`IDL:corbina.example/Bounded/Money:1.0`).
     pub type Money = ::corbina::Fixed;
 
@@ -2416,6 +3340,34 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Money:1.0", "Money", ::corbina::TypeCode::create_fixed_tc(9, 2).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::Money` (its alias TypeCode).
+    pub fn money_insert(v: &Money) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Money);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.digits != 9 || v.scale != 2 {
+                    return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<9,2>" });
+                }
+                v.encode(w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(money_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Money`'s.
+    pub fn money_extract(a: &::corbina::Any) -> ::core::option::Option<Money> {
+        struct V(Money);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 5;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::Fixed::decode(r, 9, 2)?))
+            }
+        }
+        a.extract_as::<V>(&money_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Matrix` (`IDL:corbina.example/Bounded/Matrix:1.0`).
@@ -2428,6 +3380,31 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Matrix` (its alias TypeCode).
+    pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Matrix`'s.
+    pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
+        struct V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 48;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[[i32; 4]; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::Nested` (`IDL:corbina.example/Bounded/Nested:1.0`).
     pub type Nested = ::std::vec::Vec<::std::vec::Vec<i32>>;
 
@@ -2436,6 +3413,32 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Nested:1.0", "Nested", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)))).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::Nested` (its alias TypeCode).
+    pub fn nested_insert(v: &Nested) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Nested);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::std::vec::Vec<i32> as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(nested_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Nested`'s.
+    pub fn nested_extract(a: &::corbina::Any) -> ::core::option::Option<Nested> {
+        struct V(Nested);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::std::vec::Vec<i32>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&nested_type_code()).map(|v| v.0)
     }
 }
 
@@ -2598,6 +3601,53 @@ pub mod typed {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Typed::Versioned`: [`Versioned`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct VersionedAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl VersionedAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/Versioned:2.3";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for VersionedAsync {
+        const REPOSITORY_ID: &'static str = "IDL:typed.example/Typed/Versioned:2.3";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Versioned> for VersionedAsync {
+        fn from(p: Versioned) -> VersionedAsync {
+            VersionedAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<VersionedAsync> for Versioned {
+        fn from(p: VersionedAsync) -> Versioned {
+            Versioned { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Typed::Versioned` implements; serve it with [`VersionedSkeleton`].
     pub trait VersionedServant: Send + Sync + 'static {
     }
@@ -2708,6 +3758,53 @@ pub mod typed {
         }
     }
 
+    /// Asynchronous proxy for IDL interface `::Typed::Explicit`: [`Explicit`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct ExplicitAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl ExplicitAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "LOCAL:explicit";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for ExplicitAsync {
+        const REPOSITORY_ID: &'static str = "LOCAL:explicit";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Explicit> for ExplicitAsync {
+        fn from(p: Explicit) -> ExplicitAsync {
+            ExplicitAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<ExplicitAsync> for Explicit {
+        fn from(p: ExplicitAsync) -> Explicit {
+            Explicit { obj: p.obj }
+        }
+    }
+
     /// What a servant for IDL interface `::Typed::Explicit` implements; serve it with [`ExplicitSkeleton`].
     pub trait ExplicitServant: Send + Sync + 'static {
     }
@@ -2815,6 +3912,53 @@ pub mod typed {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Typed::WithTypeId`: [`WithTypeId`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct WithTypeIdAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl WithTypeIdAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:custom/Id:9.9";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::corbina::object::Proxy for WithTypeIdAsync {
+        const REPOSITORY_ID: &'static str = "IDL:custom/Id:9.9";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<WithTypeId> for WithTypeIdAsync {
+        fn from(p: WithTypeId) -> WithTypeIdAsync {
+            WithTypeIdAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<WithTypeIdAsync> for WithTypeId {
+        fn from(p: WithTypeIdAsync) -> WithTypeId {
+            WithTypeId { obj: p.obj }
         }
     }
 

@@ -363,6 +363,48 @@ impl ReplyContext {
         Ok(Outgoing::new(w, version, self.fragment_size))
     }
 
+    /// [`ReplyContext::reply`] with service contexts in the header (what request
+    /// interceptors add); the plain fast path stays without them.
+    pub fn reply_with_contexts<'a, E: From<GiopError>>(
+        &self,
+        buffer: &mut Vec<u8>,
+        status: ReplyStatus,
+        contexts: &crate::service_context::ServiceContextList,
+        encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Outgoing<'a>, E> {
+        let status = match status {
+            ReplyStatus::LocationForwardPerm if !forward_perm_allowed(self.version) => {
+                ReplyStatus::LocationForward
+            }
+            s => s,
+        };
+        let (version, order) = (self.version, self.byte_order);
+        let mut w = CdrWriter::from_vec(
+            std::mem::take(buffer),
+            order,
+            version.context(self.code_sets),
+        );
+        MessageHeader::new(version, order, MsgType::Reply).write(&mut w);
+        let header = ReplyHeader {
+            service_context: contexts.clone(),
+            ..ReplyHeader::new(self.request_id, status)
+        };
+        if let Err(e) = header.encode(&mut w, version.minor) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        let body_at = (version.minor >= 2).then(|| begin_body(&mut w));
+        if let Err(e) = encode(&mut w) {
+            *buffer = w.into_owned_buffer();
+            return Err(e);
+        }
+        if let Err(e) = end_message(&mut w, body_at) {
+            *buffer = w.into_owned_buffer();
+            return Err(e.into());
+        }
+        Ok(Outgoing::new(w, version, self.fragment_size))
+    }
+
     /// Finishes a Reply: size patched, empty body unpadded, fragmented if large.
     #[inline]
     pub fn finish_reply<'a>(&self, reply: ReplyWriter<'a>) -> Result<Outgoing<'a>> {
@@ -454,6 +496,16 @@ impl ControlMessage {
             peer_version.unwrap_or(Version::V1_0),
             order,
             MsgType::CloseConnection,
+        )
+    }
+
+    /// MessageError, in the highest GIOP version the peer has used (`None`: GIOP 1.0), for
+    /// a runtime that refuses a connection's input from another thread (a memory budget).
+    pub fn message_error(peer_version: Option<Version>, order: ByteOrder) -> Self {
+        ControlMessage::header_only(
+            peer_version.unwrap_or(Version::V1_0),
+            order,
+            MsgType::MessageError,
         )
     }
 

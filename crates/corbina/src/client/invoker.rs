@@ -21,6 +21,9 @@ use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
+mod asynch;
+pub use asynch::{AsyncDecodeReply, AsyncEncodeArgs};
+
 /// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
 /// chain that ends this way is not unwound to the original target).
 pub const MINOR_FORWARD_LIMIT: u32 = minor::TRANSIENT_FORWARD_LIMIT;
@@ -35,33 +38,33 @@ pub const MINOR_RETRIES_EXHAUSTED: u32 = minor::TRANSIENT_RESEND_LIMIT;
 pub const MINOR_ONEWAYS_LOST: u32 = minor::COMM_FAILURE_ONEWAYS_LOST;
 
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
-const MAX_RESENDS: usize = 16;
+pub(crate) const MAX_RESENDS: usize = 16;
 
 /// Reaches one object through IIOP: its profile, the rope to the profile's address, and
 /// any LOCATION_FORWARD target learned on the way.
 pub struct IiopInvoker {
-    ctx: Arc<ClientContext>,
+    pub(crate) ctx: Arc<ClientContext>,
     ior: Ior,
     profile_index: u32,
     profile: IiopProfile,
-    rope: Arc<Rope>,
+    pub(crate) rope: Arc<Rope>,
     /// When `rope` is a local endpoint: the profile's TCP address, used while the local one
     /// cannot be connected to (its rope made on first use).
-    tcp_fallback: Option<Address>,
+    pub(crate) tcp_fallback: Option<Address>,
     fallback_rope: OnceLock<Arc<Rope>>,
-    version: Version,
-    code_sets: CodeSets,
+    pub(crate) version: Version,
+    pub(crate) code_sets: CodeSets,
     addressing: AtomicI16,
     /// `TargetAddress::Key` for the profile's key, built once: the common case of every call.
     key_target: TargetAddress,
-    forward: RwLock<Option<Arc<IiopInvoker>>>,
+    pub(crate) forward: RwLock<Option<Arc<IiopInvoker>>>,
     /// Whether `forward` may be set: lets the common call skip the lock.
-    forwarded: AtomicBool,
+    pub(crate) forwarded: AtomicBool,
     /// This reference's own call timeout (wins over the thread's and the ORB's).
     call_timeout: Option<Duration>,
 }
 
-enum Attempt {
+pub(crate) enum Attempt {
     Done,
     /// Nothing was processed by the server (CloseConnection, stale strand): send again.
     Retry,
@@ -124,7 +127,7 @@ impl IiopInvoker {
     }
 
     /// The timeout a call made now by this thread runs with.
-    fn effective_timeout(&self) -> Option<Duration> {
+    pub(crate) fn effective_timeout(&self) -> Option<Duration> {
         self.call_timeout
             .or_else(super::thread_call_timeout)
             .or(self.ctx.config.call_timeout)
@@ -138,7 +141,7 @@ impl IiopInvoker {
 
     /// The rope calls go through now: the selected one, or the TCP fallback while a local
     /// endpoint is stale.
-    fn current_rope(&self) -> &Arc<Rope> {
+    pub(crate) fn current_rope(&self) -> &Arc<Rope> {
         match &self.tcp_fallback {
             Some(tcp) if self.rope.is_stale() => self
                 .fallback_rope
@@ -155,7 +158,7 @@ impl IiopInvoker {
     // Always inlined: the bidirectional path calls it too, and an outlined call costs the
     // common call ~25 instructions (callgrind).
     #[inline(always)]
-    fn target(&self) -> std::borrow::Cow<'_, TargetAddress> {
+    pub(crate) fn target(&self) -> std::borrow::Cow<'_, TargetAddress> {
         use crate::giop::target_address::{PROFILE_ADDR, REFERENCE_ADDR};
         use std::borrow::Cow;
         match self.addressing.load(Ordering::Relaxed) {
@@ -169,6 +172,21 @@ impl IiopInvoker {
             })),
             _ => Cow::Borrowed(&self.key_target),
         }
+    }
+
+    /// The IOR calls go to (a forwarded call has its own invoker).
+    pub(crate) fn ior(&self) -> &Ior {
+        &self.ior
+    }
+
+    /// The profile of [`ior`](Self::ior) calls use.
+    pub(crate) fn effective_profile(&self) -> Option<&crate::giop::TaggedProfile> {
+        self.ior.profiles.get(self.profile_index as usize)
+    }
+
+    /// How many forwards a call follows.
+    pub(crate) fn forward_limit(&self) -> u32 {
+        self.ctx.config.forward_limit
     }
 
     fn call<'a>(
@@ -374,7 +392,7 @@ impl IiopInvoker {
     /// over a strand).
     #[cold]
     #[inline(never)]
-    fn bidir_attempt<'a>(
+    pub(crate) fn bidir_attempt<'a>(
         &self,
         rope: &Arc<Rope>,
         operation: &str,
@@ -458,7 +476,7 @@ impl IiopInvoker {
     }
 
     /// Returns a strand nothing was sent on, keeping its buffered oneways pending.
-    fn give_back(&self, rope: &Arc<Rope>, strand: Box<Strand>) {
+    pub(crate) fn give_back(&self, rope: &Arc<Rope>, strand: Box<Strand>) {
         if strand.batch.is_empty() {
             rope.release(strand);
             return;
@@ -559,7 +577,7 @@ impl IiopInvoker {
     /// What a Reply to this call means: its body handed to `decode`, an exception, a
     /// forward, or a resend with another addressing mode. Always inlined, as `target`.
     #[inline(always)]
-    fn reply_outcome(
+    pub(crate) fn reply_outcome(
         &self,
         header: &ReplyHeader,
         body: Body<'_>,
@@ -628,13 +646,17 @@ pub(crate) fn select_address(profile: &IiopProfile, prefer_local: bool) -> Addre
     }
 }
 
-fn fail(rope: &Rope, strand: Box<Strand>, e: SystemException) -> Result<Attempt, SystemException> {
+pub(crate) fn fail(
+    rope: &Rope,
+    strand: Box<Strand>,
+    e: SystemException,
+) -> Result<Attempt, SystemException> {
     drop(strand);
     rope.discard();
     Err(e)
 }
 
-fn is_timeout(e: &std::io::Error) -> bool {
+pub(crate) fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -643,7 +665,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 
 /// Writes what the connection queued to send (a MessageError after bad input), best effort:
 /// the connection is given up anyway.
-fn write_transmits(strand: &mut Strand) -> std::io::Result<()> {
+pub(crate) fn write_transmits(strand: &mut Strand) -> std::io::Result<()> {
     while let Some(m) = strand.giop.poll_transmit() {
         strand.stream.write_all(m.as_bytes())?;
     }
@@ -652,7 +674,11 @@ fn write_transmits(strand: &mut Strand) -> std::io::Result<()> {
 
 #[cold]
 #[inline(never)]
-fn read_failure(e: std::io::Error, has_deadline: bool, endpoint: &Address) -> SystemException {
+pub(crate) fn read_failure(
+    e: std::io::Error,
+    has_deadline: bool,
+    endpoint: &Address,
+) -> SystemException {
     let endpoint = endpoint.clone();
     match e {
         io if has_deadline && is_timeout(&io) => Error::Timeout {
@@ -668,7 +694,7 @@ fn read_failure(e: std::io::Error, has_deadline: bool, endpoint: &Address) -> Sy
 /// The server closed the connection while a reply was awaited: the request may have run.
 #[cold]
 #[inline(never)]
-fn closed(rope: &Rope) -> SystemException {
+pub(crate) fn closed(rope: &Rope) -> SystemException {
     Error::ConnectionClosed {
         endpoint: rope.address().clone(),
     }
@@ -677,7 +703,7 @@ fn closed(rope: &Rope) -> SystemException {
 
 /// What a server sent that a client cannot take as the reply it awaits.
 #[cold]
-fn unexpected_message(rope: &Rope, event: &Event<'_>) -> SystemException {
+pub(crate) fn unexpected_message(rope: &Rope, event: &Event<'_>) -> SystemException {
     let message = match event {
         Event::Reply { .. } => "a Reply to another request",
         Event::LocateReply { .. } => "a LocateReply",
@@ -702,7 +728,7 @@ fn raise(e: Error) -> SystemException {
 
 #[cold]
 #[inline(never)]
-fn protocol_error(rope: &Rope, source: ConnectionError) -> SystemException {
+pub(crate) fn protocol_error(rope: &Rope, source: ConnectionError) -> SystemException {
     raise(Error::Protocol {
         endpoint: rope.address().clone(),
         source,
@@ -711,7 +737,7 @@ fn protocol_error(rope: &Rope, source: ConnectionError) -> SystemException {
 
 #[cold]
 #[inline(never)]
-fn message_error(rope: &Rope) -> SystemException {
+pub(crate) fn message_error(rope: &Rope) -> SystemException {
     raise(Error::MessageError {
         endpoint: rope.address().clone(),
     })
@@ -719,7 +745,7 @@ fn message_error(rope: &Rope) -> SystemException {
 
 #[cold]
 #[inline(never)]
-fn oneways_lost(rope: &Rope, count: u64) -> SystemException {
+pub(crate) fn oneways_lost(rope: &Rope, count: u64) -> SystemException {
     raise(Error::OnewaysLost {
         endpoint: rope.address().clone(),
         count,
@@ -728,13 +754,13 @@ fn oneways_lost(rope: &Rope, count: u64) -> SystemException {
 
 #[cold]
 #[inline(never)]
-fn forward_limit(limit: u32) -> SystemException {
+pub(crate) fn forward_limit(limit: u32) -> SystemException {
     raise(Error::ForwardLimit { limit })
 }
 
 #[cold]
 #[inline(never)]
-fn resend_limit(rope: &Rope) -> SystemException {
+pub(crate) fn resend_limit(rope: &Rope) -> SystemException {
     raise(Error::ResendLimit {
         endpoint: rope.address().clone(),
         resends: MAX_RESENDS,
@@ -760,7 +786,7 @@ fn marshal_failed(e: crate::cdr::MarshalError) -> SystemException {
 /// Writing the request failed or timed out: it did not reach the server.
 #[cold]
 #[inline(never)]
-fn send_failed(rope: &Rope, source: std::io::Error, timed_out: bool) -> SystemException {
+pub(crate) fn send_failed(rope: &Rope, source: std::io::Error, timed_out: bool) -> SystemException {
     let endpoint = rope.address().clone();
     raise(if timed_out {
         Error::Timeout {
@@ -806,6 +832,10 @@ impl Invoker for IiopInvoker {
         // forever.
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
         self.call(operation, encode, decode, 0, deadline)
+    }
+
+    fn as_iiop(&self) -> Option<&IiopInvoker> {
+        Some(self)
     }
 }
 

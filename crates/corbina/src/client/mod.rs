@@ -54,6 +54,28 @@
 //! connections to a server, a thread's calls may go out on different connections, which
 //! the server serves concurrently: as without buffering, they are then not ordered.
 //!
+//! # Asynchronous calls
+//!
+//! [`crate::ObjectRef::invoke_async`] (and the generated asynchronous proxies) send over one
+//! connection per server address that all asynchronous calls share, apart from the strands:
+//! the calling task marshals and writes its request, then awaits the reply, which the
+//! connection's reader thread (blocking reads, no poller) files by request id, in any order,
+//! waking the task. Any number of calls may be in flight on it (GIOP request ids); the
+//! futures are `Send` and need no particular executor. The first call to an address connects
+//! on the polling thread (bounded by the connect timeout).
+//!
+//! | What happened | The future resolves to |
+//! |---|---|
+//! | the reply | the result or exception, as for a synchronous call |
+//! | the future was dropped first | nothing: `CancelRequest` is sent, the id freed, a late reply dropped |
+//! | the call timeout expired | `TIMEOUT`, completed MAYBE (and `CancelRequest` is sent) |
+//! | the connection failed, or the ORB shut down | `COMM_FAILURE`, completed MAYBE, for every call in flight |
+//! | orderly `CloseConnection` | resent on a new connection, transparently |
+//!
+//! The timeout is the reference's, else the polling thread's, else the ORB's, counted from
+//! the first poll. A collocated reference's asynchronous calls take its marshalled path, so
+//! the servant never runs on the polling thread.
+//!
 //! # Local endpoints
 //!
 //! A reference whose profile publishes a Unix-domain or shared-memory endpoint on this host
@@ -62,7 +84,8 @@
 //! goes to the profile's TCP address instead, and every reference to that endpoint skips it
 //! for [`STALE_LOCAL_RETRY`] before trying it again.
 
-mod invoker;
+mod async_conn;
+pub(crate) mod invoker;
 mod rope;
 
 use std::cell::Cell;
@@ -70,7 +93,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-pub use invoker::{IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST, MINOR_RETRIES_EXHAUSTED};
+pub use invoker::{
+    AsyncDecodeReply, AsyncEncodeArgs, IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST,
+    MINOR_RETRIES_EXHAUSTED,
+};
 pub use rope::{Rope, Strand, StrandSettings, STALE_LOCAL_RETRY};
 
 use crate::config::{BufferingConstraint, OrbConfig};
@@ -212,6 +238,14 @@ impl ClientContext {
         }
         for rope in self.ropes() {
             rope.close_bidir();
+        }
+    }
+
+    /// Closes the connections asynchronous calls share (the ORB shuts down): calls still
+    /// waiting fail with COMM_FAILURE rather than hang.
+    pub(crate) fn close_async(&self) {
+        for rope in self.ropes() {
+            rope.close_async();
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::async_conn::AsyncConnection;
 use crate::bidir::BidirConnection;
 use crate::error::{Error, Phase};
 use crate::giop::connection::{GiopConnection, Role, Settings};
@@ -225,6 +226,8 @@ pub struct Rope {
     bidir: Mutex<Option<Arc<BidirConnection>>>,
     /// Whether `bidir` may be set: the common call skips the lock.
     routed: AtomicBool,
+    /// The connection asynchronous calls to this address share (opened by the first).
+    async_conn: Mutex<Option<Arc<AsyncConnection>>>,
 }
 
 /// A process-wide reference instant, so deadlines fit in an atomic.
@@ -265,6 +268,7 @@ impl Rope {
             stale_until: AtomicU64::new(0),
             bidir: Mutex::new(None),
             routed: AtomicBool::new(false),
+            async_conn: Mutex::new(None),
         }
     }
 
@@ -335,6 +339,41 @@ impl Rope {
         let strand = self.connect(deadline)?;
         let Strand { stream, giop, .. } = *strand;
         Ok((stream, giop))
+    }
+
+    /// The connection asynchronous calls to this address share, opened now if there is
+    /// none or it ended (one at a time: concurrent callers wait for the first).
+    pub(crate) fn async_connection(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Arc<AsyncConnection>, SystemException> {
+        let mut slot = self.async_conn.lock().map_err(|_| Error::PoolPoisoned {
+            endpoint: self.address.clone(),
+        })?;
+        if let Some(c) = slot.as_ref().filter(|c| c.is_open()) {
+            return Ok(c.clone());
+        }
+        let (stream, giop) = self.connect_unpooled(deadline)?;
+        let c = AsyncConnection::open(self.address.clone(), stream, giop)?;
+        if let Some(old) = slot.replace(c.clone()) {
+            old.close();
+        }
+        Ok(c)
+    }
+
+    /// Asynchronous calls waiting for their reply on this address's connection.
+    pub fn async_in_flight(&self) -> usize {
+        let c = self.async_conn.lock().ok().and_then(|c| c.clone());
+        c.map_or(0, |c| c.in_flight())
+    }
+
+    /// Closes the asynchronous calls' connection (its ORB shuts down): calls waiting on it
+    /// fail with COMM_FAILURE.
+    pub(crate) fn close_async(&self) {
+        let conn = self.async_conn.lock().ok().and_then(|mut c| c.take());
+        if let Some(c) = conn {
+            c.close();
+        }
     }
 
     /// Whether this (local) endpoint failed to connect less than [`STALE_LOCAL_RETRY`] ago.
@@ -516,14 +555,13 @@ impl Rope {
         self.state.lock().map(|s| s.open).unwrap_or(0)
     }
 
-    /// Takes an idle strand, or opens one if under the limit, or waits for one to be freed.
-    pub fn acquire(&self) -> Result<Box<Strand>, SystemException> {
-        self.acquire_until(None)
-    }
-
-    /// [`Rope::acquire`], giving up at `deadline`: waiting for a strand ends with TIMEOUT
+    /// Takes an idle strand, or opens one if under the limit, or waits for one to be freed,
+    /// giving up at `deadline` (none: waits): waiting for a strand ends with TIMEOUT
     /// (completed NO); a connect cut short by it, or by the connect timeout, with TRANSIENT.
-    pub fn acquire_until(&self, deadline: Option<Instant>) -> Result<Box<Strand>, SystemException> {
+    pub(crate) fn acquire_until(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Result<Box<Strand>, SystemException> {
         let mut st = self.state.lock().map_err(|_| self.poisoned())?;
         loop {
             if let Some(s) = Self::take_pending(&mut st) {
@@ -583,7 +621,7 @@ impl Rope {
     }
 
     /// Returns a strand after a complete call, for the next caller.
-    pub fn release(&self, mut strand: Box<Strand>) {
+    pub(crate) fn release(&self, mut strand: Box<Strand>) {
         strand.reused = true;
         strand.marked = false;
         strand.last_used = Instant::now();
@@ -605,7 +643,7 @@ impl Rope {
     }
 
     /// Forgets a strand that failed or was closed (it has already been dropped).
-    pub fn discard(&self) {
+    pub(crate) fn discard(&self) {
         let wake = match self.state.lock() {
             Ok(mut st) => {
                 st.open = st.open.saturating_sub(1);
@@ -731,7 +769,8 @@ impl Drop for Rope {
         let deadline = Instant::now() + self.settings.connect_timeout;
         let _ = self.flush_pending(Some(deadline));
         // A bidirectional connection this rope opened goes with it (its reader would keep
-        // it open otherwise).
+        // it open otherwise); so does the asynchronous calls' connection.
         self.close_bidir();
+        self.close_async();
     }
 }

@@ -95,6 +95,12 @@ pub(crate) fn current_id_for(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>) ->
     })
 }
 
+/// Keeps the innermost upcall counted past its return (its reply is deferred); `None`
+/// outside an upcall.
+pub(crate) fn defer_upcall() -> Option<super::poa::DeferredCall> {
+    with_top(|f| f.poa.defer_call(f.oid.as_bytes())).ok()
+}
+
 fn with_top<T>(f: impl FnOnce(&Frame) -> T) -> Result<T, PoaError> {
     STACK.with(|s| s.borrow().last().map(f).ok_or(PoaError::NoContext))
 }

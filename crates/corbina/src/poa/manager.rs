@@ -190,6 +190,17 @@ impl PoaManager {
 
     /// Passes the gate: `Ok` with a ticket that counts the request until dropped, or the
     /// exception the state calls for. Holding waits at most `max_wait`; `abort` is checked
+    /// Counts a request whose reply is deferred past its upcall: deactivation with
+    /// `wait_for_completion` waits for it too.
+    pub(crate) fn hold_call(&self) {
+        self.inner.calls.hold();
+    }
+
+    /// Ends a request counted by [`PoaManager::hold_call`].
+    pub(crate) fn release_call(&self) {
+        self.inner.calls.release();
+    }
+
     /// on every wake-up (the POA was destroyed).
     pub(crate) fn enter(
         &self,
@@ -262,6 +273,20 @@ impl CallCounter {
     pub(crate) fn begin(&self) -> CallTicket<'_> {
         self.n.fetch_add(1, Ordering::SeqCst);
         CallTicket { counter: self }
+    }
+
+    /// Counts a call that outlives its upcall (a deferred reply); ended by
+    /// [`CallCounter::release`].
+    pub(crate) fn hold(&self) {
+        self.n.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Ends a call counted by [`CallCounter::hold`].
+    pub(crate) fn release(&self) {
+        if self.n.fetch_sub(1, Ordering::SeqCst) == 1 && self.waiters.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.lock);
+            self.cond.notify_all();
+        }
     }
 
     /// Waits until no call is in progress.

@@ -70,8 +70,10 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use current::defer_upcall;
 pub use current::Current;
 pub use manager::{PoaManager, PoaManagerState};
+pub(crate) use poa::DeferredCall;
 pub use poa::Poa;
 pub use policy::{
     BidirectionalPolicy, IdAssignmentPolicy, IdUniquenessPolicy, ImplicitActivationPolicy,

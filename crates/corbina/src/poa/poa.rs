@@ -159,6 +159,49 @@ impl Drop for AomCall<'_> {
     }
 }
 
+/// What a request whose reply is deferred (AMH, [`crate::ReplyHandle`]) keeps counted past
+/// its upcall, until the reply is sent: the manager's and the POA's in-flight counts
+/// (deactivation and `destroy` wait for them) and the object's (it is etherealized after).
+pub(crate) struct DeferredCall {
+    poa: Poa,
+    oid: Vec<u8>,
+    entry: Option<Arc<ActiveEntry>>,
+}
+
+impl Poa {
+    /// Counts the upcall running now on `oid` once more, for a reply sent after it returns.
+    pub(crate) fn defer_call(&self, oid: &[u8]) -> DeferredCall {
+        let inner = &*self.inner;
+        inner.manager.hold_call();
+        inner.calls.hold();
+        let entry = if inner.policies.retain() {
+            inner.aom.begin_call(oid)
+        } else {
+            None
+        };
+        DeferredCall {
+            poa: self.clone(),
+            oid: oid.to_vec(),
+            entry,
+        }
+    }
+}
+
+impl Drop for DeferredCall {
+    fn drop(&mut self) {
+        if let Some(entry) = self.entry.take() {
+            // As `AomCall`: the last call of a deactivated object etherealizes it.
+            drop(AomCall {
+                poa: &self.poa,
+                oid: &self.oid,
+                entry,
+            });
+        }
+        self.poa.inner.calls.release();
+        self.poa.inner.manager.release_call();
+    }
+}
+
 impl fmt::Debug for Poa {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Poa")

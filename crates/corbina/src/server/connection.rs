@@ -15,14 +15,18 @@ use crate::giop::connection::{
 };
 use crate::giop::{LocateStatus, ReplyStatus, Version};
 use crate::poa::{DispatchError, LocateOutcome};
-use crate::servant::{ReplyKind, ReplySink, ServerRequest};
+use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
 use crate::{Error, SystemException};
+
+mod intercepted;
 
 /// The part of a connection other threads touch: its writer and its closing state, under
 /// one lock so that an orderly close never overtakes a reply in progress.
 pub(crate) struct ConnectionShared {
     state: Mutex<ConnState>,
+    /// Itself, for a reply deferred past its upcall ([`crate::ReplyHandle`]).
+    me: std::sync::Weak<ConnectionShared>,
     /// The client's authenticated identity (TLS with a client certificate), made
     /// available to the upcalls of its requests ([`super::peer_identity`]).
     peer: Option<Arc<super::PeerIdentity>>,
@@ -83,7 +87,8 @@ impl ConnectionShared {
 impl ConnectionShared {
     /// The shared half of a connection on `stream`, its client authenticated as `peer`.
     fn new(stream: Stream, peer: Option<Arc<super::PeerIdentity>>) -> Arc<ConnectionShared> {
-        Arc::new(ConnectionShared {
+        Arc::new_cyclic(|me| ConnectionShared {
+            me: me.clone(),
             peer,
             state: Mutex::new(ConnState {
                 stream,
@@ -137,6 +142,20 @@ impl ConnectionShared {
     pub(crate) fn outgoing_done(&self) {
         if let Ok(mut st) = self.lock() {
             st.leave();
+        }
+    }
+
+    /// Refuses the client's input (the server's memory budget is spent and this connection
+    /// holds the most): MessageError, then closed; its reader sees the end and lets go of
+    /// its buffers.
+    pub(crate) fn refuse_input(&self) {
+        if let Ok(mut st) = self.lock() {
+            if !st.closed {
+                st.closed = true;
+                let msg = ControlMessage::message_error(st.version, ByteOrder::NATIVE);
+                let _ = st.stream.write_all(msg.as_bytes());
+                let _ = st.stream.shutdown(Shutdown::Both);
+            }
         }
     }
 
@@ -198,18 +217,20 @@ pub(crate) fn open(
         shared.close_gracefully();
     }
     let config = &server.config;
-    let giop = GiopConnection::new(Settings {
+    let mut giop = GiopConnection::new(Settings {
         max_message_size: config.max_message_size,
         reassembly_limit: config.max_message_size as usize,
         fragment_size: config.fragment_size,
         ..Settings::new(Role::Server)
     });
+    giop.set_receive_meter(Box::new(server.receive_budget.share(&shared)));
     let conn = Connection {
         giop,
         handler: Handler {
             shared,
             dispatcher,
             server: server.clone(),
+            interceptors: config.initializers.server(),
             out: Vec::with_capacity(256),
             bidir_offer: None,
         },
@@ -317,6 +338,8 @@ pub(crate) struct Handler {
     shared: Arc<ConnectionShared>,
     dispatcher: Arc<dyn RequestDispatcher>,
     server: Arc<ServerShared>,
+    /// Server request interceptors, if any are registered.
+    interceptors: Option<Arc<crate::interceptor::server::Registered>>,
     /// The buffer every reply is marshalled into: no allocation per call.
     out: Vec<u8>,
     /// A bidirectional GIOP offer taken: the request that carried it (not run yet) and the
@@ -340,6 +363,19 @@ impl Handler {
                         self.bidir_offer = Some(offer);
                         return false;
                     }
+                }
+                // One load and branch when no server interceptor is registered.
+                if let Some(pi) = &self.interceptors {
+                    return intercepted::serve_intercepted(
+                        &self.shared,
+                        &*self.dispatcher,
+                        &mut self.out,
+                        pi,
+                        header,
+                        key.as_deref(),
+                        body.reader(reply.code_sets),
+                        reply,
+                    );
                 }
                 serve_request(
                     &self.shared,
@@ -630,5 +666,65 @@ impl ReplySink for ConnectionReplySink<'_> {
             ReplyKind::UserException => ReplyStatus::UserException,
         };
         self.send(status, body)
+    }
+
+    fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
+        let shared = self.shared.me.upgrade()?;
+        // The request keeps the connection busy until the deferred reply leaves it.
+        self.left_busy = true;
+        Some(Box::new(DeferredConnectionReply {
+            shared,
+            reply: self.reply,
+        }))
+    }
+}
+
+/// A reply deferred past its upcall: written on the connection whenever it is given, from
+/// any thread (the connection's writer is shared under its lock).
+struct DeferredConnectionReply {
+    shared: Arc<ConnectionShared>,
+    reply: ReplyContext,
+}
+
+impl DeferredReplySink for DeferredConnectionReply {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        // Not the connection thread's buffer: that one serves later requests meanwhile.
+        let mut out = Vec::new();
+        let mut sink = ConnectionReplySink {
+            shared: &self.shared,
+            out: &mut out,
+            reply: self.reply,
+            left_busy: false,
+        };
+        let sent = ReplySink::reply(&mut sink, kind, body);
+        if let Err(e) = &sent {
+            if !sink.left_busy {
+                // The body could not be encoded: the client still gets an answer.
+                let _ = sink.system_exception(e.clone());
+            }
+        }
+        if !sink.left_busy {
+            end(&self.shared);
+        }
+        sent
+    }
+
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
+        let mut out = Vec::new();
+        let mut sink = ConnectionReplySink {
+            shared: &self.shared,
+            out: &mut out,
+            reply: self.reply,
+            left_busy: false,
+        };
+        let sent = sink.system_exception(e);
+        if !sink.left_busy {
+            end(&self.shared);
+        }
+        sent
     }
 }

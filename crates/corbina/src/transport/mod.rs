@@ -239,7 +239,7 @@ pub const MAX_RECYCLED_BUFFER: usize = 4 << 20;
 
 /// Returns `buf` for reuse, or a fresh empty vector if it has grown past
 /// [`MAX_RECYCLED_BUFFER`].
-pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
+pub(crate) fn recycle(buf: Vec<u8>) -> Vec<u8> {
     if buf.capacity() > MAX_RECYCLED_BUFFER {
         Vec::new()
     } else {
@@ -247,11 +247,22 @@ pub fn recycle(buf: Vec<u8>) -> Vec<u8> {
     }
 }
 
+/// [`write_outgoing`] as a call, never inlined: for the request interceptors' path, so
+/// that the plain call path's use stays the only one the compiler sees and inlines.
+#[inline(never)]
+pub(crate) fn write_outgoing_outlined(
+    stream: &mut Stream,
+    batch: Option<&[u8]>,
+    w: &crate::giop::connection::Outgoing<'_>,
+) -> io::Result<()> {
+    write_outgoing(stream, batch, w)
+}
+
 /// Writes a finished message: one `write` when it is contiguous (the common case, no
 /// allocation), else a vectored write per fragment of the writer's segments. `batch`:
 /// whole messages (buffered oneways) written first, in the same system call.
 #[inline]
-pub fn write_outgoing(
+pub(crate) fn write_outgoing(
     w: &mut impl Write,
     batch: Option<&[u8]>,
     message: &crate::giop::connection::Outgoing<'_>,
@@ -292,7 +303,7 @@ fn write_outgoing_segments(
 }
 
 /// Writes every segment, in order, with as few system calls as the kernel allows.
-pub fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> {
+pub(crate) fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Result<()> {
     let mut slices: Vec<IoSlice<'_>> = segments.iter().map(|s| IoSlice::new(s)).collect();
     let mut rest = &mut slices[..];
     IoSlice::advance_slices(&mut rest, 0);

@@ -1,0 +1,331 @@
+//! The client's interception points around the requests of one call (out of line: a call
+//! without client interceptors never comes here).
+
+use std::cell::Cell;
+
+use crate::cdr::CodeSets;
+use crate::client::IiopInvoker;
+use crate::giop::connection::{GiopConnection, Outgoing};
+use crate::giop::message::Body;
+use crate::giop::{Ior, ReplyHeader, ServiceContextList, TargetAddress, Version};
+use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
+use crate::SystemException;
+
+use super::current::Slots;
+use super::info::{ClientRequestInfo, Point, ReplyStatus};
+use super::{ClientRequestInterceptor, InterceptorError, Registered};
+
+thread_local! {
+    /// ForwardRequests raised by interceptors followed by this thread's call in progress.
+    static FORWARD_HOPS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The state of one intercepted call.
+pub(crate) struct PiHooks<'r> {
+    reg: &'r Registered,
+    slots: Slots,
+    operation: &'r str,
+    response_expected: bool,
+    /// The request on the wire whose ending point is due.
+    current: Option<ClientRequestInfo>,
+    /// Whether any request of the call reached its starting point.
+    started: bool,
+    /// What an interceptor raised that ends the call.
+    raised: Option<InterceptorError>,
+}
+
+/// The invoker of references made while client request interceptors are registered: an
+/// IIOP invoker whose calls run them.
+pub(crate) struct InterceptedInvoker {
+    iiop: IiopInvoker,
+    reg: std::sync::Arc<Registered>,
+}
+
+impl InterceptedInvoker {
+    pub(crate) fn new(iiop: IiopInvoker, reg: std::sync::Arc<Registered>) -> Self {
+        InterceptedInvoker { iiop, reg }
+    }
+}
+
+impl crate::object::Invoker for InterceptedInvoker {
+    fn invoke<'a>(
+        &self,
+        _object_key: &[u8],
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        let deadline = self
+            .iiop
+            .effective_timeout()
+            .map(|t| std::time::Instant::now() + t);
+        invoke_intercepted(&self.iiop, &self.reg, operation, encode, decode, deadline)
+    }
+}
+
+/// A call through `invoker` with the client request interceptors `reg`.
+pub(crate) fn invoke_intercepted(
+    invoker: &IiopInvoker,
+    reg: &Registered,
+    operation: &str,
+    encode: &EncodeArgs<'_, '_>,
+    mut decode: Option<&mut DecodeReply<'_>>,
+    deadline: Option<std::time::Instant>,
+) -> Result<(), SystemException> {
+    let mut hooks = PiHooks {
+        reg,
+        slots: Slots::of_thread(reg.slots),
+        operation,
+        response_expected: decode.is_some(),
+        current: None,
+        started: false,
+        raised: None,
+    };
+    let mut exception_id: Option<String> = None;
+    let result = match decode.as_deref_mut() {
+        Some(d) => {
+            let mut wrapped = |body: ReplyBody<'_, '_>| {
+                if let ReplyBody::UserException(id, _) = &body {
+                    exception_id = Some((*id).to_owned());
+                }
+                d(body)
+            };
+            invoker.call_intercepted(
+                &mut hooks,
+                operation,
+                encode,
+                Some(&mut wrapped),
+                0,
+                deadline,
+            )
+        }
+        None => invoker.call_intercepted(&mut hooks, operation, encode, None, 0, deadline),
+    };
+    match hooks.finish(invoker, result, exception_id) {
+        Ok(()) => Ok(()),
+        Err(InterceptorError::System(e)) => Err(e),
+        Err(InterceptorError::Forward(f)) => {
+            let limit = invoker.forward_limit();
+            let hops = FORWARD_HOPS.with(Cell::get);
+            if hops >= limit {
+                return Err(crate::Error::ForwardLimit { limit }.into());
+            }
+            FORWARD_HOPS.with(|h| h.set(hops + 1));
+            let r = f.forward.send(operation, encode, decode, 0);
+            FORWARD_HOPS.with(|h| h.set(hops));
+            r
+        }
+    }
+}
+
+impl PiHooks<'_> {
+    fn info(&self, invoker: &IiopInvoker, request_id: u32) -> ClientRequestInfo {
+        ClientRequestInfo {
+            request_id,
+            operation: self.operation.to_owned(),
+            response_expected: self.response_expected,
+            target: invoker.ior().clone(),
+            effective_profile: invoker.effective_profile().cloned(),
+            request_contexts: Vec::new(),
+            reply_contexts: Vec::new(),
+            reply_status: None,
+            exception: None,
+            exception_id: None,
+            forward: None,
+            slots: self.slots.clone(),
+            point: Point::Send,
+        }
+    }
+
+    /// The starting point: `send_request` on each interceptor in order. One that raises
+    /// ends the request: the ones before it get the ending point, in reverse.
+    fn start(&mut self, ri: &mut ClientRequestInfo) -> bool {
+        self.started = true;
+        for (k, i) in self.reg.client.iter().enumerate() {
+            if let Err(e) = i.send_request(ri) {
+                apply(ri, &e);
+                self.raised = Some(end(&self.reg.client[..k], ri).unwrap_or(e));
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The ending point of the request in progress, if any, for `result`.
+    fn finish(
+        &mut self,
+        invoker: &IiopInvoker,
+        result: Result<(), SystemException>,
+        exception_id: Option<String>,
+    ) -> Result<(), InterceptorError> {
+        if let Some(e) = self.raised.take() {
+            return Err(e);
+        }
+        let mut ri = match self.current.take() {
+            Some(ri) => ri,
+            // Failed before a request was started (no connection): the interceptors
+            // still see the call, and its exception.
+            None if !self.started && result.is_err() => {
+                let mut ri = self.info(invoker, 0);
+                if !self.start(&mut ri) {
+                    return Err(self.raised.take().unwrap_or_else(unreachable_raise));
+                }
+                ri
+            }
+            None => return result.map_err(InterceptorError::System),
+        };
+        match &result {
+            Ok(()) if !self.response_expected => {
+                ri.point = Point::Other;
+                ri.reply_status = Some(ReplyStatus::Successful);
+            }
+            Ok(()) if ri.reply_status == Some(ReplyStatus::UserException) => {
+                ri.point = Point::Exception;
+                ri.exception_id = exception_id;
+            }
+            Ok(()) => {
+                ri.point = Point::Reply;
+                ri.reply_status = Some(ReplyStatus::Successful);
+            }
+            Err(e) => apply(&mut ri, &InterceptorError::System(e.clone())),
+        }
+        match end(&self.reg.client, &mut ri) {
+            Some(e) => Err(e),
+            None => result.map_err(InterceptorError::System),
+        }
+    }
+}
+
+/// Stands for what an interceptor raised in the starting point (kept in the hooks, and
+/// what the call ends with).
+#[cold]
+fn replaced() -> SystemException {
+    crate::Error::NoReply.into()
+}
+
+/// A starting point that raised always leaves what it raised.
+#[cold]
+fn unreachable_raise() -> InterceptorError {
+    InterceptorError::System(crate::Error::NoReply.into())
+}
+
+/// Makes `ri` describe the outcome `e` (an exception, or a forward).
+fn apply(ri: &mut ClientRequestInfo, e: &InterceptorError) {
+    match e {
+        InterceptorError::System(x) => {
+            ri.point = Point::Exception;
+            ri.reply_status = Some(ReplyStatus::SystemException);
+            ri.exception = Some(x.clone());
+            ri.exception_id = None;
+            ri.forward = None;
+        }
+        InterceptorError::Forward(f) => {
+            ri.point = Point::Other;
+            ri.reply_status = Some(ReplyStatus::LocationForward);
+            ri.exception = None;
+            ri.exception_id = None;
+            ri.forward = Some(f.forward.ior().clone());
+        }
+    }
+}
+
+/// The ending point on `chain`, in reverse; what is raised replaces the outcome for the
+/// interceptors after it. Returns the last thing raised.
+fn end(
+    chain: &[std::sync::Arc<dyn ClientRequestInterceptor>],
+    ri: &mut ClientRequestInfo,
+) -> Option<InterceptorError> {
+    let mut raised = None;
+    for i in chain.iter().rev() {
+        let r = match ri.point {
+            Point::Reply => i.receive_reply(ri).map_err(InterceptorError::System),
+            Point::Exception => i.receive_exception(ri),
+            Point::Other | Point::Send => i.receive_other(ri),
+        };
+        if let Err(e) = r {
+            apply(ri, &e);
+            raised = Some(e);
+        }
+    }
+    raised
+}
+
+impl PiHooks<'_> {
+    /// Ends the request before this one (forwarded or resent), then runs the starting
+    /// point and starts the request with the contexts the interceptors added.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn request<'a>(
+        &mut self,
+        invoker: &IiopInvoker,
+        giop: &mut GiopConnection,
+        out: &mut Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+        encode: &EncodeArgs<'_, 'a>,
+    ) -> Result<(u32, Outgoing<'a>), SystemException> {
+        // The request before this one was forwarded or is resent: its ending point.
+        if let Some(mut prev) = self.current.take() {
+            prev.point = Point::Other;
+            if prev.reply_status.is_none() {
+                prev.reply_status = Some(ReplyStatus::TransportRetry);
+            }
+            if let Some(e) = end(&self.reg.client, &mut prev) {
+                self.raised = Some(e);
+                return Err(replaced());
+            }
+        }
+        let mut ri = self.info(invoker, giop.next_request_id());
+        if !self.start(&mut ri) {
+            return Err(replaced());
+        }
+        let contexts = ServiceContextList(ri.request_contexts.clone());
+        ri.point = Point::Other;
+        self.current = Some(ri);
+        let mut req = giop
+            .start_request_with(
+                std::mem::take(out),
+                version,
+                code_sets,
+                target,
+                operation,
+                response_expected,
+                &contexts,
+            )
+            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        let request_id = req.request_id();
+        if let Err(e) = encode(req.body()) {
+            *out = req.abandon();
+            return Err(crate::Error::MarshalArguments(e).into());
+        }
+        let w = giop
+            .finish_request(req)
+            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        Ok((request_id, w))
+    }
+
+    /// A Reply to the request arrived (before its body is decoded).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn reply(&mut self, header: &ReplyHeader, body: Body<'_>, code_sets: CodeSets) {
+        use crate::giop::ReplyStatus as Wire;
+        let Some(ri) = self.current.as_mut() else {
+            return;
+        };
+        ri.reply_contexts = header.service_context.0.clone();
+        ri.reply_status = Some(match header.reply_status {
+            Wire::NoException => ReplyStatus::Successful,
+            Wire::UserException => ReplyStatus::UserException,
+            Wire::SystemException => ReplyStatus::SystemException,
+            Wire::LocationForward | Wire::LocationForwardPerm => {
+                ri.forward = Ior::decode(&mut body.reader(code_sets)).ok();
+                ReplyStatus::LocationForward
+            }
+            Wire::NeedsAddressingMode => ReplyStatus::TransportRetry,
+        });
+    }
+}

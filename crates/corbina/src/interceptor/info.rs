@@ -1,0 +1,288 @@
+//! What interceptors see of a request: `ClientRequestInfo`, `ServerRequestInfo`, and of a
+//! new reference: `IORInfo`.
+
+use crate::any::Any;
+use crate::giop::{Ior, ServiceContext, TaggedComponent, TaggedProfile};
+use crate::SystemException;
+
+use super::current::{InvalidSlot, SlotId, Slots};
+use super::{add_context, find_context, not_available};
+
+/// `PortableInterceptor::ReplyStatus`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyStatus {
+    /// `SUCCESSFUL`.
+    Successful,
+    /// `SYSTEM_EXCEPTION`.
+    SystemException,
+    /// `USER_EXCEPTION`.
+    UserException,
+    /// `LOCATION_FORWARD` (a permanent forward too).
+    LocationForward,
+    /// `TRANSPORT_RETRY`: the ORB resends the request (the server closed the connection
+    /// before reading it).
+    TransportRetry,
+}
+
+/// The interception point running: which attributes may be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Point {
+    Send,
+    Reply,
+    Exception,
+    Other,
+}
+
+/// `PortableInterceptor::ClientRequestInfo`.
+#[derive(Debug)]
+pub struct ClientRequestInfo {
+    pub(crate) request_id: u32,
+    pub(crate) operation: String,
+    pub(crate) response_expected: bool,
+    pub(crate) target: Ior,
+    pub(crate) effective_profile: Option<TaggedProfile>,
+    pub(crate) request_contexts: Vec<ServiceContext>,
+    pub(crate) reply_contexts: Vec<ServiceContext>,
+    pub(crate) reply_status: Option<ReplyStatus>,
+    pub(crate) exception: Option<SystemException>,
+    pub(crate) exception_id: Option<String>,
+    pub(crate) forward: Option<Ior>,
+    pub(crate) slots: Slots,
+    pub(crate) point: Point,
+}
+
+impl ClientRequestInfo {
+    /// The request's id (unique among the requests of its connection in progress).
+    pub fn request_id(&self) -> u32 {
+        self.request_id
+    }
+
+    /// The operation name.
+    pub fn operation(&self) -> &str {
+        &self.operation
+    }
+
+    /// Whether a reply is awaited (false for oneways).
+    pub fn response_expected(&self) -> bool {
+        self.response_expected
+    }
+
+    /// The object the request goes to (after any LOCATION_FORWARD the ORB followed: this
+    /// is also the effective target).
+    pub fn target(&self) -> &Ior {
+        &self.target
+    }
+
+    /// Same as [`target`](Self::target): Corbina follows forwards with a new request.
+    pub fn effective_target(&self) -> &Ior {
+        &self.target
+    }
+
+    /// The profile the request is sent with.
+    pub fn effective_profile(&self) -> Option<&TaggedProfile> {
+        self.effective_profile.as_ref()
+    }
+
+    /// A context of the request (what interceptors added so far).
+    pub fn get_request_service_context(&self, id: u32) -> Result<&ServiceContext, SystemException> {
+        find_context(&self.request_contexts, id)
+    }
+
+    /// Adds a context to the request (`send_request` only); with `replace` false, one with
+    /// the same id already there is BAD_INV_ORDER (minor 15).
+    pub fn add_request_service_context(
+        &mut self,
+        sc: ServiceContext,
+        replace: bool,
+    ) -> Result<(), SystemException> {
+        if self.point != Point::Send {
+            return Err(not_available());
+        }
+        add_context(&mut self.request_contexts, sc, replace)
+    }
+
+    /// A context of the reply (not at `send_request`).
+    pub fn get_reply_service_context(&self, id: u32) -> Result<&ServiceContext, SystemException> {
+        if self.point == Point::Send {
+            return Err(not_available());
+        }
+        find_context(&self.reply_contexts, id)
+    }
+
+    /// How the request ended (not at `send_request`).
+    pub fn reply_status(&self) -> Result<ReplyStatus, SystemException> {
+        self.reply_status.ok_or_else(not_available)
+    }
+
+    /// The system exception received or raised (`receive_exception` for a system
+    /// exception only).
+    pub fn received_exception(&self) -> Result<&SystemException, SystemException> {
+        self.exception.as_ref().ok_or_else(not_available)
+    }
+
+    /// The repository id of the exception (`receive_exception` only).
+    pub fn received_exception_id(&self) -> Result<String, SystemException> {
+        if let Some(id) = &self.exception_id {
+            return Ok(id.clone());
+        }
+        match &self.exception {
+            Some(e) => Ok(e.kind.repository_id()),
+            None => Err(not_available()),
+        }
+    }
+
+    /// Where a LOCATION_FORWARD sent the request (`receive_other` after a forward).
+    pub fn forward_reference(&self) -> Result<&Ior, SystemException> {
+        self.forward.as_ref().ok_or_else(not_available)
+    }
+
+    /// The request scope `PICurrent` slot: a copy of the thread's slots when the call
+    /// was made.
+    pub fn get_slot(&self, id: SlotId) -> Result<Any, InvalidSlot> {
+        self.slots.get(id)
+    }
+
+    /// The arguments as `Any`s: not available (NO_RESOURCES, minor 1): Corbina marshals
+    /// them straight into the request.
+    pub fn arguments(&self) -> Result<Vec<Any>, SystemException> {
+        Err(no_resources())
+    }
+
+    /// The result as `Any`: not available (NO_RESOURCES, minor 1), as
+    /// [`arguments`](Self::arguments).
+    pub fn result(&self) -> Result<Any, SystemException> {
+        Err(no_resources())
+    }
+}
+
+fn no_resources() -> SystemException {
+    SystemException::new(
+        crate::SystemExceptionKind::NoResources,
+        crate::cdr::OMG_VMCID | 1,
+    )
+}
+
+/// `PortableInterceptor::ServerRequestInfo`.
+#[derive(Debug)]
+pub struct ServerRequestInfo {
+    pub(crate) request_id: u32,
+    pub(crate) operation: String,
+    pub(crate) response_expected: bool,
+    pub(crate) object_key: Vec<u8>,
+    pub(crate) request_contexts: Vec<ServiceContext>,
+    pub(crate) reply_contexts: Vec<ServiceContext>,
+    pub(crate) reply_status: Option<ReplyStatus>,
+    pub(crate) exception: Option<SystemException>,
+    pub(crate) exception_id: Option<String>,
+    pub(crate) forward: Option<Ior>,
+    pub(crate) slots: Slots,
+}
+
+impl ServerRequestInfo {
+    /// The request's id.
+    pub fn request_id(&self) -> u32 {
+        self.request_id
+    }
+
+    /// The operation name.
+    pub fn operation(&self) -> &str {
+        &self.operation
+    }
+
+    /// Whether the client waits for a reply.
+    pub fn response_expected(&self) -> bool {
+        self.response_expected
+    }
+
+    /// The target's object key (the POA's `adapter_id` and `object_id` are in it).
+    pub fn object_key(&self) -> &[u8] {
+        &self.object_key
+    }
+
+    /// A context the client sent.
+    pub fn get_request_service_context(&self, id: u32) -> Result<&ServiceContext, SystemException> {
+        find_context(&self.request_contexts, id)
+    }
+
+    /// A context of the reply (what interceptors added so far).
+    pub fn get_reply_service_context(&self, id: u32) -> Result<&ServiceContext, SystemException> {
+        find_context(&self.reply_contexts, id)
+    }
+
+    /// Adds a context to the reply (any point: it goes out with whatever reply is sent);
+    /// with `replace` false, one with the same id already there is BAD_INV_ORDER
+    /// (minor 15).
+    pub fn add_reply_service_context(
+        &mut self,
+        sc: ServiceContext,
+        replace: bool,
+    ) -> Result<(), SystemException> {
+        add_context(&mut self.reply_contexts, sc, replace)
+    }
+
+    /// How the request ends (the `send_*` points only).
+    pub fn reply_status(&self) -> Result<ReplyStatus, SystemException> {
+        self.reply_status.ok_or_else(not_available)
+    }
+
+    /// The system exception being sent (`send_exception` for a system exception only).
+    pub fn sending_exception(&self) -> Result<&SystemException, SystemException> {
+        self.exception.as_ref().ok_or_else(not_available)
+    }
+
+    /// The repository id of the exception being sent (`send_exception` only).
+    pub fn sending_exception_id(&self) -> Result<String, SystemException> {
+        if let Some(id) = &self.exception_id {
+            return Ok(id.clone());
+        }
+        match &self.exception {
+            Some(e) => Ok(e.kind.repository_id()),
+            None => Err(not_available()),
+        }
+    }
+
+    /// Where the reply forwards the client (`send_other` after a forward).
+    pub fn forward_reference(&self) -> Result<&Ior, SystemException> {
+        self.forward.as_ref().ok_or_else(not_available)
+    }
+
+    /// A request scope `PICurrent` slot.
+    pub fn get_slot(&self, id: SlotId) -> Result<Any, InvalidSlot> {
+        self.slots.get(id)
+    }
+
+    /// Sets a request scope slot: the servant sees it through `PICurrent`.
+    pub fn set_slot(&mut self, id: SlotId, value: Any) -> Result<(), InvalidSlot> {
+        self.slots.set(id, value)
+    }
+
+    /// The arguments as `Any`s: not available (NO_RESOURCES, minor 1).
+    pub fn arguments(&self) -> Result<Vec<Any>, SystemException> {
+        Err(no_resources())
+    }
+}
+
+/// `PortableInterceptor::IORInfo`: a reference being made.
+#[derive(Debug)]
+pub struct IorInfo {
+    pub(crate) type_id: String,
+    pub(crate) object_key: Vec<u8>,
+    pub(crate) components: Vec<TaggedComponent>,
+}
+
+impl IorInfo {
+    /// The repository id the reference will carry.
+    pub fn type_id(&self) -> &str {
+        &self.type_id
+    }
+
+    /// The object key of the reference.
+    pub fn object_key(&self) -> &[u8] {
+        &self.object_key
+    }
+
+    /// Adds a component to the reference's IIOP profile.
+    pub fn add_ior_component(&mut self, component: TaggedComponent) {
+        self.components.push(component);
+    }
+}
