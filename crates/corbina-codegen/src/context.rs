@@ -150,6 +150,10 @@ impl<'s> Gen<'s> {
                 "::core::option::Option<{}>",
                 self.objref(ty).unwrap_or_default()
             ),
+            Type::Named {
+                name,
+                kind: NamedKind::ValueType,
+            } => format!("::corbina::valuetype::ValueRef<{}>", self.type_path(name)),
             Type::Named { name, .. } => self.type_path(name),
             Type::Any => "::corbina::Any".into(),
             Type::Object => "::core::option::Option<::corbina::ObjectRef>".into(),
@@ -227,7 +231,23 @@ impl<'s> Gen<'s> {
                     }
                     _ => Some(format!("unknown interface '{name}'")),
                 },
-                NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
+                NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
+                    Some(DefinitionKind::ValueType(v))
+                        if !v.is_abstract
+                            && !v.is_custom
+                            && v.operations.is_empty()
+                            && v.attributes.is_empty()
+                            && v.initializers.is_empty()
+                            && v.supports.is_empty() =>
+                    {
+                        None
+                    }
+                    Some(DefinitionKind::ValueType(_)) => Some(format!("valuetype '{name}'")),
+                    _ => Some(format!(
+                        "forward-declared valuetype '{name}' that is never defined"
+                    )),
+                },
+                NamedKind::ValueBox => None,
                 NamedKind::Native => Some(format!("native type '{name}'")),
                 NamedKind::Alias => match self.lookup(name).map(|d| &d.kind) {
                     Some(DefinitionKind::Alias(a)) => {
@@ -356,6 +376,17 @@ impl<'s> Gen<'s> {
                 copy: false,
                 ..Caps::ALL
             },
+            // `ValueRef<V>`: null by default, equal and hashed by identity.
+            Some(DefinitionKind::ValueType(_) | DefinitionKind::ValueForward(_)) => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
+            // `Option<Arc<T>>`: derives `PartialEq` only (see `values.rs`).
+            Some(DefinitionKind::ValueBox(_)) => Caps {
+                default: true,
+                eq: false,
+                copy: false,
+            },
             _ => Caps::NONE,
         }
     }
@@ -383,6 +414,8 @@ impl<'s> Gen<'s> {
                 Some(DefinitionKind::Union(u)) => self.min_wire_size(&u.discriminator),
                 Some(DefinitionKind::Enum(_)) => 4,
                 Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => 8,
+                // A value tag, null or indirection.
+                Some(DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_)) => 4,
                 _ => 1,
             },
             // An IOR: type id length and profile count.

@@ -149,11 +149,15 @@ impl<'s> Gen<'s> {
                 }
                 _ if !included || d.kind.is_forward() => {}
                 DefinitionKind::Native => {}
-                DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_) => {
-                    self.error(
-                        &d.loc,
-                        format!("not yet supported: valuetype '{}'", d.scoped_name),
-                    );
+                DefinitionKind::ValueType(v) => {
+                    if self.value_supported(d, v) {
+                        node.items.push(Item::Def(d));
+                        if !v.definitions.is_empty() {
+                            let mut child = std::mem::take(node.child(self, d));
+                            self.build(&mut child, &v.definitions, need);
+                            *node.child(self, d) = child;
+                        }
+                    }
                 }
                 DefinitionKind::Interface(i) => {
                     node.items.push(Item::Def(d));
@@ -194,6 +198,8 @@ impl<'s> Gen<'s> {
                     DefinitionKind::Alias(a) => self.gen_alias(d, &a.ty),
                     DefinitionKind::Const(c) => self.gen_const(d, c),
                     DefinitionKind::Interface(i) => self.gen_interface(d, i),
+                    DefinitionKind::ValueType(v) => self.gen_value(d, v),
+                    DefinitionKind::ValueBox(b) => self.gen_value_box(d, b),
                     DefinitionKind::InterfaceForward(f) => {
                         self.gen_undefined_interface(d, f.is_local)
                     }

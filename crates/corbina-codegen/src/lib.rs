@@ -50,6 +50,7 @@ mod naming;
 mod out;
 mod typecodes;
 mod types;
+mod values;
 
 pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
 pub use generate::{generate, generate_with, Options};

@@ -65,12 +65,15 @@ impl Gen<'_> {
     }
 
     fn named_tc_expr(&self, name: &ScopedName, stack: &mut Vec<ScopedName>) -> String {
-        let Some(def) = self.lookup(name) else {
+        let Some(def) = self.lookup_defined(name) else {
             return prim("Null");
         };
         let recursive_kind = matches!(
             def.kind,
-            DefinitionKind::Struct(_) | DefinitionKind::Union(_) | DefinitionKind::Exception(_)
+            DefinitionKind::Struct(_)
+                | DefinitionKind::Union(_)
+                | DefinitionKind::Exception(_)
+                | DefinitionKind::ValueType(_)
         );
         if recursive_kind && stack.contains(name) {
             return format!("{TC}::create_recursive_tc({:?})", def.repository_id);
@@ -110,7 +113,7 @@ impl Gen<'_> {
             if !seen.insert(n.clone()) {
                 return false;
             }
-            match g.lookup(n).map(|d| &d.kind) {
+            match g.lookup_defined(n).map(|d| &d.kind) {
                 Some(DefinitionKind::Struct(s)) => {
                     s.members.iter().any(|m| walk(g, &m.ty, t, seen))
                 }
@@ -122,12 +125,17 @@ impl Gen<'_> {
                         || u.cases.iter().any(|c| walk(g, &c.member.ty, t, seen))
                 }
                 Some(DefinitionKind::Alias(a)) => walk(g, &a.ty, t, seen),
+                Some(DefinitionKind::ValueType(v)) => {
+                    v.bases.iter().any(|b| named(g, b, t, seen))
+                        || v.state_members.iter().any(|m| walk(g, &m.ty, t, seen))
+                }
+                Some(DefinitionKind::ValueBox(b)) => walk(g, &b.ty, t, seen),
                 _ => false,
             }
         }
         let mut seen = HashSet::new();
         seen.insert(name.clone());
-        match self.lookup(name).map(|d| &d.kind) {
+        match self.lookup_defined(name).map(|d| &d.kind) {
             Some(DefinitionKind::Struct(s)) => s
                 .members
                 .iter()
@@ -143,6 +151,13 @@ impl Gen<'_> {
                         .any(|c| walk(self, &c.member.ty, targets, &mut seen))
             }
             Some(DefinitionKind::Alias(a)) => walk(self, &a.ty, targets, &mut seen),
+            Some(DefinitionKind::ValueType(v)) => {
+                v.bases.iter().any(|b| named(self, b, targets, &mut seen))
+                    || v.state_members
+                        .iter()
+                        .any(|m| walk(self, &m.ty, targets, &mut seen))
+            }
+            Some(DefinitionKind::ValueBox(b)) => walk(self, &b.ty, targets, &mut seen),
             _ => false,
         }
     }
@@ -228,7 +243,9 @@ impl Gen<'_> {
             DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => {
                 format!("{TC}::create_interface_tc({id}, {name}){VALID}")
             }
-            _ => prim("Null"),
+            _ => self
+                .value_tc_expr(def, stack)
+                .unwrap_or_else(|| prim("Null")),
         };
         stack.pop();
         e

@@ -62,7 +62,7 @@ fn original_tricky_idl_reports_unsupported_constructs() {
             .unwrap_err()
             .to_string();
     for want in [
-        "tricky.idl:84:13: error: not yet supported: valuetype '::Values::Counter'",
+        "tricky.idl:85:22: error: not yet supported: abstract valuetype '::Values::Shape'",
         "tricky.idl:114:13: error: not yet supported: 'ValueBase' used in operation 'value_base' of '::Ops'",
     ] {
         assert!(err.contains(want), "missing {want:?} in\n{err}");
@@ -89,7 +89,7 @@ fn unsupported_constructs_are_clean_errors() {
         err,
         "tests/idl/unsupported.idl:2:20: error: not yet supported: abstract interface '::Target'\n\
          tests/idl/unsupported.idl:3:26: error: not yet supported: reference to abstract interface '::Target' used in member 't' of '::HoldsRef'\n\
-         tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'"
+         tests/idl/unsupported.idl:5:18: error: not yet supported: custom valuetype '::Val'"
     );
 }
 

@@ -135,6 +135,7 @@ pub mod servant;
 pub mod server;
 pub mod transport;
 pub mod typecode;
+pub mod valuetype;
 
 pub use any::Any;
 pub use collocation::{CollocatedInvoker, ServantInvoker};
