@@ -60,6 +60,32 @@ pub mod values {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Values::StringSeq` (its alias TypeCode).
+    pub fn string_seq_insert(v: &StringSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v StringSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(string_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::StringSeq`'s.
+    pub fn string_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StringSeq> {
+        struct V(StringSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&string_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL boxed valuetype `::Values::Names` (`IDL:Values/Names:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct Names(pub ::core::option::Option<::std::sync::Arc<StringSeq>>);
@@ -936,6 +962,118 @@ pub mod values {
 
         fn as_object(&self) -> &::corbina::ObjectRef {
             &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Values::Graphs`: [`Graphs`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct GraphsAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl GraphsAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Graphs:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `reverse`.
+        pub async fn reverse(&self, head: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Node>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "reverse",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(head, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `echo_shape`.
+        pub async fn echo_shape(&self, s: &::corbina::valuetype::ValueRef<Shape>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Shape>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_shape",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(s, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Shape> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `echo_names`.
+        pub async fn echo_names(&self, n: &Names) -> ::core::result::Result<(Names, Label), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_names",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <Names as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let first_out = <Label as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, first_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `hold`.
+        pub async fn hold(&self, h: &Holder) -> ::core::result::Result<Holder, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "hold",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(h, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for GraphsAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Graphs:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Graphs> for GraphsAsync {
+        fn from(p: Graphs) -> GraphsAsync {
+            GraphsAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<GraphsAsync> for Graphs {
+        fn from(p: GraphsAsync) -> Graphs {
+            Graphs { obj: p.obj }
         }
     }
 
