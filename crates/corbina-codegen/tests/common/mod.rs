@@ -51,4 +51,3 @@ pub fn rustc_check(name: &str, src: &str) -> Result<(), String> {
     std::fs::remove_dir_all(&dir).ok();
     res
 }
-
