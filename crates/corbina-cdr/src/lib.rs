@@ -46,6 +46,7 @@ mod fixed;
 mod primitive;
 mod reader;
 mod traits;
+pub mod value;
 mod writer;
 
 pub use codeset::{CharCodeSet, CodeSetId, CodeSets, WCharCodeSet};

@@ -1,7 +1,7 @@
 //! Shared generator state: the specification, collected errors, Rust paths and type
 //! properties (derivable traits, minimum wire size, whether a type's own impl is enough).
 
-use crate::names::{camel, snake};
+use crate::naming::NameTable;
 use crate::out::Out;
 use corbina_idl::model::{Definition, DefinitionKind, NamedKind, ScopedName};
 use corbina_idl::{Diagnostic, SourceLoc, Specification, Type};
@@ -61,6 +61,8 @@ pub struct Gen<'s> {
     pub module: Vec<String>,
     pub out: Out,
     pub options: crate::Options,
+    /// Unique Rust names of the definitions.
+    pub names: NameTable,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -73,6 +75,7 @@ impl<'s> Gen<'s> {
             module: Vec::new(),
             out: Out::default(),
             options: crate::Options::default(),
+            names: NameTable::new(&spec.definitions),
             caps_table: RefCell::new(None),
         }
     }
@@ -89,9 +92,11 @@ impl<'s> Gen<'s> {
     }
 
     /// The Rust module path holding the item `name` (its enclosing scopes in snake case).
-    pub fn module_of(name: &ScopedName) -> Vec<String> {
+    pub fn module_of(&self, name: &ScopedName) -> Vec<String> {
         let n = name.0.len().saturating_sub(1);
-        name.0[..n].iter().map(|s| snake(s)).collect()
+        (1..=n)
+            .map(|k| self.names.module(&ScopedName(name.0[..k].to_vec())))
+            .collect()
     }
 
     /// A path to `item` in module `target`, relative to the module being written.
@@ -110,7 +115,7 @@ impl<'s> Gen<'s> {
 
     /// The Rust path of a named type.
     pub fn type_path(&self, name: &ScopedName) -> String {
-        self.rel_path(&Self::module_of(name), &camel(name.name()))
+        self.rel_path(&self.module_of(name), &self.names.item(name))
     }
 
     /// The Rust type of an IDL type (unsupported types were rejected by `check_type`).
@@ -139,9 +144,16 @@ impl<'s> Gen<'s> {
                 t
             }
             Type::Named {
-                name,
                 kind: NamedKind::Interface,
-            } => format!("::core::option::Option<{}>", self.type_path(name)),
+                ..
+            } => format!(
+                "::core::option::Option<{}>",
+                self.objref(ty).unwrap_or_default()
+            ),
+            Type::Named {
+                name,
+                kind: NamedKind::ValueType,
+            } => format!("::corbina::valuetype::ValueRef<{}>", self.type_path(name)),
             Type::Named { name, .. } => self.type_path(name),
             Type::Any => "::corbina::Any".into(),
             Type::Object => "::core::option::Option<::corbina::ObjectRef>".into(),
@@ -159,7 +171,34 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!(
+                "::corbina::local::LocalRef<dyn {}>",
+                self.type_path(name)
+            )),
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
             } => Some(self.type_path(name)),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is a local interface (defined, or only forward-declared `local`).
+    pub fn is_local(&self, name: &ScopedName) -> bool {
+        match self.lookup(name).map(|d| &d.kind) {
+            Some(DefinitionKind::Interface(i)) => i.is_local,
+            Some(DefinitionKind::InterfaceForward(f)) => f.is_local,
+            _ => false,
+        }
+    }
+
+    /// For a reference to a local interface (after typedefs), the trait object type `dyn L`.
+    pub fn local_ref(&self, ty: &Type) -> Option<String> {
+        match self.resolve(ty) {
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } if self.is_local(name) => Some(format!("dyn {}", self.type_path(name))),
             _ => None,
         }
     }
@@ -182,15 +221,33 @@ impl<'s> Gen<'s> {
                     Some(DefinitionKind::Interface(i)) if i.is_abstract => {
                         Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(i)) if i.is_local => {
-                        Some(format!("reference to local interface '{name}'"))
+                    Some(DefinitionKind::InterfaceForward(f)) if f.is_abstract => {
+                        Some(format!("reference to abstract interface '{name}'"))
                     }
-                    Some(DefinitionKind::Interface(_)) => None,
+                    // Local interfaces, and interfaces forward-declared and never defined
+                    // (a proxy without operations is generated for them).
+                    Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => {
+                        None
+                    }
+                    _ => Some(format!("unknown interface '{name}'")),
+                },
+                NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
+                    Some(DefinitionKind::ValueType(v))
+                        if !v.is_abstract
+                            && !v.is_custom
+                            && v.operations.is_empty()
+                            && v.attributes.is_empty()
+                            && v.initializers.is_empty()
+                            && v.supports.is_empty() =>
+                    {
+                        None
+                    }
+                    Some(DefinitionKind::ValueType(_)) => Some(format!("valuetype '{name}'")),
                     _ => Some(format!(
-                        "forward-declared interface '{name}' that is never defined"
+                        "forward-declared valuetype '{name}' that is never defined"
                     )),
                 },
-                NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
+                NamedKind::ValueBox => None,
                 NamedKind::Native => Some(format!("native type '{name}'")),
                 NamedKind::Alias => match self.lookup(name).map(|d| &d.kind) {
                     Some(DefinitionKind::Alias(a)) => {
@@ -319,6 +376,17 @@ impl<'s> Gen<'s> {
                 copy: false,
                 ..Caps::ALL
             },
+            // `ValueRef<V>`: null by default, equal and hashed by identity.
+            Some(DefinitionKind::ValueType(_) | DefinitionKind::ValueForward(_)) => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
+            // `Option<Arc<T>>`: derives `PartialEq` only (see `values.rs`).
+            Some(DefinitionKind::ValueBox(_)) => Caps {
+                default: true,
+                eq: false,
+                copy: false,
+            },
             _ => Caps::NONE,
         }
     }
@@ -346,6 +414,8 @@ impl<'s> Gen<'s> {
                 Some(DefinitionKind::Union(u)) => self.min_wire_size(&u.discriminator),
                 Some(DefinitionKind::Enum(_)) => 4,
                 Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => 8,
+                // A value tag, null or indirection.
+                Some(DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_)) => 4,
                 _ => 1,
             },
             // An IOR: type id length and profile count.

@@ -1,7 +1,6 @@
-//! The top level: which definitions to emit, Rust modules for IDL scopes, name clashes.
+//! The top level: which definitions to emit, Rust modules for IDL scopes.
 
 use crate::context::Gen;
-use crate::names::{camel, screaming, snake};
 use corbina_idl::model::{Definition, DefinitionKind, ScopedName};
 use corbina_idl::{Diagnostics, Specification, Type};
 use std::collections::HashSet;
@@ -21,7 +20,7 @@ struct ModNode<'s> {
 
 impl<'s> ModNode<'s> {
     fn child(&mut self, g: &mut Gen<'_>, def: &Definition) -> &mut ModNode<'s> {
-        let name = snake(&def.name);
+        let name = g.names.module(&def.scoped_name);
         let i = match self.children.iter().position(|c| c.0 == name) {
             Some(i) => {
                 if self.children[i]
@@ -138,13 +137,27 @@ impl<'s> Gen<'s> {
                     self.build(&mut child, &m.definitions, need);
                     *node.child(self, d) = child;
                 }
+                // An interface declared and never defined: a reference type of its own.
+                DefinitionKind::InterfaceForward(f)
+                    if included
+                        && !f.is_abstract
+                        && self
+                            .lookup(&d.scoped_name)
+                            .is_some_and(|only| std::ptr::eq(only, d)) =>
+                {
+                    node.items.push(Item::Def(d));
+                }
                 _ if !included || d.kind.is_forward() => {}
                 DefinitionKind::Native => {}
-                DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_) => {
-                    self.error(
-                        &d.loc,
-                        format!("not yet supported: valuetype '{}'", d.scoped_name),
-                    );
+                DefinitionKind::ValueType(v) => {
+                    if self.value_supported(d, v) {
+                        node.items.push(Item::Def(d));
+                        if !v.definitions.is_empty() {
+                            let mut child = std::mem::take(node.child(self, d));
+                            self.build(&mut child, &v.definitions, need);
+                            *node.child(self, d) = child;
+                        }
+                    }
                 }
                 DefinitionKind::Interface(i) => {
                     node.items.push(Item::Def(d));
@@ -173,33 +186,7 @@ impl<'s> Gen<'s> {
         }
     }
 
-    fn check_clashes(&mut self, node: &ModNode<'s>) {
-        let mut seen: Vec<(String, &Definition)> = Vec::new();
-        for item in &node.items {
-            let Item::Def(d) = item else { continue };
-            let names = match &d.kind {
-                DefinitionKind::Const(_) => vec![screaming(&d.name)],
-                DefinitionKind::Interface(_) => {
-                    let n = camel(&d.name);
-                    vec![format!("{n}Servant"), format!("{n}Skeleton"), n]
-                }
-                _ => vec![camel(&d.name)],
-            };
-            for n in names {
-                if let Some((_, other)) = seen.iter().find(|(s, _)| *s == n) {
-                    if other.scoped_name != d.scoped_name {
-                        let msg = format!("'{}' maps to Rust name '{n}', which '{}' in the same scope already uses", d.scoped_name, other.scoped_name);
-                        self.error(&d.loc, msg);
-                    }
-                } else {
-                    seen.push((n, d));
-                }
-            }
-        }
-    }
-
     fn emit(&mut self, node: &ModNode<'s>) {
-        self.check_clashes(node);
         for item in &node.items {
             self.out.blank();
             match item {
@@ -211,6 +198,11 @@ impl<'s> Gen<'s> {
                     DefinitionKind::Alias(a) => self.gen_alias(d, &a.ty),
                     DefinitionKind::Const(c) => self.gen_const(d, c),
                     DefinitionKind::Interface(i) => self.gen_interface(d, i),
+                    DefinitionKind::ValueType(v) => self.gen_value(d, v),
+                    DefinitionKind::ValueBox(b) => self.gen_value_box(d, b),
+                    DefinitionKind::InterfaceForward(f) => {
+                        self.gen_undefined_interface(d, f.is_local)
+                    }
                     _ => {}
                 },
                 Item::Errors(d) => {
@@ -240,7 +232,7 @@ impl<'s> Gen<'s> {
 /// Generates the Rust source for `spec`. `source_name` appears in the header comment.
 ///
 /// Every definition of the main file is generated, and those of included files that they
-/// need. Errors (unsupported constructs, name clashes) are reported all at once, each as
+/// need. Errors (unsupported constructs) are reported all at once, each as
 /// `file:line:col: error: message`.
 pub fn generate(spec: &Specification, source_name: &str) -> Result<String, Diagnostics> {
     generate_with(spec, source_name, &Options::default())

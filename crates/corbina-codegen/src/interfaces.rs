@@ -2,7 +2,8 @@
 
 use crate::context::Gen;
 use crate::marshal::{block, primitive, Val};
-use crate::names::{camel, fresh, snake};
+use crate::names::{camel, fresh, snake, unique};
+use crate::naming::{NameTable, PROXY_RESERVED};
 use corbina_idl::ast::ParamDir;
 use corbina_idl::model::{Definition, DefinitionKind, Interface, ScopedName};
 use corbina_idl::{SourceLoc, Type};
@@ -10,14 +11,24 @@ use corbina_idl::{SourceLoc, Type};
 const SYS: &str = "::corbina::SystemException";
 
 /// An operation or attribute accessor as a Rust method.
-struct Method {
-    rust: String,
-    wire: String,
+pub(crate) struct Method {
+    /// The method's name in its servant trait.
+    pub(crate) rust: String,
+    /// The method's name in the proxy (unique across inherited methods too).
+    proxy: String,
+    /// Whether the skeleton calls it as `<S as Trait>::rust` (two servant traits of the
+    /// interface have a method of that name).
+    qualified: bool,
+    pub(crate) wire: String,
     oneway: bool,
     /// (IDL name, Rust name, direction, type)
     params: Vec<(String, String, ParamDir, Type)>,
     ret: Option<Type>,
     raises: Vec<ScopedName>,
+    /// The error enum's variant for each exception of `raises`.
+    variants: Vec<String>,
+    /// The error enum (when `raises` is not empty).
+    error_enum: String,
     /// The declaring interface.
     owner: ScopedName,
     /// The declaring interface's repository id (collocated calls ask the servant for it).
@@ -25,56 +36,79 @@ struct Method {
     loc: SourceLoc,
 }
 
-impl Method {
-    fn error_name(&self) -> String {
-        format!("{}Error", camel(self.rust.trim_start_matches("r#")))
-    }
+/// Rust parameter names, unique within the operation.
+fn param_names(params: &[(String, ParamDir, Type)]) -> Vec<(String, String, ParamDir, Type)> {
+    let names = unique(params.iter().map(|p| snake(&p.0)), &[]);
+    params
+        .iter()
+        .zip(names)
+        .map(|(p, n)| (p.0.clone(), n, p.1, p.2.clone()))
+        .collect()
 }
 
-fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
+pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> Vec<Method> {
     let mut v = Vec::new();
-    for op in &i.operations {
+    let mut push = |wire: String,
+                    oneway: bool,
+                    params: Vec<(String, ParamDir, Type)>,
+                    ret: Option<Type>,
+                    raises: &[ScopedName],
+                    loc: &SourceLoc| {
+        let rust = names
+            .method(&def.scoped_name, &wire)
+            .map_or_else(|| snake(&wire), str::to_string);
+        let error_enum = names
+            .error_enum(&def.scoped_name, &wire)
+            .map_or_else(String::new, str::to_string);
         v.push(Method {
-            rust: snake(&op.name),
-            wire: op.name.clone(),
-            oneway: op.oneway,
-            params: op
-                .params
-                .iter()
-                .map(|p| (p.name.clone(), snake(&p.name), p.direction, p.ty.clone()))
-                .collect(),
-            ret: op.return_type.clone(),
-            raises: op.raises.clone(),
+            proxy: rust.clone(),
+            rust,
+            qualified: false,
+            wire,
+            oneway,
+            params: param_names(&params),
+            ret,
+            raises: raises.to_vec(),
+            variants: unique(raises.iter().map(|e| camel(e.name())), &["System"]),
+            error_enum,
             owner: def.scoped_name.clone(),
             owner_id: def.repository_id.clone(),
-            loc: op.loc.clone(),
+            loc: loc.clone(),
         });
+    };
+    for op in &i.operations {
+        let params = op
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.direction, p.ty.clone()))
+            .collect();
+        push(
+            op.name.clone(),
+            op.oneway,
+            params,
+            op.return_type.clone(),
+            &op.raises,
+            &op.loc,
+        );
     }
     for a in &i.attributes {
-        let base = snake(&a.name).trim_start_matches("r#").to_string();
-        v.push(Method {
-            rust: format!("get_{base}"),
-            wire: format!("_get_{}", a.name),
-            oneway: false,
-            params: Vec::new(),
-            ret: Some(a.ty.clone()),
-            raises: a.get_raises.clone(),
-            owner: def.scoped_name.clone(),
-            owner_id: def.repository_id.clone(),
-            loc: a.loc.clone(),
-        });
+        push(
+            format!("_get_{}", a.name),
+            false,
+            Vec::new(),
+            Some(a.ty.clone()),
+            &a.get_raises,
+            &a.loc,
+        );
         if !a.readonly {
-            v.push(Method {
-                rust: format!("set_{base}"),
-                wire: format!("_set_{}", a.name),
-                oneway: false,
-                params: vec![("value".into(), "value".into(), ParamDir::In, a.ty.clone())],
-                ret: None,
-                raises: a.set_raises.clone(),
-                owner: def.scoped_name.clone(),
-                owner_id: def.repository_id.clone(),
-                loc: a.loc.clone(),
-            });
+            push(
+                format!("_set_{}", a.name),
+                false,
+                vec![("value".into(), ParamDir::In, a.ty.clone())],
+                None,
+                &a.set_raises,
+                &a.loc,
+            );
         }
     }
     v
@@ -113,9 +147,9 @@ impl Gen<'_> {
         if m.raises.is_empty() {
             SYS.into()
         } else {
-            let mut module = Self::module_of(&m.owner);
-            module.push(snake(m.owner.name()));
-            self.rel_path(&module, &m.error_name())
+            let mut module = self.module_of(&m.owner);
+            module.push(self.names.module(&m.owner));
+            self.rel_path(&module, &m.error_enum)
         }
     }
 
@@ -134,7 +168,8 @@ impl Gen<'_> {
         }
     }
 
-    fn signature(&self, m: &Method) -> String {
+    /// The method's signature under `name` (its trait name, or its proxy name).
+    pub(crate) fn signature(&self, m: &Method, name: &str) -> String {
         let mut args = vec!["&self".to_string()];
         for (_, n, dir, ty) in &m.params {
             args.push(match dir {
@@ -155,12 +190,12 @@ impl Gen<'_> {
         };
         format!(
             "fn {}({}) -> ::core::result::Result<{ok}, {err}>",
-            m.rust,
+            name,
             args.join(", ")
         )
     }
 
-    fn check_method(&mut self, m: &Method, iface: &ScopedName) -> bool {
+    pub(crate) fn check_method(&mut self, m: &Method, iface: &ScopedName) -> bool {
         let mut ok = true;
         let what = format!("operation '{}' of '{iface}'", m.wire);
         for t in m.ret.iter().chain(m.params.iter().map(|p| &p.3)) {
@@ -170,43 +205,58 @@ impl Gen<'_> {
     }
 
     pub fn gen_interface(&mut self, def: &Definition, i: &Interface) {
-        if i.is_abstract || i.is_local {
-            let what = if i.is_abstract { "abstract" } else { "local" };
+        if i.is_abstract {
             self.error(
                 &def.loc,
-                format!("not yet supported: {what} interface '{}'", def.scoped_name),
+                format!(
+                    "not yet supported: abstract interface '{}'",
+                    def.scoped_name
+                ),
             );
             return;
         }
+        if i.is_local {
+            self.gen_local_interface(def, i);
+            return;
+        }
+        self.gen_unconstrained_interface(def, i, true);
+    }
+
+    /// An interface forward-declared and never defined: a proxy without operations, so
+    /// that references to it can be held, passed and narrowed.
+    pub fn gen_undefined_interface(&mut self, def: &Definition, is_local: bool) {
+        if is_local {
+            self.gen_local_interface(def, &Interface::default());
+        } else {
+            self.gen_unconstrained_interface(def, &Interface::default(), false);
+        }
+    }
+
+    /// The proxy, and with `servant` the servant trait and skeleton.
+    fn gen_unconstrained_interface(&mut self, def: &Definition, i: &Interface, servant: bool) {
         let all: Vec<&Definition> = self.spec.all_bases(def).into_iter().chain([def]).collect();
         let mut methods = Vec::new();
         for d in &all {
             if let DefinitionKind::Interface(bi) = &d.kind {
-                methods.extend(methods_of(d, bi));
+                methods.extend(methods_of(&self.names, d, bi));
             }
         }
         let mut ok = true;
-        let mut names: Vec<String> = ["narrow", "unchecked_narrow", "as_object", "type_code"]
-            .map(String::from)
-            .to_vec();
         for m in &methods {
             ok &= self.check_method(m, &def.scoped_name);
-            if names.contains(&m.rust) {
-                self.error(
-                    &m.loc,
-                    format!(
-                        "'{}' maps to Rust method '{}', which '{}' already has",
-                        m.wire, m.rust, def.scoped_name
-                    ),
-                );
-                ok = false;
-            }
-            names.push(m.rust.clone());
         }
         if !ok {
             return;
         }
-        let name = camel(&def.name);
+        // Methods of different bases mapped to one name (`fooBar`, `foo_bar`) are told
+        // apart in the proxy; the skeleton names the trait of each.
+        let proxy = unique(methods.iter().map(|m| m.rust.clone()), PROXY_RESERVED);
+        let trait_names: Vec<String> = methods.iter().map(|m| m.rust.clone()).collect();
+        for (m, p) in methods.iter_mut().zip(proxy) {
+            m.qualified = trait_names.iter().filter(|n| **n == m.rust).count() > 1;
+            m.proxy = p;
+        }
+        let name = self.names.item(&def.scoped_name);
         let id = &def.repository_id;
         // Proxy.
         self.out.line(format!(
@@ -288,6 +338,9 @@ impl Gen<'_> {
             self.out.close();
         }
         self.gen_async_proxy(def, &name, &methods);
+        if !servant {
+            return;
+        }
         // Servant trait.
         let supers: Vec<String> = i
             .bases
@@ -324,14 +377,14 @@ impl Gen<'_> {
                     "(e)"
                 };
                 self.out.line("#[allow(unused_variables)]");
-                self.out.open(self.signature(m));
+                self.out.open(self.signature(m, &m.rust));
                 self.out.line(
                     "let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);",
                 );
                 self.out.line(format!("::core::result::Result::Err{err}"));
                 self.out.close();
             } else {
-                self.out.line(format!("{};", self.signature(m)));
+                self.out.line(format!("{};", self.signature(m, &m.rust)));
             }
         }
         self.out.close();
@@ -421,7 +474,7 @@ impl Gen<'_> {
         self.out.line(format!("/// IDL `{}`.", m.wire));
         let qualifier = if asynchronous { "async " } else { "" };
         self.out
-            .open(format!("pub {qualifier}{}", self.signature(m)));
+            .open(format!("pub {qualifier}{}", self.signature(m, &m.proxy)));
         let ins: Vec<&(String, String, ParamDir, Type)> =
             m.params.iter().filter(|p| p.2 != ParamDir::Out).collect();
         if !asynchronous {
@@ -503,13 +556,12 @@ impl Gen<'_> {
                 let et = self.error_type(m);
                 self.out.open(format!("|{id}, {r}|"));
                 self.out.open(format!("Ok(match {id}"));
-                for ex in &m.raises {
+                for (ex, v) in m.raises.iter().zip(&m.variants) {
                     let Some(exd) = self.lookup(ex) else { continue };
                     let path = self.type_path(ex);
                     self.out.line(format!(
-                        "{:?} => Some({et}::{}(<{path} as ::corbina::cdr::CdrDecode>::decode({r})?)),",
+                        "{:?} => Some({et}::{v}(<{path} as ::corbina::cdr::CdrDecode>::decode({r})?)),",
                         exd.repository_id,
-                        camel(ex.name())
                     ));
                 }
                 self.out.line("_ => None,");
@@ -723,8 +775,15 @@ impl Gen<'_> {
             .collect();
         // Through `S::` (static dispatch), so that an operation named like a method of `Arc`
         // (`clone`) still reaches the servant.
+        let target = if m.qualified {
+            let mut t = self.type_path(&m.owner);
+            t.push_str("Servant");
+            format!("<S as {t}>")
+        } else {
+            "S".to_string()
+        };
         let call = format!(
-            "S::{}({})",
+            "{target}::{}({})",
             m.rust,
             std::iter::once("&self.servant".to_string())
                 .chain(call_args)
@@ -796,10 +855,9 @@ impl Gen<'_> {
             self.out.open(format!("Ok({pat}) =>"));
             reply(self);
             self.out.close();
-            for ex in &m.raises {
+            for v in &m.variants {
                 self.out.line(format!(
-                    "Err({et}::{}(e)) => request.reply_user_exception(|w| ::corbina::cdr::CdrEncode::encode(&e, w)),",
-                    camel(ex.name())
+                    "Err({et}::{v}(e)) => request.reply_user_exception(|w| ::corbina::cdr::CdrEncode::encode(&e, w)),",
                 ));
             }
             self.out.line(format!("Err({et}::System(e)) => Err(e),"));
@@ -810,20 +868,17 @@ impl Gen<'_> {
     /// The error enums of an interface's operations that raise user exceptions (written in
     /// the interface's module).
     pub fn gen_error_enums(&mut self, def: &Definition, i: &Interface) {
-        for m in methods_of(def, i) {
+        for m in methods_of(&self.names, def, i) {
             if m.raises.is_empty() {
                 continue;
             }
-            let en = m.error_name();
-            let mut variants: Vec<(String, String)> = Vec::new();
-            for ex in &m.raises {
-                let v = camel(ex.name());
-                if v == "System" || variants.iter().any(|x| x.0 == v) {
-                    self.error(&m.loc, format!("exception '{ex}' in the raises clause of '{}' maps to error variant '{v}', which is already used", m.wire));
-                    return;
-                }
-                variants.push((v, self.type_path(ex)));
-            }
+            let en = m.error_enum.clone();
+            let variants: Vec<(String, String)> = m
+                .raises
+                .iter()
+                .zip(&m.variants)
+                .map(|(ex, v)| (v.clone(), self.type_path(ex)))
+                .collect();
             self.out.blank();
             self.out
                 .line(format!("/// Errors of `{}::{}`.", def.scoped_name, m.wire));

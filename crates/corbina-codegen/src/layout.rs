@@ -71,8 +71,12 @@ impl Gen<'_> {
             validates: false,
         };
         let mut fields = Vec::new();
-        for m in &s.members {
-            fields.push((crate::names::snake(&m.name), self.place(&m.ty, &mut acc)?));
+        for (m, f) in s
+            .members
+            .iter()
+            .zip(crate::naming::member_names(&s.members))
+        {
+            fields.push((f, self.place(&m.ty, &mut acc)?));
         }
         let first_align = acc.first?;
         let stride = round_up(acc.off, first_align);
@@ -127,8 +131,12 @@ impl Gen<'_> {
                 }
                 DefinitionKind::Struct(s) => {
                     let mut fields = Vec::new();
-                    for m in &s.members {
-                        fields.push((crate::names::snake(&m.name), self.place(&m.ty, acc)?));
+                    for (m, f) in s
+                        .members
+                        .iter()
+                        .zip(crate::naming::member_names(&s.members))
+                    {
+                        fields.push((f, self.place(&m.ty, acc)?));
                     }
                     return Some(Node::Struct(self.type_path(name), fields));
                 }

@@ -33,8 +33,8 @@
 //! Every named type gets its TypeCode (`Name::type_code()`, or `<alias>_type_code()` for a
 //! typedef) and, for structs, unions, enums and exceptions, `corbina::any::AnyInsert`.
 //!
-//! Constructs that are parsed but not generated yet (valuetypes, abstract and local
-//! interfaces and references to them) are reported as
+//! Constructs that are parsed but not generated yet (valuetypes, abstract interfaces and
+//! references to them) are reported as
 //! `file:line:col: error: not yet supported: …`.
 #![forbid(unsafe_code)]
 
@@ -43,11 +43,14 @@ mod context;
 mod generate;
 mod interfaces;
 mod layout;
+mod local;
 mod marshal;
 pub mod names;
+mod naming;
 mod out;
 mod typecodes;
 mod types;
+mod values;
 
 pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
 pub use generate::{generate, generate_with, Options};

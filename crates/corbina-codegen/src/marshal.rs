@@ -93,6 +93,9 @@ impl Gen<'_> {
         let ty = self.resolve(ty).clone();
         let (p, r, recv) = (&v.place, &v.reference, &v.recv);
         let line = match &ty {
+            t if self.local_ref(t).is_some() => {
+                format!("::corbina::local::write_local({w}, {r})?;")
+            }
             t if self.objref(t).is_some() => format!(
                 "::corbina::object::write_ref::<{}>({w}, {r})?;",
                 self.objref(t).unwrap_or_default()
@@ -189,6 +192,9 @@ impl Gen<'_> {
 
     /// An expression decoding one value of `ty` with reader `r` (may span several lines).
     pub fn decode_value(&self, ty: &Type, r: &str) -> String {
+        if let Some(t) = self.local_ref(ty) {
+            return format!("::corbina::local::read_local::<{t}>({r})?");
+        }
         if let Some(t) = self.objref(ty) {
             return format!("::corbina::object::read_ref::<{t}>({r})?");
         }

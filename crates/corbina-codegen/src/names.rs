@@ -52,6 +52,24 @@ fn words(name: &str) -> Vec<String> {
     out
 }
 
+/// The IDL identifier's trailing underscores, which the mapping keeps so that `int_` and
+/// `int` stay apart.
+fn trailing(name: &str) -> &str {
+    &name[name.trim_end_matches('_').len()..]
+}
+
+/// Escapes `s` (the converted words) followed by the IDL name's trailing underscores.
+fn finish(s: String, name: &str) -> String {
+    let t = trailing(name);
+    if s.is_empty() {
+        escape("_")
+    } else if t.is_empty() {
+        escape(&s)
+    } else {
+        format!("{s}{t}")
+    }
+}
+
 /// `snake_case` (modules, operations, attributes, parameters, members), escaped.
 pub fn snake(name: &str) -> String {
     let s = words(name)
@@ -59,7 +77,7 @@ pub fn snake(name: &str) -> String {
         .map(|w| w.to_lowercase())
         .collect::<Vec<_>>()
         .join("_");
-    escape(if s.is_empty() { "_" } else { &s })
+    finish(s, name)
 }
 
 /// `UpperCamelCase` (types, enumerators, union variants), keeping names that are already
@@ -85,7 +103,7 @@ pub fn camel(name: &str) -> String {
             })
             .collect()
     };
-    escape(if s.is_empty() { "_" } else { &s })
+    finish(s, name)
 }
 
 /// `SCREAMING_SNAKE_CASE` (constants), escaped.
@@ -95,7 +113,7 @@ pub fn screaming(name: &str) -> String {
         .map(|w| w.to_uppercase())
         .collect::<Vec<_>>()
         .join("_");
-    escape(if s.is_empty() { "_" } else { &s })
+    finish(s, name)
 }
 
 /// A name not in `taken`: `base`, else `base_`, `base__`, ….
@@ -105,6 +123,28 @@ pub fn fresh(base: &str, taken: &[String]) -> String {
         n.push('_');
     }
     n
+}
+
+/// The next candidate after a name that is taken: one more trailing underscore
+/// (`r#type` → `type_`, which needs no raw prefix).
+pub fn bump(name: &str) -> String {
+    format!("{}_", name.trim_start_matches("r#"))
+}
+
+/// Disambiguates names mapped into one Rust namespace (docs/mapping.md, "Name clashes"):
+/// in declaration order, a name already taken (or in `reserved`) gets one more trailing
+/// underscore until it is free.
+pub fn unique(names: impl IntoIterator<Item = String>, reserved: &[&str]) -> Vec<String> {
+    let mut taken: Vec<String> = reserved.iter().map(|s| s.to_string()).collect();
+    let mut out = Vec::new();
+    for mut n in names {
+        while taken.contains(&n) {
+            n = bump(&n);
+        }
+        taken.push(n.clone());
+        out.push(n);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -128,5 +168,29 @@ mod tests {
         assert_eq!(screaming("MaxLen"), "MAX_LEN");
         assert_eq!(screaming("Base"), "BASE");
         assert_eq!(fresh("w", &["w".into(), "w_".into()]), "w__");
+        // Trailing underscores are the user's: kept.
+        assert_eq!(snake("int_"), "int_");
+        assert_eq!(snake("iF_"), "i_f_");
+        assert_eq!(camel("iF_"), "IF_");
+        assert_eq!(camel("iF"), "IF");
+        assert_eq!(screaming("max_"), "MAX_");
+        assert_eq!(snake("type_"), "type_");
+    }
+
+    #[test]
+    fn clashes_take_underscores_in_declaration_order() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            unique(
+                v(&["foo_bar", "foo_bar", "foo_bar_", "r#type", "type_"]),
+                &[]
+            ),
+            v(&["foo_bar", "foo_bar_", "foo_bar__", "r#type", "type_"])
+        );
+        assert_eq!(
+            unique(v(&["System", "Err"]), &["System"]),
+            v(&["System_", "Err"])
+        );
+        assert_eq!(bump("r#type"), "type_");
     }
 }

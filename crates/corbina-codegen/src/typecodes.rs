@@ -7,8 +7,9 @@
 //! `create_recursive_tc(id)`, so no `OnceLock` initialiser waits on itself.
 
 use crate::context::Gen;
-use crate::names::snake;
-use corbina_idl::model::{CaseLabel, Definition, DefinitionKind, ScopedName};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, Interface, InterfaceForward, ScopedName,
+};
 use corbina_idl::{ConstValue, Type};
 use std::collections::HashSet;
 
@@ -17,11 +18,6 @@ const VALID: &str = ".expect(\"generated TypeCode is valid\")";
 
 fn prim(kind: &str) -> String {
     format!("{TC}::primitive(::corbina::typecode::TcKind::{kind})")
-}
-
-/// The Rust name of a typedef's TypeCode function.
-pub fn alias_fn_name(idl_name: &str) -> String {
-    format!("{}_type_code", snake(idl_name).trim_start_matches("r#"))
 }
 
 impl Gen<'_> {
@@ -69,12 +65,15 @@ impl Gen<'_> {
     }
 
     fn named_tc_expr(&self, name: &ScopedName, stack: &mut Vec<ScopedName>) -> String {
-        let Some(def) = self.lookup(name) else {
+        let Some(def) = self.lookup_defined(name) else {
             return prim("Null");
         };
         let recursive_kind = matches!(
             def.kind,
-            DefinitionKind::Struct(_) | DefinitionKind::Union(_) | DefinitionKind::Exception(_)
+            DefinitionKind::Struct(_)
+                | DefinitionKind::Union(_)
+                | DefinitionKind::Exception(_)
+                | DefinitionKind::ValueType(_)
         );
         if recursive_kind && stack.contains(name) {
             return format!("{TC}::create_recursive_tc({:?})", def.repository_id);
@@ -84,9 +83,10 @@ impl Gen<'_> {
         }
         match def.kind {
             DefinitionKind::Alias(_) => {
-                let path = self.rel_path(&Self::module_of(name), &alias_fn_name(&def.name));
+                let path = self.rel_path(&self.module_of(name), &self.names.alias_fn(name));
                 format!("{path}()")
             }
+            _ if self.is_local(name) => format!("<dyn {}>::type_code()", self.type_path(name)),
             _ => format!("{}::type_code()", self.type_path(name)),
         }
     }
@@ -113,7 +113,7 @@ impl Gen<'_> {
             if !seen.insert(n.clone()) {
                 return false;
             }
-            match g.lookup(n).map(|d| &d.kind) {
+            match g.lookup_defined(n).map(|d| &d.kind) {
                 Some(DefinitionKind::Struct(s)) => {
                     s.members.iter().any(|m| walk(g, &m.ty, t, seen))
                 }
@@ -125,12 +125,17 @@ impl Gen<'_> {
                         || u.cases.iter().any(|c| walk(g, &c.member.ty, t, seen))
                 }
                 Some(DefinitionKind::Alias(a)) => walk(g, &a.ty, t, seen),
+                Some(DefinitionKind::ValueType(v)) => {
+                    v.bases.iter().any(|b| named(g, b, t, seen))
+                        || v.state_members.iter().any(|m| walk(g, &m.ty, t, seen))
+                }
+                Some(DefinitionKind::ValueBox(b)) => walk(g, &b.ty, t, seen),
                 _ => false,
             }
         }
         let mut seen = HashSet::new();
         seen.insert(name.clone());
-        match self.lookup(name).map(|d| &d.kind) {
+        match self.lookup_defined(name).map(|d| &d.kind) {
             Some(DefinitionKind::Struct(s)) => s
                 .members
                 .iter()
@@ -146,6 +151,13 @@ impl Gen<'_> {
                         .any(|c| walk(self, &c.member.ty, targets, &mut seen))
             }
             Some(DefinitionKind::Alias(a)) => walk(self, &a.ty, targets, &mut seen),
+            Some(DefinitionKind::ValueType(v)) => {
+                v.bases.iter().any(|b| named(self, b, targets, &mut seen))
+                    || v.state_members
+                        .iter()
+                        .any(|m| walk(self, &m.ty, targets, &mut seen))
+            }
+            Some(DefinitionKind::ValueBox(b)) => walk(self, &b.ty, targets, &mut seen),
             _ => false,
         }
     }
@@ -224,10 +236,16 @@ impl Gen<'_> {
                     self.tc_expr(&a.ty, stack)
                 )
             }
-            DefinitionKind::Interface(_) => {
+            DefinitionKind::Interface(Interface { is_local: true, .. })
+            | DefinitionKind::InterfaceForward(InterfaceForward { is_local: true, .. }) => {
+                format!("{TC}::create_local_interface_tc({id}, {name}){VALID}")
+            }
+            DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => {
                 format!("{TC}::create_interface_tc({id}, {name}){VALID}")
             }
-            _ => prim("Null"),
+            _ => self
+                .value_tc_expr(def, stack)
+                .unwrap_or_else(|| prim("Null")),
         };
         stack.pop();
         e
@@ -268,8 +286,10 @@ impl Gen<'_> {
             "/// The TypeCode of typedef `{}` (built once).",
             def.scoped_name
         ));
-        self.out
-            .open(format!("pub fn {}() -> {TC}", alias_fn_name(&def.name)));
+        self.out.open(format!(
+            "pub fn {}() -> {TC}",
+            self.names.alias_fn(&def.scoped_name)
+        ));
         self.once_body(def);
         self.out.close();
     }

@@ -2,7 +2,8 @@
 
 use crate::context::Gen;
 use crate::marshal::Val;
-use crate::names::{camel, screaming, snake};
+use crate::names::{camel, unique};
+use crate::naming::{enumerator_names, member_names};
 use corbina_idl::model::{CaseLabel, Const, Definition, DefinitionKind, Enum, Member, Union};
 use corbina_idl::{ConstValue, Type};
 
@@ -12,19 +13,12 @@ const ENC_FN: &str =
 impl Gen<'_> {
     fn check_members(&mut self, def: &Definition, members: &[Member]) -> bool {
         let mut ok = true;
-        let mut seen: Vec<String> = Vec::new();
         for m in members {
             ok &= self.check_type(
                 &m.ty,
                 &m.loc,
                 &format!("member '{}' of '{}'", m.name, def.scoped_name),
             );
-            let n = snake(&m.name);
-            if seen.contains(&n) {
-                self.error(&m.loc, format!("member '{}' maps to Rust name '{n}', which another member of '{}' already uses", m.name, def.scoped_name));
-                ok = false;
-            }
-            seen.push(n);
         }
         ok
     }
@@ -41,7 +35,8 @@ impl Gen<'_> {
         if !self.check_members(def, members) {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
+        let fields = member_names(members);
         let ty = corbina_idl::Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Struct,
@@ -64,9 +59,9 @@ impl Gen<'_> {
             self.out.line(format!("pub struct {name} {{}}"));
         } else {
             self.out.open(format!("pub struct {name}"));
-            for m in members {
+            for (m, f) in members.iter().zip(&fields) {
                 let t = self.rust_type(&m.ty);
-                self.out.line(format!("pub {}: {t},", snake(&m.name)));
+                self.out.line(format!("pub {f}: {t},"));
             }
             self.out.close();
         }
@@ -119,7 +114,7 @@ impl Gen<'_> {
                 l.size,
                 l.align,
                 l.stride,
-                self.offsets_comment(members)
+                self.offsets_comment(members, &fields)
             ));
         }
         if exception {
@@ -138,13 +133,8 @@ impl Gen<'_> {
         if exception {
             self.out.line("::corbina::exception::write_exception_id(w, <Self as ::corbina::UserException>::REPOSITORY_ID)?;");
         }
-        for m in members {
-            self.encode_value(
-                &m.ty,
-                &Val::owned(&format!("self.{}", snake(&m.name))),
-                "w",
-                0,
-            );
+        for (m, f) in members.iter().zip(&fields) {
+            self.encode_value(&m.ty, &Val::owned(&format!("self.{f}")), "w", 0);
         }
         self.out.line("Ok(())");
         self.out.close();
@@ -171,9 +161,9 @@ impl Gen<'_> {
             self.out.line("Ok(Self {})");
         } else {
             self.out.open("Ok(Self");
-            for m in members {
+            for (m, f) in members.iter().zip(&fields) {
                 let d = self.decode_value(&m.ty, "r");
-                self.out.line(format!("{}: {d},", snake(&m.name)));
+                self.out.line(format!("{f}: {d},"));
             }
             self.out.close_with(")");
         }
@@ -186,14 +176,14 @@ impl Gen<'_> {
         self.gen_any_insert(&name);
     }
 
-    fn offsets_comment(&self, members: &[Member]) -> String {
+    fn offsets_comment(&self, members: &[Member], fields: &[String]) -> String {
         // Top-level member offsets (from the precomputed layout) for readers of the code.
         let mut off = 0usize;
         let mut parts = Vec::new();
-        for m in members {
+        for (m, f) in members.iter().zip(fields) {
             let (size, align) = self.size_align(&m.ty);
             off = off.div_ceil(align) * align;
-            parts.push(format!("{}@{off}", snake(&m.name)));
+            parts.push(format!("{f}@{off}"));
             off += size;
         }
         parts.join(", ")
@@ -220,14 +210,8 @@ impl Gen<'_> {
     }
 
     pub fn gen_enum(&mut self, def: &Definition, e: &Enum) {
-        let name = camel(&def.name);
-        let vars: Vec<String> = e.enumerators.iter().map(|v| camel(v)).collect();
-        for (i, v) in vars.iter().enumerate() {
-            if vars[..i].contains(v) {
-                self.error(&def.loc, format!("enumerator '{}' of '{}' maps to Rust name '{v}', which another enumerator already uses", e.enumerators[i], def.scoped_name));
-                return;
-            }
-        }
+        let name = self.names.item(&def.scoped_name);
+        let vars = enumerator_names(e);
         let n = vars.len();
         self.doc("enum", def);
         self.out
@@ -352,7 +336,16 @@ impl Gen<'_> {
                 enumerator,
                 ..
             } => {
-                format!("{}::{}", self.type_path(enum_name), camel(enumerator))
+                let variant = match self.lookup(enum_name).map(|d| &d.kind) {
+                    Some(DefinitionKind::Enum(e)) => e
+                        .enumerators
+                        .iter()
+                        .position(|x| x == enumerator)
+                        .map(|i| enumerator_names(e).swap_remove(i)),
+                    _ => None,
+                };
+                let variant = variant.unwrap_or_else(|| camel(enumerator));
+                format!("{}::{variant}", self.type_path(enum_name))
             }
         }
     }
@@ -368,7 +361,7 @@ impl Gen<'_> {
         ));
         self.out.line(format!(
             "pub const {}: {t} = {};",
-            screaming(&def.name),
+            self.names.item(&def.scoped_name),
             self.literal(&c.value, &c.ty)
         ));
     }
@@ -383,11 +376,72 @@ impl Gen<'_> {
         ));
         self.out.line(format!(
             "pub type {} = {};",
-            camel(&def.name),
+            self.names.item(&def.scoped_name),
             self.rust_type(ty)
         ));
         self.out.blank();
         self.gen_alias_type_code(def);
+        self.gen_alias_any(def, ty);
+    }
+
+    /// `<alias>_insert` and `<alias>_extract`: the typedef's values in an `Any` with the
+    /// alias TypeCode. A typedef names no Rust type of its own (`Vec<T>` cannot implement
+    /// `AnyInsert` here), so these are functions, marshalling as the IDL type says.
+    fn gen_alias_any(&mut self, def: &Definition, ty: &Type) {
+        let tc_fn = self.names.alias_fn(&def.scoped_name);
+        let stem = tc_fn
+            .rfind("_type_code")
+            .map_or(tc_fn.as_str(), |i| &tc_fn[..i]);
+        let rest = &tc_fn[stem.len() + "_type_code".len()..];
+        let (ins, ext) = (
+            format!("{stem}_insert{rest}"),
+            format!("{stem}_extract{rest}"),
+        );
+        let alias = self.names.item(&def.scoped_name);
+        self.out.blank();
+        self.out.line(format!(
+            "/// An `Any` holding `v` as typedef `{}` (its alias TypeCode).",
+            def.scoped_name
+        ));
+        self.out.open(format!(
+            "pub fn {ins}(v: &{alias}) -> ::corbina::cdr::Result<::corbina::Any>"
+        ));
+        self.out.line(format!("struct V<'v>(&'v {alias});"));
+        self.out.open("impl ::corbina::cdr::CdrEncode for V<'_>");
+        self.out.open(ENC_FN);
+        self.out.line("let v = self.0;");
+        self.encode_value(ty, &Val::borrowed("v"), "w", 0);
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.close();
+        self.out
+            .line(format!("::corbina::Any::insert_as({tc_fn}(), &V(v))"));
+        self.out.close();
+        self.out.blank();
+        self.out.line(format!(
+            "/// The value of an `Any` whose TypeCode is equivalent to typedef `{}`'s.",
+            def.scoped_name
+        ));
+        self.out.open(format!(
+            "pub fn {ext}(a: &::corbina::Any) -> ::core::option::Option<{alias}>"
+        ));
+        self.out.line(format!("struct V({alias});"));
+        self.out
+            .open("impl<'a> ::corbina::cdr::CdrDecode<'a> for V");
+        self.out.line(format!(
+            "const MIN_WIRE_SIZE: usize = {};",
+            self.min_wire_size(ty).max(1)
+        ));
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        let d = self.decode_value(ty, "r");
+        self.out.line(format!("Ok(V({d}))"));
+        self.out.close();
+        self.out.close();
+        self.out
+            .line(format!("a.extract_as::<V>(&{tc_fn}()).map(|v| v.0)"));
+        self.out.close();
     }
 
     pub fn gen_union(&mut self, def: &Definition, u: &Union) {
@@ -395,7 +449,7 @@ impl Gen<'_> {
         if !self.check_members(def, &members) {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         let dt = self.rust_type(&u.discriminator);
         let disc = self.resolve(&u.discriminator).clone();
         let labels: Vec<&ConstValue> = u
@@ -428,8 +482,12 @@ impl Gen<'_> {
             is_default: bool,
             ty: Type,
         }
+        let implicit_default = !has_default && !covered;
+        // The implicit default variant keeps its name; a member mapped to it moves.
+        let reserved: &[&str] = if implicit_default { &["Default_"] } else { &[] };
+        let var_names = unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
         let mut vars: Vec<Var> = Vec::new();
-        for c in &u.cases {
+        for (c, var_name) in u.cases.iter().zip(var_names) {
             let is_default = c.labels.contains(&CaseLabel::Default);
             let pats: Vec<String> = c
                 .labels
@@ -440,17 +498,12 @@ impl Gen<'_> {
                 })
                 .collect();
             vars.push(Var {
-                name: camel(&c.member.name),
+                name: var_name,
                 holds_disc: is_default || pats.len() > 1,
                 pats,
                 is_default,
                 ty: c.member.ty.clone(),
             });
-        }
-        let implicit_default = !has_default && !covered;
-        if implicit_default && vars.iter().any(|v| v.name == "Default_") {
-            self.error(&def.loc, format!("union '{}' has a member named 'default_', which clashes with its implicit default variant", def.scoped_name));
-            return;
         }
         let caps = self.caps(&Type::Named {
             name: def.scoped_name.clone(),

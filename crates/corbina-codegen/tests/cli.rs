@@ -61,7 +61,9 @@ fn errors_are_reported_gcc_style() {
     assert_eq!(st.status.code(), Some(1));
     let err = String::from_utf8_lossy(&st.stderr);
     assert!(
-        err.contains("tests/idl/unsupported.idl:5:11: error: not yet supported: valuetype '::Val'"),
+        err.contains(
+            "tests/idl/unsupported.idl:5:18: error: not yet supported: custom valuetype '::Val'"
+        ),
         "{err}"
     );
     std::fs::remove_dir_all(&out).unwrap();

@@ -106,6 +106,13 @@ pub enum GiopError {
         /// The cap.
         limit: u64,
     },
+    /// The receiving end's memory budget, shared with its other connections, is spent and
+    /// this connection holds the most of it.
+    #[error("receive memory budget spent: this connection would hold {held} bytes")]
+    ReceiveBudgetExceeded {
+        /// Bytes the connection would hold for receiving.
+        held: u64,
+    },
     /// A maximum fragment size too small to carry headers and data.
     #[error("maximum fragment size {0} is too small")]
     FragmentSizeTooSmall(usize),

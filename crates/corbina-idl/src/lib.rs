@@ -38,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ast;
+pub mod builtin;
 pub mod constexpr;
 pub mod diagnostic;
 pub mod lexer;

@@ -439,12 +439,28 @@ impl<'w> Preprocessor<'w> {
             candidates.extend(self.include_dirs.iter().map(|d| d.join(&name)));
         }
         let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+            if let Some(text) = crate::builtin::file(&name) {
+                let display = format!("{}{name}", crate::builtin::PREFIX);
+                return self.include_text(loc, display, text);
+            }
             return Err(Diagnostic::error(
                 loc,
                 format!("cannot find include file \"{name}\""),
             ));
         };
-        let canon = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let text = std::fs::read(&path).map_err(|e| {
+            Diagnostic::error(loc, format!("cannot read include file \"{name}\": {e}"))
+        })?;
+        let text = String::from_utf8_lossy(&text);
+        self.include_text(loc, path.to_string_lossy().into_owned(), &text)
+    }
+
+    /// Processes an included file's text; `display` names it in diagnostics and is the
+    /// include-once key of a built-in file.
+    fn include_text(&mut self, loc: &SourceLoc, display: String, text: &str) -> PResult<()> {
+        let canon = Path::new(&display)
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from(&display));
         if let Some(g) = self.guards.get(&canon) {
             if self.macros.contains_key(g) {
                 return Ok(());
@@ -456,18 +472,14 @@ impl<'w> Preprocessor<'w> {
                 "#include nested too deeply (recursive include?)",
             ));
         }
-        let text = std::fs::read(&path).map_err(|e| {
-            Diagnostic::error(loc, format!("cannot read include file \"{name}\": {e}"))
-        })?;
-        let text = String::from_utf8_lossy(&text);
-        let display: Arc<str> = path.to_string_lossy().into();
+        let display: Arc<str> = display.into();
         self.out.push(Token {
             tok: Tok::Pragma(PragmaTok::EnterFile),
             loc: loc.clone(),
             space_before: true,
         });
         self.depth += 1;
-        self.process(display, &text, false, Some(canon))?;
+        self.process(display, text, false, Some(canon))?;
         self.depth -= 1;
         let end = self
             .out

@@ -48,6 +48,19 @@ impl Resolver<'_> {
         Ok(())
     }
 
+    /// A typedef (or chain of typedefs) naming an interface stands for that interface as a
+    /// base: omniidl and JacORB accept `typedef A AA; interface B : AA {};`.
+    fn unalias_base(&self, mut full: ScopedName) -> ScopedName {
+        // Bounded: alias chains cannot be cyclic, but a hostile input must not loop.
+        for _ in 0..64 {
+            match self.symbols.get(&full).map(|s| &s.kind) {
+                Some(Sym::Alias(Type::Named { name, .. })) => full = name.clone(),
+                _ => break,
+            }
+        }
+        full
+    }
+
     fn resolve_bases(
         &self,
         scope: &Scope,
@@ -57,7 +70,7 @@ impl Resolver<'_> {
     ) -> PResult<Vec<ScopedName>> {
         let mut out: Vec<ScopedName> = Vec::new();
         for r in refs {
-            let full = self.lookup(scope, r)?;
+            let full = self.unalias_base(self.lookup(scope, r)?);
             let ok = match &self.sym(&full).kind {
                 Sym::Interface { complete, .. } if !want_value => {
                     if !complete {

@@ -118,3 +118,67 @@ fn inline_types_are_scoped_in_their_struct() {
     assert!(s.lookup(&ScopedName::parse("Outer::Inner")).is_some());
     assert!(s.lookup(&ScopedName::parse("Outer::E")).is_some());
 }
+
+#[test]
+fn typedef_of_an_interface_as_a_base_is_that_interface() {
+    let s = ok("interface A { void ping(); }; typedef A AA; typedef AA AAA; interface B : AAA { void pong(); };");
+    let DefinitionKind::Interface(b) = &s.lookup(&ScopedName::parse("B")).unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(b.bases, vec![ScopedName::parse("A")]);
+    assert_eq!(
+        err("struct S { long x; }; typedef S SS; interface B : SS {};"),
+        "r.idl:1:51: error: 'SS' is not an interface"
+    );
+}
+
+#[test]
+fn orb_idl_ir_idl_and_iop_idl_are_built_in() {
+    let s = ok(
+        "#include <orb.idl>\n#include <IOP.idl>\n#include <orb.idl>\n\
+                interface Q { CORBA::InterfaceDef def(); void f(in CORBA::Environment e); };\n\
+                const CORBA::ServiceOption opt = 1;\n\
+                struct T { IOP::TaggedComponent c; CORBA::PolicyList p; };",
+    );
+    for (name, want) in [
+        ("CORBA::InterfaceDef", "IDL:omg.org/CORBA/InterfaceDef:1.0"),
+        ("CORBA::Environment", "IDL:omg.org/CORBA/Environment:1.0"),
+        (
+            "CORBA::ServiceOption",
+            "IDL:omg.org/CORBA/ServiceOption:1.0",
+        ),
+        (
+            "IOP::TaggedComponent",
+            "IDL:omg.org/IOP/TaggedComponent:1.0",
+        ),
+        ("IOP::Codec", "IDL:omg.org/IOP/Codec:1.0"),
+    ] {
+        assert_eq!(id(&s, name), want);
+    }
+    let d = s.lookup(&ScopedName::parse("CORBA::InterfaceDef")).unwrap();
+    assert!(!d.from_main_file);
+    assert!(
+        d.loc.file.starts_with(crate::builtin::PREFIX),
+        "{}",
+        d.loc.file
+    );
+}
+
+#[test]
+fn a_file_on_the_include_path_shadows_a_built_in_one() {
+    let dir = std::env::temp_dir().join(format!("corbina-idl-builtin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("orb.idl"),
+        "module CORBA { typedef long Mine; };\n",
+    )
+    .unwrap();
+    let s = Frontend::new()
+        .include_dir(&dir)
+        .parse_str("r.idl", "#include <orb.idl>\ntypedef CORBA::Mine M;")
+        .unwrap();
+    assert!(s
+        .lookup(&ScopedName::parse("CORBA::InterfaceDef"))
+        .is_none());
+    std::fs::remove_dir_all(&dir).ok();
+}

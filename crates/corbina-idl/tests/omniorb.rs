@@ -12,12 +12,11 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
         "CosTSPortability.idl",
         "'CORBA::Environment' is not defined",
     ), // PIDL pseudo-object
-    (
-        "DCE_CIOPSecurity.idl",
-        "cannot find include file \"IOP.idl\"",
-    ),
-    ("SECIOP.idl", "cannot find include file \"IOP.idl\""),
-    ("SSLIOP.idl", "cannot find include file \"IOP.idl\""),
+    // IOP.idl, missing from the package, now comes from the front end's built-in copy; these
+    // two then stop at Security.idl, which needs what omniORB's own orb.idl (found first on
+    // the include path, so the built-in one is not used) lacks.
+    ("SECIOP.idl", "'CORBA::ServiceOption' is not defined"),
+    ("SSLIOP.idl", "'CORBA::ServiceOption' is not defined"),
     ("NRService.idl", "'CORBA::ServiceOption' is not defined"),
     ("Security.idl", "'CORBA::ServiceOption' is not defined"),
     ("SecurityAdmin.idl", "'CORBA::ServiceOption' is not defined"),

@@ -544,12 +544,14 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
         {
             continue;
         }
+        // `peer`: omniORB over the same transport (its SSL transport, for TLS), if measured.
         let mut push = |point: String,
                         metric: &str,
                         c: Option<f64>,
                         t: Option<f64>,
                         cell: [String; 2],
-                        s: Option<f64>| {
+                        s: Option<f64>,
+                        peer: Option<f64>| {
             rows.push(Row {
                 experiment: format!("{tr} transport"),
                 point,
@@ -559,9 +561,9 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                 },
                 corbina: cell[0].clone(),
                 socket: cell[1].clone(),
-                peer: String::new(),
+                peer: peer.map(num).unwrap_or_default(),
                 vs_socket: ratio(c, s),
-                vs_peer: None,
+                vs_peer: ratio(c, peer),
             })
         };
         let raw_ping = raw.one("latency", SOCKET, |r| {
@@ -576,6 +578,9 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                 }
                 // A new connection's first call has no raw-socket counterpart.
                 let sock = raw_ping.filter(|_| op != "ping_new_connection");
+                let peer = f
+                    .one_inv("latency", OMNIORB, inv, |r| is(&r.op, op))
+                    .and_then(|r| r.median_us);
                 push(
                     format!("{op} twoway {inv}"),
                     "med/p99/p99.9 µs",
@@ -583,6 +588,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t.and_then(|r| r.median_us),
                     [lat_cell(c), lat_cell(sock)],
                     sock.and_then(|r| r.median_us),
+                    peer,
                 );
             }
         }
@@ -600,13 +606,14 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t,
                     [opt(c), opt(s)],
                     s,
+                    rate(&f, OMNIORB),
                 );
             }
-            let cpu = |f: &Find<'_>| {
-                f.one_inv("cpu", CORBINA, inv, |_| true)
+            let cpu = |f: &Find<'_>, imp| {
+                f.one_inv("cpu", imp, inv, |_| true)
                     .and_then(|r| r.cpu_us_per_call)
             };
-            let (c, t) = (cpu(&f), cpu(&tcp));
+            let (c, t) = (cpu(&f, CORBINA), cpu(&tcp, CORBINA));
             if c.is_some() {
                 push(
                     format!("CPU, latency loops, {inv}"),
@@ -615,6 +622,7 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                     t,
                     [opt(c), String::new()],
                     None,
+                    cpu(&f, OMNIORB),
                 );
             }
         }
@@ -646,7 +654,8 @@ fn transport_rows(records: &[Record], rows: &mut Vec<Row>) {
                             "static" => format!("{mode} {t} {kb}K"),
                             _ => format!("{mode} {t} {kb}K {inv}"),
                         };
-                        push(point, "Mbit/s", c, tc, [opt(c), opt(s)], s);
+                        let peer = pick(&f, OMNIORB);
+                        push(point, "Mbit/s", c, tc, [opt(c), opt(s)], s, peer);
                     }
                 }
             }
@@ -844,6 +853,35 @@ fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
                 true,
                 cpu_how,
                 false,
+            );
+        }
+        if tr == "tls" {
+            // Against omniORB's SSL transport (libomnisslTP4), measured in the same run.
+            let x = thr_ratio(&f, (CORBINA, "octet"), (OMNIORB, "octet"), "oneway");
+            push(
+                format!("{name}: oneway sequence<octet> 64 KB–1 MB ≥ 1.0× omniORB SSL"),
+                x.map(|p| p.0),
+                1.0,
+                false,
+                x.map(|p| {
+                    format!(
+                        "corbina / omniORB, both over TLS, median over sizes ≥ 64 KB, min {:.2}",
+                        p.1
+                    )
+                })
+                .unwrap_or_default(),
+                false,
+            );
+            let omni_ping = f
+                .one("latency", OMNIORB, |r| is(&r.op, "ping"))
+                .and_then(|r| r.median_us);
+            push(
+                format!("{name}: null twoway / omniORB SSL's"),
+                ratio(ping(&f), omni_ping),
+                1.0,
+                true,
+                "corbina ping median / omniORB's, both over TLS, medians over rounds".into(),
+                true,
             );
         }
         for mode in ["oneway", "twoway"] {

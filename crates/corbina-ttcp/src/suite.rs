@@ -442,6 +442,21 @@ impl TlsFiles {
         )?;
         Ok(files)
     }
+
+    /// omniORB's `-ORBssl…` options for these files (omniORB 4.2.5 wants a key password
+    /// even for a clear key; it is not used).
+    fn omni_args(&self, verify: &str) -> Vec<std::ffi::OsString> {
+        vec![
+            "-ORBsslCAFile".into(),
+            self.ca.clone().into_os_string(),
+            "-ORBsslKeyFile".into(),
+            self.key.clone().into_os_string(),
+            "-ORBsslKeyPassword".into(),
+            "unused".into(),
+            "-ORBsslVerifyMode".into(),
+            verify.into(),
+        ]
+    }
 }
 
 /// The records of a client against a server on transport `tr`, tagged with it.
@@ -482,7 +497,7 @@ impl Ctx {
 
     fn spawn(&self, what: &str, cmd: &mut Command) -> Result<Proc, String> {
         // omni_server announces itself on stderr: keep the progress display clean.
-        let stderr = if what == "omni_server" {
+        let stderr = if what.starts_with("omni_server") {
             Stdio::null()
         } else {
             Stdio::inherit()
@@ -570,6 +585,24 @@ impl Ctx {
                 .arg(objects.to_string())
                 .arg(self.lifetime.to_string())
                 .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"]),
+        )?;
+        wait_file(&file, &mut p, Duration::from_secs(600))?;
+        Ok((p, file))
+    }
+
+    /// omniORB's SSL server (`omni_server_ssl`, `libomnisslTP4`) on a TLS-only endpoint with
+    /// the run's key file, clients not asked for certificates (as Corbina's TLS rows).
+    fn omni_ssl_server(&self, bin: &Path, tls: &TlsFiles) -> Result<(Proc, PathBuf), String> {
+        let file = self.dir.join("omni-ssl-1.ior");
+        let _ = std::fs::remove_file(&file);
+        let mut p = self.spawn(
+            "omni_server_ssl",
+            Command::new(bin.join("omni_server_ssl"))
+                .arg(&file)
+                .arg("1")
+                .arg(self.lifetime.to_string())
+                .args(["-ORBendPoint", "giop:ssl:127.0.0.1:"])
+                .args(tls.omni_args("none")),
         )?;
         wait_file(&file, &mut p, Duration::from_secs(600))?;
         Ok((p, file))
@@ -1129,7 +1162,13 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     };
     // One record per point: 2 sync, 4 async, 1 AMH.
     let n_async = only(7, "async");
-    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async;
+    // omniORB over its SSL transport, beside Corbina's TLS rows.
+    let n_omni_tls = if peer.is_some() && o.transports.contains(&"tls") {
+        only(plan.rounds * 3, "latency") + only(plan.kbs.len() * 2, "throughput")
+    } else {
+        0
+    };
+    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async + n_omni_tls;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -1205,6 +1244,11 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         Some(bin) => Some(cx.omni_server(bin, 1)?),
         None => None,
     };
+    // omniORB's SSL transport, the peer of Corbina's TLS rows.
+    let omni_ssl = match (peer, &cx.tls) {
+        (Some(bin), Some(tls)) => Some(cx.omni_ssl_server(bin, tls)?),
+        _ => None,
+    };
     // A Corbina server per local transport, with only that transport's endpoint (and, in
     // the full suite, a DSI server for the dynamic modes).
     let quick = cx.quick;
@@ -1219,6 +1263,7 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     }
     let mut server_pids = vec![sock.pid(), corbina.pid(), dsi.pid()];
     server_pids.extend(omni.as_ref().map(|(s, _)| s.pid()));
+    server_pids.extend(omni_ssl.as_ref().map(|(s, _)| s.pid()));
     for (_, m, d) in &local {
         server_pids.push(m.0.pid());
         server_pids.extend(d.as_ref().map(|d| d.0.pid()));
@@ -1249,6 +1294,8 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
         Socket(&'a str, &'static str),
         Corbina(Invocation, &'static str),
         Omni,
+        /// omniORB's client over its SSL transport, against its SSL server.
+        OmniTls,
     }
     let mut lats = vec![Lat::Socket(&tcp_addr, "tcp")];
     // The raw Unix-socket ping-pong in the same rounds: the like-for-like baseline of
@@ -1266,6 +1313,9 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     }
     if peer.is_some() {
         lats.push(Lat::Omni);
+    }
+    if omni_ssl.is_some() {
+        lats.push(Lat::OmniTls);
     }
     if !cx.runs("latency") {
         lats.clear();
@@ -1307,6 +1357,21 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
                     lat_args(&mut c, p.lat_count);
                     let pid = srv.pid();
                     cx.latency_with_cpu(OMNIORB, Some(Invocation::Static), pid, c, true)?
+                }
+                Lat::OmniTls => {
+                    let (Some(bin), Some((srv, oior)), Some(tls)) = (peer, &omni_ssl, &cx.tls)
+                    else {
+                        continue;
+                    };
+                    let mut c = Command::new(bin.join("omni_client_ssl"));
+                    c.arg("--ior").arg(oior).args(["--mode", "lat"]);
+                    c.args(["--label", "tls"]).args(tls.omni_args("peer"));
+                    lat_args(&mut c, p.lat_count);
+                    let pid = srv.pid();
+                    tagged(
+                        cx.latency_with_cpu(OMNIORB, Some(Invocation::Static), pid, c, true)?,
+                        "tls",
+                    )
                 }
             };
             rounds[i].push(recs);
@@ -1473,6 +1538,22 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
                 cx.records.extend(recs);
             }
         }
+        // omniORB over its SSL transport: sequence<octet>, the peer of Corbina's TLS rows.
+        if let (Some(bin), Some((_, oior)), Some(tls)) = (peer, &omni_ssl, &cx.tls) {
+            let args = tls.omni_args("peer");
+            for &kb in &p.kbs {
+                cx.progress
+                    .stage(&format!("throughput: omniORB over SSL octet {kb} KB"));
+                let mut c = Command::new(bin.join("omni_client_ssl"));
+                c.arg("--ior").arg(oior).args(["--mode", "thr"]);
+                c.args(["--types", "octet", "--label", "tls"]);
+                c.args(["--min-kb", &kb.to_string(), "--max-kb", &kb.to_string()]);
+                c.args(&args);
+                thr_args(&mut c);
+                let (recs, _) = cx.client("omni_client_ssl thr", &mut c, true)?;
+                cx.records.extend(tagged(recs, "tls"));
+            }
+        }
     }
     if cx.runs("concurrency") {
         let locals: Vec<(&str, &Path)> = local
@@ -1490,6 +1571,7 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     drop(corbina);
     drop(dsi);
     drop(omni);
+    drop(omni_ssl);
     let locals: Vec<&'static str> = local.iter().map(|l| l.0).collect();
     drop(local);
 

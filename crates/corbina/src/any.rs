@@ -244,6 +244,19 @@ impl Any {
         Some(v)
     }
 
+    /// Extracts a value of type `tc` with `T`'s decoder, for types without their own
+    /// [`AnyInsert`] (a typedef's generated `<alias>_extract`): `None` if the Any's TypeCode
+    /// is not equivalent to `tc` or the value does not decode as `T`.
+    pub fn extract_as<T: for<'de> CdrDecode<'de>>(&self, tc: &TypeCode) -> Option<T> {
+        if !self.tc.ptr_eq(tc) && !self.tc.equivalent(tc) {
+            return None;
+        }
+        let mut r = self.reader();
+        let v = T::decode(&mut r).ok()?;
+        r.expect_end().ok()?;
+        Some(v)
+    }
+
     fn reader(&self) -> CdrReader<'_> {
         self.value_reader()
     }

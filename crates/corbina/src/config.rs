@@ -44,6 +44,7 @@
 //! | `-ORBCallTimeout ms` | `CORBINA_CALLTIMEOUT` | none | a twoway call fails with TIMEOUT after this many milliseconds; `0` = none |
 //! | `-ORBConnectTimeout ms` | `CORBINA_CONNECTTIMEOUT` | `10000` | connecting fails with TRANSIENT after this many milliseconds (≥ 1) |
 //! | `-ORBMaxMessageSize bytes` | `CORBINA_MAXMESSAGESIZE` | `268435456` (256 MiB) | largest GIOP message accepted, fragments reassembled (≥ 1; also omniORB's `-ORBgiopMaxMsgSize`) |
+//! | `-ORBmaxIncompleteBytes bytes` | `CORBINA_MAXINCOMPLETEBYTES` | `67108864` (64 MiB) | server-wide budget for bytes held in incomplete messages and fragment reassembly across all connections, beyond the 64 KiB receive buffer each connection has for small messages; over it, the connections holding the most get MessageError and are closed first (≥ 65536). A message larger than the budget cannot be received |
 //! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
 //! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
 //! | `-ORBMaxConnections n` | `CORBINA_MAXCONNECTIONS` | `4096` | most server connections accepted at once (≥ 1) |
@@ -132,6 +133,14 @@ pub struct OrbConfig {
     /// `-ORBMaxMessageSize bytes`: largest GIOP message accepted, fragments reassembled
     /// (default 256 MiB); larger ones get MessageError / MARSHAL.
     pub max_message_size: u32,
+    /// `-ORBmaxIncompleteBytes bytes`: the server-wide budget for bytes held in incomplete
+    /// messages and fragment reassembly, across all connections (default 64 MiB). Over it,
+    /// the connections holding the most are answered with MessageError and closed first.
+    /// The memory goes back to the allocator when they close; for glibc to hand it back to
+    /// the system promptly (RSS, not only the accounting), a server facing hostile clients
+    /// should run with `MALLOC_TRIM_THRESHOLD_=131072` (glibc's dynamic thresholds otherwise
+    /// keep freed large buffers in the heap; `tests/receive_budget.rs` pins it the same way).
+    pub max_incomplete_bytes: usize,
     /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.1/1.2
     /// fragments (default: never fragment; large blocks go out with vectored writes).
     pub fragment_size: Option<u32>,
@@ -335,6 +344,7 @@ impl Default for OrbConfig {
             call_timeout: None,
             connect_timeout: Duration::from_secs(10),
             max_message_size: 256 << 20,
+            max_incomplete_bytes: 64 << 20,
             fragment_size: None,
             max_strands_per_rope: 16,
             max_server_connections: 4096,
@@ -640,6 +650,12 @@ impl OrbConfig {
     /// Sets the largest GIOP message accepted, in bytes.
     pub fn max_message_size(mut self, bytes: u32) -> Self {
         self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets the server-wide budget for bytes held in incomplete messages and reassembly.
+    pub fn max_incomplete_bytes(mut self, bytes: usize) -> Self {
+        self.max_incomplete_bytes = bytes;
         self
     }
 

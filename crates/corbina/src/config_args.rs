@@ -21,6 +21,7 @@ enum Key {
     CallTimeout,
     ConnectTimeout,
     MaxMessageSize,
+    MaxIncompleteBytes,
     FragmentSize,
     MaxStrandsPerRope,
     MaxConnections,
@@ -69,6 +70,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
         &["MaxMessageSize", "giopMaxMsgSize"],
         false,
     ),
+    (Key::MaxIncompleteBytes, &["maxIncompleteBytes"], false),
     (Key::FragmentSize, &["FragmentSize"], false),
     (Key::MaxStrandsPerRope, &["MaxStrandsPerRope"], false),
     (Key::MaxConnections, &["MaxConnections"], false),
@@ -452,6 +454,10 @@ impl OrbConfig {
             }
             Key::MaxMessageSize => {
                 self.max_message_size = at_least(value, 1, u32::MAX.into())? as u32
+            }
+            Key::MaxIncompleteBytes => {
+                // At least one large read's worth: less would refuse every large message.
+                self.max_incomplete_bytes = at_least(value, 64 << 10, usize::MAX as u64)? as usize
             }
             Key::FragmentSize => {
                 self.fragment_size = match number(value, u32::MAX.into())? {
@@ -1253,6 +1259,12 @@ mod tests {
     #[test]
     fn sizes_and_counts() {
         assert_eq!(both("MaxMessageSize", "1048576").max_message_size, 1 << 20);
+        assert_eq!(OrbConfig::default().max_incomplete_bytes, 64 << 20);
+        assert_eq!(
+            both("maxIncompleteBytes", "1048576").max_incomplete_bytes,
+            1 << 20
+        );
+        assert_eq!(bad("maxIncompleteBytes", "65535"), "must be at least 65536");
         assert_eq!(
             both("giopMaxMsgSize", "4294967295").max_message_size,
             u32::MAX
@@ -1500,6 +1512,7 @@ mod tests {
             ("CORBINA_CALLTIMEOUT", "100"),
             ("CORBINA_CONNECTTIMEOUT", " 200 "),
             ("CORBINA_MAXMESSAGESIZE", "1024"),
+            ("CORBINA_MAXINCOMPLETEBYTES", "131072"),
             ("CORBINA_FRAGMENTSIZE", "128"),
             ("CORBINA_MAXSTRANDSPERROPE", "2"),
             ("CORBINA_MAXCONNECTIONS", "3"),
@@ -1521,6 +1534,7 @@ mod tests {
         assert_eq!(c.call_timeout, Some(Duration::from_millis(100)));
         assert_eq!(c.connect_timeout, Duration::from_millis(200));
         assert_eq!(c.max_message_size, 1024);
+        assert_eq!(c.max_incomplete_bytes, 128 << 10);
         assert_eq!(c.fragment_size, Some(128));
         assert_eq!(c.max_strands_per_rope, 2);
         assert_eq!(c.max_server_connections, 3);

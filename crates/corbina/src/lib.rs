@@ -127,6 +127,7 @@ pub mod dynany;
 pub mod error;
 pub mod exception;
 pub mod interceptor;
+pub mod local;
 pub mod object;
 pub mod orb;
 pub mod poa;
@@ -135,6 +136,7 @@ pub mod server;
 pub mod trace;
 pub mod transport;
 pub mod typecode;
+pub mod valuetype;
 
 pub use any::Any;
 pub use collocation::{CollocatedInvoker, ServantInvoker};

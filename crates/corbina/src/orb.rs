@@ -10,6 +10,7 @@ use crate::client::{ClientContext, IiopInvoker};
 use crate::collocation::CollocatedInvoker;
 use crate::config::{ConfigError, OrbConfig};
 use crate::giop::{IiopProfile, Ior, ObjAddr, ObjectKey, ObjectUrl, TaggedComponent, Version};
+use crate::local::LocalObject;
 use crate::object::ObjectRef;
 use crate::poa::{Current, DispatchError, LocateOutcome, Poa, PoaRegistry, ReferenceFactory};
 use crate::servant::ServerRequest;
@@ -35,13 +36,28 @@ pub enum InitialReference {
     RootPoa(Poa),
     /// `POACurrent`: `PortableServer::Current`, the upcall context of the calling thread.
     PoaCurrent(Current),
-    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`), or one an ORB initializer
-    /// registered.
+    /// A remote object (`-ORBInitRef`, `-ORBDefaultInitRef`, or registered by the application or
+    /// an ORB initializer).
     Object(ObjectRef),
     /// `PICurrent`: the Portable Interceptor slots of the calling thread.
     PiCurrent(crate::interceptor::PiCurrent),
     /// `CodecFactory`: makes `Codec`s.
     CodecFactory(crate::interceptor::CodecFactory),
+    /// A locality-constrained object (an IDL `local interface`) registered with
+    /// [`Orb::register_initial_reference`].
+    Local(LocalObject),
+}
+
+impl From<ObjectRef> for InitialReference {
+    fn from(o: ObjectRef) -> Self {
+        InitialReference::Object(o)
+    }
+}
+
+impl From<LocalObject> for InitialReference {
+    fn from(o: LocalObject) -> Self {
+        InitialReference::Local(o)
+    }
 }
 
 /// `CORBA::ORB::InvalidName`: no initial reference by that name.
@@ -65,6 +81,8 @@ struct OrbInner {
     /// Whether references made from now on to this ORB's own objects call their servants
     /// directly (see [`Orb::set_direct_collocation`]).
     direct_collocation: AtomicBool,
+    /// Names given by `register_initial_reference`, in registration order.
+    registered: Mutex<Vec<(String, InitialReference)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +178,7 @@ impl Orb {
             state: Mutex::new(RunState::Running),
             state_changed: Condvar::new(),
             direct_collocation: AtomicBool::new(direct_collocation),
+            registered: Mutex::new(Vec::new()),
         });
         let orb = Orb { inner };
         if orb.inner.config.offer_bidir {
@@ -529,6 +548,9 @@ impl Orb {
                 return Ok(InitialReference::Object(obj));
             }
         }
+        if let Some((_, r)) = self.registered().iter().find(|(n, _)| n == name) {
+            return Ok(r.clone());
+        }
         let invalid = || InvalidName(name.to_owned());
         if let Some(url) = self.inner.config.init_refs.get(name) {
             return self
@@ -546,6 +568,36 @@ impl Orb {
         Err(invalid())
     }
 
+    /// `register_initial_reference`: makes `obj` (a remote reference, or a local object
+    /// such as a generated local interface's `to_local_object`) what
+    /// `resolve_initial_references(name)` returns. `InvalidName` if `name` is empty or
+    /// already names an initial reference (the ORB's own, `-ORBInitRef` ones, or registered).
+    pub fn register_initial_reference(
+        &self,
+        name: &str,
+        obj: impl Into<InitialReference>,
+    ) -> Result<(), InvalidName> {
+        let builtin = matches!(
+            name,
+            "" | "RootPOA" | "POACurrent" | "PICurrent" | "CodecFactory"
+        ) || self.inner.config.init_refs.contains_key(name)
+            || (self.inner.config.initializers.registered.as_ref())
+                .is_some_and(|reg| reg.initial_reference(name).is_some());
+        let mut reg = self.registered();
+        if builtin || reg.iter().any(|(n, _)| n == name) {
+            return Err(InvalidName(name.to_owned()));
+        }
+        reg.push((name.to_owned(), obj.into()));
+        Ok(())
+    }
+
+    fn registered(&self) -> std::sync::MutexGuard<'_, Vec<(String, InitialReference)>> {
+        self.inner
+            .registered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// `list_initial_services`.
     pub fn list_initial_services(&self) -> Vec<String> {
         let mut v = vec![
@@ -557,6 +609,7 @@ impl Orb {
         if let Some(reg) = &self.inner.config.initializers.registered {
             v.extend(reg.initial_references.iter().map(|(n, _)| n.clone()));
         }
+        v.extend(self.registered().iter().map(|(n, _)| n.clone()));
         for k in self.inner.config.init_refs.keys() {
             if !v.contains(k) {
                 v.push(k.clone());

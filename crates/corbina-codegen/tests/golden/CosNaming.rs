@@ -13,6 +13,31 @@ pub mod cos_naming {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::CosNaming::Istring` (its alias TypeCode).
+    pub fn istring_insert(v: &Istring) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Istring);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_string(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(istring_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Istring`'s.
+    pub fn istring_extract(a: &::corbina::Any) -> ::core::option::Option<Istring> {
+        struct V(Istring);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(r.read_string()?))
+            }
+        }
+        a.extract_as::<V>(&istring_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::CosNaming::NameComponent` (`IDL:omg.org/CosNaming/NameComponent:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct NameComponent {
@@ -71,6 +96,32 @@ pub mod cos_naming {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/Name:1.0", "Name", ::corbina::TypeCode::create_sequence_tc(0, NameComponent::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::CosNaming::Name` (its alias TypeCode).
+    pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <NameComponent as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Name`'s.
+    pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
+        struct V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
     }
 
     /// IDL enum `::CosNaming::BindingType` (`IDL:omg.org/CosNaming/BindingType:1.0`).
@@ -189,6 +240,32 @@ pub mod cos_naming {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/BindingList:1.0", "BindingList", ::corbina::TypeCode::create_sequence_tc(0, Binding::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::CosNaming::BindingList` (its alias TypeCode).
+    pub fn binding_list_insert(v: &BindingList) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v BindingList);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Binding as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(binding_list_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::BindingList`'s.
+    pub fn binding_list_extract(a: &::corbina::Any) -> ::core::option::Option<BindingList> {
+        struct V(BindingList);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&binding_list_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::CosNaming::NamingContext` (`IDL:omg.org/CosNaming/NamingContext:1.0`).
@@ -2995,6 +3072,31 @@ pub mod cos_naming {
                 .clone()
         }
 
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::StringName` (its alias TypeCode).
+        pub fn string_name_insert(v: &StringName) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v StringName);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(string_name_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::StringName`'s.
+        pub fn string_name_extract(a: &::corbina::Any) -> ::core::option::Option<StringName> {
+            struct V(StringName);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&string_name_type_code()).map(|v| v.0)
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::Address` (`IDL:omg.org/CosNaming/NamingContextExt/Address:1.0`).
         pub type Address = ::std::string::String;
 
@@ -3005,6 +3107,31 @@ pub mod cos_naming {
                 .clone()
         }
 
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::Address` (its alias TypeCode).
+        pub fn address_insert(v: &Address) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v Address);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(address_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::Address`'s.
+        pub fn address_extract(a: &::corbina::Any) -> ::core::option::Option<Address> {
+            struct V(Address);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&address_type_code()).map(|v| v.0)
+        }
+
         /// IDL typedef `::CosNaming::NamingContextExt::URLString` (`IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0`).
         pub type URLString = ::std::string::String;
 
@@ -3013,6 +3140,31 @@ pub mod cos_naming {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0", "URLString", ::corbina::TypeCode::create_string_tc(0)).expect("generated TypeCode is valid"))
                 .clone()
+        }
+
+        /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::URLString` (its alias TypeCode).
+        pub fn url_string_insert(v: &URLString) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v URLString);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_string(v)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(url_string_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::URLString`'s.
+        pub fn url_string_extract(a: &::corbina::Any) -> ::core::option::Option<URLString> {
+            struct V(URLString);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(r.read_string()?))
+                }
+            }
+            a.extract_as::<V>(&url_string_type_code()).map(|v| v.0)
         }
 
         /// IDL exception `::CosNaming::NamingContextExt::InvalidAddress` (`IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0`).

@@ -212,6 +212,31 @@ pub fn octet_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::OctetSeq` (its alias TypeCode).
+pub fn octet_seq_insert(v: &OctetSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v OctetSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_octet_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(octet_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::OctetSeq`'s.
+pub fn octet_seq_extract(a: &::corbina::Any) -> ::core::option::Option<OctetSeq> {
+    struct V(OctetSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_octet_seq()?.to_vec()))
+        }
+    }
+    a.extract_as::<V>(&octet_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::ShortSeq` (`IDL:ShortSeq:1.0`).
 pub type ShortSeq = ::std::vec::Vec<i16>;
 
@@ -220,6 +245,31 @@ pub fn short_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:ShortSeq:1.0", "ShortSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short))).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::ShortSeq` (its alias TypeCode).
+pub fn short_seq_insert(v: &ShortSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v ShortSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(short_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::ShortSeq`'s.
+pub fn short_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortSeq> {
+    struct V(ShortSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<i16>()?))
+        }
+    }
+    a.extract_as::<V>(&short_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::LongSeq` (`IDL:LongSeq:1.0`).
@@ -232,6 +282,31 @@ pub fn long_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::LongSeq` (its alias TypeCode).
+pub fn long_seq_insert(v: &LongSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v LongSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(long_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::LongSeq`'s.
+pub fn long_seq_extract(a: &::corbina::Any) -> ::core::option::Option<LongSeq> {
+    struct V(LongSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<i32>()?))
+        }
+    }
+    a.extract_as::<V>(&long_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::DoubleSeq` (`IDL:DoubleSeq:1.0`).
 pub type DoubleSeq = ::std::vec::Vec<f64>;
 
@@ -240,6 +315,31 @@ pub fn double_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:DoubleSeq:1.0", "DoubleSeq", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double))).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::DoubleSeq` (its alias TypeCode).
+pub fn double_seq_insert(v: &DoubleSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v DoubleSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_primitive_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(double_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::DoubleSeq`'s.
+pub fn double_seq_extract(a: &::corbina::Any) -> ::core::option::Option<DoubleSeq> {
+    struct V(DoubleSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_primitive_seq::<f64>()?))
+        }
+    }
+    a.extract_as::<V>(&double_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::CharSeq` (`IDL:CharSeq:1.0`).
@@ -252,6 +352,31 @@ pub fn char_seq_type_code() -> ::corbina::TypeCode {
         .clone()
 }
 
+/// An `Any` holding `v` as typedef `::CharSeq` (its alias TypeCode).
+pub fn char_seq_insert(v: &CharSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v CharSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_octet_seq(v)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(char_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::CharSeq`'s.
+pub fn char_seq_extract(a: &::corbina::Any) -> ::core::option::Option<CharSeq> {
+    struct V(CharSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(r.read_octet_seq()?.to_vec()))
+        }
+    }
+    a.extract_as::<V>(&char_seq_type_code()).map(|v| v.0)
+}
+
 /// IDL typedef `::StructSeq` (`IDL:StructSeq:1.0`).
 pub type StructSeq = ::std::vec::Vec<BinStruct>;
 
@@ -260,6 +385,32 @@ pub fn struct_seq_type_code() -> ::corbina::TypeCode {
     static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
     TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:StructSeq:1.0", "StructSeq", ::corbina::TypeCode::create_sequence_tc(0, BinStruct::type_code())).expect("generated TypeCode is valid"))
         .clone()
+}
+
+/// An `Any` holding `v` as typedef `::StructSeq` (its alias TypeCode).
+pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+    struct V<'v>(&'v StructSeq);
+    impl ::corbina::cdr::CdrEncode for V<'_> {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            let v = self.0;
+            w.write_length(v.len())?;
+            <BinStruct as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+            Ok(())
+        }
+    }
+    ::corbina::Any::insert_as(struct_seq_type_code(), &V(v))
+}
+
+/// The value of an `Any` whose TypeCode is equivalent to typedef `::StructSeq`'s.
+pub fn struct_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StructSeq> {
+    struct V(StructSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
+        }
+    }
+    a.extract_as::<V>(&struct_seq_type_code()).map(|v| v.0)
 }
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).

@@ -127,6 +127,32 @@ pub mod r#dyn {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Dyn::AnySeq` (its alias TypeCode).
+    pub fn any_seq_insert(v: &AnySeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v AnySeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::corbina::Any as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(any_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::AnySeq`'s.
+    pub fn any_seq_extract(a: &::corbina::Any) -> ::core::option::Option<AnySeq> {
+        struct V(AnySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&any_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Dyn::Matrix` (`IDL:corbina.test/Dyn/Matrix:1.0`).
     pub type Matrix = [[i32; 3]; 2];
 
@@ -137,6 +163,31 @@ pub mod r#dyn {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Dyn::Matrix` (its alias TypeCode).
+    pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Matrix`'s.
+    pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
+        struct V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 24;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Dyn::Few` (`IDL:corbina.test/Dyn/Few:1.0`).
     pub type Few = ::std::vec::Vec<Tagged>;
 
@@ -145,6 +196,44 @@ pub mod r#dyn {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Dyn/Few:1.0", "Few", ::corbina::TypeCode::create_sequence_tc(4, Tagged::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Dyn::Few` (its alias TypeCode).
+    pub fn few_insert(v: &Few) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Few);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 4 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 4 });
+                }
+                w.write_length(v.len())?;
+                <Tagged as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(few_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Few`'s.
+    pub fn few_extract(a: &::corbina::Any) -> ::core::option::Option<Few> {
+        struct V(Few);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(6)?;
+                    if n > 4 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    r.enter()?;
+                    let v = <Tagged as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                    r.leave();
+                    v?
+                }))
+            }
+        }
+        a.extract_as::<V>(&few_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Dyn::Shape` (`IDL:corbina.test/Dyn/Shape:1.0`).

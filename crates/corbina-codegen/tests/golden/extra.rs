@@ -381,6 +381,32 @@ pub mod extra {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Extra::Samples` (its alias TypeCode).
+    pub fn samples_insert(v: &Samples) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Samples);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Sample as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(samples_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Samples`'s.
+    pub fn samples_extract(a: &::corbina::Any) -> ::core::option::Option<Samples> {
+        struct V(Samples);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&samples_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Extra::Odd` (`IDL:corbina.test/Extra/Odd:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
     pub struct Odd {
@@ -504,6 +530,32 @@ pub mod extra {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Odds:1.0", "Odds", ::corbina::TypeCode::create_sequence_tc(0, Odd::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Extra::Odds` (its alias TypeCode).
+    pub fn odds_insert(v: &Odds) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Odds);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Odd as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(odds_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Odds`'s.
+    pub fn odds_extract(a: &::corbina::Any) -> ::core::option::Option<Odds> {
+        struct V(Odds);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&odds_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Extra::ByLong` (`IDL:corbina.test/Extra/ByLong:1.0`).
@@ -778,6 +830,44 @@ pub mod extra {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Choices:1.0", "Choices", ::corbina::TypeCode::create_sequence_tc(3, ByLong::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Extra::Choices` (its alias TypeCode).
+    pub fn choices_insert(v: &Choices) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Choices);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 3 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 3 });
+                }
+                w.write_length(v.len())?;
+                <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(choices_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Choices`'s.
+    pub fn choices_extract(a: &::corbina::Any) -> ::core::option::Option<Choices> {
+        struct V(Choices);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(4)?;
+                    if n > 3 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    r.enter()?;
+                    let v = <ByLong as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                    r.leave();
+                    v?
+                }))
+            }
+        }
+        a.extract_as::<V>(&choices_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Extra::Limits` (`IDL:corbina.test/Extra/Limits:1.0`).
@@ -2114,6 +2204,32 @@ pub mod extra {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Extra/Node/Names:1.0", "Names", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_string_tc(0))).expect("generated TypeCode is valid"))
                 .clone()
+        }
+
+        /// An `Any` holding `v` as typedef `::Extra::Node::Names` (its alias TypeCode).
+        pub fn names_insert(v: &Names) -> ::corbina::cdr::Result<::corbina::Any> {
+            struct V<'v>(&'v Names);
+            impl ::corbina::cdr::CdrEncode for V<'_> {
+                fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                    let v = self.0;
+                    w.write_length(v.len())?;
+                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                    Ok(())
+                }
+            }
+            ::corbina::Any::insert_as(names_type_code(), &V(v))
+        }
+
+        /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Node::Names`'s.
+        pub fn names_extract(a: &::corbina::Any) -> ::core::option::Option<Names> {
+            struct V(Names);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+                const MIN_WIRE_SIZE: usize = 4;
+                fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                    Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                }
+            }
+            a.extract_as::<V>(&names_type_code()).map(|v| v.0)
         }
 
         /// IDL struct `::Extra::Node::Info` (`IDL:corbina.test/Extra/Node/Info:1.0`).

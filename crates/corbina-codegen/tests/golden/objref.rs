@@ -13,6 +13,43 @@ pub mod refs {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Refs::ItemSeq` (its alias TypeCode).
+    pub fn item_seq_insert(v: &ItemSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v ItemSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                for item in v.iter() {
+                    ::corbina::object::write_ref::<Item>(w, item)?;
+                }
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(item_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::ItemSeq`'s.
+    pub fn item_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ItemSeq> {
+        struct V(ItemSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(8)?;
+                    r.enter()?;
+                    let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<Item>>(n));
+                    for _ in 0..n {
+                        v.push(::corbina::object::read_ref::<Item>(r)?);
+                    }
+                    r.leave();
+                    v
+                }))
+            }
+        }
+        a.extract_as::<V>(&item_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Refs::Obj` (`IDL:Refs/Obj:1.0`).
     pub type Obj = ::core::option::Option<::corbina::ObjectRef>;
 
@@ -21,6 +58,31 @@ pub mod refs {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/Obj:1.0", "Obj", ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Refs::Obj` (its alias TypeCode).
+    pub fn obj_insert(v: &Obj) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Obj);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::object::write_ref::<::corbina::ObjectRef>(w, v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(obj_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::Obj`'s.
+    pub fn obj_extract(a: &::corbina::Any) -> ::core::option::Option<Obj> {
+        struct V(Obj);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::object::read_ref::<::corbina::ObjectRef>(r)?))
+            }
+        }
+        a.extract_as::<V>(&obj_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Refs::Item` (`IDL:Refs/Item:1.0`).
@@ -684,6 +746,32 @@ pub mod refs {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Refs/EntrySeq:1.0", "EntrySeq", ::corbina::TypeCode::create_sequence_tc(0, Entry::type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Refs::EntrySeq` (its alias TypeCode).
+    pub fn entry_seq_insert(v: &EntrySeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v EntrySeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Entry as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(entry_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::EntrySeq`'s.
+    pub fn entry_seq_extract(a: &::corbina::Any) -> ::core::option::Option<EntrySeq> {
+        struct V(EntrySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&entry_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL exception `::Refs::NotFound` (`IDL:Refs/NotFound:1.0`).

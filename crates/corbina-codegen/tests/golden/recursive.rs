@@ -20,6 +20,32 @@ pub mod rec {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Rec::ESeq` (its alias TypeCode).
+    pub fn e_seq_insert(v: &ESeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v ESeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <E as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(e_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::ESeq`'s.
+    pub fn e_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ESeq> {
+        struct V(ESeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<E> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&e_seq_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Rec::E` (`IDL:Rec/E:1.0`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct E {
@@ -133,6 +159,32 @@ pub mod rec {
             ],
         ).expect("generated TypeCode is valid"))).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Rec::E2Seq` (its alias TypeCode).
+    pub fn e2_seq_insert(v: &E2Seq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v E2Seq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <E2 as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(e2_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::E2Seq`'s.
+    pub fn e2_seq_extract(a: &::corbina::Any) -> ::core::option::Option<E2Seq> {
+        struct V(E2Seq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<E2> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&e2_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::B2` (`IDL:Rec/B2:1.0`).
@@ -264,6 +316,32 @@ pub mod rec {
             ).expect("generated TypeCode is valid")
         })).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Rec::Nodes` (its alias TypeCode).
+    pub fn nodes_insert(v: &Nodes) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Nodes);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Node as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(nodes_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::Nodes`'s.
+    pub fn nodes_extract(a: &::corbina::Any) -> ::core::option::Option<Nodes> {
+        struct V(Nodes);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Node> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&nodes_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::Branch` (`IDL:Rec/Branch:1.0`).
@@ -484,6 +562,32 @@ pub mod rec {
             ],
         ).expect("generated TypeCode is valid"))).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Rec::Trees` (its alias TypeCode).
+    pub fn trees_insert(v: &Trees) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Trees);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Tree as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(trees_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::Trees`'s.
+    pub fn trees_extract(a: &::corbina::Any) -> ::core::option::Option<Trees> {
+        struct V(Trees);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&trees_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::Tree` (`IDL:Rec/Tree:1.0`).

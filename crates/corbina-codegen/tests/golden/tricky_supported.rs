@@ -2413,6 +2413,31 @@ pub mod outer {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Outer::Pair` (its alias TypeCode).
+    pub fn pair_insert(v: &Pair) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Pair);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(pair_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Pair`'s.
+    pub fn pair_extract(a: &::corbina::Any) -> ::core::option::Option<Pair> {
+        struct V(Pair);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&pair_type_code()).map(|v| v.0)
+    }
+
     /// Client proxy for IDL interface `::Outer::Fwd` (`IDL:corbina.example/Outer/Fwd:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Fwd {
@@ -2882,6 +2907,31 @@ pub mod outer {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Outer::Flag` (its alias TypeCode).
+    pub fn flag_insert(v: &Flag) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Flag);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_boolean(*v);
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(flag_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Flag`'s.
+    pub fn flag_extract(a: &::corbina::Any) -> ::core::option::Option<Flag> {
+        struct V(Flag);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 1;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(r.read_boolean()?))
+            }
+        }
+        a.extract_as::<V>(&flag_type_code()).map(|v| v.0)
+    }
+
     /// IDL union `::Outer::ByBool` (`IDL:corbina.example/Outer/ByBool:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
     pub enum ByBool {
@@ -2966,6 +3016,31 @@ pub mod outer {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Outer/Position:1.0", "Position", inner::Point::type_code()).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Outer::Position` (its alias TypeCode).
+    pub fn position_insert(v: &Position) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Position);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(position_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Position`'s.
+    pub fn position_extract(a: &::corbina::Any) -> ::core::option::Option<Position> {
+        struct V(Position);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 8;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<inner::Point as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&position_type_code()).map(|v| v.0)
     }
 
     /// IDL constant `::Outer::Mask` = `4294967295`.
@@ -3138,6 +3213,37 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Name` (its alias TypeCode).
+    pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_bounded_string(v, 32)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Name`'s.
+    pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
+        struct V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_string()?;
+                    if s.chars().count() > 32 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s
+                }))
+            }
+        }
+        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::WName` (`IDL:corbina.example/Bounded/WName:1.0`).
     pub type WName = ::std::string::String;
 
@@ -3146,6 +3252,40 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/WName:1.0", "WName", ::corbina::TypeCode::create_wstring_tc(8)).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::WName` (its alias TypeCode).
+    pub fn w_name_insert(v: &WName) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v WName);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.chars().count() > 8 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.chars().count() as u64, bound: 8 });
+                }
+                w.write_wstring(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(w_name_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::WName`'s.
+    pub fn w_name_extract(a: &::corbina::Any) -> ::core::option::Option<WName> {
+        struct V(WName);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_wstring()?;
+                    if s.chars().count() > 8 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s
+                }))
+            }
+        }
+        a.extract_as::<V>(&w_name_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Blob` (`IDL:corbina.example/Bounded/Blob:1.0`).
@@ -3158,6 +3298,40 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Blob` (its alias TypeCode).
+    pub fn blob_insert(v: &Blob) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Blob);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 1024 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 1024 });
+                }
+                w.write_octet_seq(v)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(blob_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Blob`'s.
+    pub fn blob_extract(a: &::corbina::Any) -> ::core::option::Option<Blob> {
+        struct V(Blob);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let s = r.read_octet_seq()?;
+                    if s.len() > 1024 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    s.to_vec()
+                }))
+            }
+        }
+        a.extract_as::<V>(&blob_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::Money` (`IDL:corbina.example/Bounded/Money:1.0`).
     pub type Money = ::corbina::Fixed;
 
@@ -3166,6 +3340,34 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Money:1.0", "Money", ::corbina::TypeCode::create_fixed_tc(9, 2).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::Money` (its alias TypeCode).
+    pub fn money_insert(v: &Money) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Money);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.digits != 9 || v.scale != 2 {
+                    return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<9,2>" });
+                }
+                v.encode(w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(money_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Money`'s.
+    pub fn money_extract(a: &::corbina::Any) -> ::core::option::Option<Money> {
+        struct V(Money);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 5;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::Fixed::decode(r, 9, 2)?))
+            }
+        }
+        a.extract_as::<V>(&money_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Matrix` (`IDL:corbina.example/Bounded/Matrix:1.0`).
@@ -3178,6 +3380,31 @@ pub mod bounded {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Bounded::Matrix` (its alias TypeCode).
+    pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Matrix`'s.
+    pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
+        struct V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 48;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[[i32; 4]; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Bounded::Nested` (`IDL:corbina.example/Bounded/Nested:1.0`).
     pub type Nested = ::std::vec::Vec<::std::vec::Vec<i32>>;
 
@@ -3186,6 +3413,32 @@ pub mod bounded {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.example/Bounded/Nested:1.0", "Nested", ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::create_sequence_tc(0, ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)))).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Bounded::Nested` (its alias TypeCode).
+    pub fn nested_insert(v: &Nested) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Nested);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::std::vec::Vec<i32> as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(nested_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Nested`'s.
+    pub fn nested_extract(a: &::corbina::Any) -> ::core::option::Option<Nested> {
+        struct V(Nested);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::std::vec::Vec<i32>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&nested_type_code()).map(|v| v.0)
     }
 }
 

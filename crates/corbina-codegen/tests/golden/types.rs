@@ -290,6 +290,32 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::Points` (its alias TypeCode).
+    pub fn points_insert(v: &Points) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Points);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Point as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(points_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Points`'s.
+    pub fn points_extract(a: &::corbina::Any) -> ::core::option::Option<Points> {
+        struct V(Points);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&points_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Interop::Nested` (`IDL:corbina.test/Interop/Nested:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Copy)]
     pub struct Nested {
@@ -470,6 +496,34 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::Money` (its alias TypeCode).
+    pub fn money_insert(v: &Money) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Money);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.digits != 9 || v.scale != 3 {
+                    return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<9,3>" });
+                }
+                v.encode(w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(money_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Money`'s.
+    pub fn money_extract(a: &::corbina::Any) -> ::core::option::Option<Money> {
+        struct V(Money);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 5;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::Fixed::decode(r, 9, 3)?))
+            }
+        }
+        a.extract_as::<V>(&money_type_code()).map(|v| v.0)
+    }
+
     /// IDL struct `::Interop::Texts` (`IDL:corbina.test/Interop/Texts:1.0`).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
     pub struct Texts {
@@ -599,6 +653,31 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::Grid` (its alias TypeCode).
+    pub fn grid_insert(v: &Grid) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Grid);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(grid_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Grid`'s.
+    pub fn grid_extract(a: &::corbina::Any) -> ::core::option::Option<Grid> {
+        struct V(Grid);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 24;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&grid_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Interop::Pair` (`IDL:corbina.test/Interop/Pair:1.0`).
     pub type Pair = [Point; 2];
 
@@ -607,6 +686,31 @@ pub mod interop {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Interop/Pair:1.0", "Pair", ::corbina::TypeCode::create_array_tc(2, Point::type_code()).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Interop::Pair` (its alias TypeCode).
+    pub fn pair_insert(v: &Pair) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Pair);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(pair_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Pair`'s.
+    pub fn pair_extract(a: &::corbina::Any) -> ::core::option::Option<Pair> {
+        struct V(Pair);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 32;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[Point; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&pair_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::Names` (`IDL:corbina.test/Interop/Names:1.0`).
@@ -619,6 +723,31 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::Names` (its alias TypeCode).
+    pub fn names_insert(v: &Names) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Names);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(names_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Names`'s.
+    pub fn names_extract(a: &::corbina::Any) -> ::core::option::Option<Names> {
+        struct V(Names);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 12;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<[::std::string::String; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&names_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Interop::Price` (`IDL:corbina.test/Interop/Price:1.0`).
     pub type Price = ::corbina::Fixed;
 
@@ -627,6 +756,34 @@ pub mod interop {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Interop/Price:1.0", "Price", ::corbina::TypeCode::create_fixed_tc(5, 2).expect("generated TypeCode is valid")).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Interop::Price` (its alias TypeCode).
+    pub fn price_insert(v: &Price) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Price);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.digits != 5 || v.scale != 2 {
+                    return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<5,2>" });
+                }
+                v.encode(w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(price_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Price`'s.
+    pub fn price_extract(a: &::corbina::Any) -> ::core::option::Option<Price> {
+        struct V(Price);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 3;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(::corbina::Fixed::decode(r, 5, 2)?))
+            }
+        }
+        a.extract_as::<V>(&price_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::TextsAlias` (`IDL:corbina.test/Interop/TextsAlias:1.0`).
@@ -639,6 +796,31 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::TextsAlias` (its alias TypeCode).
+    pub fn texts_alias_insert(v: &TextsAlias) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v TextsAlias);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                ::corbina::cdr::CdrEncode::encode(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(texts_alias_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::TextsAlias`'s.
+    pub fn texts_alias_extract(a: &::corbina::Any) -> ::core::option::Option<TextsAlias> {
+        struct V(TextsAlias);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 37;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<Texts as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&texts_alias_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Interop::PointsSeqSeq` (`IDL:corbina.test/Interop/PointsSeqSeq:1.0`).
     pub type PointsSeqSeq = ::std::vec::Vec<Points>;
 
@@ -647,6 +829,32 @@ pub mod interop {
         static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
         TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:corbina.test/Interop/PointsSeqSeq:1.0", "PointsSeqSeq", ::corbina::TypeCode::create_sequence_tc(0, points_type_code())).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Interop::PointsSeqSeq` (its alias TypeCode).
+    pub fn points_seq_seq_insert(v: &PointsSeqSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v PointsSeqSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::std::vec::Vec<Point> as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(points_seq_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::PointsSeqSeq`'s.
+    pub fn points_seq_seq_extract(a: &::corbina::Any) -> ::core::option::Option<PointsSeqSeq> {
+        struct V(PointsSeqSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::std::vec::Vec<Point>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&points_seq_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Interop::ByLong` (`IDL:corbina.test/Interop/ByLong:1.0`).
@@ -1011,6 +1219,32 @@ pub mod interop {
             .clone()
     }
 
+    /// An `Any` holding `v` as typedef `::Interop::Unions` (its alias TypeCode).
+    pub fn unions_insert(v: &Unions) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Unions);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(unions_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Unions`'s.
+    pub fn unions_extract(a: &::corbina::Any) -> ::core::option::Option<Unions> {
+        struct V(Unions);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<ByLong> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&unions_type_code()).map(|v| v.0)
+    }
+
     /// IDL typedef `::Interop::Forest` (`IDL:corbina.test/Interop/Forest:1.0`).
     pub type Forest = ::std::vec::Vec<Tree>;
 
@@ -1026,6 +1260,32 @@ pub mod interop {
             ],
         ).expect("generated TypeCode is valid"))).expect("generated TypeCode is valid"))
             .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Interop::Forest` (its alias TypeCode).
+    pub fn forest_insert(v: &Forest) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v Forest);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <Tree as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(forest_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Forest`'s.
+    pub fn forest_extract(a: &::corbina::Any) -> ::core::option::Option<Forest> {
+        struct V(Forest);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&forest_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Interop::Tree` (`IDL:corbina.test/Interop/Tree:1.0`).

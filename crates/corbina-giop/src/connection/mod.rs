@@ -59,6 +59,7 @@
 //! ```
 
 mod bidir;
+mod meter;
 mod recv;
 mod send;
 #[cfg(test)]
@@ -85,6 +86,7 @@ pub use send::{
     ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
 };
 
+pub use meter::{ReceiveMeter, FREE_BYTES};
 use recv::RecvBuffer;
 
 /// Default cap on `message_size`: 64 MiB.
@@ -248,9 +250,11 @@ enum State {
 #[derive(Debug)]
 pub struct GiopConnection {
     settings: Settings,
-    recv: RecvBuffer,
     reassembler: Reassembler,
     reassembled: Option<Message>,
+    /// Dropped after the reassembly state: its budget account, refunded last, is the
+    /// owner's sign that the connection's receive memory is freed.
+    recv: RecvBuffer,
     handed: Handed,
     state: State,
     /// The highest GIOP version the peer has used (CloseConnection and MessageError go out
@@ -303,6 +307,21 @@ impl GiopConnection {
     /// The settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Charges the memory this connection holds for receiving (beyond [`FREE_BYTES`] of
+    /// receive buffer, and fragments held for reassembly) to `meter` from now on; all of it
+    /// is refunded when the connection is dropped.
+    pub fn set_receive_meter(&mut self, meter: Box<dyn ReceiveMeter>) {
+        self.recv.set_account(meter::Account::new(meter));
+    }
+
+    /// Settles reassembly's charge (fragments held, and a reassembled message until it is
+    /// released); `false`: refused by the budget.
+    fn settle_reassembly(&mut self) -> bool {
+        let held = self.reassembler.held_bytes()
+            + self.reassembled.as_ref().map_or(0, |m| m.bytes().len());
+        self.recv.account().is_none_or(|a| a.reassembly(held))
     }
 
     /// Makes the connection bidirectional (or not) from now on.
@@ -374,7 +393,10 @@ impl GiopConnection {
         match std::mem::replace(&mut self.handed, Handed::Nothing) {
             Handed::Nothing => {}
             Handed::InPlace(len) => self.recv.consume(len),
-            Handed::Reassembled => self.reassembled = None,
+            Handed::Reassembled => {
+                self.reassembled = None;
+                self.settle_reassembly();
+            }
         }
     }
 
@@ -434,6 +456,7 @@ impl GiopConnection {
                         self.recv.consume(total);
                     } else {
                         self.reassembled = None;
+                        self.settle_reassembly();
                     }
                 }
                 Err(e) => return Err(self.fail(Some(header.version), e)),
@@ -508,14 +531,20 @@ impl GiopConnection {
         self.last_fragment_id = peek_request_id(header, bytes);
         let m = Message::from_bytes(bytes.to_vec())?;
         self.recv.consume(total);
-        match self.reassembler.push(m)? {
+        let whole = match self.reassembler.push(m)? {
             Some(m) => {
                 let h = *m.header();
                 self.reassembled = Some(m);
-                Ok(Some(h))
+                Some(h)
             }
-            None => Ok(None),
+            None => None,
+        };
+        if !self.settle_reassembly() {
+            let held = self.reassembler.held_bytes()
+                + self.reassembled.as_ref().map_or(0, |m| m.bytes().len());
+            return Err(GiopError::ReceiveBudgetExceeded { held: held as u64 }.into());
         }
+        Ok(whole)
     }
 
     /// Whether this end takes messages of this type at all.
@@ -556,7 +585,9 @@ impl GiopConnection {
             MsgType::CancelRequest => {
                 // Fragments of the cancelled request held so far are dropped.
                 if let Some(id) = peek_request_id(header, self.recv.front(header.total_len())) {
-                    self.reassembler.cancel(id);
+                    if self.reassembler.cancel(id) {
+                        self.settle_reassembly();
+                    }
                 }
                 Ok(true)
             }

@@ -1,6 +1,7 @@
 //! The receive buffer of a connection: where the runtime reads, and where whole messages are
 //! framed and decoded in place.
 
+use super::meter::Account;
 use crate::error::Result;
 use crate::header::{MessageHeader, HEADER_LEN};
 
@@ -28,6 +29,8 @@ pub(crate) struct RecvBuffer {
     /// The last message framed was large: read exactly what the next one needs.
     large: bool,
     max_message_size: u32,
+    /// The memory budget the buffer's growth is charged to, if any.
+    account: Option<Account>,
 }
 
 impl RecvBuffer {
@@ -39,7 +42,19 @@ impl RecvBuffer {
             header: None,
             large: false,
             max_message_size,
+            account: None,
         }
+    }
+
+    /// Charges the buffer's growth to `account` from now on.
+    pub(crate) fn set_account(&mut self, mut account: Account) -> bool {
+        let ok = account.buffer_len(self.buf.len());
+        self.account = Some(account);
+        ok
+    }
+
+    pub(crate) fn account(&mut self) -> Option<&mut Account> {
+        self.account.as_mut()
     }
 
     /// Bytes received and not consumed.
@@ -98,18 +113,44 @@ impl RecvBuffer {
             // no more than a chunk. Address space for the whole message is reserved once
             // (no memory touched), so the body still lands in place as it grows.
             let total = self.end + want;
+            let arrived = self.end - self.start;
+            let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
+            if !self.charge(grow_to.max(self.buf.len())) {
+                return offer.min(self.buf.len() - self.end);
+            }
             if self.buf.capacity() < total {
                 let _ = self.buf.try_reserve_exact(total - self.buf.len());
             }
-            let arrived = self.end - self.start;
-            let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
             self.buf.resize(grow_to.max(self.buf.len()), 0);
             offer.min(self.buf.len() - self.end)
         } else {
+            if !self.charge(self.end + offer) {
+                return self.buf.len() - self.end;
+            }
             // Zeroed once when the buffer grows, never per read.
             self.buf.reserve_exact(self.end + offer - self.buf.len());
             self.buf.resize(self.end + offer, 0);
             offer
+        }
+    }
+
+    /// Charges growth to `len` bytes to the budget, if there is one; `false`: refused (the
+    /// buffer does not grow, reads get what room is left, then none: the owner is closing
+    /// the connection).
+    fn charge(&mut self, len: usize) -> bool {
+        self.account.as_mut().is_none_or(|a| a.buffer_len(len))
+    }
+
+    /// The buffer emptied after a message larger than a read chunk: it is kept for the
+    /// next one unless it is very large or memory is short (then it goes back to the
+    /// allocator).
+    #[cold]
+    #[inline(never)]
+    fn after_large(&mut self) {
+        let pressed = self.account.as_ref().is_some_and(Account::pressed);
+        if pressed || self.buf.len() > MAX_KEPT_BUFFER {
+            self.buf = Vec::new();
+            self.charge(0);
         }
     }
 
@@ -123,6 +164,10 @@ impl RecvBuffer {
     pub(crate) fn push(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             let dst = self.read_buf();
+            if dst.is_empty() {
+                // The budget refused the growth: its owner is closing the connection.
+                return;
+            }
             let n = dst.len().min(bytes.len());
             dst[..n].copy_from_slice(&bytes[..n]);
             self.commit(n);
@@ -171,8 +216,8 @@ impl RecvBuffer {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
-            if self.buf.len() > MAX_KEPT_BUFFER {
-                self.buf = Vec::new();
+            if self.buf.len() > READ_CHUNK {
+                self.after_large();
             }
         }
     }
@@ -182,6 +227,7 @@ impl RecvBuffer {
         if self.start == self.end && self.buf.len() > READ_CHUNK {
             self.buf.truncate(READ_CHUNK);
             self.buf.shrink_to_fit();
+            self.charge(self.buf.len());
         }
     }
 

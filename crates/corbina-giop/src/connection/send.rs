@@ -499,6 +499,16 @@ impl ControlMessage {
         )
     }
 
+    /// MessageError, in the highest GIOP version the peer has used (`None`: GIOP 1.0), for
+    /// a runtime that refuses a connection's input from another thread (a memory budget).
+    pub fn message_error(peer_version: Option<Version>, order: ByteOrder) -> Self {
+        ControlMessage::header_only(
+            peer_version.unwrap_or(Version::V1_0),
+            order,
+            MsgType::MessageError,
+        )
+    }
+
     /// The message's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..usize::from(self.len)]

@@ -145,6 +145,20 @@ impl ConnectionShared {
         }
     }
 
+    /// Refuses the client's input (the server's memory budget is spent and this connection
+    /// holds the most): MessageError, then closed; its reader sees the end and lets go of
+    /// its buffers.
+    pub(crate) fn refuse_input(&self) {
+        if let Ok(mut st) = self.lock() {
+            if !st.closed {
+                st.closed = true;
+                let msg = ControlMessage::message_error(st.version, ByteOrder::NATIVE);
+                let _ = st.stream.write_all(msg.as_bytes());
+                let _ = st.stream.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
     /// Closes now, without CloseConnection (the connection failed, or its ORB is going).
     pub(crate) fn shut_down(&self) {
         if let Ok(mut st) = self.lock() {
@@ -203,12 +217,13 @@ pub(crate) fn open(
         shared.close_gracefully();
     }
     let config = &server.config;
-    let giop = GiopConnection::new(Settings {
+    let mut giop = GiopConnection::new(Settings {
         max_message_size: config.max_message_size,
         reassembly_limit: config.max_message_size as usize,
         fragment_size: config.fragment_size,
         ..Settings::new(Role::Server)
     });
+    giop.set_receive_meter(Box::new(server.receive_budget.share(&shared)));
     let conn = Connection {
         giop,
         handler: Handler {

@@ -16,6 +16,7 @@
 //!   not processed (the client resends it elsewhere). The scavenger closes connections idle
 //!   for two consecutive scans; [`Server::shutdown`] closes them all.
 
+mod budget;
 pub(crate) mod connection;
 mod pool;
 
@@ -132,6 +133,8 @@ pub(crate) struct ServerShared {
     /// Where calls back over bidirectional connections are routed (the ORB's client side),
     /// when `-ORBacceptBiDirectionalGIOP` is on.
     bidir_client: Option<Arc<ClientContext>>,
+    /// Memory all connections may hold in incomplete messages (`-ORBmaxIncompleteBytes`).
+    receive_budget: Arc<budget::ReceiveBudget>,
 }
 
 impl ServerShared {
@@ -213,6 +216,7 @@ impl Server {
             stop_signal: Condvar::new(),
             stop_lock: Mutex::new(()),
             bidir_client,
+            receive_budget: budget::ReceiveBudget::new(config.max_incomplete_bytes),
         });
         let endpoints = if config.endpoints.is_empty()
             && config.ssl_endpoints.is_empty()

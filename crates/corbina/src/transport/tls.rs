@@ -407,6 +407,29 @@ fn phase_of(e: &rustls::Error, handshaking: bool) -> TlsPhase {
     }
 }
 
+/// The socket written without blocking: `WouldBlock` when it is full.
+struct Nonblocking<'a>(&'a TcpStream);
+
+impl Write for Nonblocking<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        rustix::net::sendmsg(
+            self.0,
+            bufs,
+            &mut rustix::net::SendAncillaryBuffer::default(),
+            SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
+        )
+        .map_err(io::Error::from)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Records the first bytes a peer sent, to tell a plain GIOP client from garbage.
 struct FirstBytes<'a> {
     socket: &'a TcpStream,
@@ -539,13 +562,28 @@ impl TlsConnection {
         .into_io(io::ErrorKind::InvalidData)
     }
 
-    /// Writes what rustls has queued (the records of `out`'s owner, or an alert).
+    /// Writes what rustls has queued (the records of `out`'s owner, or an alert): straight
+    /// from rustls's buffers while the socket takes them without blocking, the rest copied
+    /// into `out` and written after the TLS state's lock is let go (a writer blocked on a
+    /// full socket must not hold up the reader).
     fn flush(&self, out: &mut Vec<u8>) -> io::Result<()> {
         {
             let mut tls = lock(&self.tls);
             while tls.wants_write() {
-                tls.write_tls(out)?;
+                match tls.write_tls(&mut Nonblocking(&self.socket)) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        while tls.wants_write() {
+                            tls.write_tls(out)?;
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
             }
+        }
+        if out.is_empty() {
+            return Ok(());
         }
         let r = (&self.socket).write_all(out);
         out.clear();

@@ -1,0 +1,718 @@
+//! Objects by value on the wire (CORBA 3.0 §15.3.4): value tags, null values, indirections,
+//! repository ids and codebase URLs, chunked encoding with end tags, and truncation.
+//!
+//! The codec is split in two halves that keep per-stream state next to a [`CdrWriter`] or
+//! [`CdrReader`]: [`ValueOutput`] writes headers and chunks and remembers what it wrote (so a
+//! value reachable twice is sent once, then by indirection), [`ValueInput`] reads them back and
+//! remembers where each value began (so an indirection finds its value, and a cycle does not
+//! loop). Neither knows any value type: generated code writes and reads the state members
+//! between [`ValueOutput::begin_value`]/[`ValueOutput::end_value`] and
+//! [`ValueInput::read_value`]/[`ValueInput::end_value`], calling `begin_member` before each
+//! member that is not itself a value.
+//!
+//! Chunking: a chunk holds whole state members; a nested value ends the current chunk and a new
+//! one starts after it, as omniORB and JacORB write them. Null values and indirections are
+//! written inside chunks (they may not be split) and accepted inside or outside them. A reader
+//! that does not know the most derived type reads the state of a base it knows and
+//! [`ValueInput::end_value`] skips the rest chunk by chunk, nested values included.
+//!
+//! Hostile input: every chunk length, repository-id count and indirection offset is checked
+//! before it is used (indirections must point backwards, inside the stream, at a value or string
+//! read before); nesting is bounded by the reader's depth limit; nothing is allocated by a
+//! length field's size.
+//!
+//! ```
+//! use corbina_cdr::value::{RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader};
+//! use corbina_cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter};
+//!
+//! // A value `IDL:Point:1.0 { long x; }` written twice: the second is an indirection.
+//! let point = std::sync::Arc::new(7i32);
+//! let id = std::sync::Arc::as_ptr(&point) as usize;
+//! let header = WriteHeader::single("IDL:Point:1.0");
+//! let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+//! let mut out = ValueOutput::new();
+//! for _ in 0..2 {
+//!     if out.begin_value(&mut w, id, &header)? {
+//!         out.begin_member(&mut w)?;
+//!         w.write_long(*point);
+//!         out.end_value(&mut w)?;
+//!     }
+//! }
+//! let bytes = w.into_bytes();
+//!
+//! let mut r = CdrReader::new(&bytes, ByteOrder::Big, CdrContext::GIOP_1_2);
+//! let mut input = ValueInput::new();
+//! let ValueStart::Value(h) = input.read_value(&mut r)? else { panic!() };
+//! assert_eq!(h.repository_ids.most_derived(), Some("IDL:Point:1.0"));
+//! input.begin_member(&mut r)?;
+//! let x = std::sync::Arc::new(r.read_long()?);
+//! input.register(h.position, x.clone());
+//! input.end_value(&mut r)?;
+//! let ValueStart::Indirection { target } = input.read_value(&mut r)? else { panic!() };
+//! let again = input.resolve(target, r.position())?.downcast::<i32>().unwrap();
+//! assert!(std::sync::Arc::ptr_eq(&x, &again));
+//! # Ok::<(), corbina_cdr::MarshalError>(())
+//! ```
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{MarshalError, Result};
+use crate::reader::CdrReader;
+use crate::writer::CdrWriter;
+
+/// The lowest value tag; tags run to `0x7fff_ffff`, the low byte holding the flags below.
+pub const VALUE_TAG_MIN: u32 = 0x7fff_ff00;
+/// Tag of a null value.
+pub const NULL_TAG: u32 = 0;
+/// Tag of an indirection (a value, repository id or codebase sent before).
+pub const INDIRECTION_TAG: u32 = 0xffff_ffff;
+/// Value tag flag: a codebase URL follows the tag.
+pub const CODEBASE_FLAG: u32 = 0x01;
+/// Value tag repository-id bits: no id.
+pub const REPOSITORY_ID_NONE: u32 = 0x00;
+/// Value tag repository-id bits: one id.
+pub const REPOSITORY_ID_SINGLE: u32 = 0x02;
+/// Value tag repository-id bits: a list of ids, most derived first (truncatable values).
+pub const REPOSITORY_ID_LIST: u32 = 0x06;
+const REPOSITORY_ID_MASK: u32 = 0x06;
+/// Value tag flag: the state is chunked and ends with an end tag.
+pub const CHUNKED_FLAG: u32 = 0x08;
+/// The most repository ids a value tag's list may carry (a truncatable chain this long is
+/// already far beyond real IDL).
+pub const MAX_REPOSITORY_IDS: usize = 64;
+
+/// A value (or indirection target) as the application holds it: shared, of any type.
+pub type SharedValue = Arc<dyn Any + Send + Sync>;
+
+/// The repository ids a value tag carries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum RepositoryIds {
+    /// None: the receiver knows the type from the formal parameter.
+    #[default]
+    None,
+    /// The most derived type only.
+    Single(Arc<str>),
+    /// Most derived first, then the truncatable bases a receiver may truncate to.
+    List(Arc<[Arc<str>]>),
+}
+
+impl RepositoryIds {
+    /// The most derived type's id, if any was sent.
+    pub fn most_derived(&self) -> Option<&str> {
+        match self {
+            RepositoryIds::None => None,
+            RepositoryIds::Single(id) => Some(id),
+            RepositoryIds::List(ids) => ids.first().map(|id| &**id),
+        }
+    }
+
+    /// Every id sent, most derived first.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let ids: &[Arc<str>] = match self {
+            RepositoryIds::None => &[],
+            RepositoryIds::Single(id) => std::slice::from_ref(id),
+            RepositoryIds::List(ids) => ids,
+        };
+        ids.iter().map(|id| &**id)
+    }
+}
+
+/// A value's header as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueHeader {
+    /// Where the value tag is in the reader's buffer: the key indirections use.
+    pub position: usize,
+    /// The codebase URL, if sent.
+    pub codebase: Option<Arc<str>>,
+    /// The repository ids sent.
+    pub repository_ids: RepositoryIds,
+    /// Whether the state is chunked (then unknown derived state can be skipped).
+    pub chunked: bool,
+}
+
+/// What a value position holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueStart {
+    /// A null value.
+    Null,
+    /// A value sent before, whose tag is at `target` (see [`ValueInput::resolve`]).
+    Indirection {
+        /// Position of the earlier value's tag.
+        target: usize,
+    },
+    /// A new value: its state follows, then [`ValueInput::end_value`] must be called.
+    Value(ValueHeader),
+}
+
+/// Repository ids to write in a value tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteIds<'h> {
+    /// No id (the receiver's formal type is exact).
+    None,
+    /// The most derived id.
+    Single(&'h str),
+    /// Most derived first, then the truncatable bases.
+    List(&'h [&'h str]),
+}
+
+/// A value header to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteHeader<'h> {
+    /// Repository ids.
+    pub repository_ids: WriteIds<'h>,
+    /// Codebase URL, if any.
+    pub codebase: Option<&'h str>,
+    /// Whether to chunk the state (required for truncatable and custom values; values nested in
+    /// a chunked value are chunked whatever this says).
+    pub chunked: bool,
+}
+
+impl<'h> WriteHeader<'h> {
+    /// One repository id, unchunked: a plain concrete value.
+    pub const fn single(id: &'h str) -> Self {
+        WriteHeader {
+            repository_ids: WriteIds::Single(id),
+            codebase: None,
+            chunked: false,
+        }
+    }
+
+    /// A truncatable value: its id and its bases', chunked.
+    pub const fn truncatable(ids: &'h [&'h str]) -> Self {
+        WriteHeader {
+            repository_ids: WriteIds::List(ids),
+            codebase: None,
+            chunked: true,
+        }
+    }
+}
+
+fn invalid(offset: usize, reason: &'static str) -> MarshalError {
+    MarshalError::InvalidValue { offset, reason }
+}
+
+/// Per-stream state for writing values: what was written where, and the open chunk.
+#[derive(Debug, Default)]
+pub struct ValueOutput {
+    /// Identity of each value written → position of its tag.
+    written: HashMap<usize, usize>,
+    /// Repository ids and codebases written → position of their length field.
+    strings: HashMap<String, usize>,
+    /// The open chunk: (owned index of its length field, stream position of its first octet).
+    chunk: Option<(usize, usize)>,
+    /// Chunked values open (the end tag's nesting level).
+    chunk_level: i32,
+    /// Whether each open value is chunked, innermost last.
+    levels: Vec<bool>,
+}
+
+impl ValueOutput {
+    /// State for one stream (one message body or encapsulation: indirections do not cross).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Writes a null value.
+    pub fn write_null(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        self.begin_member(w)?;
+        w.write_ulong(NULL_TAG);
+        Ok(())
+    }
+
+    /// Starts the value whose identity is `identity` (its address: `Arc::as_ptr`); the
+    /// graph must stay alive while the stream is written. Returns `false` when it was written
+    /// before, in which case an indirection was written and no state or `end_value` follows.
+    pub fn begin_value(
+        &mut self,
+        w: &mut CdrWriter<'_>,
+        identity: usize,
+        header: &WriteHeader<'_>,
+    ) -> Result<bool> {
+        if let Some(&target) = self.written.get(&identity) {
+            self.begin_member(w)?;
+            write_indirection(w, target);
+            return Ok(false);
+        }
+        // A nested value's header starts outside any chunk.
+        self.end_chunk(w)?;
+        let chunked = header.chunked || self.chunk_level > 0;
+        let mut tag = VALUE_TAG_MIN;
+        if header.codebase.is_some() {
+            tag |= CODEBASE_FLAG;
+        }
+        tag |= match header.repository_ids {
+            WriteIds::None => REPOSITORY_ID_NONE,
+            WriteIds::Single(_) => REPOSITORY_ID_SINGLE,
+            WriteIds::List(_) => REPOSITORY_ID_LIST,
+        };
+        if chunked {
+            tag |= CHUNKED_FLAG;
+        }
+        w.align(4);
+        self.written.insert(identity, w.position());
+        w.write_ulong(tag);
+        if let Some(codebase) = header.codebase {
+            self.write_indirectable_string(w, codebase)?;
+        }
+        match header.repository_ids {
+            WriteIds::None => {}
+            WriteIds::Single(id) => self.write_indirectable_string(w, id)?,
+            WriteIds::List(ids) => {
+                if ids.is_empty() || ids.len() > MAX_REPOSITORY_IDS {
+                    return Err(MarshalError::LimitExceeded {
+                        size: ids.len() as u64,
+                        limit: MAX_REPOSITORY_IDS as u64,
+                    });
+                }
+                w.write_length(ids.len())?;
+                for id in ids {
+                    self.write_indirectable_string(w, id)?;
+                }
+            }
+        }
+        self.levels.push(chunked);
+        if chunked {
+            self.chunk_level += 1;
+        }
+        Ok(true)
+    }
+
+    /// Call before writing each state member that is not a value (a value member starts with
+    /// [`ValueOutput::begin_value`] or [`ValueOutput::write_null`]): opens a chunk when the
+    /// value is chunked and none is open.
+    pub fn begin_member(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        if self.chunk_level > 0 && self.chunk.is_none() {
+            w.align(4);
+            w.write_ulong(0); // length, patched when the chunk ends
+            self.chunk = Some((w.owned_bytes().len() - 4, w.position()));
+        }
+        Ok(())
+    }
+
+    /// Ends the value begun last: closes its chunk and writes its end tag if chunked.
+    pub fn end_value(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        let Some(chunked) = self.levels.pop() else {
+            return Err(invalid(w.position(), "end_value without an open value"));
+        };
+        if chunked {
+            self.end_chunk(w)?;
+            w.align(4);
+            w.write_long(-self.chunk_level);
+            self.chunk_level -= 1;
+        }
+        Ok(())
+    }
+
+    fn end_chunk(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        if let Some((index, start)) = self.chunk.take() {
+            let len = w.position() - start;
+            if len == 0 {
+                // A chunk with nothing in it is not legal: drop its length field.
+                if w.truncate(w.len() - 4) {
+                    return Ok(());
+                }
+            }
+            if len as u64 >= u64::from(VALUE_TAG_MIN) {
+                return Err(MarshalError::LimitExceeded {
+                    size: len as u64,
+                    limit: u64::from(VALUE_TAG_MIN) - 1,
+                });
+            }
+            w.patch_ulong(index, len as u32);
+        }
+        Ok(())
+    }
+
+    fn write_indirectable_string(&mut self, w: &mut CdrWriter<'_>, s: &str) -> Result<()> {
+        w.align(4);
+        if let Some(&target) = self.strings.get(s) {
+            write_indirection(w, target);
+            return Ok(());
+        }
+        self.strings.insert(s.to_owned(), w.position());
+        w.write_string(s)
+    }
+}
+
+fn write_indirection(w: &mut CdrWriter<'_>, target: usize) {
+    w.align(4);
+    w.write_ulong(INDIRECTION_TAG);
+    // Relative to the offset field itself; always negative (targets are behind us).
+    let offset = target as i64 - w.position() as i64;
+    w.write_long(offset as i32);
+}
+
+/// Per-stream state for reading values: where values and strings began, and the chunk and
+/// nesting levels the reader is in.
+#[derive(Debug, Default)]
+pub struct ValueInput {
+    /// Tag position of every value read → the application's value, once registered.
+    values: HashMap<usize, Option<SharedValue>>,
+    /// Repository ids and codebases by the position of their length field.
+    strings: HashMap<usize, Arc<str>>,
+    /// Repository-id lists by the position of their count.
+    lists: HashMap<usize, Arc<[Arc<str>]>>,
+    /// End of the open chunk (reader position).
+    chunk_end: Option<usize>,
+    /// Chunked values open; a chunked value holds only chunked values.
+    chunk_level: i32,
+    /// Whether each open value is chunked, innermost last (bounded by the reader's depth).
+    levels: Vec<bool>,
+    /// An end tag already read closed the values down to this level.
+    pending_end: Option<i32>,
+}
+
+impl ValueInput {
+    /// State for one stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads what stands where a value is expected: null, an indirection, or a new value's
+    /// header (then its state follows).
+    pub fn read_value(&mut self, r: &mut CdrReader<'_>) -> Result<ValueStart> {
+        if self.pending_end.is_some() {
+            return Err(invalid(
+                r.position(),
+                "value member after the value's end tag",
+            ));
+        }
+        let mut in_chunk = false;
+        if let Some(end) = self.chunk_end {
+            let pos = r.position();
+            if pos > end {
+                return Err(invalid(pos, "state member crosses a chunk boundary"));
+            }
+            if pos == end {
+                self.chunk_end = None;
+            } else {
+                in_chunk = true;
+            }
+        }
+        r.align(4)?;
+        let tag_pos = r.position();
+        let tag = r.read_ulong()?;
+        let start = match tag {
+            NULL_TAG => ValueStart::Null,
+            INDIRECTION_TAG => {
+                let target = read_indirection(r, tag_pos)?;
+                if !self.values.contains_key(&target) {
+                    return Err(MarshalError::InvalidIndirection {
+                        offset: tag_pos,
+                        indirection: (target as i64 - tag_pos as i64 - 4) as i32,
+                    });
+                }
+                ValueStart::Indirection { target }
+            }
+            VALUE_TAG_MIN..=0x7fff_ffff if !in_chunk => {
+                return self.read_header(r, tag_pos, tag).map(ValueStart::Value)
+            }
+            VALUE_TAG_MIN..=0x7fff_ffff => {
+                return Err(invalid(tag_pos, "nested value header inside a chunk"))
+            }
+            _ => return Err(invalid(tag_pos, "not a value tag")),
+        };
+        if let Some(end) = self.chunk_end {
+            if r.position() > end {
+                return Err(invalid(tag_pos, "indirection crosses a chunk boundary"));
+            }
+        }
+        Ok(start)
+    }
+
+    fn read_header(
+        &mut self,
+        r: &mut CdrReader<'_>,
+        position: usize,
+        tag: u32,
+    ) -> Result<ValueHeader> {
+        let chunked = tag & CHUNKED_FLAG != 0;
+        if self.chunk_level > 0 && !chunked {
+            return Err(invalid(
+                position,
+                "unchunked value nested in a chunked value",
+            ));
+        }
+        let codebase = if tag & CODEBASE_FLAG != 0 {
+            Some(self.read_indirectable_string(r)?)
+        } else {
+            None
+        };
+        let repository_ids = match tag & REPOSITORY_ID_MASK {
+            REPOSITORY_ID_NONE => RepositoryIds::None,
+            REPOSITORY_ID_SINGLE => RepositoryIds::Single(self.read_indirectable_string(r)?),
+            REPOSITORY_ID_LIST => RepositoryIds::List(self.read_repository_id_list(r)?),
+            _ => {
+                return Err(invalid(
+                    position,
+                    "reserved repository-id bits in value tag",
+                ))
+            }
+        };
+        if tag & 0xf0 != 0 {
+            return Err(invalid(position, "reserved bits set in value tag"));
+        }
+        // Bounds the recursion of nested values (and of skipping them) by the reader's limit.
+        r.enter()?;
+        self.values.insert(position, None);
+        self.levels.push(chunked);
+        if chunked {
+            self.chunk_level += 1;
+            self.chunk_end = None;
+        }
+        Ok(ValueHeader {
+            position,
+            codebase,
+            repository_ids,
+            chunked,
+        })
+    }
+
+    fn read_indirectable_string(&mut self, r: &mut CdrReader<'_>) -> Result<Arc<str>> {
+        r.align(4)?;
+        let pos = r.position();
+        let mut peek = r.clone();
+        if peek.read_ulong()? == INDIRECTION_TAG {
+            r.read_ulong()?;
+            let target = read_indirection(r, pos)?;
+            return self
+                .strings
+                .get(&target)
+                .cloned()
+                .ok_or(MarshalError::InvalidIndirection {
+                    offset: pos,
+                    indirection: (target as i64 - pos as i64 - 4) as i32,
+                });
+        }
+        let s: Arc<str> = r.read_string()?.into();
+        self.strings.insert(pos, s.clone());
+        Ok(s)
+    }
+
+    fn read_repository_id_list(&mut self, r: &mut CdrReader<'_>) -> Result<Arc<[Arc<str>]>> {
+        r.align(4)?;
+        let pos = r.position();
+        let count = r.read_ulong()?;
+        if count == INDIRECTION_TAG {
+            let target = read_indirection(r, pos)?;
+            return self
+                .lists
+                .get(&target)
+                .cloned()
+                .ok_or(MarshalError::InvalidIndirection {
+                    offset: pos,
+                    indirection: (target as i64 - pos as i64 - 4) as i32,
+                });
+        }
+        let count = count as usize;
+        if count == 0 {
+            return Err(invalid(pos, "empty repository-id list"));
+        }
+        if count > MAX_REPOSITORY_IDS {
+            return Err(MarshalError::LimitExceeded {
+                size: count as u64,
+                limit: MAX_REPOSITORY_IDS as u64,
+            });
+        }
+        // Each id takes at least 8 octets (a length and an indirection offset, or a string).
+        r.check_length(count, 8)?;
+        let mut ids = Vec::with_capacity(count);
+        for _ in 0..count {
+            ids.push(self.read_indirectable_string(r)?);
+        }
+        let ids: Arc<[Arc<str>]> = ids.into();
+        self.lists.insert(pos, ids.clone());
+        Ok(ids)
+    }
+
+    /// Call before reading each state member that is not a value: in a chunked value, steps
+    /// into the next chunk when the current one is used up.
+    pub fn begin_member(&mut self, r: &mut CdrReader<'_>) -> Result<()> {
+        if self.chunk_level == 0 {
+            return Ok(());
+        }
+        if self.pending_end.is_some() {
+            return Err(invalid(
+                r.position(),
+                "state member after the value's end tag",
+            ));
+        }
+        let pos = r.position();
+        if let Some(end) = self.chunk_end {
+            if pos < end {
+                return Ok(());
+            }
+            if pos > end {
+                return Err(invalid(pos, "state member crosses a chunk boundary"));
+            }
+        }
+        let mut peek = r.clone();
+        peek.align(4)?;
+        let at = peek.position();
+        match peek.read_long()? {
+            n if n > 0 && (n as u32) < VALUE_TAG_MIN => {
+                let n = n as usize;
+                if n > peek.remaining() {
+                    return Err(MarshalError::LengthExceedsData {
+                        offset: at,
+                        length: n as u64,
+                        remaining: peek.remaining(),
+                    });
+                }
+                *r = peek;
+                self.chunk_end = Some(r.position() + n);
+                Ok(())
+            }
+            _ => Err(invalid(at, "expected a chunk of value state")),
+        }
+    }
+
+    /// Ends the value read last. In a chunked value, whatever state was not read (the state of
+    /// a derived type the receiver does not know: truncation) is skipped, nested values
+    /// included, up to the value's end tag.
+    pub fn end_value(&mut self, r: &mut CdrReader<'_>) -> Result<()> {
+        let Some(chunked) = self.levels.pop() else {
+            return Err(invalid(r.position(), "end_value without an open value"));
+        };
+        r.leave();
+        if !chunked {
+            return Ok(());
+        }
+        let level = self.chunk_level;
+        let skipped = self.skip_rest(r, level);
+        self.chunk_level -= 1;
+        skipped
+    }
+
+    /// Skips what is left of the chunked value at `level`, through its end tag. Iterative:
+    /// nested values being skipped are tracked in `levels`, not on the call stack.
+    fn skip_rest(&mut self, r: &mut CdrReader<'_>, level: i32) -> Result<()> {
+        loop {
+            if let Some(closed_to) = self.pending_end {
+                // An end tag read for a nested value also ended the innermost one.
+                if closed_to >= self.chunk_level {
+                    self.pending_end = None;
+                }
+                if self.chunk_level == level {
+                    return Ok(());
+                }
+                self.close_skipped(r);
+                continue;
+            }
+            if let Some(end) = self.chunk_end.take() {
+                let pos = r.position();
+                if pos > end {
+                    return Err(invalid(pos, "state member crosses a chunk boundary"));
+                }
+                r.read_bytes(end - pos)?;
+            }
+            let mut peek = r.clone();
+            peek.align(4)?;
+            let at = peek.position();
+            let tag = peek.read_long()?;
+            if tag < 0 {
+                *r = peek;
+                let closes = tag.unsigned_abs();
+                if closes > self.chunk_level as u32 {
+                    return Err(invalid(
+                        at,
+                        "end tag of a value nested deeper than any open",
+                    ));
+                }
+                let closes = closes as i32;
+                if closes < self.chunk_level {
+                    self.pending_end = Some(closes);
+                }
+                if self.chunk_level == level {
+                    return Ok(());
+                }
+                self.close_skipped(r);
+            } else if tag == 0 || tag as u32 >= VALUE_TAG_MIN {
+                // A nested value (or null) in the skipped state: its header is read so its
+                // position stays known and a later indirection to it is reported, not misread.
+                self.read_value(r)?;
+            } else {
+                let n = tag as usize;
+                if n > peek.remaining() {
+                    return Err(MarshalError::LengthExceedsData {
+                        offset: at,
+                        length: n as u64,
+                        remaining: peek.remaining(),
+                    });
+                }
+                *r = peek;
+                self.chunk_end = Some(r.position() + n);
+            }
+        }
+    }
+
+    /// Closes a nested value met while skipping.
+    fn close_skipped(&mut self, r: &mut CdrReader<'_>) {
+        self.levels.pop();
+        r.leave();
+        self.chunk_level -= 1;
+    }
+
+    /// Skips a whole value (for a member of a type the receiver cannot build). Only chunked
+    /// values can be skipped; null and indirections are consumed.
+    pub fn skip_value(&mut self, r: &mut CdrReader<'_>) -> Result<ValueStart> {
+        let start = self.read_value(r)?;
+        if let ValueStart::Value(h) = &start {
+            if !h.chunked {
+                return Err(invalid(h.position, "cannot skip an unchunked value"));
+            }
+            self.end_value(r)?;
+        }
+        Ok(start)
+    }
+
+    /// Records the application's value for the value whose tag is at `position`, so that
+    /// indirections to it resolve. Register before reading the state when the graph may be
+    /// cyclic.
+    pub fn register(&mut self, position: usize, value: SharedValue) {
+        if let Some(slot) = self.values.get_mut(&position) {
+            *slot = Some(value);
+        }
+    }
+
+    /// The value an indirection points to (`at`: where the indirection was, for errors).
+    pub fn resolve(&self, target: usize, at: usize) -> Result<SharedValue> {
+        match self.values.get(&target) {
+            Some(Some(v)) => Ok(v.clone()),
+            Some(None) => Err(invalid(
+                at,
+                "indirection to a value that was skipped or not built",
+            )),
+            None => Err(MarshalError::InvalidIndirection {
+                offset: at,
+                indirection: (target as i64 - at as i64) as i32,
+            }),
+        }
+    }
+
+    /// Whether the reader is inside a value's state.
+    pub fn in_value(&self) -> bool {
+        !self.levels.is_empty()
+    }
+}
+
+/// Reads an indirection's offset (the tag at `tag_pos` already read) and checks that it points
+/// backwards, inside the buffer, before the tag.
+fn read_indirection(r: &mut CdrReader<'_>, tag_pos: usize) -> Result<usize> {
+    let offset_pos = r.position();
+    let offset = r.read_long()?;
+    let target = offset_pos as i64 + i64::from(offset);
+    if offset >= -4 || target < 0 || target >= tag_pos as i64 {
+        return Err(MarshalError::InvalidIndirection {
+            offset: tag_pos,
+            indirection: offset,
+        });
+    }
+    Ok(target as usize)
+}
+
+#[cfg(test)]
+#[path = "value_tests.rs"]
+mod tests;

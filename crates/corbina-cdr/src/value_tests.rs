@@ -1,0 +1,579 @@
+//! Byte-exact vectors for the value encoding (big-endian, hand-built from CORBA 3.0 §15.3.4).
+
+use super::*;
+use crate::{ByteOrder, CdrContext, ExceptionKind};
+use std::sync::Mutex;
+
+const N: &str = "IDL:N:1.0";
+const B: &str = "IDL:B:1.0";
+const D: &str = "IDL:D:1.0";
+
+/// Big-endian words, strings (length, octets, NUL, padding) and raw words.
+#[derive(Clone)]
+enum P<'s> {
+    W(u32),
+    S(&'s str),
+}
+
+fn bytes(parts: &[P<'_>]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for p in parts {
+        while v.len() % 4 != 0 {
+            v.push(0);
+        }
+        match p {
+            P::W(x) => v.extend_from_slice(&x.to_be_bytes()),
+            P::S(s) => {
+                v.extend_from_slice(&(s.len() as u32 + 1).to_be_bytes());
+                v.extend_from_slice(s.as_bytes());
+                v.push(0);
+            }
+        }
+    }
+    v
+}
+
+fn writer() -> CdrWriter<'static> {
+    CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2)
+}
+
+fn reader(b: &[u8]) -> CdrReader<'_> {
+    CdrReader::new(b, ByteOrder::Big, CdrContext::GIOP_1_2)
+}
+
+/// `valuetype N { public long id; public N next; };` held as shared, mutable nodes so that a
+/// node can be registered before its state is read (cycles).
+#[derive(Default)]
+struct Node {
+    id: Mutex<i32>,
+    next: Mutex<Option<Arc<Node>>>,
+}
+
+fn node(id: i32) -> Arc<Node> {
+    Arc::new(Node {
+        id: Mutex::new(id),
+        next: Mutex::new(None),
+    })
+}
+
+fn write_node(
+    out: &mut ValueOutput,
+    w: &mut CdrWriter<'_>,
+    n: Option<&Arc<Node>>,
+    header: &WriteHeader<'_>,
+) -> Result<()> {
+    let Some(n) = n else {
+        return out.write_null(w);
+    };
+    if out.begin_value(w, Arc::as_ptr(n) as usize, header)? {
+        out.begin_member(w)?;
+        w.write_long(*n.id.lock().unwrap());
+        let next = n.next.lock().unwrap().clone();
+        write_node(out, w, next.as_ref(), header)?;
+        out.end_value(w)?;
+    }
+    Ok(())
+}
+
+fn read_node(input: &mut ValueInput, r: &mut CdrReader<'_>) -> Result<Option<Arc<Node>>> {
+    let at = r.position();
+    match input.read_value(r)? {
+        ValueStart::Null => Ok(None),
+        ValueStart::Indirection { target } => {
+            Ok(Some(input.resolve(target, at)?.downcast::<Node>().unwrap()))
+        }
+        ValueStart::Value(h) => {
+            assert_eq!(h.repository_ids.most_derived(), Some(N));
+            let n = Arc::new(Node::default());
+            input.register(h.position, n.clone());
+            input.begin_member(r)?;
+            *n.id.lock().unwrap() = r.read_long()?;
+            *n.next.lock().unwrap() = read_node(input, r)?;
+            input.end_value(r)?;
+            Ok(Some(n))
+        }
+    }
+}
+
+/// a(1) → b(2) → a: the cycle is written once, then closed by an indirection; the second
+/// repository id is an indirection too.
+fn cycle_vector() -> Vec<u8> {
+    bytes(&[
+        P::W(0x7fff_ff02), // 0: a's tag, one repository id
+        P::S(N),           // 4
+        P::W(1),           // 20: a.id
+        P::W(0x7fff_ff02), // 24: b's tag
+        P::W(INDIRECTION_TAG),
+        P::W(4u32.wrapping_sub(32)), // 32: to the id at 4
+        P::W(2),                     // 36: b.id
+        P::W(INDIRECTION_TAG),       // 40: b.next = a
+        P::W(0u32.wrapping_sub(44)), // 44: to a's tag at 0
+    ])
+}
+
+#[test]
+fn cycle_is_written_once_then_by_indirection() {
+    let a = node(1);
+    let b = node(2);
+    *a.next.lock().unwrap() = Some(b.clone());
+    *b.next.lock().unwrap() = Some(a.clone());
+    let mut w = writer();
+    write_node(
+        &mut ValueOutput::new(),
+        &mut w,
+        Some(&a),
+        &WriteHeader::single(N),
+    )
+    .unwrap();
+    assert_eq!(w.into_bytes(), cycle_vector());
+    // Break the cycle so the test does not leak.
+    *b.next.lock().unwrap() = None;
+}
+
+#[test]
+fn cycle_arrives_as_one_shared_graph() {
+    let v = cycle_vector();
+    let mut r = reader(&v);
+    let a = read_node(&mut ValueInput::new(), &mut r).unwrap().unwrap();
+    r.expect_end().unwrap();
+    let b = a.next.lock().unwrap().clone().unwrap();
+    assert_eq!(*b.id.lock().unwrap(), 2);
+    let back = b.next.lock().unwrap().take().unwrap();
+    assert!(Arc::ptr_eq(&a, &back));
+}
+
+#[test]
+fn shared_value_round_trips_in_little_endian() {
+    // Two references to one node from a chunked list: sent once, received as one.
+    let shared = node(9);
+    let first = node(1);
+    *first.next.lock().unwrap() = Some(shared.clone());
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::GIOP_1_2);
+    let mut out = ValueOutput::new();
+    let header = WriteHeader {
+        chunked: true,
+        ..WriteHeader::single(N)
+    };
+    write_node(&mut out, &mut w, Some(&first), &header).unwrap();
+    write_node(&mut out, &mut w, Some(&shared), &header).unwrap();
+    write_node(&mut out, &mut w, None, &header).unwrap();
+    let v = w.into_bytes();
+    let mut r = CdrReader::new(&v, ByteOrder::Little, CdrContext::GIOP_1_2);
+    let mut input = ValueInput::new();
+    let first = read_node(&mut input, &mut r).unwrap().unwrap();
+    let again = read_node(&mut input, &mut r).unwrap().unwrap();
+    assert!(read_node(&mut input, &mut r).unwrap().is_none());
+    r.expect_end().unwrap();
+    let inner = first.next.lock().unwrap().clone().unwrap();
+    assert!(Arc::ptr_eq(&inner, &again));
+    assert_eq!(*again.id.lock().unwrap(), 9);
+}
+
+/// `valuetype B truncatable { long b; }; valuetype D : truncatable B { string s; N n; long d; }`
+/// with n = N(5), then a marker word after the value.
+fn truncatable_vector() -> Vec<u8> {
+    bytes(&[
+        P::W(0x7fff_ff0e), // 0: list of ids, chunked
+        P::W(2),           // 4
+        P::S(D),           // 8
+        P::S(B),           // 24
+        P::W(11),          // 40: chunk: b, s
+        P::W(10),          // 44: b
+        P::S("xy"),        // 48
+        P::W(0x7fff_ff0a), // 56: nested N, chunked (it is inside a chunked value)
+        P::S(N),           // 60
+        P::W(8),           // 76: chunk: id, next
+        P::W(5),           // 80
+        P::W(NULL_TAG),    // 84
+        P::W(-2i32 as u32),
+        P::W(4), // 92: chunk: d
+        P::W(20),
+        P::W(-1i32 as u32), // 100: D's end tag
+        P::W(0xdead_beef),
+    ])
+}
+
+#[test]
+fn truncatable_value_is_chunked_byte_exact() {
+    let n = node(5);
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    assert!(out
+        .begin_value(&mut w, 1, &WriteHeader::truncatable(&[D, B]))
+        .unwrap());
+    out.begin_member(&mut w).unwrap();
+    w.write_long(10);
+    out.begin_member(&mut w).unwrap();
+    w.write_string("xy").unwrap();
+    write_node(&mut out, &mut w, Some(&n), &WriteHeader::single(N)).unwrap();
+    out.begin_member(&mut w).unwrap();
+    w.write_long(20);
+    out.end_value(&mut w).unwrap();
+    w.write_ulong(0xdead_beef);
+    assert_eq!(w.into_bytes(), truncatable_vector());
+}
+
+#[test]
+fn derived_value_reads_whole() {
+    let v = truncatable_vector();
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+        panic!("not a value")
+    };
+    assert!(h.chunked);
+    assert_eq!(h.repository_ids.iter().collect::<Vec<_>>(), [D, B]);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 10);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_string().unwrap(), "xy");
+    let n = read_node(&mut input, &mut r).unwrap().unwrap();
+    assert_eq!(*n.id.lock().unwrap(), 5);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 20);
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    assert!(!input.in_value());
+}
+
+#[test]
+fn unknown_derived_state_is_truncated_to_the_base() {
+    let v = truncatable_vector();
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+        panic!("not a value")
+    };
+    // The receiver knows only B: it reads B's state and skips the rest.
+    assert!(h.repository_ids.iter().any(|id| id == B));
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 10);
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    // The skipped nested value is known, but cannot be resolved.
+    let err = input.resolve(56, 100).unwrap_err();
+    assert!(matches!(err, MarshalError::InvalidValue { .. }));
+}
+
+#[test]
+fn whole_unknown_value_is_skipped() {
+    let v = truncatable_vector();
+    let mut r = reader(&v);
+    let start = ValueInput::new().skip_value(&mut r).unwrap();
+    assert!(matches!(
+        start,
+        ValueStart::Value(ValueHeader { position: 0, .. })
+    ));
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+}
+
+/// `valuetype B { long b; N n; }` chunked, where the one end tag -1 ends both N and B.
+fn shared_end_tag_vector() -> Vec<u8> {
+    bytes(&[
+        P::W(0x7fff_ff0a),
+        P::S(B), // 4
+        P::W(4), // 20: chunk
+        P::W(1),
+        P::W(0x7fff_ff0a), // 28: nested N
+        P::W(INDIRECTION_TAG),
+        P::W(4u32.wrapping_sub(36)), // 36: repository id B again
+        P::W(4),
+        P::W(2),
+        P::W(-1i32 as u32), // 48: ends level 2 and level 1
+        P::W(0xdead_beef),
+    ])
+}
+
+#[test]
+fn one_end_tag_ends_nested_values_too() {
+    let v = shared_end_tag_vector();
+    for read_nested in [true, false] {
+        let mut r = reader(&v);
+        let mut input = ValueInput::new();
+        assert!(matches!(
+            input.read_value(&mut r).unwrap(),
+            ValueStart::Value(_)
+        ));
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), 1);
+        if read_nested {
+            let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+                panic!("not a value")
+            };
+            assert_eq!(h.repository_ids.most_derived(), Some(B));
+            input.begin_member(&mut r).unwrap();
+            assert_eq!(r.read_long().unwrap(), 2);
+            input.end_value(&mut r).unwrap();
+            // B's state is over: reading more of it is an error, not a misread.
+            let mut probe = r.clone();
+            assert!(input.begin_member(&mut probe).is_err());
+        }
+        input.end_value(&mut r).unwrap();
+        assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    }
+}
+
+#[test]
+fn repository_id_list_and_codebase_indirections() {
+    let v = bytes(&[
+        P::W(0x7fff_ff07), // 0: codebase and a list
+        P::S("http://x/"), // 4
+        P::W(1),           // 20: count
+        P::S(B),           // 24
+        P::W(7),           // 40: unchunked state
+        P::W(0x7fff_ff07), // 44
+        P::W(INDIRECTION_TAG),
+        P::W(4u32.wrapping_sub(52)), // 52: codebase at 4
+        P::W(INDIRECTION_TAG),
+        P::W(20u32.wrapping_sub(60)), // 60: the list at 20
+        P::W(8),
+    ]);
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    let mut headers = Vec::new();
+    for state in [7, 8] {
+        let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+            panic!("not a value")
+        };
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), state);
+        input.end_value(&mut r).unwrap();
+        headers.push(h);
+    }
+    r.expect_end().unwrap();
+    assert_eq!(headers[0].codebase.as_deref(), Some("http://x/"));
+    assert_eq!(headers[0].codebase, headers[1].codebase);
+    assert_eq!(headers[0].repository_ids, headers[1].repository_ids);
+    assert_eq!(headers[1].repository_ids.iter().collect::<Vec<_>>(), [B]);
+
+    // The writer sends a repeated codebase and id by indirection.
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    let header = WriteHeader {
+        codebase: Some("http://x/"),
+        ..WriteHeader::single(B)
+    };
+    for (identity, state) in [(1, 7), (2, 8)] {
+        assert!(out.begin_value(&mut w, identity, &header).unwrap());
+        out.begin_member(&mut w).unwrap();
+        w.write_long(state);
+        out.end_value(&mut w).unwrap();
+    }
+    let expected = bytes(&[
+        P::W(0x7fff_ff03),
+        P::S("http://x/"), // 4
+        P::S(B),           // 20
+        P::W(7),           // 36
+        P::W(0x7fff_ff03), // 40
+        P::W(INDIRECTION_TAG),
+        P::W(4u32.wrapping_sub(48)),
+        P::W(INDIRECTION_TAG),
+        P::W(20u32.wrapping_sub(56)),
+        P::W(8),
+    ]);
+    assert_eq!(w.into_bytes(), expected);
+}
+
+#[test]
+fn null_and_indirection_are_written_inside_chunks() {
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    let header = WriteHeader {
+        repository_ids: WriteIds::None,
+        codebase: None,
+        chunked: true,
+    };
+    assert!(out.begin_value(&mut w, 1, &header).unwrap());
+    out.write_null(&mut w).unwrap();
+    assert!(!out.begin_value(&mut w, 1, &header).unwrap());
+    out.end_value(&mut w).unwrap();
+    let v = w.into_bytes();
+    let expected = bytes(&[
+        P::W(0x7fff_ff08),
+        P::W(12), // 4: chunk
+        P::W(NULL_TAG),
+        P::W(INDIRECTION_TAG),
+        P::W(0u32.wrapping_sub(16)), // 16: to the tag at 0
+        P::W(-1i32 as u32),
+    ]);
+    assert_eq!(v, expected);
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    assert!(matches!(
+        input.read_value(&mut r).unwrap(),
+        ValueStart::Value(_)
+    ));
+    input.register(0, Arc::new(()));
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(input.read_value(&mut r).unwrap(), ValueStart::Null);
+    assert_eq!(
+        input.read_value(&mut r).unwrap(),
+        ValueStart::Indirection { target: 0 }
+    );
+    input.end_value(&mut r).unwrap();
+    r.expect_end().unwrap();
+}
+
+#[test]
+fn value_with_no_state_has_no_empty_chunk() {
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    let header = WriteHeader::truncatable(&[B]);
+    assert!(out.begin_value(&mut w, 1, &header).unwrap());
+    out.begin_member(&mut w).unwrap(); // a member that writes nothing (an empty array)
+    out.end_value(&mut w).unwrap();
+    let expected = bytes(&[P::W(0x7fff_ff0e), P::W(1), P::S(B), P::W(-1i32 as u32)]);
+    assert_eq!(w.into_bytes(), expected);
+}
+
+fn read_err(
+    v: &[u8],
+    f: impl FnOnce(&mut ValueInput, &mut CdrReader<'_>) -> Result<()>,
+) -> MarshalError {
+    let mut r = reader(v);
+    let err = f(&mut ValueInput::new(), &mut r).unwrap_err();
+    // MARSHAL, or IMP_LIMIT for a count beyond what Corbina accepts.
+    assert!(
+        matches!(
+            err.exception_kind(),
+            ExceptionKind::Marshal | ExceptionKind::ImpLimit
+        ),
+        "{err}"
+    );
+    err
+}
+
+fn read_whole(input: &mut ValueInput, r: &mut CdrReader<'_>) -> Result<()> {
+    input.skip_value(r).map(drop)
+}
+
+#[test]
+fn hostile_indirections_are_refused() {
+    // Forward, onto itself, before the buffer.
+    for offset in [4u32, -4i32 as u32, -100i32 as u32] {
+        let v = bytes(&[P::W(INDIRECTION_TAG), P::W(offset)]);
+        let err = read_err(&v, |i, r| i.read_value(r).map(drop));
+        assert!(
+            matches!(err, MarshalError::InvalidIndirection { .. }),
+            "{err}"
+        );
+    }
+    // Backwards, but not at a value's tag.
+    let v = bytes(&[
+        P::W(0x7fff_ff00),
+        P::W(1),
+        P::W(INDIRECTION_TAG),
+        P::W(4u32.wrapping_sub(12)),
+    ]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        r.read_long()?;
+        i.end_value(r)?;
+        i.read_value(r).map(drop)
+    });
+    assert!(
+        matches!(err, MarshalError::InvalidIndirection { offset: 8, .. }),
+        "{err}"
+    );
+    // A repository id indirection to something that is not a string read before.
+    let v = bytes(&[P::W(0x7fff_ff02), P::W(INDIRECTION_TAG), P::W(-8i32 as u32)]);
+    let err = read_err(&v, |i, r| i.read_value(r).map(drop));
+    assert!(
+        matches!(err, MarshalError::InvalidIndirection { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn hostile_lengths_and_tags_are_refused() {
+    // A chunk longer than the data.
+    let v = bytes(&[P::W(0x7fff_ff08), P::W(0x1000), P::W(0)]);
+    let err = read_err(&v, read_whole);
+    assert!(
+        matches!(err, MarshalError::LengthExceedsData { .. }),
+        "{err}"
+    );
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)
+    });
+    assert!(
+        matches!(err, MarshalError::LengthExceedsData { .. }),
+        "{err}"
+    );
+    // Repository id counts: too many, more than the data, none.
+    for count in [0x7fff_ffff, 50, 0] {
+        let v = bytes(&[P::W(0x7fff_ff06), P::W(count), P::S(B)]);
+        let err = read_err(&v, |i, r| i.read_value(r).map(drop));
+        assert!(
+            matches!(
+                err,
+                MarshalError::LimitExceeded { .. }
+                    | MarshalError::LengthExceedsData { .. }
+                    | MarshalError::InvalidValue { .. }
+            ),
+            "{err}"
+        );
+    }
+    // Reserved repository-id bits, reserved flag bits, not a tag at all.
+    for tag in [0x7fff_ff04, 0x7fff_ff10, 0x1234_5678, 0x8000_0000] {
+        let v = bytes(&[P::W(tag), P::W(0), P::W(0)]);
+        let err = read_err(&v, |i, r| i.read_value(r).map(drop));
+        assert!(
+            matches!(err, MarshalError::InvalidValue { .. }),
+            "{tag:#x}: {err}"
+        );
+    }
+    // An end tag for a level deeper than open.
+    let v = bytes(&[P::W(0x7fff_ff08), P::W(-2i32 as u32)]);
+    let err = read_err(&v, read_whole);
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    // An unchunked value nested in a chunked one, and a value header inside a chunk.
+    let v = bytes(&[P::W(0x7fff_ff08), P::W(0x7fff_ff00)]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.read_value(r).map(drop)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    let v = bytes(&[
+        P::W(0x7fff_ff08),
+        P::W(8),
+        P::W(0x7fff_ff08),
+        P::W(-2i32 as u32),
+    ]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        i.read_value(r).map(drop)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    // An unchunked value of unknown type cannot be skipped.
+    let v = bytes(&[P::W(0x7fff_ff00), P::W(1)]);
+    let err = read_err(&v, read_whole);
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+}
+
+#[test]
+fn deep_nesting_is_refused_not_recursed() {
+    // 10 000 nested chunked headers: skipping them stops at the reader's depth limit.
+    let v = bytes(&vec![P::W(0x7fff_ff08); 10_000]);
+    let err = read_err(&v, read_whole);
+    assert!(matches!(err, MarshalError::NestingTooDeep { .. }), "{err}");
+    let mut r = reader(&v).with_max_depth(3);
+    let mut input = ValueInput::new();
+    for _ in 0..3 {
+        input.read_value(&mut r).unwrap();
+    }
+    assert!(matches!(
+        input.read_value(&mut r),
+        Err(MarshalError::NestingTooDeep { .. })
+    ));
+}
+
+#[test]
+fn end_value_without_a_value_is_an_error() {
+    let mut r = reader(&[]);
+    assert!(ValueInput::new().end_value(&mut r).is_err());
+    assert!(ValueOutput::new().end_value(&mut writer()).is_err());
+}

@@ -1,0 +1,298 @@
+//! Objects by value: the runtime side of the valuetype mapping (`docs/mapping.md`).
+//!
+//! An IDL valuetype `V` maps to a generated struct `V` holding its state and implementing
+//! [`ValueType`]; wherever IDL uses `V` (a parameter, a member, another value's state) Rust
+//! uses [`ValueRef<V>`]: null, or a shared handle (`Arc<Mutex<V>>`). Sharing is by handle, so a
+//! value reachable twice in a graph is one value, sent once and then by indirection, and
+//! arrives as one handle again; a cycle is expressible (a handle stored in a value it leads
+//! to) and is marshalled without looping. A boxed valuetype maps to a generated newtype over
+//! `Option<Arc<T>>` implementing [`BoxedValue`].
+//!
+//! Marshalling goes through [`corbina_cdr::value`]: one [`ValueOutput`]/[`ValueInput`] per
+//! top-level value (a parameter, a member of a struct), shared by everything nested in its
+//! state.
+
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use corbina_cdr::value::{RepositoryIds, ValueHeader, ValueStart, WriteHeader, WriteIds};
+pub use corbina_cdr::value::{ValueInput, ValueOutput};
+use corbina_cdr::{CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError, Result};
+
+/// A concrete valuetype's state, as generated from IDL.
+pub trait ValueType: Default + Send + 'static {
+    /// The type's repository id.
+    const REPOSITORY_ID: &'static str;
+    /// The ids sent in the value tag: this type's, then (when truncatable) its bases' up the
+    /// truncatable chain.
+    const REPOSITORY_IDS: &'static [&'static str];
+    /// Whether the state is chunked (truncatable values), so that a receiver knowing only a
+    /// base can skip the rest.
+    const CHUNKED: bool;
+
+    /// Writes the state members (inherited first), each preceded by
+    /// [`ValueOutput::begin_member`] unless it is itself a value.
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()>;
+
+    /// Reads the state members written by [`ValueType::write_state`].
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self>;
+}
+
+/// A value that can sit in another value's state, sharing its stream state (indirections,
+/// chunking).
+pub trait ValueMember: Sized {
+    /// Writes the value (header, state, end) or null, or an indirection if already written.
+    fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()>;
+    /// Reads what [`ValueMember::write_member`] wrote.
+    fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self>;
+}
+
+/// A reference to a value of type `T`: null, or a handle shared by everyone holding it.
+///
+/// Equality and hashing are by identity (two handles are equal when they are the same value),
+/// which is what makes graphs with sharing and cycles comparable and printable: `Debug` shows
+/// the type and address, never the state (which may lead back to itself).
+pub struct ValueRef<T>(Option<Arc<Mutex<T>>>);
+
+impl<T> ValueRef<T> {
+    /// A new value.
+    pub fn new(value: T) -> Self {
+        ValueRef(Some(Arc::new(Mutex::new(value))))
+    }
+
+    /// The null value.
+    pub const fn null() -> Self {
+        ValueRef(None)
+    }
+
+    /// Whether this is the null value.
+    pub fn is_null(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The shared handle, unless null.
+    pub fn handle(&self) -> Option<&Arc<Mutex<T>>> {
+        self.0.as_ref()
+    }
+
+    /// Locks the value's state (a poisoned lock is taken over: the state is plain data).
+    pub fn lock(&self) -> Option<MutexGuard<'_, T>> {
+        self.0.as_ref().map(|a| lock(a))
+    }
+
+    /// Whether both are the same value (or both null).
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    fn identity(&self) -> usize {
+        self.0
+            .as_ref()
+            .map_or(0, |a| Arc::as_ptr(a) as *const () as usize)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<T> From<T> for ValueRef<T> {
+    fn from(value: T) -> Self {
+        ValueRef::new(value)
+    }
+}
+
+impl<T> Clone for ValueRef<T> {
+    fn clone(&self) -> Self {
+        ValueRef(self.0.clone())
+    }
+}
+
+impl<T> Default for ValueRef<T> {
+    fn default() -> Self {
+        ValueRef(None)
+    }
+}
+
+impl<T> PartialEq for ValueRef<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr_eq(other)
+    }
+}
+
+impl<T> Eq for ValueRef<T> {}
+
+impl<T> Hash for ValueRef<T> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.identity().hash(h)
+    }
+}
+
+impl<T> std::fmt::Debug for ValueRef<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => write!(f, "ValueRef<{}>(null)", std::any::type_name::<T>()),
+            Some(a) => write!(
+                f,
+                "ValueRef<{}>({:p})",
+                std::any::type_name::<T>(),
+                Arc::as_ptr(a)
+            ),
+        }
+    }
+}
+
+fn no_factory(h: &ValueHeader) -> MarshalError {
+    MarshalError::InvalidValue {
+        offset: h.position,
+        reason: "value of a type the receiver does not know and cannot truncate to the formal type",
+    }
+}
+
+fn wrong_type(at: usize) -> MarshalError {
+    MarshalError::InvalidValue {
+        offset: at,
+        reason: "indirection to a value of another type",
+    }
+}
+
+/// Whether a value sent with `ids` can be read as `formal` (`chunked`: by truncation).
+fn accepts(ids: &RepositoryIds, chunked: bool, formal: &str) -> bool {
+    match ids.most_derived() {
+        None => true,
+        Some(id) if id == formal => true,
+        Some(_) => chunked && ids.iter().any(|id| id == formal),
+    }
+}
+
+impl<T: ValueType> ValueMember for ValueRef<T> {
+    fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        let Some(handle) = &self.0 else {
+            return out.write_null(w);
+        };
+        let ids = T::REPOSITORY_IDS;
+        let header = WriteHeader {
+            repository_ids: if ids.len() > 1 {
+                WriteIds::List(ids)
+            } else {
+                WriteIds::Single(T::REPOSITORY_ID)
+            },
+            codebase: None,
+            chunked: T::CHUNKED,
+        };
+        if !out.begin_value(w, self.identity(), &header)? {
+            return Ok(());
+        }
+        // The state is behind a lock, so it cannot be lent to `w` for `'a`: it is written into
+        // a writer of the lock's lifetime placed at the same stream offset, then copied.
+        let state = lock(handle);
+        let mut t =
+            CdrWriter::with_byte_order(w.byte_order(), w.context()).starting_at(w.position());
+        state.write_state(&mut t, out)?;
+        out.end_value(&mut t)?;
+        let bytes = t.into_bytes();
+        drop(state);
+        w.write_bytes(&bytes);
+        Ok(())
+    }
+
+    fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        let at = r.position();
+        match input.read_value(r)? {
+            ValueStart::Null => Ok(ValueRef(None)),
+            ValueStart::Indirection { target } => {
+                let v = input.resolve(target, at)?;
+                v.downcast::<Mutex<T>>()
+                    .map(|a| ValueRef(Some(a)))
+                    .map_err(|_| wrong_type(at))
+            }
+            ValueStart::Value(h) => {
+                if !accepts(&h.repository_ids, h.chunked, T::REPOSITORY_ID) {
+                    return Err(no_factory(&h));
+                }
+                // Registered before the state is read, so a cycle back to it resolves.
+                let handle = Arc::new(Mutex::new(T::default()));
+                input.register(h.position, handle.clone());
+                let state = T::read_state(r, input)?;
+                input.end_value(r)?;
+                *lock(&handle) = state;
+                Ok(ValueRef(Some(handle)))
+            }
+        }
+    }
+}
+
+impl<T: ValueType> CdrEncode for ValueRef<T> {
+    fn encode<'a>(&'a self, w: &mut CdrWriter<'a>) -> Result<()> {
+        self.write_member(w, &mut ValueOutput::new())
+    }
+}
+
+impl<'a, T: ValueType> CdrDecode<'a> for ValueRef<T> {
+    const MIN_WIRE_SIZE: usize = 4;
+
+    fn decode(r: &mut CdrReader<'a>) -> Result<Self> {
+        Self::read_member(r, &mut ValueInput::new())
+    }
+}
+
+/// A boxed valuetype (`valuetype B long;`), as generated: a newtype over
+/// `Option<Arc<Content>>`, `None` being the null value.
+pub trait BoxedValue: Sized {
+    /// The boxed type.
+    type Content: CdrEncode + for<'r> CdrDecode<'r> + Send + Sync + 'static;
+    /// The box's repository id.
+    const REPOSITORY_ID: &'static str;
+    /// The content, unless null.
+    fn content(&self) -> Option<&Arc<Self::Content>>;
+    /// A box of `content` (`None`: null).
+    fn from_content(content: Option<Arc<Self::Content>>) -> Self;
+}
+
+/// Writes a boxed value as a value member (see [`ValueMember`]).
+pub fn write_box<'a, B: BoxedValue>(
+    b: &'a B,
+    w: &mut CdrWriter<'a>,
+    out: &mut ValueOutput,
+) -> Result<()> {
+    let Some(content) = b.content() else {
+        return out.write_null(w);
+    };
+    let identity = Arc::as_ptr(content) as *const () as usize;
+    if out.begin_value(w, identity, &WriteHeader::single(B::REPOSITORY_ID))? {
+        out.begin_member(w)?;
+        content.encode(w)?;
+        out.end_value(w)?;
+    }
+    Ok(())
+}
+
+/// Reads a boxed value as a value member (see [`ValueMember`]).
+pub fn read_box<B: BoxedValue>(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<B> {
+    let at = r.position();
+    match input.read_value(r)? {
+        ValueStart::Null => Ok(B::from_content(None)),
+        ValueStart::Indirection { target } => {
+            let v = input.resolve(target, at)?;
+            let c = v.downcast::<B::Content>().map_err(|_| wrong_type(at))?;
+            Ok(B::from_content(Some(c)))
+        }
+        ValueStart::Value(h) => {
+            if !accepts(&h.repository_ids, h.chunked, B::REPOSITORY_ID) {
+                return Err(no_factory(&h));
+            }
+            input.begin_member(r)?;
+            let c = Arc::new(B::Content::decode(r)?);
+            input.end_value(r)?;
+            input.register(h.position, c.clone());
+            Ok(B::from_content(Some(c)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
