@@ -35,4 +35,4 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 # verifying builds each crate again from its .crate (minutes); cargo >= 1.90 resolves the
 # unpublished workspace crates among them locally, so this needs no network.
 cargo package --no-verify --allow-dirty --locked --offline \
-  -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-cli
+  -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-cli -p corbina-tracecontext
