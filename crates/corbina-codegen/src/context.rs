@@ -61,6 +61,8 @@ pub struct Gen<'s> {
     pub module: Vec<String>,
     pub out: Out,
     pub options: crate::Options,
+    /// Writing an AMI reply handler (which gets no AMI of its own).
+    pub in_ami_handler: bool,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -73,6 +75,7 @@ impl<'s> Gen<'s> {
             module: Vec::new(),
             out: Out::default(),
             options: crate::Options::default(),
+            in_ami_handler: false,
             caps_table: RefCell::new(None),
         }
     }
@@ -110,6 +113,9 @@ impl<'s> Gen<'s> {
 
     /// The Rust path of a named type.
     pub fn type_path(&self, name: &ScopedName) -> String {
+        if crate::ami::is_exception_holder(name) {
+            return "::corbina::ami::ExceptionHolder".into();
+        }
         self.rel_path(&Self::module_of(name), &camel(name.name()))
     }
 
@@ -190,6 +196,7 @@ impl<'s> Gen<'s> {
                         "forward-declared interface '{name}' that is never defined"
                     )),
                 },
+                NamedKind::ValueType if crate::ami::is_exception_holder(name) => None,
                 NamedKind::ValueType | NamedKind::ValueBox => Some(format!("valuetype '{name}'")),
                 NamedKind::Native => Some(format!("native type '{name}'")),
                 NamedKind::Alias => match self.lookup(name).map(|d| &d.kind) {

@@ -10,19 +10,19 @@ use corbina_idl::{SourceLoc, Type};
 const SYS: &str = "::corbina::SystemException";
 
 /// An operation or attribute accessor as a Rust method.
-struct Method {
-    rust: String,
-    wire: String,
-    oneway: bool,
+pub(crate) struct Method {
+    pub(crate) rust: String,
+    pub(crate) wire: String,
+    pub(crate) oneway: bool,
     /// (IDL name, Rust name, direction, type)
-    params: Vec<(String, String, ParamDir, Type)>,
-    ret: Option<Type>,
-    raises: Vec<ScopedName>,
+    pub(crate) params: Vec<(String, String, ParamDir, Type)>,
+    pub(crate) ret: Option<Type>,
+    pub(crate) raises: Vec<ScopedName>,
     /// The declaring interface.
-    owner: ScopedName,
+    pub(crate) owner: ScopedName,
     /// The declaring interface's repository id (collocated calls ask the servant for it).
-    owner_id: String,
-    loc: SourceLoc,
+    pub(crate) owner_id: String,
+    pub(crate) loc: SourceLoc,
 }
 
 impl Method {
@@ -82,7 +82,7 @@ fn methods_of(def: &Definition, i: &Interface) -> Vec<Method> {
 
 impl Gen<'_> {
     /// Whether an `in` parameter of this type is passed by value.
-    fn by_value(&self, ty: &Type) -> bool {
+    pub(crate) fn by_value(&self, ty: &Type) -> bool {
         let t = self.resolve(ty);
         primitive(t).is_some()
             || matches!(
@@ -97,7 +97,7 @@ impl Gen<'_> {
             || self.is_enum(t)
     }
 
-    fn in_type(&self, ty: &Type) -> String {
+    pub(crate) fn in_type(&self, ty: &Type) -> String {
         if let Some(t) = self.objref(ty) {
             return format!("::core::option::Option<&{t}>");
         }
@@ -109,7 +109,7 @@ impl Gen<'_> {
         }
     }
 
-    fn error_type(&self, m: &Method) -> String {
+    pub(crate) fn error_type(&self, m: &Method) -> String {
         if m.raises.is_empty() {
             SYS.into()
         } else {
@@ -337,6 +337,9 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.gen_skeleton(def, &name, &methods);
+        if self.ami_enabled(def) {
+            self.gen_ami(def, &name, &methods);
+        }
     }
 
     /// The asynchronous proxy `<Name>Async`: the same operations as `async fn`s, with the
@@ -865,6 +868,9 @@ impl Gen<'_> {
             self.out.blank();
             self.out
                 .line(format!("impl ::std::error::Error for {en} {{}}"));
+            if self.options.ami || !self.options.ami_interfaces.is_empty() {
+                self.gen_raised_exception(&en, &m);
+            }
         }
     }
 }
