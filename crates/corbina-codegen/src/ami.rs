@@ -266,7 +266,7 @@ impl Gen<'_> {
             "Ok({pat}) => {h}.{hm}({}),",
             handler_args.join(", ")
         ));
-        self.out.open(format!("Err(e) =>"));
+        self.out.open("Err(e) =>");
         self.out.line(format!(
             "let {holder} = ::corbina::ami::ExceptionHolder::new(&e);"
         ));
