@@ -45,6 +45,9 @@ fn mapping_doc(doc: &Path) -> Result<(), Box<dyn std::error::Error>> {
     rust.push_str(&format!("pub const RUST_BLOCKS: usize = {blocks};\n"));
     std::fs::write(out_dir.join("mapping_doc.idl"), idl)?;
     std::fs::write(out_dir.join("mapping_doc_blocks.rs"), rust)?;
-    corbina_codegen::Builder::new().compile(&[out_dir.join("mapping_doc.idl")])?;
+    // AMI callbacks for the interface the document's AMI section uses.
+    corbina_codegen::Builder::new()
+        .ami_interfaces(["m::Bench"])
+        .compile(&[out_dir.join("mapping_doc.idl")])?;
     Ok(())
 }

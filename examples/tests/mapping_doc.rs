@@ -66,6 +66,34 @@ fn async_proxy_example_runs() {
     orb.destroy();
 }
 
+#[test]
+fn ami_callback_example_runs() {
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let poa = orb.root_poa();
+    let id = poa
+        .activate_object(Arc::new(m::BenchSkeleton::new(blocks::block_2::MyBench)))
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let hid = poa
+        .activate_object(Arc::new(m::AmiBenchHandlerSkeleton::new(
+            blocks::block_4::Replies(tx),
+        )))
+        .unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let proxy = m::Bench::unchecked_narrow(&poa.id_to_reference(&id).unwrap());
+    let handler = m::AmiBenchHandler::unchecked_narrow(&poa.id_to_reference(&hid).unwrap());
+    blocks::block_4::call(&proxy, &handler);
+    let wait = std::time::Duration::from_secs(10);
+    assert_eq!(rx.recv_timeout(wait).unwrap().unwrap(), "HELLO 2 42");
+    // The user exception reaches op_excep, and raise_exception gives it back typed.
+    proxy.sendc_op(Some(&handler), "", 0);
+    match rx.recv_timeout(wait).unwrap() {
+        Err(m::bench::OpError::BenchError(e)) => assert_eq!(e.code, 1),
+        other => panic!("expected BenchError, got {other:?}"),
+    }
+    orb.destroy();
+}
+
 /// The least executor there is (the futures need none in particular): park until woken.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     struct Unpark(std::thread::Thread);

@@ -137,6 +137,21 @@ impl Builder {
         self
     }
 
+    /// CORBA AMI callbacks (reply handlers and `sendc_` methods) for every interface
+    /// (default off; [`crate::Options::ami`]), as omniidl `-Wbami`.
+    pub fn ami(mut self, on: bool) -> Self {
+        self.options.ami = on;
+        self
+    }
+
+    /// CORBA AMI callbacks for the named interfaces only (`M::I`; [`crate::Options::ami_interfaces`]).
+    pub fn ami_interfaces<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.options
+            .ami_interfaces
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// Compiles each file to `<out_dir>/<stem>.rs`; returns the paths written.
     ///
     /// Each output holds its file's definitions and the definitions of included files that

@@ -63,6 +63,8 @@ pub struct Gen<'s> {
     pub options: crate::Options,
     /// Unique Rust names of the definitions.
     pub names: NameTable,
+    /// Writing an AMI reply handler (which gets no AMI of its own).
+    pub in_ami_handler: bool,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -76,6 +78,7 @@ impl<'s> Gen<'s> {
             out: Out::default(),
             options: crate::Options::default(),
             names: NameTable::new(&spec.definitions),
+            in_ami_handler: false,
             caps_table: RefCell::new(None),
         }
     }
@@ -115,6 +118,9 @@ impl<'s> Gen<'s> {
 
     /// The Rust path of a named type.
     pub fn type_path(&self, name: &ScopedName) -> String {
+        if crate::ami::is_exception_holder(name) {
+            return "::corbina::ami::ExceptionHolder".into();
+        }
         self.rel_path(&self.module_of(name), &self.names.item(name))
     }
 
@@ -153,7 +159,9 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::ValueType,
-            } => format!("::corbina::valuetype::ValueRef<{}>", self.type_path(name)),
+            } if !crate::ami::is_exception_holder(name) => {
+                format!("::corbina::valuetype::ValueRef<{}>", self.type_path(name))
+            }
             Type::Named { name, .. } => self.type_path(name),
             Type::Any => "::corbina::Any".into(),
             Type::Object => "::core::option::Option<::corbina::ObjectRef>".into(),
@@ -231,6 +239,7 @@ impl<'s> Gen<'s> {
                     }
                     _ => Some(format!("unknown interface '{name}'")),
                 },
+                NamedKind::ValueType if crate::ami::is_exception_holder(name) => None,
                 NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
                     Some(DefinitionKind::ValueType(v))
                         if !v.is_abstract

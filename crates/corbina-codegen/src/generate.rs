@@ -247,6 +247,12 @@ pub struct Options {
     /// servant of a large interface implements only the operations it serves. Off by
     /// default: a missing method then stays a compile error.
     pub no_implement_defaults: bool,
+    /// CORBA AMI callbacks for every interface: an `AMI_<Iface>Handler` reply handler
+    /// (`AmiIfaceHandler` proxy, `…Servant` trait, `…Skeleton`) and `sendc_<op>` methods on
+    /// the proxy, by the implied-IDL rules of CORBA 3 §22 (as omniidl `-Wbami`).
+    pub ami: bool,
+    /// AMI callbacks for these interfaces only (scoped names, `M::I` or `::M::I`).
+    pub ami_interfaces: Vec<String>,
 }
 
 /// [`generate`] with `options`.

@@ -15,25 +15,25 @@ pub(crate) struct Method {
     /// The method's name in its servant trait.
     pub(crate) rust: String,
     /// The method's name in the proxy (unique across inherited methods too).
-    proxy: String,
+    pub(crate) proxy: String,
     /// Whether the skeleton calls it as `<S as Trait>::rust` (two servant traits of the
     /// interface have a method of that name).
-    qualified: bool,
+    pub(crate) qualified: bool,
     pub(crate) wire: String,
-    oneway: bool,
+    pub(crate) oneway: bool,
     /// (IDL name, Rust name, direction, type)
-    params: Vec<(String, String, ParamDir, Type)>,
-    ret: Option<Type>,
-    raises: Vec<ScopedName>,
+    pub(crate) params: Vec<(String, String, ParamDir, Type)>,
+    pub(crate) ret: Option<Type>,
+    pub(crate) raises: Vec<ScopedName>,
     /// The error enum's variant for each exception of `raises`.
-    variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
     /// The error enum (when `raises` is not empty).
-    error_enum: String,
+    pub(crate) error_enum: String,
     /// The declaring interface.
-    owner: ScopedName,
+    pub(crate) owner: ScopedName,
     /// The declaring interface's repository id (collocated calls ask the servant for it).
-    owner_id: String,
-    loc: SourceLoc,
+    pub(crate) owner_id: String,
+    pub(crate) loc: SourceLoc,
 }
 
 /// Rust parameter names, unique within the operation.
@@ -116,7 +116,7 @@ pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> 
 
 impl Gen<'_> {
     /// Whether an `in` parameter of this type is passed by value.
-    fn by_value(&self, ty: &Type) -> bool {
+    pub(crate) fn by_value(&self, ty: &Type) -> bool {
         let t = self.resolve(ty);
         primitive(t).is_some()
             || matches!(
@@ -131,7 +131,7 @@ impl Gen<'_> {
             || self.is_enum(t)
     }
 
-    fn in_type(&self, ty: &Type) -> String {
+    pub(crate) fn in_type(&self, ty: &Type) -> String {
         if let Some(t) = self.objref(ty) {
             return format!("::core::option::Option<&{t}>");
         }
@@ -143,7 +143,7 @@ impl Gen<'_> {
         }
     }
 
-    fn error_type(&self, m: &Method) -> String {
+    pub(crate) fn error_type(&self, m: &Method) -> String {
         if m.raises.is_empty() {
             SYS.into()
         } else {
@@ -390,6 +390,9 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.gen_skeleton(def, &name, &methods);
+        if self.ami_enabled(def) {
+            self.gen_ami(def, &name, &methods);
+        }
     }
 
     /// The asynchronous proxy `<Name>Async`: the same operations as `async fn`s, with the
@@ -920,6 +923,9 @@ impl Gen<'_> {
             self.out.blank();
             self.out
                 .line(format!("impl ::std::error::Error for {en} {{}}"));
+            if self.options.ami || !self.options.ami_interfaces.is_empty() {
+                self.gen_raised_exception(&en, &m);
+            }
         }
     }
 }

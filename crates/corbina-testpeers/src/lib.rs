@@ -108,6 +108,17 @@ pub fn bench_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_ami_client` (an omniORB AMI client of `bench.idl`, stubs from omniidl
+/// `-Wbami`) and `peers/omni_server`; `None` (with a note) without omniORB.
+pub fn ami_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "ami",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_ami_client", "omni_server"],
+        pkg_config: "omniDynamic4",
+    })
+}
+
 /// `peers/omni_sc_peer`: an omniORB server and client of `sc.idl` whose omniInterceptors
 /// add and read service contexts (interop of Portable Interceptors); `None` (with a note)
 /// without omniORB.

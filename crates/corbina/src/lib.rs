@@ -114,6 +114,7 @@ pub use corbina_giop as giop;
 pub use corbina_cdr::{Fixed, LongDouble};
 pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
+pub mod ami;
 pub mod any;
 pub mod bidir;
 pub mod client;

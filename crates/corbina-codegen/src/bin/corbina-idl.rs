@@ -1,4 +1,4 @@
-//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] FILE.idl...`: compiles IDL files
+//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] FILE.idl...`: compiles IDL files
 //! to Rust, one `<stem>.rs` per input.
 #![forbid(unsafe_code)]
 
@@ -6,7 +6,7 @@ use corbina_idl::Frontend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] FILE.idl...
+const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] FILE.idl...
 
 Compiles OMG IDL files to Rust for the Corbina ORB: one OUTDIR/<stem>.rs per input file.
 
@@ -17,6 +17,8 @@ options:
   --no-implement-defaults
                      servant traits get default methods raising NO_IMPLEMENT, so a servant
                      implements only the operations it serves (default: every one required)
+  --ami[=I,...]      CORBA AMI callbacks: AMI_<I>Handler reply handlers and sendc_<op>
+                     methods, for every interface or the listed ones (scoped names)
   -h, --help         print this help";
 
 fn main() -> ExitCode {
@@ -40,6 +42,12 @@ fn main() -> ExitCode {
         };
         if a == "--no-implement-defaults" {
             options.no_implement_defaults = true;
+        } else if a == "--ami" {
+            options.ami = true;
+        } else if let Some(list) = a.strip_prefix("--ami=") {
+            options
+                .ami_interfaces
+                .extend(list.split(',').filter(|n| !n.is_empty()).map(String::from));
         } else if a == "-h" || a == "--help" {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

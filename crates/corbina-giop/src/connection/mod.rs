@@ -59,6 +59,7 @@
 //! ```
 
 mod bidir;
+mod in_flight;
 mod meter;
 mod recv;
 mod send;
@@ -86,6 +87,7 @@ pub use send::{
     ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
 };
 
+use in_flight::{InFlight, InFlightSet};
 pub use meter::{ReceiveMeter, FREE_BYTES};
 use recv::RecvBuffer;
 
@@ -219,13 +221,6 @@ pub enum ConnectionError {
     Closed,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    request_id: u32,
-    version: Version,
-    cancelled: bool,
-}
-
 /// Where the event handed out last lies, released at the next poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Handed {
@@ -264,7 +259,7 @@ pub struct GiopConnection {
     code_sets: Option<CodeSets>,
     code_sets_sent: bool,
     next_request_id: u32,
-    in_flight: Vec<InFlight>,
+    in_flight: InFlightSet,
     transmit: VecDeque<ControlMessage>,
     /// The request id of the last fragment taken in (GIOP 1.2), for [`Event::Fragment`].
     last_fragment_id: Option<u32>,
@@ -297,7 +292,7 @@ impl GiopConnection {
                 Role::Client => 2,
                 Role::Server => 1,
             },
-            in_flight: Vec::new(),
+            in_flight: InFlightSet::default(),
             transmit: VecDeque::new(),
             last_fragment_id: None,
             settings,
@@ -603,15 +598,10 @@ impl GiopConnection {
     /// drop it (the request was cancelled).
     #[inline]
     fn match_reply(&mut self, request_id: u32) -> Result<bool, ConnectionError> {
-        let Some(i) = self
-            .in_flight
-            .iter()
-            .position(|f| f.request_id == request_id)
-        else {
-            return Err(ConnectionError::UnknownRequestId { request_id });
-        };
-        let f = self.in_flight.swap_remove(i);
-        Ok(!f.cancelled)
+        match self.in_flight.remove(request_id) {
+            Some(f) => Ok(!f.cancelled),
+            None => Err(ConnectionError::UnknownRequestId { request_id }),
+        }
     }
 
     /// Fails the connection for `e`, queueing MessageError when the peer's bytes were at
@@ -678,7 +668,8 @@ impl GiopConnection {
         }
     }
 
-    /// Requests sent and awaiting their reply (cancelled ones not counted).
+    /// Requests sent and awaiting their reply (cancelled ones not counted), in no
+    /// particular order.
     pub fn in_flight(&self) -> impl Iterator<Item = u32> + '_ {
         self.in_flight
             .iter()
@@ -824,7 +815,7 @@ impl GiopConnection {
             self.code_sets_sent = true;
         }
         if response_expected {
-            self.in_flight.push(InFlight {
+            self.in_flight.insert(InFlight {
                 request_id,
                 version,
                 cancelled: false,
@@ -857,7 +848,7 @@ impl GiopConnection {
         let bytes = MessageWriter::locate_request(version, self.settings.byte_order, &header)
             .and_then(MessageWriter::finish_bytes)?;
         self.next_request_id = self.next_request_id.wrapping_add(2);
-        self.in_flight.push(InFlight {
+        self.in_flight.insert(InFlight {
             request_id,
             version,
             cancelled: false,
@@ -868,11 +859,7 @@ impl GiopConnection {
     /// The request will not be waited for: queues a CancelRequest and drops its reply when
     /// it comes. False if it was not in flight.
     pub fn cancel(&mut self, request_id: u32) -> bool {
-        let Some(f) = self
-            .in_flight
-            .iter_mut()
-            .find(|f| f.request_id == request_id && !f.cancelled)
-        else {
+        let Some(f) = self.in_flight.get_mut(request_id).filter(|f| !f.cancelled) else {
             return false;
         };
         f.cancelled = true;
@@ -890,11 +877,7 @@ impl GiopConnection {
     /// Forgets a request in flight without telling the peer (its reply, if it comes, is
     /// dropped): for a caller that gives up on the connection anyway.
     pub fn abandon(&mut self, request_id: u32) {
-        if let Some(f) = self
-            .in_flight
-            .iter_mut()
-            .find(|f| f.request_id == request_id)
-        {
+        if let Some(f) = self.in_flight.get_mut(request_id) {
             f.cancelled = true;
         }
     }

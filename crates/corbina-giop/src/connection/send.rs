@@ -234,7 +234,7 @@ impl GiopConnection {
         }
         self.next_request_id = request_id.wrapping_add(2);
         if response_expected {
-            self.in_flight.push(InFlight {
+            self.in_flight.insert(InFlight {
                 request_id,
                 version,
                 cancelled: false,
