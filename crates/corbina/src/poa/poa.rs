@@ -614,6 +614,7 @@ impl Poa {
     // ---- Dispatch ----
 
     /// Dispatches a remote (or marshalled in-process) request for `oid`.
+    #[inline]
     pub(crate) fn dispatch(
         &self,
         oid: &[u8],
@@ -649,6 +650,7 @@ impl Poa {
     /// ([`enter_call`](Self::enter_call)), the servant lookup (active object map, default
     /// servant, servant manager), `Current` during the upcall, and the in-flight count of
     /// the object. `invocation` is how arguments and results travel.
+    #[inline]
     fn process<'o, I: Invocation<'o> + ?Sized>(
         &self,
         oid: &[u8],
@@ -744,6 +746,7 @@ impl Poa {
         })
     }
 
+    #[inline]
     fn upcall<'o, I: Invocation<'o> + ?Sized>(
         &self,
         oid: &[u8],
