@@ -372,8 +372,9 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
     std::thread::sleep(Duration::from_millis(300));
     s.bench.ping().unwrap();
     // 64 connections open at most, each with its receive chunk (64 KiB), its thread, and
-    // the replies it was sent; a few more being closed; the allocator's slack.
-    const OVERHEAD: usize = 24 << 20;
+    // the replies it was sent; a few more being closed; the allocator's slack (glibc's cached
+    // thread stacks and arenas: 30 MiB seen once on an idle machine, under 24 MiB usually).
+    const OVERHEAD: usize = 48 << 20;
     let grown = peak.max(rss().saturating_sub(rss0));
     assert!(
         grown < BUDGET + OVERHEAD,
