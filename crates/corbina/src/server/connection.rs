@@ -703,11 +703,11 @@ struct DeferredConnectionReply {
     reply: ReplyContext,
 }
 
-impl DeferredReplySink for DeferredConnectionReply {
-    fn reply<'a>(
-        &mut self,
-        kind: ReplyKind,
-        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+impl DeferredConnectionReply {
+    /// Writes one reply through `write`, then leaves the busy state unless the sink already did.
+    fn send(
+        &self,
+        write: impl FnOnce(&mut ConnectionReplySink<'_>) -> Result<(), SystemException>,
     ) -> Result<(), SystemException> {
         // Not the connection thread's buffer: that one serves later requests meanwhile.
         let mut out = Vec::new();
@@ -717,31 +717,33 @@ impl DeferredReplySink for DeferredConnectionReply {
             reply: self.reply,
             left_busy: false,
         };
-        let sent = ReplySink::reply(&mut sink, kind, body);
-        if let Err(e) = &sent {
-            if !sink.left_busy {
-                // The body could not be encoded: the client still gets an answer.
-                let _ = sink.system_exception(e.clone());
-            }
-        }
+        let sent = write(&mut sink);
         if !sink.left_busy {
             end(&self.shared);
         }
         sent
     }
+}
+
+impl DeferredReplySink for DeferredConnectionReply {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        self.send(|sink| {
+            let sent = ReplySink::reply(sink, kind, body);
+            if let Err(e) = &sent {
+                if !sink.left_busy {
+                    // The body could not be encoded: the client still gets an answer.
+                    let _ = sink.system_exception(e.clone());
+                }
+            }
+            sent
+        })
+    }
 
     fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
-        let mut out = Vec::new();
-        let mut sink = ConnectionReplySink {
-            shared: &self.shared,
-            out: &mut out,
-            reply: self.reply,
-            left_busy: false,
-        };
-        let sent = sink.system_exception(e);
-        if !sink.left_busy {
-            end(&self.shared);
-        }
-        sent
+        self.send(|sink| sink.system_exception(e))
     }
 }
