@@ -82,6 +82,7 @@ pub struct Builder {
     defines: Vec<(String, String)>,
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
+    relaxed_names: bool,
     options: crate::Options,
 }
 
@@ -99,6 +100,7 @@ impl Builder {
             defines: Vec::new(),
             out_dir: None,
             cargo_metadata: true,
+            relaxed_names: false,
             options: crate::Options::default(),
         }
     }
@@ -112,6 +114,14 @@ impl Builder {
     /// Predefines a preprocessor macro (`-D`).
     pub fn define(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.defines.push((name.into(), value.into()));
+        self
+    }
+
+    /// Accepts IDL that breaks the scoping rules of CORBA 3.0 §3.15.3 with a warning (default
+    /// off; [`Frontend::relaxed_names`]): `struct S { Mode mode; }`, `interface Echo { void
+    /// echo(); }`. omniidl refuses such IDL; some other compilers accept it.
+    pub fn relaxed_names(mut self, on: bool) -> Self {
+        self.relaxed_names = on;
         self
     }
 
@@ -168,6 +178,7 @@ impl Builder {
         for file in files {
             let file = file.as_ref();
             let mut fe = Frontend::new();
+            fe.relaxed_names(self.relaxed_names);
             for d in &self.includes {
                 fe.include_dir(d);
             }

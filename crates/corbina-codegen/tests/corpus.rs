@@ -113,7 +113,12 @@ fn run(
                 }
             }
             (Outcome::PendingValuetypes, Err(err)) => {
-                let pending = ["valuetype", "abstract interface", "'ValueBase'"];
+                let pending = [
+                    "valuetype",
+                    "abstract interface",
+                    "'ValueBase'",
+                    "state member",
+                ];
                 if err.lines().all(|l| pending.iter().any(|p| l.contains(p))) {
                     n_pending += 1;
                 } else {

@@ -15,7 +15,7 @@
 //!         "#pragma prefix \"example.org\"
 //!          module Demo {
 //!            typedef sequence<octet> Bytes;
-//!            interface Echo { Bytes echo(in Bytes data); };
+//!            interface Echo { Bytes say(in Bytes data); };
 //!          };",
 //!     )
 //!     .unwrap();
@@ -62,6 +62,7 @@ pub struct Frontend {
     include_dirs: Vec<PathBuf>,
     defines: Vec<(String, String)>,
     warnings: Vec<Diagnostic>,
+    relaxed_names: bool,
 }
 
 impl Frontend {
@@ -79,6 +80,15 @@ impl Frontend {
     /// Predefines an object-like macro (`-DNAME=value`; use `"1"` for plain `-DNAME`).
     pub fn define(&mut self, name: impl Into<String>, value: impl Into<String>) -> &mut Self {
         self.defines.push((name.into(), value.into()));
+        self
+    }
+
+    /// Reports the scoping rules of CORBA 3.0 §3.15.3 as warnings instead of errors: a name
+    /// declared in the scope it names (`interface Echo { void echo(); }`), or in a scope into
+    /// which a use introduced it (`struct S { Mode mode; }`). omniidl refuses both, as the spec
+    /// says; some other IDL compilers accept them, and so does the Rust mapping.
+    pub fn relaxed_names(&mut self, relaxed: bool) -> &mut Self {
+        self.relaxed_names = relaxed;
         self
     }
 
@@ -104,14 +114,14 @@ impl Frontend {
         source: impl FnOnce(preprocess::Preprocessor<'_>) -> diagnostic::PResult<Vec<lexer::Token>>
             + Send,
     ) -> Result<Specification, Diagnostics> {
-        let (dirs, defines) = (&self.include_dirs, &self.defines);
+        let (dirs, defines, relaxed) = (&self.include_dirs, &self.defines, self.relaxed_names);
         let (result, warnings) = parser::with_big_stack(move || {
             let mut warnings = Vec::new();
             let result = (|| {
                 let pp = preprocess::Preprocessor::new(dirs, defines, &mut warnings)?;
                 let toks = source(pp)?;
                 let defs = parser::Parser::new(toks, &mut warnings).parse_specification()?;
-                resolve::Resolver::new(&mut warnings).run(&defs)
+                resolve::Resolver::new(&mut warnings, relaxed).run(&defs)
             })();
             (result, warnings)
         });

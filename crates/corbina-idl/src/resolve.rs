@@ -10,6 +10,7 @@ use crate::diagnostic::{Diagnostic, PResult, SourceLoc};
 use crate::lexer::PragmaTok;
 use crate::model::*;
 use crate::repoid::{default_id, Overrides, PrefixState};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug)]
@@ -86,11 +87,15 @@ struct Exports {
 pub(crate) struct Resolver<'w> {
     pub(crate) symbols: HashMap<ScopedName, Symbol>,
     lower: HashMap<Vec<String>, ScopedName>,
-    #[allow(dead_code)]
     warnings: &'w mut Vec<Diagnostic>,
+    /// Report §3.15.3 name clashes as warnings instead of errors.
+    relaxed_names: bool,
     prefix: PrefixState,
     file_stack: Vec<PrefixState>,
     overrides: Overrides,
+    /// Names introduced into each scope by use (CORBA 3.0 §3.15.3), keyed by the lowercased
+    /// identifier: the name as written and where it was first used.
+    introduced: RefCell<HashMap<Scope, HashMap<String, (String, SourceLoc)>>>,
 }
 
 type Scope = Vec<String>;
@@ -102,14 +107,16 @@ fn sn(scope: &[String], name: &str) -> ScopedName {
 }
 
 impl<'w> Resolver<'w> {
-    pub(crate) fn new(warnings: &'w mut Vec<Diagnostic>) -> Self {
+    pub(crate) fn new(warnings: &'w mut Vec<Diagnostic>, relaxed_names: bool) -> Self {
         Resolver {
             symbols: HashMap::new(),
             lower: HashMap::new(),
             warnings,
+            relaxed_names,
             prefix: PrefixState::default(),
             file_stack: Vec::new(),
             overrides: Overrides::default(),
+            introduced: RefCell::default(),
         }
     }
 
@@ -124,6 +131,7 @@ impl<'w> Resolver<'w> {
     // ---- symbol table ------------------------------------------------------
 
     fn declare(&mut self, scope: &[String], name: &Ident, kind: Sym) -> PResult<ScopedName> {
+        self.check_scope_rules(scope, name, &kind)?;
         let full = sn(scope, &name.name);
         let low: Vec<String> = full.0.iter().map(|s| s.to_lowercase()).collect();
         if let Some(other) = self.lower.get(&low) {
@@ -201,6 +209,95 @@ impl<'w> Resolver<'w> {
             },
         );
         Ok(full)
+    }
+
+    /// CORBA 3.0 §3.15.3: a name may not be declared in the scope it names (`module M {
+    /// typedef short M; }`), nor in a scope into which a use has already introduced it.
+    /// A member (of a struct, union, exception or value state) named like its type is left
+    /// alone: the spec lists the definitions that may not reuse the scope's name, and the
+    /// OMG's own `Security.idl` has `struct Right { …; string right; }`.
+    fn check_scope_rules(&mut self, scope: &[String], name: &Ident, kind: &Sym) -> PResult<()> {
+        let low = name.name.to_lowercase();
+        let member = matches!(kind, Sym::Member);
+        let clash = match scope.last() {
+            Some(enclosing) if !member && enclosing.to_lowercase() == low => Some(format!(
+                "'{}' clashes with the name of its enclosing scope '{enclosing}'",
+                name.name
+            )),
+            _ => self
+                .introduced
+                .borrow()
+                .get(scope)
+                .and_then(|names| names.get(&low))
+                .map(|(used, at)| {
+                    format!(
+                        "'{}' clashes with '{used}', which its use at {at} introduced into this scope",
+                        name.name
+                    )
+                }),
+        };
+        match clash {
+            None => Ok(()),
+            Some(m) if self.relaxed_names => {
+                self.warnings.push(Diagnostic::warning(&name.loc, m));
+                Ok(())
+            }
+            Some(m) => Err(Diagnostic::error(
+                &name.loc,
+                format!("{m} (CORBA 3.0 §3.15.3; rename one of them, or relax the check with --relaxed-names)"),
+            )),
+        }
+    }
+
+    /// Records that `id` (the first part of a relative name) is used in `scope`: it is
+    /// introduced there and, through structs, unions and exceptions nested in an interface or
+    /// valuetype, into each enclosing scope up to that interface or valuetype (not beyond it
+    /// into a module). A scope that declares or inherits `id` itself stops the introduction.
+    fn introduce(&self, scope: &[String], id: &str, loc: &SourceLoc) {
+        let low = id.to_lowercase();
+        let mut depth = scope.len();
+        loop {
+            let here = &scope[..depth];
+            let mut path: Vec<String> = here.iter().map(|s| s.to_lowercase()).collect();
+            path.push(low.clone());
+            let declared_here = self.lower.contains_key(&path)
+                || matches!(
+                    self.find_in(&ScopedName(here.to_vec()), id, loc),
+                    Ok(Some(_)) | Err(_)
+                );
+            if declared_here {
+                return;
+            }
+            self.introduced
+                .borrow_mut()
+                .entry(here.to_vec())
+                .or_default()
+                .entry(low.clone())
+                .or_insert_with(|| (id.to_string(), loc.clone()));
+            if depth == 0 || !self.introduces_outward(&scope[..depth - 1]) {
+                return;
+            }
+            depth -= 1;
+        }
+    }
+
+    /// Whether a use in a scope nested directly in `scope` also introduces the name into
+    /// `scope`: true for interfaces and valuetypes and for what is nested in them.
+    fn introduces_outward(&self, scope: &[String]) -> bool {
+        if scope.is_empty() {
+            return false;
+        }
+        match self
+            .symbols
+            .get(&ScopedName(scope.to_vec()))
+            .map(|s| &s.kind)
+        {
+            Some(Sym::Interface { .. } | Sym::Value { .. }) => true,
+            Some(Sym::Struct { .. } | Sym::Union { .. } | Sym::Exception) => {
+                self.introduces_outward(&scope[..scope.len() - 1])
+            }
+            _ => false,
+        }
     }
 
     /// Declares a full (non-forward) struct, union, interface or valuetype.
@@ -296,8 +393,18 @@ impl<'w> Resolver<'w> {
         }
     }
 
-    /// Resolves a name as written in `scope` (lexical scopes outward, inherited names included).
+    /// Resolves a name used in `scope` (lexical scopes outward, inherited names included); a
+    /// relative name's first identifier is introduced into the scope (§3.15.3).
     fn lookup(&self, scope: &[String], n: &ScopedNameRef) -> PResult<ScopedName> {
+        let full = self.lookup_quiet(scope, n)?;
+        if !n.absolute {
+            self.introduce(scope, &n.parts[0], &n.loc);
+        }
+        Ok(full)
+    }
+
+    /// Resolves a name without using it (pragmas and `typeid`/`typeprefix` only name things).
+    fn lookup_quiet(&self, scope: &[String], n: &ScopedNameRef) -> PResult<ScopedName> {
         let not_found = || Diagnostic::error(&n.loc, format!("'{n}' is not defined"));
         let mut cur = if n.absolute {
             self.find_in(&ScopedName::default(), &n.parts[0], &n.loc)?
@@ -529,11 +636,11 @@ impl<'w> Resolver<'w> {
                 self.valuetype(scope, name, header, body, out)?
             }
             Def::TypeId { name, id } => {
-                let full = self.lookup(scope, name)?;
+                let full = self.lookup_quiet(scope, name)?;
                 self.set_id(full, id, &name.loc)?;
             }
             Def::TypePrefix { name, prefix } => {
-                let full = self.lookup(scope, name)?;
+                let full = self.lookup_quiet(scope, name)?;
                 self.overrides.typeprefixes.insert(full, prefix.clone());
             }
             Def::Pragma(p, loc) => self.pragma(scope, p, loc)?,
@@ -587,7 +694,7 @@ impl<'w> Resolver<'w> {
             }
             PragmaTok::ExitFile => self.prefix = self.file_stack.pop().unwrap_or_default(),
             PragmaTok::Id { name, absolute, id } => {
-                let full = self.lookup(scope, &name_ref(name, *absolute))?;
+                let full = self.lookup_quiet(scope, &name_ref(name, *absolute))?;
                 self.set_id(full, id, loc)?;
             }
             PragmaTok::Version {
@@ -596,7 +703,7 @@ impl<'w> Resolver<'w> {
                 major,
                 minor,
             } => {
-                let full = self.lookup(scope, &name_ref(name, *absolute))?;
+                let full = self.lookup_quiet(scope, &name_ref(name, *absolute))?;
                 self.overrides
                     .versions
                     .insert(full, format!("{major}.{minor}"));

@@ -105,8 +105,8 @@ fn prefix_resets_in_and_after_included_files() {
 
 #[test]
 fn typecode_is_built_in() {
-    let s = ok("module CORBA { struct S { TypeCode t; }; }; struct T { CORBA::TypeCode t; };");
-    let DefinitionKind::Struct(t) = &s.lookup(&ScopedName::parse("T")).unwrap().kind else {
+    let s = ok("module CORBA { struct S { TypeCode t; }; }; struct U { CORBA::TypeCode t; };");
+    let DefinitionKind::Struct(t) = &s.lookup(&ScopedName::parse("U")).unwrap().kind else {
         panic!()
     };
     assert_eq!(t.members[0].ty, crate::Type::TypeCode);
@@ -181,4 +181,59 @@ fn a_file_on_the_include_path_shadows_a_built_in_one() {
         .lookup(&ScopedName::parse("CORBA::InterfaceDef"))
         .is_none());
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn names_introduced_into_a_scope() {
+    // CORBA 3.0 §3.15.3, the examples of PolyORB's idl15021..idl15034.
+    assert!(err("module M { typedef short M; };")
+        .contains("'M' clashes with the name of its enclosing scope 'M'"));
+    assert!(err("interface I { void i(in short j); };").contains("enclosing scope 'I'"));
+    ok("interface I { void a(in short a); };"); // a parameter is in the operation's scope
+    ok("struct Right { string right; };"); // a member is not a redefinition (Security.idl)
+                                           // A use introduces the first identifier of a relative name.
+    assert!(err("module M { module Inner1 { typedef string S1; }; \
+         module Inner2 { typedef Inner1::S1 S2; typedef string inner1; }; };")
+    .contains("'inner1' clashes with 'Inner1', which its use at"));
+    ok("module M { module Inner1 { typedef string S1; }; module Inner2 { typedef string inner1; }; };");
+    assert!(err("typedef long Color; struct S { Color color; };")
+        .contains("'color' clashes with 'Color'"));
+    // Through structs nested in an interface, up to the interface...
+    assert!(err("module M { typedef long ArgType; const long I = 10; \
+         interface A { struct S { struct T { ArgType x[I]; } m; }; typedef string ArgType; }; };")
+    .contains("'ArgType' clashes with 'ArgType'"));
+    assert!(err("module M { const long I = 10; \
+         interface A { struct S { struct T { long x[I]; } m; }; enum I { I1, I2 }; }; };")
+    .contains("'I' clashes with 'I'"));
+    // ... but not beyond a module, nor into a derived interface or a sibling struct.
+    ok(
+        "typedef long ArgType; module M { struct S { ArgType x; }; typedef string ArgType; \
+        struct T { ArgType y; }; };",
+    );
+    ok("module M { typedef long ArgType; const long I = 10; \
+        interface A { struct S { struct T { ArgType x[I]; } m; }; struct U { long i; }; }; \
+        interface B : A { typedef long ArgType; struct S { ArgType x; A::S y; }; }; };");
+    // Absolute names and names declared in the scope itself introduce nothing.
+    ok(
+        "typedef short TempType; module M { typedef string ArgType; \
+        struct S { ::M::ArgType a1; M::ArgType a2; ::TempType temp; }; };",
+    );
+    ok("struct E; typedef sequence<E> ESeq; struct E { double d; ESeq inner; };");
+}
+
+#[test]
+fn relaxed_names_turn_scope_clashes_into_warnings() {
+    let src = "enum Mode { A, B }; struct S { Mode mode; }; interface Echo { void echo(); };";
+    assert!(err(src).contains("relax the check with --relaxed-names"));
+    let mut fe = Frontend::new();
+    fe.relaxed_names(true);
+    let spec = fe.parse_str("r.idl", src).unwrap_or_else(|e| panic!("{e}"));
+    assert!(spec.lookup(&ScopedName::parse("Echo")).is_some());
+    let warnings: Vec<String> = fe.warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("r.idl:1:37: warning: 'mode' clashes with 'Mode'"),
+        "{warnings:?}"
+    );
+    assert!(warnings[1].contains("'echo' clashes with the name of its enclosing scope 'Echo'"));
 }

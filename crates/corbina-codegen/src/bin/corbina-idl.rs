@@ -1,4 +1,4 @@
-//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] FILE.idl...`: compiles IDL files
+//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--relaxed-names] FILE.idl...`: compiles IDL files
 //! to Rust, one `<stem>.rs` per input.
 #![forbid(unsafe_code)]
 
@@ -6,7 +6,7 @@ use corbina_idl::Frontend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] FILE.idl...
+const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--relaxed-names] FILE.idl...
 
 Compiles OMG IDL files to Rust for the Corbina ORB: one OUTDIR/<stem>.rs per input file.
 
@@ -19,6 +19,8 @@ options:
                      implements only the operations it serves (default: every one required)
   --ami[=I,...]      CORBA AMI callbacks: AMI_<I>Handler reply handlers and sendc_<op>
                      methods, for every interface or the listed ones (scoped names)
+  --relaxed-names    warn instead of failing on the scoping rules of CORBA 3.0 §3.15.3
+                     (`struct S { Mode mode; };`, an operation named like its interface)
   -h, --help         print this help";
 
 fn main() -> ExitCode {
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
     let mut out_dir = PathBuf::from(".");
     let mut files = Vec::new();
     let mut options = corbina_codegen::Options::default();
+    let mut relaxed_names = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |flag: &str, inline: &str| -> Option<String> {
@@ -40,7 +43,9 @@ fn main() -> ExitCode {
                 Some(inline.to_string())
             }
         };
-        if a == "--no-implement-defaults" {
+        if a == "--relaxed-names" {
+            relaxed_names = true;
+        } else if a == "--no-implement-defaults" {
             options.no_implement_defaults = true;
         } else if a == "--ami" {
             options.ami = true;
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
     let mut failed = false;
     for file in &files {
         let mut fe = Frontend::new();
+        fe.relaxed_names(relaxed_names);
         for d in &includes {
             fe.include_dir(d);
         }

@@ -692,7 +692,7 @@ pub mod names {
                 "IDL:Names/iF:1.0",
                 "iF",
                 vec![
-                    ::corbina::typecode::StructMember::new("iF", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ::corbina::typecode::StructMember::new("i_F", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
                     ::corbina::typecode::StructMember::new("iF_", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
                     ::corbina::typecode::StructMember::new("fooBar", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
                     ::corbina::typecode::StructMember::new("foo_bar", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),

@@ -1761,7 +1761,7 @@ pub mod refs {
     /// IDL struct `::Refs::Pair` (`IDL:Refs/Pair:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
     pub struct Pair {
-        pub pair: [::core::option::Option<Item>; 2],
+        pub both: [::core::option::Option<Item>; 2],
         pub few: ::std::vec::Vec<::core::option::Option<::corbina::ObjectRef>>,
     }
 
@@ -1776,7 +1776,7 @@ pub mod refs {
                 "IDL:Refs/Pair:1.0",
                 "Pair",
                 vec![
-                    ::corbina::typecode::StructMember::new("pair", ::corbina::TypeCode::create_array_tc(2, Item::type_code()).expect("generated TypeCode is valid")),
+                    ::corbina::typecode::StructMember::new("both", ::corbina::TypeCode::create_array_tc(2, Item::type_code()).expect("generated TypeCode is valid")),
                     ::corbina::typecode::StructMember::new("few", ::corbina::TypeCode::create_sequence_tc(3, ::corbina::TypeCode::create_interface_tc("IDL:omg.org/CORBA/Object:1.0", "Object").expect("generated TypeCode is valid"))),
                 ],
             ).expect("generated TypeCode is valid"))
@@ -1786,7 +1786,7 @@ pub mod refs {
 
     impl ::corbina::cdr::CdrEncode for Pair {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
-            for item in self.pair.iter() {
+            for item in self.both.iter() {
                 ::corbina::object::write_ref::<Item>(w, item)?;
             }
             if self.few.len() > 3 {
@@ -1804,7 +1804,7 @@ pub mod refs {
         const MIN_WIRE_SIZE: usize = 20;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             Ok(Self {
-                pair: {
+                both: {
                     let mut v = ::std::vec::Vec::with_capacity(2);
                     for _ in 0..2 {
                         v.push(::corbina::object::read_ref::<Item>(r)?);
