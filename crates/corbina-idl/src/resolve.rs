@@ -95,10 +95,13 @@ pub(crate) struct Resolver<'w> {
     overrides: Overrides,
     /// Names introduced into each scope by use (CORBA 3.0 §3.15.3), keyed by the lowercased
     /// identifier: the name as written and where it was first used.
-    introduced: RefCell<HashMap<Scope, HashMap<String, (String, SourceLoc)>>>,
+    introduced: RefCell<HashMap<Scope, IntroducedNames>>,
 }
 
 type Scope = Vec<String>;
+
+/// Names introduced into one scope: lowercased identifier → (as written, first use).
+type IntroducedNames = HashMap<String, (String, SourceLoc)>;
 
 fn sn(scope: &[String], name: &str) -> ScopedName {
     let mut v = scope.to_vec();
