@@ -532,8 +532,11 @@ pub fn omni_client_check_giop_1_0_and_1_2(bin: &Path, ior_file: &Path) {
 }
 
 /// The JVM options with which [`JacorbPeer`] starts JacORB: its ORB classes, its listener on
-/// the loopback address, and a JIT setting for a short-lived process.
+/// the loopback address, thread stacks deep enough for JacORB's recursive reading of a
+/// 1000-node list (each node a value nested in the one before), and a JIT setting for a
+/// short-lived process.
 pub const JACORB_JVM_ARGS: &[&str] = &[
+    "-Xss16m",
     "-Dorg.omg.CORBA.ORBClass=org.jacorb.orb.ORB",
     "-Dorg.omg.CORBA.ORBSingletonClass=org.jacorb.orb.ORBSingleton",
     "-DOAIAddr=127.0.0.1",

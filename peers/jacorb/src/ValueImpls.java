@@ -3,9 +3,10 @@ import java.io.Serializable;
 import org.omg.CORBA.portable.ValueFactory;
 
 /**
- * The implementations of peers/values.idl's valuetypes and their factories. The classes are
- * deliberately not named NodeImpl/NodeDefaultFactory, so that JacORB finds no factory by naming
- * convention: a type whose factory is unregistered is truncated to a base.
+ * The implementations of peers/values.idl's valuetypes and their factories. They are not named
+ * DerivedDefaultFactory (the Java mapping's fallback when no factory is registered) or
+ * DerivedImpl, so that a type whose factory is unregistered has none: JacORB truncates it to a
+ * base.
  */
 final class ValueImpls {
     private ValueImpls() {}
