@@ -551,3 +551,68 @@ fn jacorb_client_values_reach_corbina_and_back() {
     assert_eq!(lines.len(), 2 * 17, "{lines:#?}");
     orb.destroy();
 }
+
+/// `bytes` written as hex with any whitespace.
+fn hex(bytes: &str) -> Vec<u8> {
+    let digits: Vec<u8> = bytes.bytes().filter(u8::is_ascii_hexdigit).collect();
+    digits
+        .chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
+        .collect()
+}
+
+fn jacorb_reader(bytes: &[u8]) -> CdrReader<'_> {
+    CdrReader::new(
+        bytes,
+        corbina::cdr::ByteOrder::Big,
+        corbina::cdr::CdrContext::GIOP_1_2,
+    )
+}
+
+/// Request bodies JacORB 3.9 sent in these tests, byte for byte, decoded without a JVM.
+#[test]
+fn jacorb_value_encodings_decode_byte_exact() {
+    // echo_node(a ring of 3): the second and third nodes' repository ids are indirections
+    // (-36, -52), and the third node's `next` is an indirection (-68) to the head.
+    let ring3 = hex(
+        "7fffff02 00000014 49444c3a56616c7565732f4e6f64653a312e3000 00000000
+         7fffff02 ffffffff ffffffdc 00000001
+         7fffff02 ffffffff ffffffcc 00000002 ffffffff ffffffbc",
+    );
+    let mut r = jacorb_reader(&ring3);
+    let head = read_list(&mut r).unwrap();
+    assert_eq!(r.remaining(), 0);
+    assert_ring_and_break(&head, 3);
+
+    // same_node(a, a): the second parameter is an indirection (-40) to the first, so the
+    // parameters must be read with one ValueInput.
+    let same = hex(
+        "7fffff02 00000014 49444c3a56616c7565732f4e6f64653a312e3000 00000007 00000000
+         ffffffff ffffffd8",
+    );
+    let mut r = jacorb_reader(&same);
+    let mut input = ValueInput::new();
+    let a = ValueRef::<Node>::read_member(&mut r, &mut input).unwrap();
+    let b = ValueRef::<Node>::read_member(&mut r, &mut input).unwrap();
+    assert!(a.ptr_eq(&b) && !a.is_null());
+    assert_eq!(r.remaining(), 0);
+
+    // describe(Derived{"d", 7}): chunked, both repository ids, one 12-byte chunk, end tag -1.
+    let derived = hex(
+        "7fffff0e 00000002 00000017 49444c3a56616c7565732f446572697665643a312e3000 00
+         00000014 49444c3a56616c7565732f426173653a312e3000
+         0000000c 00000002 6400 0000 00000007 ffffffff",
+    );
+    let mut r = jacorb_reader(&derived);
+    let d = ValueRef::<Derived>::decode(&mut r).unwrap();
+    assert_eq!(r.remaining(), 0);
+    assert_eq!(
+        d.lock().map(|d| (d.name.clone(), d.extra)),
+        Some(("d".into(), 7))
+    );
+    // A receiver knowing only Base truncates: it skips the rest of the chunk.
+    let mut r = jacorb_reader(&derived);
+    let b = ValueRef::<Base>::decode(&mut r).unwrap();
+    assert_eq!(r.remaining(), 0);
+    assert_eq!(b.lock().map(|b| b.name.clone()).as_deref(), Some("d"));
+}
