@@ -14,7 +14,7 @@ import org.omg.PortableServer.POA;
 import org.omg.PortableServer.POAHelper;
 
 /**
- * The JacORB peer of Corbina's interop tests (peers/jacorb/README.md).
+ * The JacORB peer of Corbina's interop tests (documented in peers/README.md).
  *
  * usage: JacorbPeer DIR [JacORB -ORB options]
  *
