@@ -23,6 +23,10 @@ fi
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 
+# The JacORB peer's jars (JacORB 3.9 and its IDL compiler, from Maven Central into ~/.m2), so
+# that the tests build peers/jacorb offline.
+mvn -q -B -f peers/jacorb/pom.xml dependency:resolve >/dev/null
+
 # Interop tests must not quietly skip when the peer is missing.
 export REQUIRE_OMNIORB_PEERS=1
 

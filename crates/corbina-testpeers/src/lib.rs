@@ -1,7 +1,8 @@
 //! Test-only helpers for the interop tests that run omniORB peers: the C++ programs of
 //! the repository's `peers/` directory (or of another Makefile, such as
 //! `corbina-codegen/tests/interop`), built once per test process, and a guard that kills
-//! and reaps a peer process when a test ends.
+//! and reaps a peer process when a test ends. [`JacorbPeer`] does the same for the JacORB
+//! peer of `peers/jacorb/` (Java and Maven instead of omniORB).
 //!
 //! Without omniORB installed the helpers print why and the test returns early, unless
 //! `REQUIRE_OMNIORB_PEERS` is set (as `scripts/test.sh` does), which makes a missing peer a
@@ -527,5 +528,164 @@ pub fn omni_client_check(bin: &Path, ior_file: &Path, args: &[&str]) {
 pub fn omni_client_check_giop_1_0_and_1_2(bin: &Path, ior_file: &Path) {
     for v in ["1.0", "1.2"] {
         omni_client_check(bin, ior_file, &["-ORBmaxGIOPVersion", v]);
+    }
+}
+
+/// The JVM options with which [`JacorbPeer`] starts JacORB: its ORB classes, its listener on
+/// the loopback address, thread stacks deep enough for JacORB's recursive reading of a
+/// 1000-node list (each node a value nested in the one before), and a JIT setting for a
+/// short-lived process.
+pub const JACORB_JVM_ARGS: &[&str] = &[
+    "-Xss16m",
+    "-Dorg.omg.CORBA.ORBClass=org.jacorb.orb.ORB",
+    "-Dorg.omg.CORBA.ORBSingletonClass=org.jacorb.orb.ORBSingleton",
+    "-DOAIAddr=127.0.0.1",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
+];
+
+/// How long [`JacorbPeer::command`] waits for the peer's answer.
+pub const JACORB_COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whether `java`, `javac` and `mvn` run (Debian: `default-jdk-headless`, `maven`).
+pub fn jacorb_tools_installed() -> bool {
+    [("java", "-version"), ("javac", "-version"), ("mvn", "-v")]
+        .iter()
+        .all(|(tool, arg)| {
+            Command::new(tool)
+                .arg(arg)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+}
+
+/// Builds the JacORB peer of `peers/jacorb/` once per process (Maven fetches JacORB 3.9 on
+/// the first build, then works offline) and returns the file holding its classpath; `None`,
+/// with a note, when Java or Maven is missing and peers are not [`required`]. Panics, with
+/// make's output, when the build fails.
+pub fn jacorb_classpath() -> Option<&'static Path> {
+    static BUILT: OnceLock<Result<Option<&'static Path>, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            if !skip_unless(
+                jacorb_tools_installed(),
+                "JacORB interop",
+                "Java and Maven (default-jdk-headless, maven) are not installed",
+            ) {
+                return Ok(None);
+            }
+            let build = PeerBuild {
+                name: "jacorb",
+                makefile_dir: peers_source_dir().join("jacorb"),
+                targets: &["classpath"],
+                pkg_config: "",
+            };
+            run_make(&build).map(|dir| Some(&*Box::leak(dir.join("classpath").into_boxed_path())))
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The JacORB peer (`peers/jacorb/src/JacorbPeer.java`, documented in `peers/README.md`): one
+/// JVM serving an `ScProbe` (`peers/sc.idl`, with Portable Interceptors adding and echoing
+/// service contexts) and a `Values::ValueExchange` (`peers/values.idl`), and acting as their
+/// client on [`JacorbPeer::command`]. Killed when dropped; it also exits when its stdin closes.
+pub struct JacorbPeer {
+    process: PeerProcess,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    dir: PathBuf,
+    /// The IOR of its `ScProbe`.
+    pub sc_ior: String,
+    /// The IOR of its `Values::ValueExchange`.
+    pub values_ior: String,
+}
+
+impl JacorbPeer {
+    /// Builds (once) and starts the peer, with its files in a fresh directory named after
+    /// `name`, and waits for its IORs; `None` when Java or Maven is missing and peers are not
+    /// [`required`]. Panics, with the peer's stderr, when it does not come up.
+    pub fn start(name: &str) -> Option<JacorbPeer> {
+        let classpath = jacorb_classpath()?;
+        let cp = std::fs::read_to_string(classpath)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", classpath.display()));
+        let dir = fresh_dir(name);
+        let mut process = PeerProcess::spawn(
+            "JacORB peer",
+            Command::new("java")
+                .args(JACORB_JVM_ARGS)
+                .arg("-cp")
+                .arg(cp.trim())
+                .arg("JacorbPeer")
+                .arg(&dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped()),
+        );
+        // The peer writes values.ior, then sc.ior.
+        let sc_ior = process
+            .wait_for_ior_file(&dir.join("sc.ior"), IOR_TIMEOUT)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let values_ior = std::fs::read_to_string(dir.join("values.ior"))
+            .expect("the peer wrote values.ior before sc.ior")
+            .trim()
+            .to_owned();
+        let child = process.child_mut();
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Some(JacorbPeer {
+            process,
+            stdin,
+            lines,
+            dir,
+            sc_ior,
+            values_ior,
+        })
+    }
+
+    /// Writes `ior` to a file named `name` in the peer's directory, for a command's argument.
+    pub fn ior_file(&self, name: &str, ior: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, format!("{ior}\n"))
+            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        path
+    }
+
+    /// Sends one command line (`sc-call FILE`, `values-check FILE`, `derived-factory on|off`)
+    /// and returns the lines of its answer, without the closing `done`. Panics, with the
+    /// peer's stderr, when the peer exits or does not answer within
+    /// [`JACORB_COMMAND_TIMEOUT`].
+    pub fn command(&mut self, command: &str) -> Vec<String> {
+        use std::io::Write;
+        if let Err(e) = writeln!(self.stdin, "{command}").and_then(|()| self.stdin.flush()) {
+            panic!(
+                "JacORB peer: sending {command:?}: {e}; its stderr:\n{}",
+                self.process.stderr()
+            );
+        }
+        let deadline = Instant::now() + JACORB_COMMAND_TIMEOUT;
+        let mut answer = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line == "done" => return answer,
+                Ok(line) => answer.push(line),
+                Err(e) => panic!(
+                    "JacORB peer: no answer to {command:?} ({e}) after {answer:?}; its stderr:\n{}",
+                    self.process.stderr()
+                ),
+            }
+        }
     }
 }
