@@ -164,6 +164,48 @@ impl gen::BenchServant for Bench {
 }
 
 #[test]
+fn corbina_pollers_against_omniorb_server() {
+    let Some(bin) = corbina_testpeers::ami_peers() else {
+        return;
+    };
+    let (server, ior) = corbina_testpeers::omni_server(bin, "ami-poll-omni-server");
+    let orb = Orb::with_config(OrbConfig::default());
+    let bench = gen::Bench::unchecked_narrow(&orb.string_to_object(&ior).unwrap());
+    let wait = WAIT.as_millis() as u32;
+    let p = bench.sendp_echo("über sendp");
+    assert_eq!(p.echo(wait).unwrap(), "über sendp");
+    assert_eq!(
+        p.echo(0).unwrap_err().kind,
+        SystemExceptionKind::ObjectNotExist
+    );
+    bench.sendp_fail(0).fail(wait).unwrap();
+    match bench.sendp_fail(9).fail(wait) {
+        Err(bench::FailError::BenchError(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (9, "requested"))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    bench.sendp_ping().ping(wait).unwrap();
+    let pollers: Vec<_> = (0..200).map(|k| bench.sendp_echo(&k.to_string())).collect();
+    for (k, p) in pollers.iter().enumerate() {
+        assert_eq!(p.echo(wait).unwrap(), k.to_string());
+    }
+    // The server gone: the poll gets the call's system exception.
+    drop(server);
+    let p = bench.sendp_echo("lost");
+    let e = p.echo(wait).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            SystemExceptionKind::CommFailure | SystemExceptionKind::Transient
+        ),
+        "{e}"
+    );
+    assert!(!p.is_from_poller());
+    orb.destroy();
+}
+
+#[test]
 fn omniorb_ami_client_against_corbina_server() {
     let Some(bin) = corbina_testpeers::ami_peers() else {
         return;

@@ -2198,6 +2198,7 @@ impl<S: AmiBenchHandlerServant> ::corbina::Servant for AmiBenchHandlerSkeleton<S
         matches!(
             repository_id,
             "IDL:AMI_BenchHandler:1.0"
+                | "IDL:omg.org/Messaging/ReplyHandler:1.0"
                 | "IDL:omg.org/CORBA/Object:1.0"
         )
     }
@@ -2617,6 +2618,198 @@ impl Bench {
             });
             ami_delivery
         });
+    }
+
+    /// AMI `sendp_ping`: sends the request; the returned poller's `ping` takes the reply.
+    pub fn sendp_ping(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "ping", async move {
+                ami_proxy.ping().await
+            }),
+        }
+    }
+
+    /// AMI `sendp_echo`: sends the request; the returned poller's `echo` takes the reply.
+    pub fn sendp_echo(&self, s: &str) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_owned();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "echo", async move {
+                ami_proxy.echo(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_fail`: sends the request; the returned poller's `fail` takes the reply.
+    pub fn sendp_fail(&self, code: i32) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "fail", async move {
+                ami_proxy.fail(code).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_octets`: sends the request; the returned poller's `send_octets` takes the reply.
+    pub fn sendp_send_octets(&self, s: &[u8]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_octets", async move {
+                ami_proxy.send_octets(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_shorts`: sends the request; the returned poller's `send_shorts` takes the reply.
+    pub fn sendp_send_shorts(&self, s: &[i16]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_shorts", async move {
+                ami_proxy.send_shorts(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_longs`: sends the request; the returned poller's `send_longs` takes the reply.
+    pub fn sendp_send_longs(&self, s: &[i32]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_longs", async move {
+                ami_proxy.send_longs(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_doubles`: sends the request; the returned poller's `send_doubles` takes the reply.
+    pub fn sendp_send_doubles(&self, s: &[f64]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_doubles", async move {
+                ami_proxy.send_doubles(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_chars`: sends the request; the returned poller's `send_chars` takes the reply.
+    pub fn sendp_send_chars(&self, s: &[u8]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_chars", async move {
+                ami_proxy.send_chars(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_structs`: sends the request; the returned poller's `send_structs` takes the reply.
+    pub fn sendp_send_structs(&self, s: &[BinStruct]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_structs", async move {
+                ami_proxy.send_structs(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_start_timer`: sends the request; the returned poller's `start_timer` takes the reply.
+    pub fn sendp_start_timer(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "start_timer", async move {
+                ami_proxy.start_timer().await
+            }),
+        }
+    }
+
+    /// AMI `sendp_stop_timer`: sends the request; the returned poller's `stop_timer` takes the reply.
+    pub fn sendp_stop_timer(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "stop_timer", async move {
+                ami_proxy.stop_timer().await
+            }),
+        }
+    }
+}
+
+/// CORBA AMI poller for IDL interface `::Bench` (implied IDL `AMI_BenchPoller`): what the
+/// `sendp_` methods return. Its method for the operation takes the reply, waiting up to
+/// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here
+/// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through
+/// `Deref` to [`::corbina::ami::Poller`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AmiBenchPoller {
+    poller: ::corbina::ami::Poller,
+}
+
+impl AmiBenchPoller {
+    /// The reply of `ping` (implied IDL `ping(in unsigned long timeout, …)`).
+    pub fn ping(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("ping", timeout)
+    }
+
+    /// The reply of `echo` (implied IDL `echo(in unsigned long timeout, …)`).
+    pub fn echo(&self, timeout: u32) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.poller.take("echo", timeout)
+    }
+
+    /// The reply of `fail` (implied IDL `fail(in unsigned long timeout, …)`).
+    pub fn fail(&self, timeout: u32) -> ::core::result::Result<(), bench::FailError> {
+        self.poller.take("fail", timeout)
+    }
+
+    /// The reply of `send_octets` (implied IDL `send_octets(in unsigned long timeout, …)`).
+    pub fn send_octets(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_octets", timeout)
+    }
+
+    /// The reply of `send_shorts` (implied IDL `send_shorts(in unsigned long timeout, …)`).
+    pub fn send_shorts(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_shorts", timeout)
+    }
+
+    /// The reply of `send_longs` (implied IDL `send_longs(in unsigned long timeout, …)`).
+    pub fn send_longs(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_longs", timeout)
+    }
+
+    /// The reply of `send_doubles` (implied IDL `send_doubles(in unsigned long timeout, …)`).
+    pub fn send_doubles(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_doubles", timeout)
+    }
+
+    /// The reply of `send_chars` (implied IDL `send_chars(in unsigned long timeout, …)`).
+    pub fn send_chars(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_chars", timeout)
+    }
+
+    /// The reply of `send_structs` (implied IDL `send_structs(in unsigned long timeout, …)`).
+    pub fn send_structs(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_structs", timeout)
+    }
+
+    /// The reply of `start_timer` (implied IDL `start_timer(in unsigned long timeout, …)`).
+    pub fn start_timer(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("start_timer", timeout)
+    }
+
+    /// The reply of `stop_timer` (implied IDL `stop_timer(in unsigned long timeout, …)`).
+    pub fn stop_timer(&self, timeout: u32) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.poller.take("stop_timer", timeout)
+    }
+}
+
+impl ::core::ops::Deref for AmiBenchPoller {
+    type Target = ::corbina::ami::Poller;
+
+    fn deref(&self) -> &::corbina::ami::Poller {
+        &self.poller
     }
 }
 
