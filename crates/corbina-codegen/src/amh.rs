@@ -84,8 +84,31 @@ impl Gen<'_> {
                     args.push(format!("{n}: {}", self.in_type(ty)));
                 }
             }
-            self.out
-                .line(format!("fn {}({});", m.proxy, args.join(", ")));
+            let sig = format!("fn {}({})", m.proxy, args.join(", "));
+            if !self.options.no_implement_defaults {
+                self.out.line(format!("{sig};"));
+                continue;
+            }
+            // As the ordinary servant trait's defaults: NO_IMPLEMENT as the answer.
+            self.out.line("#[allow(unused_variables)]");
+            self.out.open(sig);
+            if !m.oneway {
+                let op = snake(m.wire.strip_prefix('_').unwrap_or(&m.wire));
+                let into = if self.error_type(m) != SYS {
+                    ".into()"
+                } else {
+                    ""
+                };
+                self.out.line(
+                    "let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);",
+                );
+                self.out.line(format!(
+                    "let _ = {}.{}_excep(e{into});",
+                    Self::amh_rh_param(m),
+                    op.trim_start_matches("r#")
+                ));
+            }
+            self.out.close();
         }
         self.out.close();
     }
