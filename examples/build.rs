@@ -45,9 +45,10 @@ fn mapping_doc(doc: &Path) -> Result<(), Box<dyn std::error::Error>> {
     rust.push_str(&format!("pub const RUST_BLOCKS: usize = {blocks};\n"));
     std::fs::write(out_dir.join("mapping_doc.idl"), idl)?;
     std::fs::write(out_dir.join("mapping_doc_blocks.rs"), rust)?;
-    // AMI callbacks for the interface the document's AMI section uses.
+    // AMI and AMH for the interface the document's AMI and AMH sections use.
     corbina_codegen::Builder::new()
         .ami_interfaces(["m::Bench"])
+        .amh_interfaces(["m::Bench"])
         .compile(&[out_dir.join("mapping_doc.idl")])?;
     Ok(())
 }

@@ -94,6 +94,49 @@ fn ami_callback_example_runs() {
     orb.destroy();
 }
 
+#[test]
+fn ami_polling_example_runs() {
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let poa = orb.root_poa();
+    let id = poa
+        .activate_object(Arc::new(m::BenchSkeleton::new(blocks::block_2::MyBench)))
+        .unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let obj = poa.id_to_reference(&id).unwrap().without_collocation();
+    let proxy = m::Bench::unchecked_narrow(&obj);
+    assert_eq!(blocks::block_5::poll(&proxy).unwrap(), "HELLO 2 42");
+    let first = blocks::block_5::first_of(&proxy).unwrap();
+    assert!(first == "X" || first == "Y", "{first}");
+    match proxy.sendp_op("", 0).op(10_000) {
+        Err(m::bench::OpError::BenchError(e)) => assert_eq!(e.code, 1),
+        other => panic!("expected BenchError, got {other:?}"),
+    }
+    orb.destroy();
+}
+
+#[test]
+fn amh_servant_example_runs() {
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let poa = orb.root_poa();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let servant = blocks::block_6::Parking(std::sync::Mutex::new(tx));
+    let id = poa
+        .activate_object(Arc::new(m::AmhBenchSkeleton::new(servant)))
+        .unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    blocks::block_6::answer_parked(rx);
+    // An AMH servant is reached over IIOP (a direct call cannot defer its reply).
+    let obj = poa.id_to_reference(&id).unwrap().without_collocation();
+    let proxy = m::Bench::unchecked_narrow(&obj);
+    assert_eq!(blocks::block_2::call(&proxy).unwrap(), "HELLO 2 42");
+    let mut b = 0;
+    match proxy.op("", &mut b) {
+        Err(m::bench::OpError::BenchError(e)) => assert_eq!(e.code, 1),
+        other => panic!("expected BenchError, got {other:?}"),
+    }
+    orb.destroy();
+}
+
 /// The least executor there is (the futures need none in particular): park until woken.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     struct Unpark(std::thread::Thread);

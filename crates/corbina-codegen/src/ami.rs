@@ -13,6 +13,9 @@ use corbina_idl::Type;
 
 const SYS: &str = "::corbina::SystemException";
 
+/// `Messaging::ReplyHandler`, the base of every implied-IDL reply handler.
+pub(crate) const REPLY_HANDLER_ID: &str = "IDL:omg.org/Messaging/ReplyHandler:1.0";
+
 /// Whether `name` is `Messaging::ExceptionHolder`, which handlers' `_excep` operations take
 /// and which maps to `corbina::ami::ExceptionHolder`.
 pub fn is_exception_holder(name: &ScopedName) -> bool {
@@ -65,6 +68,169 @@ impl Gen<'_> {
             }
             self.gen_sendc(m, name, &handler);
         }
+        let poller = camel(&format!("AMI_{}Poller", def.name));
+        for m in &twoways {
+            self.out.blank();
+            self.gen_sendp(m, name, &poller);
+        }
+        self.out.close();
+        self.gen_poller(def, &poller, &twoways);
+    }
+
+    /// The Rust type of a poll's success: the return value, then the `inout` and `out`
+    /// values in declaration order (the implied IDL poller operation's `out` parameters).
+    fn poll_ok_type(&self, m: &Method) -> String {
+        let mut parts: Vec<String> = m.ret.iter().map(|t| self.rust_type(t)).collect();
+        parts.extend(
+            m.params
+                .iter()
+                .filter(|p| p.2 != ParamDir::In)
+                .map(|p| self.rust_type(&p.3)),
+        );
+        match parts.len() {
+            0 => "()".into(),
+            1 => parts.remove(0),
+            _ => format!("({})", parts.join(", ")),
+        }
+    }
+
+    /// `AMI_<I>Poller` (docs/mapping.md, *AMI polling*): a local type, not a marshalled
+    /// valuetype, that dereferences to `corbina::ami::Poller` and has, per twoway
+    /// operation, a method taking its reply.
+    fn gen_poller(&mut self, def: &Definition, poller: &str, twoways: &[&Method]) {
+        self.out.blank();
+        self.out.line(format!(
+            "/// CORBA AMI poller for IDL interface `{}` (implied IDL `AMI_{}Poller`): what the",
+            def.scoped_name, def.name
+        ));
+        self.out.line(
+            "/// `sendp_` methods return. Its method for the operation takes the reply, waiting up to",
+        );
+        self.out.line(
+            "/// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here",
+        );
+        self.out.line(
+            "/// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through",
+        );
+        self.out.line("/// `Deref` to [`::corbina::ami::Poller`].");
+        self.out.line("#[derive(Clone, Debug, PartialEq, Eq)]");
+        self.out.open(format!("pub struct {poller}"));
+        self.out.line("poller: ::corbina::ami::Poller,");
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {poller}"));
+        for (k, m) in twoways.iter().enumerate() {
+            if k > 0 {
+                self.out.blank();
+            }
+            let op = handler_op(m);
+            self.out.line(format!(
+                "/// The reply of `{op}` (implied IDL `{op}(in unsigned long timeout, …)`)."
+            ));
+            self.out.open(format!(
+                "pub fn {}(&self, timeout: u32) -> ::core::result::Result<{}, {}>",
+                snake(&op),
+                self.poll_ok_type(m),
+                self.error_type(m)
+            ));
+            self.out.line(format!("self.poller.take({op:?}, timeout)"));
+            self.out.close();
+        }
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl ::core::ops::Deref for {poller}"));
+        self.out.line("type Target = ::corbina::ami::Poller;");
+        self.out.blank();
+        self.out.open("fn deref(&self) -> &::corbina::ami::Poller");
+        self.out.line("&self.poller");
+        self.out.close();
+        self.out.close();
+    }
+
+    fn gen_sendp(&mut self, m: &Method, name: &str, poller: &str) {
+        let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
+        let proxy = fresh("ami_proxy", &taken);
+        let base = m.rust.trim_start_matches("r#");
+        let op = handler_op(m);
+        let mut args = vec!["&self".to_string()];
+        for (_, n, dir, ty) in &m.params {
+            if *dir != ParamDir::Out {
+                args.push(format!("{n}: {}", self.in_type(ty)));
+            }
+        }
+        self.out.line(format!(
+            "/// AMI `sendp_{op}`: sends the request; the returned poller's `{}` takes the reply.",
+            snake(&op).trim_start_matches("r#"),
+        ));
+        self.out.open(format!(
+            "pub fn sendp_{base}({}) -> {poller}",
+            args.join(", ")
+        ));
+        self.out.line(format!(
+            "let {proxy} = {name}Async {{ obj: self.obj.clone() }};"
+        ));
+        let mut call_args = Vec::new();
+        let mut inouts = false;
+        for (_, n, dir, ty) in &m.params {
+            match dir {
+                ParamDir::Out => {}
+                ParamDir::In => {
+                    let owned = self.owned_arg(ty, n);
+                    if owned != *n {
+                        self.out.line(format!("let {n} = {owned};"));
+                    }
+                    call_args.push(self.pass_in(ty, n));
+                }
+                ParamDir::InOut => {
+                    inouts = true;
+                    self.out
+                        .line(format!("let mut {n} = {};", self.owned_arg(ty, n)));
+                    call_args.push(format!("&mut {n}"));
+                }
+            }
+        }
+        self.out.open(poller);
+        self.out.open(format!(
+            "poller: ::corbina::ami::Poller::start(self.obj.clone(), {op:?}, async move"
+        ));
+        let call = format!("{proxy}.{}({}).await", m.rust, call_args.join(", "));
+        if !inouts {
+            self.out.line(call);
+        } else {
+            // The synchronous result (return value and outs) with the inouts put in their
+            // places.
+            let mut names: Vec<String> = Vec::new();
+            let mut tuple: Vec<String> = Vec::new();
+            if m.ret.is_some() {
+                let n = fresh("ami_return_val", &taken);
+                tuple.push(n.clone());
+                names.push(n);
+            }
+            for (_, n, dir, _) in &m.params {
+                match dir {
+                    ParamDir::In => {}
+                    ParamDir::InOut => tuple.push(n.clone()),
+                    ParamDir::Out => {
+                        let local = fresh(&format!("{}_out", n.trim_start_matches("r#")), &taken);
+                        tuple.push(local.clone());
+                        names.push(local);
+                    }
+                }
+            }
+            let pat = match names.len() {
+                0 => "()".to_string(),
+                1 => names[0].clone(),
+                _ => format!("({})", names.join(", ")),
+            };
+            let value = match tuple.len() {
+                1 => tuple[0].clone(),
+                _ => format!("({})", tuple.join(", ")),
+            };
+            self.out.line(format!("{call}.map(|{pat}| {value})"));
+        }
+        self.out.close_with("),");
+        self.out.close();
         self.out.close();
     }
 

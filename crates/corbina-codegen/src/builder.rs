@@ -162,6 +162,21 @@ impl Builder {
         self
     }
 
+    /// Asynchronous Method Handling servant traits, response handlers and skeletons for every
+    /// interface (default off; [`crate::Options::amh`]), as tao_idl's AMH.
+    pub fn amh(mut self, on: bool) -> Self {
+        self.options.amh = on;
+        self
+    }
+
+    /// AMH servants for the named interfaces only (`M::I`; [`crate::Options::amh_interfaces`]).
+    pub fn amh_interfaces<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.options
+            .amh_interfaces
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// Compiles each file to `<out_dir>/<stem>.rs`; returns the paths written.
     ///
     /// Each output holds its file's definitions and the definitions of included files that

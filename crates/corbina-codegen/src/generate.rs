@@ -253,6 +253,12 @@ pub struct Options {
     pub ami: bool,
     /// AMI callbacks for these interfaces only (scoped names, `M::I` or `::M::I`).
     pub ami_interfaces: Vec<String>,
+    /// Asynchronous Method Handling servants for every interface (as tao_idl's AMH): an
+    /// `AmhIfaceServant` trait whose methods answer through an `AmhIfaceResponseHandler`,
+    /// and its `AmhIfaceSkeleton`.
+    pub amh: bool,
+    /// AMH servants for these interfaces only (scoped names, `M::I` or `::M::I`).
+    pub amh_interfaces: Vec<String>,
 }
 
 /// [`generate`] with `options`.

@@ -390,6 +390,9 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.gen_skeleton(def, &name, &methods);
+        if self.amh_enabled(def) {
+            self.gen_amh(def, &methods);
+        }
         if self.ami_enabled(def) {
             self.gen_ami(def, &name, &methods);
         }
@@ -639,6 +642,10 @@ impl Gen<'_> {
             local.push((b.repository_id.clone(), t));
         }
         let mut ids: Vec<String> = local.iter().map(|l| format!("{:?}", l.0)).collect();
+        if self.in_ami_handler {
+            // An implied-IDL reply handler derives from Messaging::ReplyHandler.
+            ids.push(format!("{:?}", crate::ami::REPLY_HANDLER_ID));
+        }
         ids.push("\"IDL:omg.org/CORBA/Object:1.0\"".into());
         self.out.line(format!(
             "/// Dispatches requests for IDL interface `{}` to a [`{name}Servant`], and hands the",

@@ -288,6 +288,12 @@ fn replies_reach_a_handler_on_a_separate_poa_and_a_remote_handler() {
         .unwrap();
     let obj = handlers.id_to_reference(&id).unwrap();
     assert_eq!(obj.type_id(), "IDL:Ami/AMI_CalcHandler:1.0");
+    // The implied base of every reply handler, asked of the servant over GIOP.
+    let remote = obj.without_collocation();
+    assert!(remote
+        .is_a("IDL:omg.org/Messaging/ReplyHandler:1.0")
+        .unwrap());
+    assert!(!remote.is_a("IDL:Ami/Calc:1.0").unwrap());
     exercise(&calc, &idl::AmiCalcHandler::unchecked_narrow(&obj), &rx);
     // The same handler reached over GIOP: ExceptionHolders travel as values.
     exercise(

@@ -1,8 +1,8 @@
 //! AMI interop with omniORB, both ways, on `peers/bench.idl` (golden
-//! `tests/golden/bench_ami.rs`: `--ami --no-implement-defaults`, `BLESS=1` rewrites it):
-//! a Corbina AMI client against `omni_server`, and omniORB's AMI client
-//! (`peers/omni_ami_client`, omniidl `-Wbami`) against a Corbina server. The wire is
-//! ordinary GIOP either way.
+//! `tests/golden/bench_ami.rs`: `--ami --amh --no-implement-defaults`, `BLESS=1` rewrites
+//! it): a Corbina AMI client (callbacks and pollers) against `omni_server`, and omniORB's AMI
+//! client (`peers/omni_ami_client`, omniidl `-Wbami`) against a Corbina server, ordinary and
+//! AMH. The wire is ordinary GIOP either way.
 
 use std::path::Path;
 use std::process::Command;
@@ -25,6 +25,7 @@ use gen::bench;
 fn golden_file_matches() {
     let mut options = corbina_codegen::Options::default();
     options.ami = true;
+    options.amh = true;
     options.no_implement_defaults = true;
     let mut fe = corbina_idl::Frontend::new();
     let src =
@@ -164,18 +165,88 @@ impl gen::BenchServant for Bench {
 }
 
 #[test]
-fn omniorb_ami_client_against_corbina_server() {
+fn corbina_pollers_against_omniorb_server() {
+    let Some(bin) = corbina_testpeers::ami_peers() else {
+        return;
+    };
+    let (server, ior) = corbina_testpeers::omni_server(bin, "ami-poll-omni-server");
+    let orb = Orb::with_config(OrbConfig::default());
+    let bench = gen::Bench::unchecked_narrow(&orb.string_to_object(&ior).unwrap());
+    let wait = WAIT.as_millis() as u32;
+    let p = bench.sendp_echo("über sendp");
+    assert_eq!(p.echo(wait).unwrap(), "über sendp");
+    assert_eq!(
+        p.echo(0).unwrap_err().kind,
+        SystemExceptionKind::ObjectNotExist
+    );
+    bench.sendp_fail(0).fail(wait).unwrap();
+    match bench.sendp_fail(9).fail(wait) {
+        Err(bench::FailError::BenchError(e)) => {
+            assert_eq!((e.code, e.reason.as_str()), (9, "requested"))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    bench.sendp_ping().ping(wait).unwrap();
+    let pollers: Vec<_> = (0..200).map(|k| bench.sendp_echo(&k.to_string())).collect();
+    for (k, p) in pollers.iter().enumerate() {
+        assert_eq!(p.echo(wait).unwrap(), k.to_string());
+    }
+    // The server gone: the poll gets the call's system exception.
+    drop(server);
+    let p = bench.sendp_echo("lost");
+    let e = p.echo(wait).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            SystemExceptionKind::CommFailure | SystemExceptionKind::Transient
+        ),
+        "{e}"
+    );
+    assert!(!p.is_from_poller());
+    orb.destroy();
+}
+
+/// The same answers from an AMH servant: `echo` and `stop_timer` from another thread.
+struct AmhBench;
+
+impl gen::AmhBenchServant for AmhBench {
+    fn ping(&self, rh: gen::AmhBenchResponseHandler) {
+        rh.ping().unwrap();
+    }
+    fn echo(&self, rh: gen::AmhBenchResponseHandler, s: &str) {
+        let s = s.to_owned();
+        std::thread::spawn(move || rh.echo(&s).unwrap());
+    }
+    fn fail(&self, rh: gen::AmhBenchResponseHandler, code: i32) {
+        let r = match code {
+            0 => rh.fail(),
+            -1 => rh.fail_excep(SystemException::new(SystemExceptionKind::NoPermission, 3).into()),
+            _ => rh.fail_excep(
+                gen::BenchError {
+                    code,
+                    reason: "requested".into(),
+                }
+                .into(),
+            ),
+        };
+        r.unwrap();
+    }
+    fn stop_timer(&self, rh: gen::AmhBenchResponseHandler) {
+        std::thread::spawn(move || rh.stop_timer(1).unwrap());
+    }
+}
+
+/// Runs omniORB's AMI client against `servant`, served by a Corbina ORB.
+fn omniorb_ami_client_against(servant: Arc<dyn corbina::Servant>, dir: &str) {
     let Some(bin) = corbina_testpeers::ami_peers() else {
         return;
     };
     let orb = Orb::with_config(OrbConfig::default());
     let poa = orb.root_poa();
-    let id = poa
-        .activate_object(Arc::new(gen::BenchSkeleton::new(Bench)))
-        .unwrap();
+    let id = poa.activate_object(servant).unwrap();
     poa.the_poa_manager().activate().unwrap();
     let obj = poa.id_to_reference(&id).unwrap();
-    let file = corbina_testpeers::fresh_dir("omni-ami-client").join("corbina.ior");
+    let file = corbina_testpeers::fresh_dir(dir).join("corbina.ior");
     std::fs::write(&file, orb.object_to_string(&obj).unwrap() + "\n").unwrap();
     let out = Command::new(bin.join("omni_ami_client"))
         .arg(&file)
@@ -195,4 +266,17 @@ fn omniorb_ami_client_against_corbina_server() {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
     orb.destroy();
+}
+
+#[test]
+fn omniorb_ami_client_against_corbina_server() {
+    omniorb_ami_client_against(Arc::new(gen::BenchSkeleton::new(Bench)), "omni-ami-client");
+}
+
+#[test]
+fn omniorb_ami_client_against_corbina_amh_server() {
+    omniorb_ami_client_against(
+        Arc::new(gen::AmhBenchSkeleton::new(AmhBench)),
+        "omni-ami-client-amh",
+    );
 }

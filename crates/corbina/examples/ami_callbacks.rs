@@ -14,7 +14,7 @@ use corbina::{Orb, OrbConfig, SystemException};
 
 #[allow(dead_code, clippy::all)]
 mod bench {
-    // peers/bench.idl, generated with `corbina-idl --ami --no-implement-defaults`.
+    // peers/bench.idl, generated with `corbina-idl --ami --amh --no-implement-defaults`.
     include!("../../corbina-codegen/tests/golden/bench_ami.rs");
 }
 use bench::bench::FailError;

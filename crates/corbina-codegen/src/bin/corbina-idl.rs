@@ -1,4 +1,4 @@
-//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--relaxed-names] FILE.idl...`: compiles IDL files
+//! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--amh[=I,...]] [--relaxed-names] FILE.idl...`: compiles IDL files
 //! to Rust, one `<stem>.rs` per input.
 #![forbid(unsafe_code)]
 
@@ -6,7 +6,7 @@ use corbina_idl::Frontend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--relaxed-names] FILE.idl...
+const USAGE: &str = "usage: corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults] [--ami[=I,...]] [--amh[=I,...]] [--relaxed-names] FILE.idl...
 
 Compiles OMG IDL files to Rust for the Corbina ORB: one OUTDIR/<stem>.rs per input file.
 
@@ -18,7 +18,10 @@ options:
                      servant traits get default methods raising NO_IMPLEMENT, so a servant
                      implements only the operations it serves (default: every one required)
   --ami[=I,...]      CORBA AMI callbacks: AMI_<I>Handler reply handlers and sendc_<op>
-                     methods, for every interface or the listed ones (scoped names)
+                     methods, and AMI_<I>Poller pollers with sendp_<op> methods, for every
+                     interface or the listed ones (scoped names)
+  --amh[=I,...]      asynchronous servants (AMH): AMH_<I>Servant traits answering through an
+                     AMH_<I>ResponseHandler, for every interface or the listed ones
   --relaxed-names    warn instead of failing on the scoping rules of CORBA 3.0 §3.15.3
                      (`struct S { Mode mode; };`, an operation named like its interface)
   -h, --help         print this help";
@@ -52,6 +55,12 @@ fn main() -> ExitCode {
         } else if let Some(list) = a.strip_prefix("--ami=") {
             options
                 .ami_interfaces
+                .extend(list.split(',').filter(|n| !n.is_empty()).map(String::from));
+        } else if a == "--amh" {
+            options.amh = true;
+        } else if let Some(list) = a.strip_prefix("--amh=") {
+            options
+                .amh_interfaces
                 .extend(list.split(',').filter(|n| !n.is_empty()).map(String::from));
         } else if a == "-h" || a == "--help" {
             println!("{USAGE}");

@@ -473,6 +473,7 @@ pub mod ami {
             matches!(
                 repository_id,
                 "IDL:Ami/AMI_BaseHandler:1.0"
+                    | "IDL:omg.org/Messaging/ReplyHandler:1.0"
                     | "IDL:omg.org/CORBA/Object:1.0"
             )
         }
@@ -533,6 +534,41 @@ pub mod ami {
                 });
                 ami_delivery
             });
+        }
+
+        /// AMI `sendp_base_op`: sends the request; the returned poller's `base_op` takes the reply.
+        pub fn sendp_base_op(&self, x: i32) -> AmiBasePoller {
+            let ami_proxy = BaseAsync { obj: self.obj.clone() };
+            AmiBasePoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "base_op", async move {
+                    ami_proxy.base_op(x).await
+                }),
+            }
+        }
+    }
+
+    /// CORBA AMI poller for IDL interface `::Ami::Base` (implied IDL `AMI_BasePoller`): what the
+    /// `sendp_` methods return. Its method for the operation takes the reply, waiting up to
+    /// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here
+    /// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through
+    /// `Deref` to [`::corbina::ami::Poller`].
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct AmiBasePoller {
+        poller: ::corbina::ami::Poller,
+    }
+
+    impl AmiBasePoller {
+        /// The reply of `base_op` (implied IDL `base_op(in unsigned long timeout, …)`).
+        pub fn base_op(&self, timeout: u32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.poller.take("base_op", timeout)
+        }
+    }
+
+    impl ::core::ops::Deref for AmiBasePoller {
+        type Target = ::corbina::ami::Poller;
+
+        fn deref(&self) -> &::corbina::ami::Poller {
+            &self.poller
         }
     }
 
@@ -1662,6 +1698,7 @@ pub mod ami {
             matches!(
                 repository_id,
                 "IDL:Ami/AMI_CalcHandler:1.0"
+                    | "IDL:omg.org/Messaging/ReplyHandler:1.0"
                     | "IDL:omg.org/CORBA/Object:1.0"
             )
         }
@@ -1944,6 +1981,133 @@ pub mod ami {
                 });
                 ami_delivery
             });
+        }
+
+        /// AMI `sendp_base_op`: sends the request; the returned poller's `base_op` takes the reply.
+        pub fn sendp_base_op(&self, x: i32) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "base_op", async move {
+                    ami_proxy.base_op(x).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_add`: sends the request; the returned poller's `add` takes the reply.
+        pub fn sendp_add(&self, a: i32, b: i32) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "add", async move {
+                    ami_proxy.add(a, b).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_concat`: sends the request; the returned poller's `concat` takes the reply.
+        pub fn sendp_concat(&self, a: &str, b: &str) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            let a = a.to_owned();
+            let mut b = b.to_owned();
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "concat", async move {
+                    ami_proxy.concat(&a, &mut b).await.map(|(ami_return_val, len_out)| (ami_return_val, b, len_out))
+                }),
+            }
+        }
+
+        /// AMI `sendp_fail`: sends the request; the returned poller's `fail` takes the reply.
+        pub fn sendp_fail(&self, kind: i32) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "fail", async move {
+                    ami_proxy.fail(kind).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_get_total`: sends the request; the returned poller's `get_total` takes the reply.
+        pub fn sendp_get_total(&self) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "get_total", async move {
+                    ami_proxy.get_total().await
+                }),
+            }
+        }
+
+        /// AMI `sendp_set_total`: sends the request; the returned poller's `set_total` takes the reply.
+        pub fn sendp_set_total(&self, value: i32) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "set_total", async move {
+                    ami_proxy.set_total(value).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_get_label`: sends the request; the returned poller's `get_label` takes the reply.
+        pub fn sendp_get_label(&self) -> AmiCalcPoller {
+            let ami_proxy = CalcAsync { obj: self.obj.clone() };
+            AmiCalcPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "get_label", async move {
+                    ami_proxy.get_label().await
+                }),
+            }
+        }
+    }
+
+    /// CORBA AMI poller for IDL interface `::Ami::Calc` (implied IDL `AMI_CalcPoller`): what the
+    /// `sendp_` methods return. Its method for the operation takes the reply, waiting up to
+    /// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here
+    /// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through
+    /// `Deref` to [`::corbina::ami::Poller`].
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct AmiCalcPoller {
+        poller: ::corbina::ami::Poller,
+    }
+
+    impl AmiCalcPoller {
+        /// The reply of `base_op` (implied IDL `base_op(in unsigned long timeout, …)`).
+        pub fn base_op(&self, timeout: u32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.poller.take("base_op", timeout)
+        }
+
+        /// The reply of `add` (implied IDL `add(in unsigned long timeout, …)`).
+        pub fn add(&self, timeout: u32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.poller.take("add", timeout)
+        }
+
+        /// The reply of `concat` (implied IDL `concat(in unsigned long timeout, …)`).
+        pub fn concat(&self, timeout: u32) -> ::core::result::Result<(::std::string::String, ::std::string::String, i32), calc::ConcatError> {
+            self.poller.take("concat", timeout)
+        }
+
+        /// The reply of `fail` (implied IDL `fail(in unsigned long timeout, …)`).
+        pub fn fail(&self, timeout: u32) -> ::core::result::Result<(), calc::FailError> {
+            self.poller.take("fail", timeout)
+        }
+
+        /// The reply of `get_total` (implied IDL `get_total(in unsigned long timeout, …)`).
+        pub fn get_total(&self, timeout: u32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.poller.take("get_total", timeout)
+        }
+
+        /// The reply of `set_total` (implied IDL `set_total(in unsigned long timeout, …)`).
+        pub fn set_total(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.poller.take("set_total", timeout)
+        }
+
+        /// The reply of `get_label` (implied IDL `get_label(in unsigned long timeout, …)`).
+        pub fn get_label(&self, timeout: u32) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+            self.poller.take("get_label", timeout)
+        }
+    }
+
+    impl ::core::ops::Deref for AmiCalcPoller {
+        type Target = ::corbina::ami::Poller;
+
+        fn deref(&self) -> &::corbina::ami::Poller {
+            &self.poller
         }
     }
 

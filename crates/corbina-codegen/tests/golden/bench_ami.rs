@@ -1324,6 +1324,463 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
     }
 }
 
+/// An asynchronous servant for IDL interface `::Bench` (AMH): each twoway operation gets a
+/// [`AmhBenchResponseHandler`] and returns at once; the handler, `Send + 'static`, answers later from any
+/// thread. A handler dropped without an answer sends `INTERNAL`. Serve it with
+/// [`AmhBenchSkeleton`].
+pub trait AmhBenchServant: Send + Sync + 'static {
+    /// IDL `ping`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn ping(&self, rh: AmhBenchResponseHandler) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.ping_excep(e);
+    }
+
+    /// IDL `oneway ping_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn ping_oneway(&self) {
+    }
+
+    /// IDL `echo`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn echo(&self, rh: AmhBenchResponseHandler, s: &str) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.echo_excep(e);
+    }
+
+    /// IDL `fail`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn fail(&self, rh: AmhBenchResponseHandler, code: i32) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.fail_excep(e.into());
+    }
+
+    /// IDL `send_octets`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_octets(&self, rh: AmhBenchResponseHandler, s: &[u8]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_octets_excep(e);
+    }
+
+    /// IDL `oneway send_octets_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_octets_oneway(&self, s: &[u8]) {
+    }
+
+    /// IDL `send_shorts`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_shorts(&self, rh: AmhBenchResponseHandler, s: &[i16]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_shorts_excep(e);
+    }
+
+    /// IDL `oneway send_shorts_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_shorts_oneway(&self, s: &[i16]) {
+    }
+
+    /// IDL `send_longs`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_longs(&self, rh: AmhBenchResponseHandler, s: &[i32]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_longs_excep(e);
+    }
+
+    /// IDL `oneway send_longs_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_longs_oneway(&self, s: &[i32]) {
+    }
+
+    /// IDL `send_doubles`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_doubles(&self, rh: AmhBenchResponseHandler, s: &[f64]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_doubles_excep(e);
+    }
+
+    /// IDL `oneway send_doubles_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_doubles_oneway(&self, s: &[f64]) {
+    }
+
+    /// IDL `send_chars`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_chars(&self, rh: AmhBenchResponseHandler, s: &[u8]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_chars_excep(e);
+    }
+
+    /// IDL `oneway send_chars_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_chars_oneway(&self, s: &[u8]) {
+    }
+
+    /// IDL `send_structs`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn send_structs(&self, rh: AmhBenchResponseHandler, s: &[BinStruct]) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.send_structs_excep(e);
+    }
+
+    /// IDL `oneway send_structs_oneway` (no reply).
+    #[allow(unused_variables)]
+    fn send_structs_oneway(&self, s: &[BinStruct]) {
+    }
+
+    /// IDL `start_timer`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn start_timer(&self, rh: AmhBenchResponseHandler) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.start_timer_excep(e);
+    }
+
+    /// IDL `stop_timer`: answer through `rh` (`inout` values given here are the
+    /// client's; the new ones go in the answer).
+    #[allow(unused_variables)]
+    fn stop_timer(&self, rh: AmhBenchResponseHandler) {
+        let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);
+        let _ = rh.stop_timer_excep(e);
+    }
+}
+
+/// Answers one request of IDL interface `::Bench` dispatched to an AMH servant: with the
+/// method named after the request's operation (its results) or that name with `_excep`
+/// (an exception). Another operation's method sends `BAD_OPERATION` to the client.
+#[derive(Debug)]
+pub struct AmhBenchResponseHandler(::corbina::ami::AmhResponse);
+
+impl AmhBenchResponseHandler {
+    /// The results of `ping`.
+    pub fn ping(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("ping")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `ping`.
+    pub fn ping_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("ping")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `echo`.
+    pub fn echo(self, ami_return_val: &str) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("echo")?;
+        handle.reply(|w| {
+            w.write_string(ami_return_val)?;
+            Ok(())
+        })
+    }
+
+    /// An exception as the reply to `echo`.
+    pub fn echo_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("echo")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `fail`.
+    pub fn fail(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("fail")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `fail`.
+    pub fn fail_excep(self, e: bench::FailError) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("fail")?;
+        match e {
+            bench::FailError::BenchError(x) => handle.reply_user_exception(|w| ::corbina::cdr::CdrEncode::encode(&x, w)),
+            bench::FailError::System(x) => handle.reply_system_exception(x),
+        }
+    }
+
+    /// The results of `send_octets`.
+    pub fn send_octets(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_octets")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_octets`.
+    pub fn send_octets_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_octets")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `send_shorts`.
+    pub fn send_shorts(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_shorts")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_shorts`.
+    pub fn send_shorts_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_shorts")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `send_longs`.
+    pub fn send_longs(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_longs")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_longs`.
+    pub fn send_longs_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_longs")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `send_doubles`.
+    pub fn send_doubles(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_doubles")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_doubles`.
+    pub fn send_doubles_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_doubles")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `send_chars`.
+    pub fn send_chars(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_chars")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_chars`.
+    pub fn send_chars_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_chars")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `send_structs`.
+    pub fn send_structs(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_structs")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `send_structs`.
+    pub fn send_structs_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("send_structs")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `start_timer`.
+    pub fn start_timer(self) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("start_timer")?;
+        handle.reply(|_| Ok(()))
+    }
+
+    /// An exception as the reply to `start_timer`.
+    pub fn start_timer_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("start_timer")?;
+        handle.reply_system_exception(e)
+    }
+
+    /// The results of `stop_timer`.
+    pub fn stop_timer(self, ami_return_val: u64) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("stop_timer")?;
+        handle.reply(|w| {
+            w.write_ulonglong(ami_return_val);
+            Ok(())
+        })
+    }
+
+    /// An exception as the reply to `stop_timer`.
+    pub fn stop_timer_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+        let handle = self.0.for_operation("stop_timer")?;
+        handle.reply_system_exception(e)
+    }
+}
+
+/// Dispatches requests for IDL interface `::Bench` to an [`AmhBenchServant`], deferring each
+/// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
+/// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+pub struct AmhBenchSkeleton<S> {
+    servant: ::std::sync::Arc<S>,
+}
+
+impl<S: AmhBenchServant> AmhBenchSkeleton<S> {
+    /// A skeleton serving `servant`.
+    pub fn new(servant: S) -> Self {
+        Self::from_arc(::std::sync::Arc::new(servant))
+    }
+
+    /// A skeleton serving a servant that is shared with other code.
+    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        Self { servant }
+    }
+
+    /// The servant.
+    pub fn servant(&self) -> &S {
+        &self.servant
+    }
+}
+
+impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
+    fn primary_interface(&self) -> &'static str {
+        "IDL:Bench:1.0"
+    }
+
+    fn is_a(&self, repository_id: &str) -> bool {
+        matches!(
+            repository_id,
+            "IDL:Bench:1.0"
+                | "IDL:omg.org/CORBA/Object:1.0"
+        )
+    }
+
+    fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
+        match request.operation() {
+            "ping" => {
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "ping"));
+                S::ping(&self.servant, rh);
+                Ok(())
+            }
+            "ping_oneway" => {
+                request.arguments_done()?;
+                S::ping_oneway(&self.servant);
+                request.reply(|_| Ok(()))
+            }
+            "echo" => {
+                let r = request.arguments();
+                let arg_s = r.read_string()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "echo"));
+                S::echo(&self.servant, rh, &arg_s);
+                Ok(())
+            }
+            "fail" => {
+                let r = request.arguments();
+                let arg_code = r.read_long()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "fail"));
+                S::fail(&self.servant, rh, arg_code);
+                Ok(())
+            }
+            "send_octets" => {
+                let r = request.arguments();
+                let arg_s = r.read_octet_seq()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_octets"));
+                S::send_octets(&self.servant, rh, arg_s);
+                Ok(())
+            }
+            "send_octets_oneway" => {
+                let r = request.arguments();
+                let arg_s = r.read_octet_seq()?;
+                request.arguments_done()?;
+                S::send_octets_oneway(&self.servant, arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "send_shorts" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<i16>()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_shorts"));
+                S::send_shorts(&self.servant, rh, &arg_s);
+                Ok(())
+            }
+            "send_shorts_oneway" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<i16>()?;
+                request.arguments_done()?;
+                S::send_shorts_oneway(&self.servant, &arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "send_longs" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<i32>()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_longs"));
+                S::send_longs(&self.servant, rh, &arg_s);
+                Ok(())
+            }
+            "send_longs_oneway" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<i32>()?;
+                request.arguments_done()?;
+                S::send_longs_oneway(&self.servant, &arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "send_doubles" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<f64>()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_doubles"));
+                S::send_doubles(&self.servant, rh, &arg_s);
+                Ok(())
+            }
+            "send_doubles_oneway" => {
+                let r = request.arguments();
+                let arg_s = r.read_primitive_seq::<f64>()?;
+                request.arguments_done()?;
+                S::send_doubles_oneway(&self.servant, &arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "send_chars" => {
+                let r = request.arguments();
+                let arg_s = r.read_octet_seq()?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_chars"));
+                S::send_chars(&self.servant, rh, arg_s);
+                Ok(())
+            }
+            "send_chars_oneway" => {
+                let r = request.arguments();
+                let arg_s = r.read_octet_seq()?;
+                request.arguments_done()?;
+                S::send_chars_oneway(&self.servant, arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "send_structs" => {
+                let r = request.arguments();
+                let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_structs"));
+                S::send_structs(&self.servant, rh, &arg_s);
+                Ok(())
+            }
+            "send_structs_oneway" => {
+                let r = request.arguments();
+                let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                request.arguments_done()?;
+                S::send_structs_oneway(&self.servant, &arg_s);
+                request.reply(|_| Ok(()))
+            }
+            "start_timer" => {
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "start_timer"));
+                S::start_timer(&self.servant, rh);
+                Ok(())
+            }
+            "stop_timer" => {
+                request.arguments_done()?;
+                let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "stop_timer"));
+                S::stop_timer(&self.servant, rh);
+                Ok(())
+            }
+            _ => {
+                if ::corbina::servant::dispatch_object_operation(self, request)? {
+                    Ok(())
+                } else {
+                    Err(::corbina::servant::bad_operation())
+                }
+            }
+        }
+    }
+}
+
 /// Client proxy for IDL interface `::AMI_BenchHandler` (`IDL:AMI_BenchHandler:1.0`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AmiBenchHandler {
@@ -2198,6 +2655,7 @@ impl<S: AmiBenchHandlerServant> ::corbina::Servant for AmiBenchHandlerSkeleton<S
         matches!(
             repository_id,
             "IDL:AMI_BenchHandler:1.0"
+                | "IDL:omg.org/Messaging/ReplyHandler:1.0"
                 | "IDL:omg.org/CORBA/Object:1.0"
         )
     }
@@ -2617,6 +3075,198 @@ impl Bench {
             });
             ami_delivery
         });
+    }
+
+    /// AMI `sendp_ping`: sends the request; the returned poller's `ping` takes the reply.
+    pub fn sendp_ping(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "ping", async move {
+                ami_proxy.ping().await
+            }),
+        }
+    }
+
+    /// AMI `sendp_echo`: sends the request; the returned poller's `echo` takes the reply.
+    pub fn sendp_echo(&self, s: &str) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_owned();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "echo", async move {
+                ami_proxy.echo(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_fail`: sends the request; the returned poller's `fail` takes the reply.
+    pub fn sendp_fail(&self, code: i32) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "fail", async move {
+                ami_proxy.fail(code).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_octets`: sends the request; the returned poller's `send_octets` takes the reply.
+    pub fn sendp_send_octets(&self, s: &[u8]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_octets", async move {
+                ami_proxy.send_octets(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_shorts`: sends the request; the returned poller's `send_shorts` takes the reply.
+    pub fn sendp_send_shorts(&self, s: &[i16]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_shorts", async move {
+                ami_proxy.send_shorts(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_longs`: sends the request; the returned poller's `send_longs` takes the reply.
+    pub fn sendp_send_longs(&self, s: &[i32]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_longs", async move {
+                ami_proxy.send_longs(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_doubles`: sends the request; the returned poller's `send_doubles` takes the reply.
+    pub fn sendp_send_doubles(&self, s: &[f64]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_doubles", async move {
+                ami_proxy.send_doubles(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_chars`: sends the request; the returned poller's `send_chars` takes the reply.
+    pub fn sendp_send_chars(&self, s: &[u8]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_chars", async move {
+                ami_proxy.send_chars(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_send_structs`: sends the request; the returned poller's `send_structs` takes the reply.
+    pub fn sendp_send_structs(&self, s: &[BinStruct]) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        let s = s.to_vec();
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "send_structs", async move {
+                ami_proxy.send_structs(&s).await
+            }),
+        }
+    }
+
+    /// AMI `sendp_start_timer`: sends the request; the returned poller's `start_timer` takes the reply.
+    pub fn sendp_start_timer(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "start_timer", async move {
+                ami_proxy.start_timer().await
+            }),
+        }
+    }
+
+    /// AMI `sendp_stop_timer`: sends the request; the returned poller's `stop_timer` takes the reply.
+    pub fn sendp_stop_timer(&self) -> AmiBenchPoller {
+        let ami_proxy = BenchAsync { obj: self.obj.clone() };
+        AmiBenchPoller {
+            poller: ::corbina::ami::Poller::start(self.obj.clone(), "stop_timer", async move {
+                ami_proxy.stop_timer().await
+            }),
+        }
+    }
+}
+
+/// CORBA AMI poller for IDL interface `::Bench` (implied IDL `AMI_BenchPoller`): what the
+/// `sendp_` methods return. Its method for the operation takes the reply, waiting up to
+/// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here
+/// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through
+/// `Deref` to [`::corbina::ami::Poller`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AmiBenchPoller {
+    poller: ::corbina::ami::Poller,
+}
+
+impl AmiBenchPoller {
+    /// The reply of `ping` (implied IDL `ping(in unsigned long timeout, …)`).
+    pub fn ping(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("ping", timeout)
+    }
+
+    /// The reply of `echo` (implied IDL `echo(in unsigned long timeout, …)`).
+    pub fn echo(&self, timeout: u32) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
+        self.poller.take("echo", timeout)
+    }
+
+    /// The reply of `fail` (implied IDL `fail(in unsigned long timeout, …)`).
+    pub fn fail(&self, timeout: u32) -> ::core::result::Result<(), bench::FailError> {
+        self.poller.take("fail", timeout)
+    }
+
+    /// The reply of `send_octets` (implied IDL `send_octets(in unsigned long timeout, …)`).
+    pub fn send_octets(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_octets", timeout)
+    }
+
+    /// The reply of `send_shorts` (implied IDL `send_shorts(in unsigned long timeout, …)`).
+    pub fn send_shorts(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_shorts", timeout)
+    }
+
+    /// The reply of `send_longs` (implied IDL `send_longs(in unsigned long timeout, …)`).
+    pub fn send_longs(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_longs", timeout)
+    }
+
+    /// The reply of `send_doubles` (implied IDL `send_doubles(in unsigned long timeout, …)`).
+    pub fn send_doubles(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_doubles", timeout)
+    }
+
+    /// The reply of `send_chars` (implied IDL `send_chars(in unsigned long timeout, …)`).
+    pub fn send_chars(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_chars", timeout)
+    }
+
+    /// The reply of `send_structs` (implied IDL `send_structs(in unsigned long timeout, …)`).
+    pub fn send_structs(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("send_structs", timeout)
+    }
+
+    /// The reply of `start_timer` (implied IDL `start_timer(in unsigned long timeout, …)`).
+    pub fn start_timer(&self, timeout: u32) -> ::core::result::Result<(), ::corbina::SystemException> {
+        self.poller.take("start_timer", timeout)
+    }
+
+    /// The reply of `stop_timer` (implied IDL `stop_timer(in unsigned long timeout, …)`).
+    pub fn stop_timer(&self, timeout: u32) -> ::core::result::Result<u64, ::corbina::SystemException> {
+        self.poller.take("stop_timer", timeout)
+    }
+}
+
+impl ::core::ops::Deref for AmiBenchPoller {
+    type Target = ::corbina::ami::Poller;
+
+    fn deref(&self) -> &::corbina::ami::Poller {
+        &self.poller
     }
 }
 

@@ -8,12 +8,19 @@
 //! its POA for a local handler (a collocated call), over GIOP for a remote one. Never on the
 //! connection's reader thread, which a handler calling back into the ORB would deadlock.
 //!
-//! The polling model (`sendp_<op>`, poller valuetypes) is not provided: it needs general
-//! valuetype support.
+//! The polling model (`sendp_<op>` returning a generated `AMI_<I>Poller`) runs on the same
+//! dispatcher: see [`Poller`].
 
+mod amh;
 mod exception_holder;
+mod poller;
 
+pub use amh::{AmhResponse, BAD_OPERATION_WRONG_RESPONSE};
 pub use exception_holder::{ExceptionHolder, RaisedException, EXCEPTION_HOLDER_ID};
+pub use poller::{
+    PollableSet, PollableSetError, Poller, PollerError, BAD_OPERATION_WRONG_POLLER_OPERATION,
+    WAIT_FOREVER,
+};
 
 use std::collections::VecDeque;
 use std::future::Future;
