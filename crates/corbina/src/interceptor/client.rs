@@ -1,6 +1,7 @@
 //! The client's interception points around the requests of one call (out of line: a call
 //! without client interceptors never comes here).
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
 use crate::cdr::CodeSets;
@@ -23,11 +24,13 @@ thread_local! {
 /// The state of one intercepted call.
 pub(crate) struct PiHooks<'r> {
     reg: &'r Registered,
+    /// The reference's invoker: its requests' infos borrow its IOR.
+    invoker: &'r IiopInvoker,
     slots: Slots,
     operation: &'r str,
     response_expected: bool,
     /// The request on the wire whose ending point is due.
-    current: Option<ClientRequestInfo>,
+    current: Option<ClientRequestInfo<'r>>,
     /// Whether any request of the call reached its starting point.
     started: bool,
     /// What an interceptor raised that ends the call.
@@ -64,16 +67,17 @@ impl crate::object::Invoker for InterceptedInvoker {
 }
 
 /// A call through `invoker` with the client request interceptors `reg`.
-pub(crate) fn invoke_intercepted(
-    invoker: &IiopInvoker,
-    reg: &Registered,
-    operation: &str,
+pub(crate) fn invoke_intercepted<'r>(
+    invoker: &'r IiopInvoker,
+    reg: &'r Registered,
+    operation: &'r str,
     encode: &EncodeArgs<'_, '_>,
     mut decode: Option<&mut DecodeReply<'_>>,
     deadline: Option<std::time::Instant>,
 ) -> Result<(), SystemException> {
     let mut hooks = PiHooks {
         reg,
+        invoker,
         slots: Slots::of_thread(reg.slots),
         operation,
         response_expected: decode.is_some(),
@@ -118,14 +122,20 @@ pub(crate) fn invoke_intercepted(
     }
 }
 
-impl PiHooks<'_> {
-    fn info(&self, invoker: &IiopInvoker, request_id: u32) -> ClientRequestInfo {
+impl<'r> PiHooks<'r> {
+    fn info(&self, invoker: &IiopInvoker, request_id: u32) -> ClientRequestInfo<'r> {
+        // A forward target's invoker may go before the info does: its IOR is copied.
+        let target = if std::ptr::eq(invoker, self.invoker) {
+            Cow::Borrowed(self.invoker.ior())
+        } else {
+            Cow::Owned(invoker.ior().clone())
+        };
         ClientRequestInfo {
             request_id,
-            operation: self.operation.to_owned(),
+            operation: self.operation,
             response_expected: self.response_expected,
-            target: invoker.ior().clone(),
-            effective_profile: invoker.effective_profile().cloned(),
+            target,
+            profile_index: invoker.profile_index(),
             request_contexts: Vec::new(),
             reply_contexts: Vec::new(),
             reply_status: None,
@@ -277,7 +287,7 @@ fn end(
     raised
 }
 
-impl PiHooks<'_> {
+impl<'r> PiHooks<'r> {
     /// Ends the request before this one (forwarded or resent), then runs the starting
     /// point and starts the request with the contexts the interceptors added.
     #[allow(clippy::too_many_arguments)]
@@ -295,6 +305,40 @@ impl PiHooks<'_> {
         response_expected: bool,
         encode: &EncodeArgs<'_, 'a>,
     ) -> Result<(u32, Outgoing<'a>), SystemException> {
+        let contexts = self.begin(invoker, giop.next_request_id(), version)?;
+        let req = giop.start_request_with(
+            std::mem::take(out),
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            &contexts,
+        );
+        self.sent(contexts);
+        let mut req = req.map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        let request_id = req.request_id();
+        if let Err(e) = encode(req.body()) {
+            *out = req.abandon();
+            return Err(crate::Error::MarshalArguments(e).into());
+        }
+        let w = giop
+            .finish_request(req)
+            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        Ok((request_id, w))
+    }
+
+    /// Ends the request before this one (forwarded or resent), then runs the starting point
+    /// of request `request_id`. Returns the contexts the interceptors added, lent to the
+    /// request's header (give them back with [`PiHooks::sent`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin(
+        &mut self,
+        invoker: &IiopInvoker,
+        request_id: u32,
+        version: Version,
+    ) -> Result<ServiceContextList, SystemException> {
         // The request before this one was forwarded or is resent: its ending point.
         if let Some(mut prev) = self.current.take() {
             prev.point = Point::Other;
@@ -306,34 +350,22 @@ impl PiHooks<'_> {
                 return Err(replaced());
             }
         }
-        let mut ri = self.info(invoker, giop.next_request_id());
+        let mut ri = self.info(invoker, request_id);
         self.open_span(invoker, &mut ri, Some(version));
         if !self.start(&mut ri) {
             return Err(replaced());
         }
-        let contexts = ServiceContextList(ri.request_contexts.clone());
+        let contexts = ServiceContextList(std::mem::take(&mut ri.request_contexts));
         ri.point = Point::Other;
         self.current = Some(ri);
-        let mut req = giop
-            .start_request_with(
-                std::mem::take(out),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
-                &contexts,
-            )
-            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
-        let request_id = req.request_id();
-        if let Err(e) = encode(req.body()) {
-            *out = req.abandon();
-            return Err(crate::Error::MarshalArguments(e).into());
+        Ok(contexts)
+    }
+
+    /// Gives back the contexts [`PiHooks::begin`] lent: the ending points read them too.
+    pub(crate) fn sent(&mut self, contexts: ServiceContextList) {
+        if let Some(ri) = self.current.as_mut() {
+            ri.request_contexts = contexts.0;
         }
-        let w = giop
-            .finish_request(req)
-            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
-        Ok((request_id, w))
     }
 
     /// A Reply to the request arrived (before its body is decoded).

@@ -1,8 +1,11 @@
 //! What interceptors see of a request: `ClientRequestInfo`, `ServerRequestInfo`, and of a
 //! new reference: `IORInfo`.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use crate::any::Any;
-use crate::giop::{Ior, ServiceContext, TaggedComponent, TaggedProfile};
+use crate::giop::{Ior, ServiceContext, ServiceContextsView, TaggedComponent, TaggedProfile};
 use crate::SystemException;
 
 use super::current::{InvalidSlot, SlotId, Slots};
@@ -33,14 +36,17 @@ pub(crate) enum Point {
     Other,
 }
 
-/// `PortableInterceptor::ClientRequestInfo`.
+/// `PortableInterceptor::ClientRequestInfo`. It borrows what the call has (operation,
+/// reference): making one copies nothing.
 #[derive(Debug)]
-pub struct ClientRequestInfo {
+pub struct ClientRequestInfo<'r> {
     pub(crate) request_id: u32,
-    pub(crate) operation: String,
+    pub(crate) operation: &'r str,
     pub(crate) response_expected: bool,
-    pub(crate) target: Ior,
-    pub(crate) effective_profile: Option<TaggedProfile>,
+    /// Borrowed from the reference's invoker; owned for a forward target's requests.
+    pub(crate) target: Cow<'r, Ior>,
+    /// The index in `target` of the profile the request is sent with.
+    pub(crate) profile_index: u32,
     pub(crate) request_contexts: Vec<ServiceContext>,
     pub(crate) reply_contexts: Vec<ServiceContext>,
     pub(crate) reply_status: Option<ReplyStatus>,
@@ -55,7 +61,7 @@ pub struct ClientRequestInfo {
     pub(crate) started: Option<std::time::Instant>,
 }
 
-impl ClientRequestInfo {
+impl ClientRequestInfo<'_> {
     /// The request's id (unique among the requests of its connection in progress).
     pub fn request_id(&self) -> u32 {
         self.request_id
@@ -63,7 +69,7 @@ impl ClientRequestInfo {
 
     /// The operation name.
     pub fn operation(&self) -> &str {
-        &self.operation
+        self.operation
     }
 
     /// Whether a reply is awaited (false for oneways).
@@ -84,7 +90,7 @@ impl ClientRequestInfo {
 
     /// The profile the request is sent with.
     pub fn effective_profile(&self) -> Option<&TaggedProfile> {
-        self.effective_profile.as_ref()
+        self.target.profiles.get(self.profile_index as usize)
     }
 
     /// A context of the request (what interceptors added so far).
@@ -166,14 +172,17 @@ fn no_resources() -> SystemException {
     )
 }
 
-/// `PortableInterceptor::ServerRequestInfo`.
+/// `PortableInterceptor::ServerRequestInfo`. It borrows the request as received: making
+/// one copies nothing (the request's contexts are decoded when first asked for).
 #[derive(Debug)]
-pub struct ServerRequestInfo {
+pub struct ServerRequestInfo<'r> {
     pub(crate) request_id: u32,
-    pub(crate) operation: String,
+    pub(crate) operation: Cow<'r, str>,
     pub(crate) response_expected: bool,
-    pub(crate) object_key: Vec<u8>,
-    pub(crate) request_contexts: Vec<ServiceContext>,
+    pub(crate) object_key: Cow<'r, [u8]>,
+    /// The request's contexts in the message, until `request_contexts` is made of them.
+    pub(crate) received: Option<ServiceContextsView<'r>>,
+    pub(crate) request_contexts: OnceCell<Vec<ServiceContext>>,
     pub(crate) reply_contexts: Vec<ServiceContext>,
     pub(crate) reply_status: Option<ReplyStatus>,
     pub(crate) exception: Option<SystemException>,
@@ -186,7 +195,7 @@ pub struct ServerRequestInfo {
     pub(crate) started: Option<std::time::Instant>,
 }
 
-impl ServerRequestInfo {
+impl ServerRequestInfo<'_> {
     /// The request's id.
     pub fn request_id(&self) -> u32 {
         self.request_id
@@ -209,7 +218,45 @@ impl ServerRequestInfo {
 
     /// A context the client sent.
     pub fn get_request_service_context(&self, id: u32) -> Result<&ServiceContext, SystemException> {
-        find_context(&self.request_contexts, id)
+        find_context(self.request_contexts(), id)
+    }
+
+    /// The contexts the client sent, decoded from the message on first use.
+    fn request_contexts(&self) -> &[ServiceContext] {
+        self.request_contexts.get_or_init(|| {
+            self.received
+                .as_ref()
+                .map(|v| {
+                    v.iter()
+                        .map(|(context_id, data)| ServiceContext {
+                            context_id,
+                            context_data: data.to_vec(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+
+    /// This info with what it borrows of the request copied, for a reply given later.
+    pub(crate) fn into_owned(self) -> ServerRequestInfo<'static> {
+        self.request_contexts();
+        ServerRequestInfo {
+            request_id: self.request_id,
+            operation: Cow::Owned(self.operation.into_owned()),
+            response_expected: self.response_expected,
+            object_key: Cow::Owned(self.object_key.into_owned()),
+            received: None,
+            request_contexts: self.request_contexts,
+            reply_contexts: self.reply_contexts,
+            reply_status: self.reply_status,
+            exception: self.exception,
+            exception_id: self.exception_id,
+            forward: self.forward,
+            slots: self.slots,
+            span: self.span,
+            started: self.started,
+        }
     }
 
     /// A context of the reply (what interceptors added so far).

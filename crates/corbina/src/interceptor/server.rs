@@ -1,5 +1,8 @@
 //! The server's interception points (driven by `server::connection::intercepted`).
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use super::current::Slots;
 use super::info::{ReplyStatus, ServerRequestInfo};
 use super::InterceptorError;
@@ -16,13 +19,14 @@ pub(crate) fn thread_slots(reg: &Registered) -> Slots {
 }
 
 /// Takes the request's info out of `ri` (a deferred reply carries it), leaving an empty one.
-pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
+pub(crate) fn taken(ri: &mut ServerRequestInfo<'_>) -> ServerRequestInfo<'static> {
     let empty = ServerRequestInfo {
         request_id: ri.request_id,
-        operation: String::new(),
+        operation: Cow::Borrowed(""),
         response_expected: ri.response_expected,
-        object_key: Vec::new(),
-        request_contexts: Vec::new(),
+        object_key: Cow::Borrowed(&[]),
+        received: None,
+        request_contexts: OnceCell::new(),
         reply_contexts: Vec::new(),
         reply_status: None,
         exception: None,
@@ -32,7 +36,7 @@ pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
         span: tracing::Span::none(),
         started: None,
     };
-    std::mem::replace(ri, empty)
+    std::mem::replace(ri, empty).into_owned()
 }
 
 /// Makes `ri` describe the outcome `e`.
