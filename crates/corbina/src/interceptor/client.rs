@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 
-use crate::cdr::CodeSets;
+use crate::cdr::{CdrContext, CdrWriter, CodeSets};
 use crate::client::IiopInvoker;
 use crate::giop::connection::{GiopConnection, Outgoing};
 use crate::giop::message::Body;
@@ -13,7 +13,8 @@ use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
 use crate::SystemException;
 
 use super::current::Slots;
-use super::info::{ClientRequestInfo, Point, ReplyStatus};
+use super::info::{Again, ClientRequestInfo, Point, ReplyStatus};
+use super::params::OperationSignature;
 use super::{ClientRequestInterceptor, InterceptorError, Registered};
 
 thread_local! {
@@ -35,6 +36,10 @@ pub(crate) struct PiHooks<'r> {
     started: bool,
     /// What an interceptor raised that ends the call.
     raised: Option<InterceptorError>,
+    /// The operation's TypeCodes, if the caller gave them, and the arguments' marshalling
+    /// again for interceptors that ask for them as `Any`s.
+    signature: Option<&'r dyn OperationSignature>,
+    encode_again: Option<Again<'r>>,
 }
 
 /// The invoker of references made while client request interceptors are registered: an
@@ -62,19 +67,51 @@ impl crate::object::Invoker for InterceptedInvoker {
             .iiop
             .effective_timeout()
             .map(|t| std::time::Instant::now() + t);
-        invoke_intercepted(&self.iiop, &self.reg, operation, encode, decode, deadline)
+        invoke_intercepted(
+            &self.iiop, &self.reg, operation, None, encode, decode, deadline,
+        )
+    }
+
+    fn invoke_described<'a>(
+        &self,
+        _object_key: &[u8],
+        operation: &str,
+        signature: &dyn OperationSignature,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        let deadline = self
+            .iiop
+            .effective_timeout()
+            .map(|t| std::time::Instant::now() + t);
+        invoke_intercepted(
+            &self.iiop,
+            &self.reg,
+            operation,
+            Some(signature),
+            encode,
+            decode,
+            deadline,
+        )
     }
 }
 
 /// A call through `invoker` with the client request interceptors `reg`.
-pub(crate) fn invoke_intercepted<'r>(
-    invoker: &'r IiopInvoker,
-    reg: &'r Registered,
-    operation: &'r str,
+pub(crate) fn invoke_intercepted(
+    invoker: &IiopInvoker,
+    reg: &Registered,
+    operation: &str,
+    signature: Option<&dyn OperationSignature>,
     encode: &EncodeArgs<'_, '_>,
     mut decode: Option<&mut DecodeReply<'_>>,
     deadline: Option<std::time::Instant>,
 ) -> Result<(), SystemException> {
+    // Only run if an interceptor asks for the arguments.
+    let again = |ctx: CdrContext| -> crate::cdr::Result<Vec<u8>> {
+        let mut w = CdrWriter::new(ctx);
+        encode(&mut w)?;
+        Ok(w.into_bytes())
+    };
     let mut hooks = PiHooks {
         reg,
         invoker,
@@ -84,6 +121,8 @@ pub(crate) fn invoke_intercepted<'r>(
         current: None,
         started: false,
         raised: None,
+        signature,
+        encode_again: signature.map(|_| Again(&again)),
     };
     let mut exception_id: Option<String> = None;
     let result = match decode.as_deref_mut() {
@@ -146,6 +185,10 @@ impl<'r> PiHooks<'r> {
             point: Point::Send,
             span: tracing::Span::none(),
             started: None,
+            signature: self.signature,
+            encode_again: self.encode_again,
+            args_ctx: invoker.version.context(invoker.code_sets),
+            reply_body: None,
         }
     }
 
@@ -377,6 +420,10 @@ impl<'r> PiHooks<'r> {
             return;
         };
         ri.reply_contexts = header.service_context.0.clone();
+        if self.signature.is_some() && header.reply_status == Wire::NoException {
+            // For the result and out arguments, if an interceptor asks.
+            ri.reply_body = Some((body.to_owned_body(), code_sets));
+        }
         ri.reply_status = Some(match header.reply_status {
             Wire::NoException => ReplyStatus::Successful,
             Wire::UserException => ReplyStatus::UserException,

@@ -9,7 +9,11 @@ use crate::giop::{Ior, ServiceContext, ServiceContextsView, TaggedComponent, Tag
 use crate::SystemException;
 
 use super::current::{InvalidSlot, SlotId, Slots};
+use super::params::{no_resources, OperationSignature, Parameter};
 use super::{add_context, find_context, not_available};
+use crate::cdr::{CdrContext, CodeSets};
+use crate::giop::message::OwnedBody;
+use crate::typecode::TypeCode;
 
 /// `PortableInterceptor::ReplyStatus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +63,34 @@ pub struct ClientRequestInfo<'r> {
     pub(crate) span: tracing::Span,
     /// When the request started (for metrics; `None` without them).
     pub(crate) started: Option<std::time::Instant>,
+    /// The operation's TypeCodes, when the caller gave them (the DII).
+    pub(crate) signature: Option<&'r dyn OperationSignature>,
+    /// Marshals the request's arguments again, into a buffer of their own (with a
+    /// signature only).
+    pub(crate) encode_again: Option<Again<'r>>,
+    /// The CDR context the request is marshalled with.
+    pub(crate) args_ctx: CdrContext,
+    /// A normal reply's body, copied (with a signature only).
+    pub(crate) reply_body: Option<(OwnedBody, CodeSets)>,
+}
+
+/// Marshals a request's arguments into a new buffer with the given context.
+pub(crate) type EncodeAgain<'r> = dyn Fn(CdrContext) -> crate::cdr::Result<Vec<u8>> + 'r;
+
+/// An [`EncodeAgain`], borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct Again<'r>(pub(crate) &'r EncodeAgain<'r>);
+
+impl std::fmt::Debug for Again<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EncodeAgain")
+    }
+}
+
+impl std::fmt::Debug for dyn OperationSignature + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OperationSignature")
+    }
 }
 
 impl ClientRequestInfo<'_> {
@@ -152,24 +184,48 @@ impl ClientRequestInfo<'_> {
         self.slots.get(id)
     }
 
-    /// The arguments as `Any`s: not available (NO_RESOURCES, minor 1): Corbina marshals
-    /// them straight into the request.
-    pub fn arguments(&self) -> Result<Vec<Any>, SystemException> {
-        Err(no_resources())
+    /// The arguments as `Any`s, in order, with their modes: at `send_request` (the `in` and
+    /// `inout` values; `out` ones hold nothing) and `receive_reply` (`inout` and `out` as
+    /// replied). BAD_INV_ORDER (minor 14) at other points. Made from the marshalled request
+    /// and reply only when asked; a request made without its TypeCodes (generated stubs,
+    /// [`ObjectRef::invoke`](crate::ObjectRef::invoke); the DII gives them) has none to
+    /// show: NO_RESOURCES (minor 1).
+    pub fn arguments(&self) -> Result<Vec<Parameter>, SystemException> {
+        let reply = match self.point {
+            Point::Send => None,
+            Point::Reply => Some(self.reply_body.as_ref().ok_or_else(no_resources)?),
+            _ => return Err(not_available()),
+        };
+        match (self.signature, self.encode_again) {
+            (Some(sig), Some(encode)) => super::params::client_arguments(
+                sig,
+                &|| encode.0(self.args_ctx),
+                self.args_ctx,
+                reply,
+            ),
+            _ => Err(no_resources()),
+        }
     }
 
-    /// The result as `Any`: not available (NO_RESOURCES, minor 1), as
-    /// [`arguments`](Self::arguments).
+    /// The result as an `Any` (`receive_reply` only; BAD_INV_ORDER minor 14 elsewhere), as
+    /// [`arguments`](Self::arguments) says: NO_RESOURCES (minor 1) without TypeCodes.
     pub fn result(&self) -> Result<Any, SystemException> {
-        Err(no_resources())
+        if self.point != Point::Reply {
+            return Err(not_available());
+        }
+        match (self.signature, &self.reply_body) {
+            (Some(sig), Some(reply)) => super::params::client_result(sig, reply),
+            _ => Err(no_resources()),
+        }
     }
-}
 
-fn no_resources() -> SystemException {
-    SystemException::new(
-        crate::SystemExceptionKind::NoResources,
-        crate::cdr::OMG_VMCID | 1,
-    )
+    /// The user exceptions the operation may raise, as TypeCodes (any point): NO_RESOURCES
+    /// (minor 1) for a request made without its TypeCodes.
+    pub fn exceptions(&self) -> Result<Vec<TypeCode>, SystemException> {
+        self.signature
+            .map(|s| s.exception_types())
+            .ok_or_else(no_resources)
+    }
 }
 
 /// `PortableInterceptor::ServerRequestInfo`. It borrows the request as received: making
@@ -193,6 +249,21 @@ pub struct ServerRequestInfo<'r> {
     pub(crate) span: tracing::Span,
     /// When the request started (for metrics; `None` without them).
     pub(crate) started: Option<std::time::Instant>,
+    /// The interception point running.
+    pub(crate) point: ServerPoint,
+    /// The arguments and result the servant described (DSI), once it replied.
+    pub(crate) parameters: Option<(Vec<Parameter>, Any)>,
+}
+
+/// The server's interception points, as far as what they may read differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerPoint {
+    /// `receive_request_service_contexts`.
+    ServiceContexts,
+    /// `receive_request`.
+    Request,
+    /// `send_reply`, `send_exception`, `send_other`.
+    Ending,
 }
 
 impl ServerRequestInfo<'_> {
@@ -256,6 +327,8 @@ impl ServerRequestInfo<'_> {
             slots: self.slots,
             span: self.span,
             started: self.started,
+            point: self.point,
+            parameters: self.parameters,
         }
     }
 
@@ -311,9 +384,46 @@ impl ServerRequestInfo<'_> {
         self.slots.set(id, value)
     }
 
-    /// The arguments as `Any`s: not available (NO_RESOURCES, minor 1).
-    pub fn arguments(&self) -> Result<Vec<Any>, SystemException> {
-        Err(no_resources())
+    /// The arguments as `Any`s, in order, with their modes (`receive_request` and
+    /// `send_reply`; BAD_INV_ORDER minor 14 elsewhere). The ORB learns their TypeCodes
+    /// from a DSI servant's argument list, so they are there at `send_reply` of a request
+    /// served by the DSI; before the servant runs (`receive_request`), and for generated
+    /// skeletons, which decode the arguments straight from the request, NO_RESOURCES
+    /// (minor 1).
+    pub fn arguments(&self) -> Result<Vec<Parameter>, SystemException> {
+        match (self.point, self.reply_status) {
+            (ServerPoint::Request, _) => Err(no_resources()),
+            (ServerPoint::Ending, Some(ReplyStatus::Successful)) => self
+                .parameters
+                .as_ref()
+                .map(|(p, _)| p.clone())
+                .ok_or_else(no_resources),
+            _ => Err(not_available()),
+        }
+    }
+
+    /// The result as an `Any` (`send_reply` only; BAD_INV_ORDER minor 14 elsewhere): as
+    /// [`arguments`](Self::arguments), for a DSI servant's reply; NO_RESOURCES (minor 1)
+    /// otherwise.
+    pub fn result(&self) -> Result<Any, SystemException> {
+        match (self.point, self.reply_status) {
+            (ServerPoint::Ending, Some(ReplyStatus::Successful)) => self
+                .parameters
+                .as_ref()
+                .map(|(_, r)| r.clone())
+                .ok_or_else(no_resources),
+            _ => Err(not_available()),
+        }
+    }
+
+    /// The user exceptions the operation may raise: not known to a server ORB (neither
+    /// skeletons nor DSI servants declare them to it): NO_RESOURCES (minor 1), and
+    /// BAD_INV_ORDER (minor 14) at `receive_request_service_contexts`.
+    pub fn exceptions(&self) -> Result<Vec<TypeCode>, SystemException> {
+        match self.point {
+            ServerPoint::ServiceContexts => Err(not_available()),
+            _ => Err(no_resources()),
+        }
     }
 }
 

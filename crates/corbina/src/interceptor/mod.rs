@@ -80,6 +80,7 @@ mod current;
 mod info;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod params;
 pub(crate) mod server;
 pub(crate) mod spans;
 mod wire;
@@ -88,6 +89,7 @@ pub(crate) use client::InterceptedInvoker;
 pub use codec::{Codec, CodecError, CodecFactory, Encoding, ENCODING_CDR_ENCAPS};
 pub use current::{InvalidSlot, PiCurrent, SlotId};
 pub use info::{ClientRequestInfo, IorInfo, ReplyStatus, ServerRequestInfo};
+pub use params::{OperationSignature, Parameter, ParameterMode};
 
 /// What every interceptor has (`PortableInterceptor::Interceptor`).
 pub trait Interceptor: Send + Sync {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use super::current::Slots;
+pub(crate) use super::info::ServerPoint;
 use super::info::{ReplyStatus, ServerRequestInfo};
 use super::InterceptorError;
 pub(crate) use super::Registered;
@@ -35,6 +36,8 @@ pub(crate) fn taken(ri: &mut ServerRequestInfo<'_>) -> ServerRequestInfo<'static
         slots: Slots::new(0),
         span: tracing::Span::none(),
         started: None,
+        point: ServerPoint::Ending,
+        parameters: None,
     };
     std::mem::replace(ri, empty).into_owned()
 }
@@ -65,12 +68,14 @@ pub(crate) fn start_chain(
     reg: &Registered,
     ri: &mut ServerRequestInfo,
 ) -> Option<InterceptorError> {
+    ri.point = ServerPoint::ServiceContexts;
     for (k, i) in reg.server.iter().enumerate() {
         if let Err(e) = i.receive_request_service_contexts(ri) {
             apply(ri, &e);
             return Some(end_chain(reg, ri, k).unwrap_or(e));
         }
     }
+    ri.point = ServerPoint::Request;
     for i in &reg.server {
         if let Err(e) = i.receive_request(ri) {
             apply(ri, &e);
@@ -88,6 +93,7 @@ pub(crate) fn end_chain(
     n: usize,
 ) -> Option<InterceptorError> {
     let mut raised = None;
+    ri.point = ServerPoint::Ending;
     for i in reg.server[..n].iter().rev() {
         let r = match ri.reply_status {
             Some(ReplyStatus::Successful) | None => {

@@ -11,11 +11,12 @@ use crate::cdr::{CdrReader, CdrWriter};
 use crate::giop::connection::ReplyContext;
 use crate::giop::{ServiceContext, ServiceContextList, ServiceContextsView};
 use crate::interceptor::server::{apply, end_chain, start_chain, Registered};
-use crate::interceptor::{InterceptorError, ReplyStatus, ServerRequestInfo};
+use crate::interceptor::{InterceptorError, Parameter, ReplyStatus, ServerRequestInfo};
 use crate::poa::DispatchError;
 use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::server::RequestDispatcher;
 use crate::transport::write_outgoing;
+use crate::Any;
 use crate::{Error, SystemException};
 
 /// The service contexts of a request to run through the interceptors.
@@ -63,6 +64,8 @@ pub(crate) fn serve_intercepted(
         slots: crate::interceptor::server::slots(reg),
         span: tracing::Span::none(),
         started: reg.metrics.then(std::time::Instant::now),
+        point: crate::interceptor::server::ServerPoint::ServiceContexts,
+        parameters: None,
     };
     if reg.spans {
         ri.span = request_span(shared, &ri, reply.version);
@@ -210,6 +213,14 @@ impl InterceptedSink<'_, '_> {
 }
 
 impl ReplySink for InterceptedSink<'_, '_> {
+    fn wants_parameters(&self) -> bool {
+        true
+    }
+
+    fn set_parameters(&mut self, arguments: Vec<Parameter>, result: Any) {
+        self.ri.parameters = Some((arguments, result));
+    }
+
     fn reply<'a>(
         &mut self,
         kind: ReplyKind,
