@@ -266,6 +266,7 @@ impl ObjectRef {
 
     /// [`ObjectRef::invoke`] with the operation's TypeCodes, for request interceptors (see
     /// [`Invoker::invoke_described`]); the DII's path.
+    #[inline]
     pub(crate) fn invoke_described<'a, T, E>(
         &self,
         operation: &str,
@@ -307,23 +308,8 @@ impl ObjectRef {
             }
             Ok(())
         };
-        let sent = match &self.invoker {
-            RefInvoker::Other(i) => i.invoke_described(
-                &self.object_key,
-                operation,
-                signature,
-                &encode_args,
-                Some(&mut decode),
-            ),
-            RefInvoker::Collocated(c) => c.dispatch(
-                &self.object_key,
-                operation,
-                &encode_args,
-                Some(&mut decode),
-                0,
-            ),
-        };
-        sent.map_err(E::from)?;
+        self.send_described(operation, Some(signature), &encode_args, Some(&mut decode))
+            .map_err(E::from)?;
         outcome.unwrap_or_else(|| Err(E::from(internal())))
     }
 
@@ -433,6 +419,24 @@ impl ObjectRef {
             RefInvoker::Collocated(c) => {
                 c.dispatch(&self.object_key, operation, encode, decode, hops)
             }
+        }
+    }
+
+    /// [`ObjectRef::send`] with the operation's TypeCodes, if known, for request
+    /// interceptors (see [`Invoker::invoke_described`]).
+    #[inline]
+    pub(crate) fn send_described<'a>(
+        &self,
+        operation: &str,
+        signature: Option<&dyn crate::interceptor::OperationSignature>,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        match (signature, &self.invoker) {
+            (Some(s), RefInvoker::Other(i)) => {
+                i.invoke_described(&self.object_key, operation, s, encode, decode)
+            }
+            _ => self.send(operation, encode, decode, 0),
         }
     }
 

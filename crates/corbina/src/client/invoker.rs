@@ -847,6 +847,19 @@ impl Invoker for IiopInvoker {
         self.call(operation, encode, decode, 0, deadline)
     }
 
+    // The DII's path: as `invoke`, without the default method's extra call.
+    fn invoke_described<'a>(
+        &self,
+        _object_key: &[u8],
+        operation: &str,
+        _signature: &dyn crate::interceptor::OperationSignature,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        let deadline = self.effective_timeout().map(|t| Instant::now() + t);
+        self.call(operation, encode, decode, 0, deadline)
+    }
+
     fn as_iiop(&self) -> Option<&IiopInvoker> {
         Some(self)
     }

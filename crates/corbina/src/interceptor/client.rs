@@ -154,7 +154,9 @@ pub(crate) fn invoke_intercepted(
                 return Err(crate::Error::ForwardLimit { limit }.into());
             }
             FORWARD_HOPS.with(|h| h.set(hops + 1));
-            let r = f.forward.send(operation, encode, decode, 0);
+            let r = f
+                .forward
+                .send_described(operation, signature, encode, decode);
             FORWARD_HOPS.with(|h| h.set(hops));
             r
         }
