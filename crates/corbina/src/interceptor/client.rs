@@ -204,7 +204,7 @@ impl<'r> PiHooks<'r> {
         if self.reg.metrics {
             ri.started = Some(std::time::Instant::now());
         }
-        if self.reg.spans {
+        if self.reg.spans && super::spans::wanted() {
             let address = invoker.address();
             ri.span = super::spans::request_span(
                 true,

@@ -67,7 +67,7 @@ pub(crate) fn serve_intercepted(
         point: crate::interceptor::server::ServerPoint::ServiceContexts,
         parameters: None,
     };
-    if reg.spans {
+    if reg.spans && crate::interceptor::spans::wanted() {
         ri.span = request_span(shared, &ri, reply.version);
     }
     // What the servant logs belongs to the request.
