@@ -874,8 +874,20 @@ pub fn run_socket(o: &ExpOpts, addr: &str, out: &mut dyn FnMut(Record)) -> Resul
 
 /// With `TTCP_NOOP_INTERCEPTORS=1` in the environment: `config` with one client and
 /// one server request interceptor that do nothing, to measure what interception costs a
-/// call (`ping` and `server` take it; e.g. under `scripts/server-ir.sh`).
+/// call (`ping` and `server` take it; e.g. under `scripts/server-ir.sh`). With
+/// `TTCP_REQUEST_SPANS=1` or `TTCP_REQUEST_METRICS=1`: the built-in span or metrics
+/// interceptors too (`OrbConfig::request_spans`/`request_metrics`; no subscriber or
+/// recorder is installed, so this is what they cost an application that turns them on
+/// and does not collect).
 pub fn with_noop_interceptors(config: OrbConfig) -> OrbConfig {
+    let on = |name| std::env::var_os(name).is_some_and(|v| v == "1");
+    let mut config = config;
+    if on("TTCP_REQUEST_SPANS") {
+        config = config.request_spans(true);
+    }
+    if on("TTCP_REQUEST_METRICS") {
+        config = config.request_metrics(true);
+    }
     use corbina::interceptor::{
         ClientRequestInterceptor, Interceptor, OrbInitInfo, OrbInitializer,
         ServerRequestInterceptor,

@@ -163,7 +163,7 @@ impl Any {
         CdrWriter::new(context(char_set))
     }
 
-    fn from_raw(tc: TypeCode, bytes: Vec<u8>) -> Any {
+    pub(crate) fn from_raw(tc: TypeCode, bytes: Vec<u8>) -> Any {
         Any {
             tc,
             value: bytes.into(),

@@ -65,11 +65,16 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
-use crate::client::Rope;
+use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
 use crate::giop::message::{Body, OwnedBody};
-use crate::giop::{ListenPoint, ReplyHeader, ServiceContextList, TargetAddress, Version};
+use crate::giop::{
+    ListenPoint, ReplyHeader, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress,
+    Version,
+};
+use crate::interceptor::client::PiHooks;
+use crate::interceptor::server::Registered;
 use crate::object::EncodeArgs;
 use crate::server::connection::{self as server_conn, BidirParts, ConnectionShared};
 use crate::server::RequestDispatcher;
@@ -98,27 +103,44 @@ pub(crate) type OfferSource = Arc<dyn Fn() -> Option<Vec<ListenPoint>> + Send + 
 pub(crate) struct IncomingRequest {
     operation: String,
     key: Option<Vec<u8>>,
+    /// The request's service contexts (for server request interceptors).
+    contexts: Vec<ServiceContext>,
     body: OwnedBody,
     reply: crate::giop::connection::ReplyContext,
 }
 
 impl IncomingRequest {
     pub(crate) fn copy(
-        operation: &str,
+        header: &RequestHeaderView<'_>,
         key: Option<&[u8]>,
         body: Body<'_>,
         reply: crate::giop::connection::ReplyContext,
     ) -> IncomingRequest {
         IncomingRequest {
-            operation: operation.to_owned(),
+            operation: header.operation.to_string(),
             key: key.map(<[u8]>::to_vec),
+            contexts: header
+                .service_context
+                .iter()
+                .map(|(context_id, data)| ServiceContext {
+                    context_id,
+                    context_data: data.to_vec(),
+                })
+                .collect(),
             body: body.to_owned_body(),
             reply,
         }
     }
 
     fn held_bytes(&self) -> usize {
-        self.operation.len() + self.key.as_ref().map_or(0, Vec::len) + self.body.held_bytes()
+        self.operation.len()
+            + self.key.as_ref().map_or(0, Vec::len)
+            + self
+                .contexts
+                .iter()
+                .map(|c| 8 + c.context_data.len())
+                .sum::<usize>()
+            + self.body.held_bytes()
     }
 }
 
@@ -174,6 +196,8 @@ pub(crate) struct BidirConnection {
     /// order of their ids (the first carries the CODE_SETS context).
     send_order: Mutex<()>,
     dispatcher: Arc<dyn RequestDispatcher>,
+    /// Server request interceptors, run on the requests that come in on it.
+    interceptors: Option<Arc<Registered>>,
     workers: Workers,
     /// Ropes whose calls go over this connection (detached when it ends).
     routes: Mutex<Vec<Weak<Rope>>>,
@@ -197,6 +221,7 @@ impl BidirConnection {
         shared: Arc<ConnectionShared>,
         mut giop: GiopConnection,
         dispatcher: Arc<dyn RequestDispatcher>,
+        interceptors: Option<Arc<Registered>>,
         offer: Option<OfferSource>,
         opened_by: Option<&Rope>,
     ) -> Arc<BidirConnection> {
@@ -212,6 +237,7 @@ impl BidirConnection {
             replied: Condvar::new(),
             send_order: Mutex::new(()),
             dispatcher,
+            interceptors,
             workers: Workers::default(),
             routes: Mutex::new(Vec::new()),
             offer,
@@ -226,12 +252,21 @@ impl BidirConnection {
         stream: Stream,
         giop: GiopConnection,
         dispatcher: Arc<dyn RequestDispatcher>,
+        interceptors: Option<Arc<Registered>>,
         offer: OfferSource,
     ) -> std::io::Result<Arc<BidirConnection>> {
         let read_half = stream.clone();
         let shared = ConnectionShared::for_stream(stream);
         let peer = rope.address().clone();
-        let conn = BidirConnection::new(peer, shared, giop, dispatcher, Some(offer), Some(rope));
+        let conn = BidirConnection::new(
+            peer,
+            shared,
+            giop,
+            dispatcher,
+            interceptors,
+            Some(offer),
+            Some(rope),
+        );
         // The rope routes to it once it is returned (`Rope::bidir_or_open`).
         conn.add_route(rope);
         let reader = conn.clone();
@@ -284,7 +319,10 @@ impl BidirConnection {
         .into()
     }
 
-    /// Sends a request and, for a twoway, waits for its reply (until `deadline`).
+    /// Sends a request and, for a twoway, waits for its reply (until `deadline`). With
+    /// `hooks` (client request interceptors, and the invoker of the call), its starting point
+    /// runs first, with no lock held (an interceptor may make calls of its own), on an id
+    /// reserved for the request.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn call<'a>(
         &self,
@@ -295,22 +333,33 @@ impl BidirConnection {
         encode: &EncodeArgs<'_, 'a>,
         response_expected: bool,
         deadline: Option<Instant>,
+        hooks: Option<(&mut PiHooks<'_>, &IiopInvoker)>,
     ) -> Result<Outcome, SystemException> {
-        let contexts = self.offer_contexts(version);
+        let mut contexts = self.offer_contexts(version);
         if !self.shared.outgoing_started() {
             // Closing: nothing was sent.
             return Ok(Outcome::Resend);
         }
         let _busy = OutgoingGuard(&self.shared);
+        let reserved = match hooks {
+            Some((hooks, invoker)) => {
+                let id = self.lock()?.giop.reserve_request_id();
+                let added = hooks.begin(invoker, id, version)?;
+                contexts.0.extend(added.0.iter().cloned());
+                hooks.sent(added);
+                Some(id)
+            }
+            None => None,
+        };
         let order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() {
             return Ok(Outcome::Resend);
         }
         let marshal = |_| SystemException::from(Error::StartRequest);
-        let mut req = st
-            .giop
-            .start_request_with(
+        let mut req = match reserved {
+            Some(id) => st.giop.start_reserved_request(
+                id,
                 Vec::new(),
                 version,
                 code_sets,
@@ -318,14 +367,28 @@ impl BidirConnection {
                 operation,
                 response_expected,
                 &contexts,
-            )
-            .map_err(marshal)?;
+            ),
+            None => st.giop.start_request_with(
+                Vec::new(),
+                version,
+                code_sets,
+                target,
+                operation,
+                response_expected,
+                &contexts,
+            ),
+        }
+        .map_err(marshal)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             req.abandon();
             return Err(SystemException::from(e));
         }
-        let w = st.giop.finish_request(req).map_err(marshal)?;
+        let w = match reserved {
+            Some(_) => st.giop.finish_reserved_request(req),
+            None => st.giop.finish_request(req),
+        }
+        .map_err(marshal)?;
         if response_expected {
             st.waiting.insert(request_id, None);
         }
@@ -457,12 +520,7 @@ impl BidirConnection {
                     reply,
                 })) => {
                     let key = header.target.resolve_key().ok().flatten();
-                    requests.push(IncomingRequest::copy(
-                        &header.operation,
-                        key.as_deref(),
-                        body,
-                        reply,
-                    ));
+                    requests.push(IncomingRequest::copy(&header, key.as_deref(), body, reply));
                 }
                 Ok(Some(Event::LocateRequest { header, reply })) => {
                     let key = header.target.resolve_key().ok().flatten();
@@ -574,7 +632,16 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
         },
         address,
     );
-    let conn = BidirConnection::new(peer, shared.clone(), giop, dispatcher, None, None);
+    let interceptors = server.config.initializers.server();
+    let conn = BidirConnection::new(
+        peer,
+        shared.clone(),
+        giop,
+        dispatcher,
+        interceptors,
+        None,
+        None,
+    );
     if let Some(client) = server.bidir_client() {
         for p in &offer.listen_points {
             conn.route(&client.rope_to(address(p)));
@@ -644,6 +711,20 @@ impl Workers {
         let mut out = Vec::new();
         while let Some(r) = self.next() {
             let args = r.body.body().reader(r.reply.code_sets);
+            if let Some(pi) = &conn.interceptors {
+                server_conn::intercepted::serve_intercepted(
+                    &conn.shared,
+                    &*conn.dispatcher,
+                    &mut out,
+                    pi,
+                    &r.operation,
+                    server_conn::intercepted::ReceivedContexts::Copied(r.contexts),
+                    r.key.as_deref(),
+                    args,
+                    r.reply,
+                );
+                continue;
+            }
             server_conn::serve_request(
                 &conn.shared,
                 &*conn.dispatcher,

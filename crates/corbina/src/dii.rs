@@ -664,8 +664,14 @@ fn perform(
     ctx: Option<&[String]>,
 ) -> Outcome {
     let has_result = !matches!(result.unalias().kind(), TcKind::Void | TcKind::Null);
-    target.invoke(
+    let signature = Signature {
+        args,
+        result,
+        exceptions,
+    };
+    target.invoke_described(
         operation,
+        &signature,
         |w| encode_args(args, ctx, w),
         |r| {
             let ret = if has_result {
@@ -686,6 +692,39 @@ fn perform(
             Ok(Some(DiiError::User(read_exception(tc, id, r)?)))
         },
     )
+}
+
+/// A DII request's operation as request interceptors see it (built from its lists only
+/// when one asks).
+struct Signature<'r> {
+    args: &'r NVList,
+    result: &'r TypeCode,
+    exceptions: &'r ExceptionList,
+}
+
+impl crate::interceptor::OperationSignature for Signature<'_> {
+    fn parameters(&self) -> Vec<(crate::interceptor::ParameterMode, TypeCode)> {
+        use crate::interceptor::ParameterMode;
+        self.args
+            .iter()
+            .map(|a| {
+                let mode = match a.flags() & ARG_INOUT {
+                    ARG_INOUT => ParameterMode::InOut,
+                    ARG_OUT => ParameterMode::Out,
+                    _ => ParameterMode::In,
+                };
+                (mode, a.type_code().clone())
+            })
+            .collect()
+    }
+
+    fn result_type(&self) -> TypeCode {
+        self.result.clone()
+    }
+
+    fn exception_types(&self) -> Vec<TypeCode> {
+        self.exceptions.types.clone()
+    }
 }
 
 /// A user exception as an `Any` of its `tk_except` TypeCode: the repository id (already

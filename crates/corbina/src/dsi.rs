@@ -34,7 +34,7 @@
 //! ```
 
 use crate::any::Any;
-use crate::dii::{NVList, ARG_IN, ARG_OUT};
+use crate::dii::{NVList, ARG_IN, ARG_INOUT, ARG_OUT};
 use crate::servant::{dispatch_object_operation, Servant, ServerRequest};
 use crate::typecode::TcKind;
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
@@ -165,6 +165,12 @@ impl<'r, 'b, 's> DynServerRequest<'r, 'b, 's> {
                 Vec::new()
             }
         };
+        if inner.wants_parameters() {
+            inner.set_parameters(
+                parameters(params.as_ref()),
+                result.clone().unwrap_or_default(),
+            );
+        }
         inner.reply(|w| {
             if let Some(r) = &result {
                 r.write_value(w)?;
@@ -175,6 +181,23 @@ impl<'r, 'b, 's> DynServerRequest<'r, 'b, 's> {
             Ok(())
         })
     }
+}
+
+/// The servant's argument list as server request interceptors see it.
+fn parameters(params: Option<&NVList>) -> Vec<crate::interceptor::Parameter> {
+    use crate::interceptor::{Parameter, ParameterMode};
+    params
+        .into_iter()
+        .flat_map(NVList::iter)
+        .map(|a| Parameter {
+            argument: a.value().cloned().unwrap_or_default(),
+            mode: match a.flags() & ARG_INOUT {
+                ARG_INOUT => ParameterMode::InOut,
+                ARG_OUT => ParameterMode::Out,
+                _ => ParameterMode::In,
+            },
+        })
+        .collect()
 }
 
 /// Serves a [`DynamicImplementation`] as a [`Servant`] (activate it in a POA).

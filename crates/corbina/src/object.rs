@@ -45,6 +45,21 @@ pub trait Invoker: Send + Sync {
         decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException>;
 
+    /// [`Invoker::invoke`] for a request whose operation's TypeCodes are known (the DII
+    /// gives them): an invoker that runs client request interceptors lets them see the
+    /// arguments and result as `Any`s. Others ignore `signature`.
+    fn invoke_described<'a>(
+        &self,
+        object_key: &[u8],
+        operation: &str,
+        signature: &dyn crate::interceptor::OperationSignature,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        let _ = signature;
+        self.invoke(object_key, operation, encode, decode)
+    }
+
     /// The IIOP invoker this is, if it is one: asynchronous calls
     /// ([`ObjectRef::invoke_async`]) go through it without blocking the caller.
     fn as_iiop(&self) -> Option<&crate::client::IiopInvoker> {
@@ -249,6 +264,55 @@ impl ObjectRef {
         outcome.unwrap_or_else(|| Err(E::from(internal())))
     }
 
+    /// [`ObjectRef::invoke`] with the operation's TypeCodes, for request interceptors (see
+    /// [`Invoker::invoke_described`]); the DII's path.
+    #[inline]
+    pub(crate) fn invoke_described<'a, T, E>(
+        &self,
+        operation: &str,
+        signature: &dyn crate::interceptor::OperationSignature,
+        encode_args: impl Fn(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+        decode_result: impl FnOnce(&mut CdrReader<'_>) -> crate::cdr::Result<T>,
+        decode_user_exception: impl FnOnce(&str, &mut CdrReader<'_>) -> crate::cdr::Result<Option<E>>,
+    ) -> Result<T, E>
+    where
+        E: From<SystemException>,
+    {
+        let mut decode_result = Some(decode_result);
+        let mut decode_user_exception = Some(decode_user_exception);
+        let mut outcome: Option<Result<T, E>> = None;
+        let mut decode = |body: ReplyBody<'_, '_>| -> Result<(), SystemException> {
+            // As `invoke`: references in the reply are made by this reference's ORB.
+            let has_data = match &body {
+                ReplyBody::Result(r) => r.remaining() > 0,
+                ReplyBody::UserException(..) => true,
+            };
+            let orb = if has_data { self.orb() } else { None };
+            let _entered = orb.as_ref().map(crate::orb::enter);
+            let done = CompletionStatus::Yes;
+            let marshal = |e: crate::cdr::MarshalError| SystemException::from(e).completed(done);
+            match body {
+                ReplyBody::Result(r) => {
+                    let f = decode_result.take().ok_or_else(internal)?;
+                    let v = f(r).map_err(marshal)?;
+                    r.expect_end().map_err(marshal)?;
+                    outcome = Some(Ok(v));
+                }
+                ReplyBody::UserException(id, r) => {
+                    let f = decode_user_exception.take().ok_or_else(internal)?;
+                    match f(id, r).map_err(marshal)? {
+                        Some(e) => outcome = Some(Err(e)),
+                        None => return Err(crate::exception::unknown_user_exception()),
+                    }
+                }
+            }
+            Ok(())
+        };
+        self.send_described(operation, Some(signature), &encode_args, Some(&mut decode))
+            .map_err(E::from)?;
+        outcome.unwrap_or_else(|| Err(E::from(internal())))
+    }
+
     /// The IIOP invoker asynchronous calls go through: the reference's own, or for a
     /// collocated object the one its marshalled path uses (so a servant never runs on the
     /// polling thread).
@@ -355,6 +419,24 @@ impl ObjectRef {
             RefInvoker::Collocated(c) => {
                 c.dispatch(&self.object_key, operation, encode, decode, hops)
             }
+        }
+    }
+
+    /// [`ObjectRef::send`] with the operation's TypeCodes, if known, for request
+    /// interceptors (see [`Invoker::invoke_described`]).
+    #[inline]
+    pub(crate) fn send_described<'a>(
+        &self,
+        operation: &str,
+        signature: Option<&dyn crate::interceptor::OperationSignature>,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        match (signature, &self.invoker) {
+            (Some(s), RefInvoker::Other(i)) => {
+                i.invoke_described(&self.object_key, operation, s, encode, decode)
+            }
+            _ => self.send(operation, encode, decode, 0),
         }
     }
 

@@ -32,6 +32,22 @@ pub trait ReplySink {
     fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
         None
     }
+
+    /// Whether the request's arguments and result as `Any`s are wanted (by server request
+    /// interceptors): a servant that has them as `Any`s (the DSI) then gives them with
+    /// [`ReplySink::set_parameters`] before replying.
+    fn wants_parameters(&self) -> bool {
+        false
+    }
+
+    /// The arguments (in order, with their modes) and result of the reply about to be given.
+    fn set_parameters(
+        &mut self,
+        arguments: Vec<crate::interceptor::Parameter>,
+        result: crate::Any,
+    ) {
+        let _ = (arguments, result);
+    }
 }
 
 /// Where a deferred reply goes (a connection's writer): what a [`ReplySink`] hands over to a
@@ -223,6 +239,22 @@ impl<'b, 's> ServerRequest<'b, 's> {
     /// Whether a reply was already sent (the ORB sends a system exception otherwise).
     pub fn has_replied(&self) -> bool {
         self.replied
+    }
+
+    /// Whether server request interceptors want the arguments and result as `Any`s (see
+    /// [`ReplySink::wants_parameters`]).
+    pub fn wants_parameters(&self) -> bool {
+        self.sink.wants_parameters()
+    }
+
+    /// Gives the arguments and result of the reply about to be sent to the server request
+    /// interceptors (when [`ServerRequest::wants_parameters`]).
+    pub fn set_parameters(
+        &mut self,
+        arguments: Vec<crate::interceptor::Parameter>,
+        result: crate::Any,
+    ) {
+        self.sink.set_parameters(arguments, result);
     }
 }
 

@@ -722,3 +722,47 @@ fn deferred_replies_pass_the_ending_points() {
     // The connection goes on serving.
     assert_eq!(f.call(&f.doubler, "twice", 2).unwrap(), 4);
 }
+
+/// A LocateRequest is answered by the ORB without the request interceptors (it carries no
+/// service contexts, and no operation runs); the Requests after it are intercepted as usual.
+#[test]
+fn locate_requests_are_answered_without_interceptors() {
+    use corbina::giop::{
+        Event, GiopConnection, LocateStatus, Role, Settings, TargetAddress, Version,
+    };
+    use std::io::{Read, Write};
+
+    let f = Fixture::new(|_, _| {});
+    let profile = f.doubler.ior().iiop_profiles().unwrap()[0].clone();
+    let mut giop = GiopConnection::new(Settings::new(Role::Client));
+    let (msg, id) = giop
+        .locate_request(
+            Version::V1_2,
+            &TargetAddress::Key(profile.object_key.clone()),
+        )
+        .unwrap();
+    let mut s = std::net::TcpStream::connect((profile.host.as_str(), profile.port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    s.write_all(&msg).unwrap();
+    let status = loop {
+        if let Some(Event::LocateReply { header, .. }) = giop.poll_event().unwrap() {
+            assert_eq!(header.request_id, id);
+            break header.locate_status;
+        }
+        let n = s.read(giop.read_buf()).unwrap();
+        assert!(n > 0, "server closed the connection");
+        giop.commit(n);
+    };
+    assert_eq!(status, LocateStatus::ObjectHere);
+    assert_eq!(
+        f.take_log(),
+        Vec::<String>::new(),
+        "no interception point ran"
+    );
+    // An ordinary call right after is intercepted on both sides.
+    assert_eq!(f.call(&f.doubler, "twice", 4).unwrap(), 8);
+    let log = f.take_log();
+    assert!(log.contains(&"A send_request twice".to_string()), "{log:?}");
+    assert!(log.contains(&"S1 rsc twice".to_string()), "{log:?}");
+}

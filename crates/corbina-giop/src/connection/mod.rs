@@ -727,6 +727,57 @@ impl GiopConnection {
         self.next_request_id
     }
 
+    /// Takes the id the next request would get, for a request started later with
+    /// [`GiopConnection::start_reserved_request`]: a connection shared by concurrent calls
+    /// (bidirectional GIOP) lets request interceptors see the id before the request is
+    /// marshalled, while other requests are started meanwhile.
+    pub fn reserve_request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id = id.wrapping_add(2);
+        id
+    }
+
+    /// [`GiopConnection::start_request_with`] with an id from
+    /// [`GiopConnection::reserve_request_id`]; finish it with
+    /// [`GiopConnection::finish_reserved_request`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_reserved_request<'a>(
+        &mut self,
+        request_id: u32,
+        buffer: Vec<u8>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        response_expected: bool,
+        contexts: &ServiceContextList,
+    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
+        let next = std::mem::replace(&mut self.next_request_id, request_id);
+        let r = self.start_request_with(
+            buffer,
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            contexts,
+        );
+        self.next_request_id = next;
+        r
+    }
+
+    /// [`GiopConnection::finish_request`] for a request with a reserved id (the id was
+    /// used up when it was reserved).
+    pub fn finish_reserved_request<'a>(
+        &mut self,
+        request: OutgoingRequest<'a>,
+    ) -> Result<Outgoing<'a>, ConnectionError> {
+        let next = self.next_request_id;
+        let r = self.finish_request(request);
+        self.next_request_id = next;
+        r
+    }
+
     /// [`GiopConnection::start_request`] with service contexts of the caller's.
     #[allow(clippy::too_many_arguments)]
     #[inline]

@@ -948,3 +948,46 @@ fn a_large_size_in_a_header_is_not_an_allocation() {
     assert!(offers.windows(2).all(|w| w[1] <= big.len()));
     assert!(offers.len() > 2, "{offers:?}");
 }
+
+#[test]
+fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    let reserved = client.reserve_request_id();
+    // Another call starts and finishes a request before the reserved one is started.
+    let (meanwhile, first) = request(&mut client, Version::V1_2, "meanwhile", 0, true);
+    assert_ne!(meanwhile, reserved);
+    let mut r = client
+        .start_reserved_request(
+            reserved,
+            Vec::new(),
+            Version::V1_2,
+            CodeSets::UNICODE,
+            &key(),
+            "reserved",
+            true,
+            &ServiceContextList::default(),
+        )
+        .unwrap();
+    assert_eq!(r.request_id(), reserved);
+    r.body().write_ulong(7);
+    let out = client.finish_reserved_request(r).unwrap();
+    let second: Vec<u8> = out
+        .fragments()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f.to_vec())
+        .collect();
+    // The next request gets a fresh id again.
+    let (next, third) = request(&mut client, Version::V1_2, "next", 0, true);
+    assert!(next != reserved && next != meanwhile);
+    let (ops, answers) = serve(&mut server, &[first, second, third].concat());
+    assert_eq!(ops, ["meanwhile", "reserved", "next"]);
+    // All three replies are matched to requests in flight.
+    client.push(&answers);
+    let mut ids = Vec::new();
+    while let Some(Event::Reply { header, .. }) = client.poll_event().unwrap() {
+        ids.push(header.request_id);
+    }
+    assert_eq!(ids, [meanwhile, reserved, next]);
+}

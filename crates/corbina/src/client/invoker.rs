@@ -179,9 +179,9 @@ impl IiopInvoker {
         &self.ior
     }
 
-    /// The profile of [`ior`](Self::ior) calls use.
-    pub(crate) fn effective_profile(&self) -> Option<&crate::giop::TaggedProfile> {
-        self.ior.profiles.get(self.profile_index as usize)
+    /// The index in [`ior`](Self::ior) of the profile calls use.
+    pub(crate) fn profile_index(&self) -> u32 {
+        self.profile_index
     }
 
     /// How many forwards a call follows.
@@ -415,7 +415,7 @@ impl IiopInvoker {
     /// rope's address (a server calling a client back), or, when this ORB offers
     /// bidirectional GIOP and has something to offer, the rope's offering connection
     /// (opened now if need be).
-    fn bidir_connection(
+    pub(crate) fn bidir_connection(
         &self,
         rope: &Arc<Rope>,
         deadline: Option<Instant>,
@@ -438,6 +438,7 @@ impl IiopInvoker {
                 stream,
                 giop,
                 client.dispatcher.clone(),
+                self.ctx.config.initializers.server(),
                 client.offer.clone(),
             )
             .map_err(|source| {
@@ -469,6 +470,7 @@ impl IiopInvoker {
             encode,
             decode.is_some(),
             deadline,
+            None,
         )?;
         match (outcome, decode) {
             (Outcome::Reply(r), Some(decode)) => {
@@ -841,6 +843,19 @@ impl Invoker for IiopInvoker {
     ) -> Result<(), SystemException> {
         // Oneways are bounded too: a server that stops reading must not block the caller
         // forever.
+        let deadline = self.effective_timeout().map(|t| Instant::now() + t);
+        self.call(operation, encode, decode, 0, deadline)
+    }
+
+    // The DII's path: as `invoke`, without the default method's extra call.
+    fn invoke_described<'a>(
+        &self,
+        _object_key: &[u8],
+        operation: &str,
+        _signature: &dyn crate::interceptor::OperationSignature,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
         self.call(operation, encode, decode, 0, deadline)
     }

@@ -1,9 +1,10 @@
 //! The client's interception points around the requests of one call (out of line: a call
 //! without client interceptors never comes here).
 
+use std::borrow::Cow;
 use std::cell::Cell;
 
-use crate::cdr::CodeSets;
+use crate::cdr::{CdrContext, CdrWriter, CodeSets};
 use crate::client::IiopInvoker;
 use crate::giop::connection::{GiopConnection, Outgoing};
 use crate::giop::message::Body;
@@ -12,7 +13,8 @@ use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
 use crate::SystemException;
 
 use super::current::Slots;
-use super::info::{ClientRequestInfo, Point, ReplyStatus};
+use super::info::{Again, ClientRequestInfo, Point, ReplyStatus};
+use super::params::OperationSignature;
 use super::{ClientRequestInterceptor, InterceptorError, Registered};
 
 thread_local! {
@@ -23,15 +25,21 @@ thread_local! {
 /// The state of one intercepted call.
 pub(crate) struct PiHooks<'r> {
     reg: &'r Registered,
+    /// The reference's invoker: its requests' infos borrow its IOR.
+    invoker: &'r IiopInvoker,
     slots: Slots,
     operation: &'r str,
     response_expected: bool,
     /// The request on the wire whose ending point is due.
-    current: Option<ClientRequestInfo>,
+    current: Option<ClientRequestInfo<'r>>,
     /// Whether any request of the call reached its starting point.
     started: bool,
     /// What an interceptor raised that ends the call.
     raised: Option<InterceptorError>,
+    /// The operation's TypeCodes, if the caller gave them, and the arguments' marshalling
+    /// again for interceptors that ask for them as `Any`s.
+    signature: Option<&'r dyn OperationSignature>,
+    encode_again: Option<Again<'r>>,
 }
 
 /// The invoker of references made while client request interceptors are registered: an
@@ -59,7 +67,32 @@ impl crate::object::Invoker for InterceptedInvoker {
             .iiop
             .effective_timeout()
             .map(|t| std::time::Instant::now() + t);
-        invoke_intercepted(&self.iiop, &self.reg, operation, encode, decode, deadline)
+        invoke_intercepted(
+            &self.iiop, &self.reg, operation, None, encode, decode, deadline,
+        )
+    }
+
+    fn invoke_described<'a>(
+        &self,
+        _object_key: &[u8],
+        operation: &str,
+        signature: &dyn OperationSignature,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+    ) -> Result<(), SystemException> {
+        let deadline = self
+            .iiop
+            .effective_timeout()
+            .map(|t| std::time::Instant::now() + t);
+        invoke_intercepted(
+            &self.iiop,
+            &self.reg,
+            operation,
+            Some(signature),
+            encode,
+            decode,
+            deadline,
+        )
     }
 }
 
@@ -68,18 +101,28 @@ pub(crate) fn invoke_intercepted(
     invoker: &IiopInvoker,
     reg: &Registered,
     operation: &str,
+    signature: Option<&dyn OperationSignature>,
     encode: &EncodeArgs<'_, '_>,
     mut decode: Option<&mut DecodeReply<'_>>,
     deadline: Option<std::time::Instant>,
 ) -> Result<(), SystemException> {
+    // Only run if an interceptor asks for the arguments.
+    let again = |ctx: CdrContext| -> crate::cdr::Result<Vec<u8>> {
+        let mut w = CdrWriter::new(ctx);
+        encode(&mut w)?;
+        Ok(w.into_bytes())
+    };
     let mut hooks = PiHooks {
         reg,
+        invoker,
         slots: Slots::of_thread(reg.slots),
         operation,
         response_expected: decode.is_some(),
         current: None,
         started: false,
         raised: None,
+        signature,
+        encode_again: signature.map(|_| Again(&again)),
     };
     let mut exception_id: Option<String> = None;
     let result = match decode.as_deref_mut() {
@@ -111,21 +154,29 @@ pub(crate) fn invoke_intercepted(
                 return Err(crate::Error::ForwardLimit { limit }.into());
             }
             FORWARD_HOPS.with(|h| h.set(hops + 1));
-            let r = f.forward.send(operation, encode, decode, 0);
+            let r = f
+                .forward
+                .send_described(operation, signature, encode, decode);
             FORWARD_HOPS.with(|h| h.set(hops));
             r
         }
     }
 }
 
-impl PiHooks<'_> {
-    fn info(&self, invoker: &IiopInvoker, request_id: u32) -> ClientRequestInfo {
+impl<'r> PiHooks<'r> {
+    fn info(&self, invoker: &IiopInvoker, request_id: u32) -> ClientRequestInfo<'r> {
+        // A forward target's invoker may go before the info does: its IOR is copied.
+        let target = if std::ptr::eq(invoker, self.invoker) {
+            Cow::Borrowed(self.invoker.ior())
+        } else {
+            Cow::Owned(invoker.ior().clone())
+        };
         ClientRequestInfo {
             request_id,
-            operation: self.operation.to_owned(),
+            operation: self.operation,
             response_expected: self.response_expected,
-            target: invoker.ior().clone(),
-            effective_profile: invoker.effective_profile().cloned(),
+            target,
+            profile_index: invoker.profile_index(),
             request_contexts: Vec::new(),
             reply_contexts: Vec::new(),
             reply_status: None,
@@ -136,6 +187,10 @@ impl PiHooks<'_> {
             point: Point::Send,
             span: tracing::Span::none(),
             started: None,
+            signature: self.signature,
+            encode_again: self.encode_again,
+            args_ctx: invoker.version.context(invoker.code_sets),
+            reply_body: None,
         }
     }
 
@@ -149,7 +204,7 @@ impl PiHooks<'_> {
         if self.reg.metrics {
             ri.started = Some(std::time::Instant::now());
         }
-        if self.reg.spans {
+        if self.reg.spans && super::spans::wanted() {
             let address = invoker.address();
             ri.span = super::spans::request_span(
                 true,
@@ -277,7 +332,7 @@ fn end(
     raised
 }
 
-impl PiHooks<'_> {
+impl<'r> PiHooks<'r> {
     /// Ends the request before this one (forwarded or resent), then runs the starting
     /// point and starts the request with the contexts the interceptors added.
     #[allow(clippy::too_many_arguments)]
@@ -295,36 +350,18 @@ impl PiHooks<'_> {
         response_expected: bool,
         encode: &EncodeArgs<'_, 'a>,
     ) -> Result<(u32, Outgoing<'a>), SystemException> {
-        // The request before this one was forwarded or is resent: its ending point.
-        if let Some(mut prev) = self.current.take() {
-            prev.point = Point::Other;
-            if prev.reply_status.is_none() {
-                prev.reply_status = Some(ReplyStatus::TransportRetry);
-            }
-            if let Some(e) = end(&self.reg.client, &mut prev) {
-                self.raised = Some(e);
-                return Err(replaced());
-            }
-        }
-        let mut ri = self.info(invoker, giop.next_request_id());
-        self.open_span(invoker, &mut ri, Some(version));
-        if !self.start(&mut ri) {
-            return Err(replaced());
-        }
-        let contexts = ServiceContextList(ri.request_contexts.clone());
-        ri.point = Point::Other;
-        self.current = Some(ri);
-        let mut req = giop
-            .start_request_with(
-                std::mem::take(out),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
-                &contexts,
-            )
-            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        let contexts = self.begin(invoker, giop.next_request_id(), version)?;
+        let req = giop.start_request_with(
+            std::mem::take(out),
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            &contexts,
+        );
+        self.sent(contexts);
+        let mut req = req.map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             *out = req.abandon();
@@ -336,6 +373,46 @@ impl PiHooks<'_> {
         Ok((request_id, w))
     }
 
+    /// Ends the request before this one (forwarded or resent), then runs the starting point
+    /// of request `request_id`. Returns the contexts the interceptors added, lent to the
+    /// request's header (give them back with [`PiHooks::sent`]).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin(
+        &mut self,
+        invoker: &IiopInvoker,
+        request_id: u32,
+        version: Version,
+    ) -> Result<ServiceContextList, SystemException> {
+        // The request before this one was forwarded or is resent: its ending point.
+        if let Some(mut prev) = self.current.take() {
+            prev.point = Point::Other;
+            if prev.reply_status.is_none() {
+                prev.reply_status = Some(ReplyStatus::TransportRetry);
+            }
+            if let Some(e) = end(&self.reg.client, &mut prev) {
+                self.raised = Some(e);
+                return Err(replaced());
+            }
+        }
+        let mut ri = self.info(invoker, request_id);
+        self.open_span(invoker, &mut ri, Some(version));
+        if !self.start(&mut ri) {
+            return Err(replaced());
+        }
+        let contexts = ServiceContextList(std::mem::take(&mut ri.request_contexts));
+        ri.point = Point::Other;
+        self.current = Some(ri);
+        Ok(contexts)
+    }
+
+    /// Gives back the contexts [`PiHooks::begin`] lent: the ending points read them too.
+    pub(crate) fn sent(&mut self, contexts: ServiceContextList) {
+        if let Some(ri) = self.current.as_mut() {
+            ri.request_contexts = contexts.0;
+        }
+    }
+
     /// A Reply to the request arrived (before its body is decoded).
     #[cold]
     #[inline(never)]
@@ -345,6 +422,10 @@ impl PiHooks<'_> {
             return;
         };
         ri.reply_contexts = header.service_context.0.clone();
+        if self.signature.is_some() && header.reply_status == Wire::NoException {
+            // For the result and out arguments, if an interceptor asks.
+            ri.reply_body = Some((body.to_owned_body(), code_sets));
+        }
         ri.reply_status = Some(match header.reply_status {
             Wire::NoException => ReplyStatus::Successful,
             Wire::UserException => ReplyStatus::UserException,

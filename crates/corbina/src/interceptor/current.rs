@@ -29,8 +29,9 @@ pub(crate) struct Slots {
 
 impl Slots {
     pub(crate) fn new(count: u32) -> Slots {
+        // Not `vec![Any::default(); n]`: that makes (and drops) an `Any` even for no slots.
         Slots {
-            values: vec![Any::default(); count as usize],
+            values: (0..count).map(|_| Any::default()).collect(),
         }
     }
 
@@ -52,6 +53,9 @@ impl Slots {
 
     /// A copy of the calling thread's slots, `count` of them.
     pub(crate) fn of_thread(count: u32) -> Slots {
+        if count == 0 {
+            return Slots::default();
+        }
         THREAD.with(|t| {
             let t = t.borrow();
             let mut s = Slots::new(count);

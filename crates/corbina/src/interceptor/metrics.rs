@@ -80,7 +80,7 @@ impl RequestMetrics {
     fn client(&self, ri: &ClientRequestInfo) {
         record(Ended {
             side: "client",
-            operation: &ri.operation,
+            operation: ri.operation,
             status: ri.reply_status,
             response_expected: ri.response_expected,
             exception: exception(ri.exception.as_ref(), ri.exception_id.as_deref()),

@@ -40,17 +40,33 @@
 //!   with `receive_other`, status `LOCATION_FORWARD`/`TRANSPORT_RETRY`). Then one ending
 //!   point: `receive_reply`, `receive_exception` (system exceptions, from the reply or
 //!   raised locally, and user exceptions) or `receive_other` (oneways, forwards).
-//!   `send_poll` is never called: Corbina has no time-independent polling requests.
+//! - `send_poll` is never called. The specification calls it only for Time-Independent
+//!   Invocations (a poll for a request routed through CORBA Messaging's store-and-forward
+//!   routers), which Corbina does not make. Asynchronous calls and AMI pollers are ordinary
+//!   requests: their reply runs `receive_reply`/`receive_exception` when it arrives, and
+//!   polling for it is local, with no interception point.
 //! - Server: `receive_request_service_contexts` (starting point), `receive_request`
 //!   (before the POA looks the servant up; the target's most derived interface is not
 //!   known there), then `send_reply`, `send_exception` or `send_other`.
 //! - An interceptor that raises: the ones whose starting point completed get the ending
 //!   point for the new exception (or `receive_other`/`send_other` for a
 //!   [`ForwardRequest`]), in reverse order; the others are not called.
+//! - Bidirectional GIOP (`-ORBofferBiDirectionalGIOP`/`-ORBacceptBiDirectionalGIOP`):
+//!   requests in both directions over a bidirectional connection (a client's calls on the
+//!   connection it offered, the server's call-backs on it) pass both ORBs' interceptors as
+//!   any other call does. Such a connection is shared by concurrent calls: the request id
+//!   is reserved before `send_request` runs (no lock is held while interceptors run), so
+//!   the id an interceptor sees is the one in the header.
+//! - LocateRequests (GIOP `LocateRequest`/`LocateReply`) are not intercepted, on either
+//!   side: the specification's request interceptors are for Requests (a LocateRequest has
+//!   no service contexts, operation or arguments, and runs no servant); a server answers
+//!   them from its POAs without running any interception point.
 //! - Collocated calls: with request interceptors registered, the ORB makes no direct
 //!   collocated references (`-ORBCollocation` is taken as `iiop`): calls to its own objects
-//!   go over a loopback connection, so both sides' interceptors run and service contexts
-//!   travel as they would between processes.
+//!   go over a loopback connection, so both sides' interceptors run, with the same flow
+//!   rules, `PICurrent` copies (thread to request scope on each side) and service contexts
+//!   as between processes, at the cost of a call over loopback. Interception of collocated
+//!   calls in process is not implemented.
 //! - Client interceptors run on the references an ORB makes after they are registered
 //!   (all of them: initializers run before the ORB exists), not on an `ObjectRef` built by
 //!   hand with another `Invoker`. Intercepted oneways are written at once, not buffered
@@ -63,11 +79,28 @@
 //!   the ending point (`send_reply`, `send_exception`, with the request's contexts and the
 //!   slots as the upcall left them) runs when the reply is given, on the thread giving it;
 //!   a handle dropped unanswered ends with `send_exception` (INTERNAL).
-//! - Not intercepted: requests over a bidirectional connection (a server calling a client
-//!   back on the client's connection), on both sides; LocateRequests.
-//! - Arguments, result and exceptions as `Any`: not available (`NO_RESOURCES`, minor 1) —
-//!   Corbina's stubs, DII and DSI all marshal straight into the request, so there is no
-//!   `Any` list to show; interceptors see operation, contexts and outcome.
+//!
+//! Arguments, result and exceptions ([`Parameter`]s of `Any`s) where the specification has
+//! them, BAD_INV_ORDER (minor 14) at other points, NO_RESOURCES (minor 1) where the ORB
+//! has no TypeCodes for them:
+//!
+//! | | `arguments` | `result` | `exceptions` |
+//! |---|---|---|---|
+//! | client, DII request | `send_request` (in, inout), `receive_reply` (all) | `receive_reply` | every point |
+//! | client, stub or `ObjectRef::invoke` | NO_RESOURCES | NO_RESOURCES | NO_RESOURCES |
+//! | server, DSI servant | `send_reply` (all); NO_RESOURCES at `receive_request` | `send_reply` | NO_RESOURCES |
+//! | server, generated skeleton | NO_RESOURCES | NO_RESOURCES | NO_RESOURCES |
+//!
+//! They are made only when an interceptor asks: a client request's arguments are
+//! marshalled again into a buffer of their own and read back by the operation's TypeCodes
+//! (the DII gives them, [`OperationSignature`]); the reply's body is kept for them only for
+//! such a request. Generated stubs and skeletons marshal straight to and from the message
+//! and give the ORB no TypeCodes; a DSI servant says what its arguments are only when it
+//! runs, after `receive_request`.
+//!
+//! Cost: the infos borrow the request as it is (operation, IOR, object key; the request's
+//! contexts are decoded when first asked for), so an intercepted call pays for running the
+//! points and little else; `docs/benchmarks.md` (*Portable interceptors*) has the figures.
 
 use std::sync::Arc;
 
@@ -80,6 +113,7 @@ mod current;
 mod info;
 #[cfg(feature = "metrics")]
 mod metrics;
+mod params;
 pub(crate) mod server;
 pub(crate) mod spans;
 mod wire;
@@ -88,6 +122,7 @@ pub(crate) use client::InterceptedInvoker;
 pub use codec::{Codec, CodecError, CodecFactory, Encoding, ENCODING_CDR_ENCAPS};
 pub use current::{InvalidSlot, PiCurrent, SlotId};
 pub use info::{ClientRequestInfo, IorInfo, ReplyStatus, ServerRequestInfo};
+pub use params::{OperationSignature, Parameter, ParameterMode};
 
 /// What every interceptor has (`PortableInterceptor::Interceptor`).
 pub trait Interceptor: Send + Sync {
@@ -136,7 +171,8 @@ pub trait ClientRequestInterceptor: Interceptor {
         let _ = ri;
         Ok(())
     }
-    /// Time-independent polling requests: never called by Corbina.
+    /// A poll for a Time-Independent Invocation's reply: never called by Corbina, which
+    /// makes no such invocations (see the [module docs](self)).
     fn send_poll(&self, ri: &mut ClientRequestInfo) -> Result<(), SystemException> {
         let _ = ri;
         Ok(())

@@ -1,6 +1,10 @@
 //! The server's interception points (driven by `server::connection::intercepted`).
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use super::current::Slots;
+pub(crate) use super::info::ServerPoint;
 use super::info::{ReplyStatus, ServerRequestInfo};
 use super::InterceptorError;
 pub(crate) use super::Registered;
@@ -16,13 +20,14 @@ pub(crate) fn thread_slots(reg: &Registered) -> Slots {
 }
 
 /// Takes the request's info out of `ri` (a deferred reply carries it), leaving an empty one.
-pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
+pub(crate) fn taken(ri: &mut ServerRequestInfo<'_>) -> ServerRequestInfo<'static> {
     let empty = ServerRequestInfo {
         request_id: ri.request_id,
-        operation: String::new(),
+        operation: Cow::Borrowed(""),
         response_expected: ri.response_expected,
-        object_key: Vec::new(),
-        request_contexts: Vec::new(),
+        object_key: Cow::Borrowed(&[]),
+        received: None,
+        request_contexts: OnceCell::new(),
         reply_contexts: Vec::new(),
         reply_status: None,
         exception: None,
@@ -31,8 +36,10 @@ pub(crate) fn taken(ri: &mut ServerRequestInfo) -> ServerRequestInfo {
         slots: Slots::new(0),
         span: tracing::Span::none(),
         started: None,
+        point: ServerPoint::Ending,
+        parameters: None,
     };
-    std::mem::replace(ri, empty)
+    std::mem::replace(ri, empty).into_owned()
 }
 
 /// Makes `ri` describe the outcome `e`.
@@ -61,12 +68,14 @@ pub(crate) fn start_chain(
     reg: &Registered,
     ri: &mut ServerRequestInfo,
 ) -> Option<InterceptorError> {
+    ri.point = ServerPoint::ServiceContexts;
     for (k, i) in reg.server.iter().enumerate() {
         if let Err(e) = i.receive_request_service_contexts(ri) {
             apply(ri, &e);
             return Some(end_chain(reg, ri, k).unwrap_or(e));
         }
     }
+    ri.point = ServerPoint::Request;
     for i in &reg.server {
         if let Err(e) = i.receive_request(ri) {
             apply(ri, &e);
@@ -84,6 +93,7 @@ pub(crate) fn end_chain(
     n: usize,
 ) -> Option<InterceptorError> {
     let mut raised = None;
+    ri.point = ServerPoint::Ending;
     for i in reg.server[..n].iter().rev() {
         let r = match ri.reply_status {
             Some(ReplyStatus::Successful) | None => {

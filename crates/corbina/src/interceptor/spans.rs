@@ -41,6 +41,12 @@ impl Interceptor for RequestSpans {
 }
 
 /// A request's span (its outcome fields empty until it ends).
+/// Whether a request span would be recorded (a subscriber wants `corbina::request` at
+/// INFO): without one, the span's fields (the peer's address) are not even formatted.
+pub(crate) fn wanted() -> bool {
+    tracing::enabled!(target: TARGET, tracing::Level::INFO)
+}
+
 pub(crate) fn request_span(
     client: bool,
     operation: &str,

@@ -2,13 +2,14 @@
 //! request started and its reply read through [`PiHooks`]. Kept apart, in another module than the
 //! plain path, so that the plain path compiles as without interceptors (measured: a second
 //! call site of the receive and send functions changed what the compiler inlined there,
-//! so this path calls their outlined versions); oneways are written at once (not buffered) here,
-//! and a call over a bidirectional connection is not intercepted.
+//! so this path calls their outlined versions); oneways are written at once (not buffered) here.
+//! Calls over a bidirectional connection run the interception points as others do.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::bidir::{BidirConnection, Outcome};
 use crate::client::invoker::{
     closed, fail, forward_limit, is_timeout, message_error, oneways_lost, protocol_error,
     read_failure, resend_limit, send_failed, unexpected_message, write_transmits, Attempt,
@@ -70,7 +71,18 @@ impl IiopInvoker {
                 return Err(oneways_lost(rope, lost));
             }
             let attempt = if rope.is_routed() || self.ctx.config.offer_bidir {
-                self.bidir_attempt(rope, operation, encode, decode.as_deref_mut(), deadline)
+                match self.bidir_connection(rope, deadline) {
+                    Ok(Some(conn)) => Some(self.attempt_bidir_intercepted(
+                        &conn,
+                        hooks,
+                        operation,
+                        encode,
+                        decode.as_deref_mut(),
+                        deadline,
+                    )),
+                    Ok(None) => None,
+                    Err(e) => Some(Err(e)),
+                }
             } else {
                 None
             };
@@ -122,6 +134,39 @@ impl IiopInvoker {
             }
         }
         Err(resend_limit(self.current_rope()))
+    }
+
+    /// One attempt over a bidirectional connection through `hooks` (a call back to a
+    /// client, or a call on a connection this ORB offered for call-backs).
+    fn attempt_bidir_intercepted<'a>(
+        &self,
+        conn: &BidirConnection,
+        hooks: &mut PiHooks<'_>,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        decode: Option<&mut DecodeReply<'_>>,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt, SystemException> {
+        let target = self.target();
+        let outcome = conn.call(
+            self.version,
+            self.code_sets,
+            &target,
+            operation,
+            encode,
+            decode.is_some(),
+            deadline,
+            Some((&mut *hooks, self)),
+        )?;
+        match (outcome, decode) {
+            (Outcome::Reply(r), Some(decode)) => {
+                let body = r.body.body();
+                hooks.reply(&r.header, body, r.code_sets);
+                self.reply_outcome(&r.header, body, r.code_sets, decode)
+            }
+            (Outcome::Resend, _) => Ok(Attempt::Retry),
+            (Outcome::Reply(_) | Outcome::Sent, _) => Ok(Attempt::Done),
+        }
     }
 
     /// [`IiopInvoker::attempt`] through `hooks` (no oneway buffering).

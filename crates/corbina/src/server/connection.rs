@@ -19,7 +19,7 @@ use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::transport::{write_outgoing, Connection as Transport, Stream};
 use crate::{Error, SystemException};
 
-mod intercepted;
+pub(crate) mod intercepted;
 
 /// The part of a connection other threads touch: its writer and its closing state, under
 /// one lock so that an orderly close never overtakes a reply in progress.
@@ -374,7 +374,8 @@ impl Handler {
                         &*self.dispatcher,
                         &mut self.out,
                         pi,
-                        header,
+                        &header.operation,
+                        intercepted::ReceivedContexts::InMessage(header.service_context.clone()),
                         key.as_deref(),
                         body.reader(reply.code_sets),
                         reply,
@@ -437,7 +438,7 @@ impl Handler {
             return None;
         }
         Some(crate::bidir::Offer {
-            first: crate::bidir::IncomingRequest::copy(&header.operation, key, body, reply),
+            first: crate::bidir::IncomingRequest::copy(header, key, body, reply),
             listen_points: points,
         })
     }

@@ -2,19 +2,30 @@
 //! never comes here). The same steps as [`super::serve_request`], with the interception
 //! points around them and the reply's service contexts.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::{begin, end, poisoned, send_failed, to_marshal, ConnectionShared};
 use crate::cdr::{CdrReader, CdrWriter};
 use crate::giop::connection::ReplyContext;
-use crate::giop::{RequestHeaderView, ServiceContext, ServiceContextList};
+use crate::giop::{ServiceContext, ServiceContextList, ServiceContextsView};
 use crate::interceptor::server::{apply, end_chain, start_chain, Registered};
-use crate::interceptor::{InterceptorError, ReplyStatus, ServerRequestInfo};
+use crate::interceptor::{InterceptorError, Parameter, ReplyStatus, ServerRequestInfo};
 use crate::poa::DispatchError;
 use crate::servant::{DeferredReplySink, ReplyKind, ReplySink, ServerRequest};
 use crate::server::RequestDispatcher;
 use crate::transport::write_outgoing;
+use crate::Any;
 use crate::{Error, SystemException};
+
+/// The service contexts of a request to run through the interceptors.
+pub(crate) enum ReceivedContexts<'r> {
+    /// Still in the message (decoded when an interceptor asks).
+    InMessage(ServiceContextsView<'r>),
+    /// Copied out of it (a request queued for a worker of a bidirectional connection).
+    Copied(Vec<ServiceContext>),
+}
 
 /// Runs one request through the interceptors `reg`; false when the connection must close.
 #[cold]
@@ -25,7 +36,8 @@ pub(crate) fn serve_intercepted(
     dispatcher: &dyn RequestDispatcher,
     out: &mut Vec<u8>,
     reg: &Arc<Registered>,
-    header: &RequestHeaderView<'_>,
+    operation: &str,
+    contexts: ReceivedContexts<'_>,
     key: Option<&[u8]>,
     args: CdrReader<'_>,
     reply: ReplyContext,
@@ -33,19 +45,17 @@ pub(crate) fn serve_intercepted(
     if !begin(shared, reply.version) {
         return false;
     }
+    let (received, request_contexts) = match contexts {
+        ReceivedContexts::InMessage(view) => (Some(view), OnceCell::new()),
+        ReceivedContexts::Copied(list) => (None, OnceCell::from(list)),
+    };
     let mut ri = ServerRequestInfo {
-        request_id: header.request_id,
-        operation: header.operation.to_string(),
+        request_id: reply.request_id,
+        operation: Cow::Borrowed(operation),
         response_expected: reply.response_expected,
-        object_key: key.unwrap_or_default().to_vec(),
-        request_contexts: header
-            .service_context
-            .iter()
-            .map(|(context_id, data)| ServiceContext {
-                context_id,
-                context_data: data.to_vec(),
-            })
-            .collect(),
+        object_key: Cow::Borrowed(key.unwrap_or_default()),
+        received,
+        request_contexts,
         reply_contexts: Vec::new(),
         reply_status: None,
         exception: None,
@@ -54,8 +64,10 @@ pub(crate) fn serve_intercepted(
         slots: crate::interceptor::server::slots(reg),
         span: tracing::Span::none(),
         started: reg.metrics.then(std::time::Instant::now),
+        point: crate::interceptor::server::ServerPoint::ServiceContexts,
+        parameters: None,
     };
-    if reg.spans {
+    if reg.spans && crate::interceptor::spans::wanted() {
         ri.span = request_span(shared, &ri, reply.version);
     }
     // What the servant logs belongs to the request.
@@ -77,8 +89,7 @@ pub(crate) fn serve_intercepted(
         !reply.response_expected || sink.send_outcome(&e).is_ok()
     } else {
         let saved = sink.ri.slots.clone().enter();
-        let mut req =
-            ServerRequest::new(&header.operation, args, reply.response_expected, &mut sink);
+        let mut req = ServerRequest::new(operation, args, reply.response_expected, &mut sink);
         let _peer = shared.peer.as_ref().map(crate::server::PeerScope::enter);
         let result = match key {
             Some(k) => dispatcher.dispatch(k, &mut req),
@@ -122,7 +133,7 @@ pub(crate) fn serve_intercepted(
 /// The span of request `ri`, with the client's address.
 fn request_span(
     shared: &ConnectionShared,
-    ri: &ServerRequestInfo,
+    ri: &ServerRequestInfo<'_>,
     version: crate::giop::Version,
 ) -> tracing::Span {
     let (peer, transport) = match shared.state.lock() {
@@ -144,12 +155,12 @@ fn request_span(
 }
 
 /// Writes the reply of an intercepted request, after its ending point.
-struct InterceptedSink<'c> {
+struct InterceptedSink<'c, 'r> {
     shared: &'c ConnectionShared,
     out: &'c mut Vec<u8>,
     reply: ReplyContext,
     reg: &'c Arc<Registered>,
-    ri: &'c mut ServerRequestInfo,
+    ri: &'c mut ServerRequestInfo<'r>,
     left_busy: bool,
     /// The ending point ran.
     ended: bool,
@@ -157,20 +168,22 @@ struct InterceptedSink<'c> {
     deferred: bool,
 }
 
-impl InterceptedSink<'_> {
+impl InterceptedSink<'_, '_> {
     /// Writes a reply with the request's reply contexts.
     fn write<'a>(
         &mut self,
         status: crate::giop::ReplyStatus,
         body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
     ) -> Result<(), SystemException> {
-        let contexts = ServiceContextList(self.ri.reply_contexts.clone());
+        // Lent to the reply, then given back.
+        let contexts = ServiceContextList(std::mem::take(&mut self.ri.reply_contexts));
         let w = self
             .reply
             .reply_with_contexts(self.out, status, &contexts, |w| {
                 body(w).map_err(crate::giop::GiopError::from)
-            })
-            .map_err(Error::EncodeReply)?;
+            });
+        self.ri.reply_contexts = contexts.0;
+        let w = w.map_err(Error::EncodeReply)?;
         let mut st = self.shared.state.lock().map_err(|_| poisoned())?;
         let written = write_outgoing(&mut st.stream, None, &w);
         st.leave();
@@ -199,7 +212,15 @@ impl InterceptedSink<'_> {
     }
 }
 
-impl ReplySink for InterceptedSink<'_> {
+impl ReplySink for InterceptedSink<'_, '_> {
+    fn wants_parameters(&self) -> bool {
+        true
+    }
+
+    fn set_parameters(&mut self, arguments: Vec<Parameter>, result: Any) {
+        self.ri.parameters = Some((arguments, result));
+    }
+
     fn reply<'a>(
         &mut self,
         kind: ReplyKind,
@@ -264,11 +285,11 @@ struct DeferredInterceptedReply {
     shared: Arc<ConnectionShared>,
     reply: ReplyContext,
     reg: Arc<Registered>,
-    ri: ServerRequestInfo,
+    ri: ServerRequestInfo<'static>,
 }
 
 impl DeferredInterceptedReply {
-    fn sink<'c>(&'c mut self, out: &'c mut Vec<u8>) -> InterceptedSink<'c> {
+    fn sink<'c>(&'c mut self, out: &'c mut Vec<u8>) -> InterceptedSink<'c, 'static> {
         InterceptedSink {
             shared: &self.shared,
             out,
