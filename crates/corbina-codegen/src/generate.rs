@@ -152,9 +152,18 @@ impl<'s> Gen<'s> {
                 DefinitionKind::ValueType(v) => {
                     if self.value_supported(d, v) {
                         node.items.push(Item::Def(d));
-                        if !v.definitions.is_empty() {
+                        let iface = crate::values_ops::value_iface(v);
+                        let raises = iface.operations.iter().any(|o| !o.raises.is_empty())
+                            || iface
+                                .attributes
+                                .iter()
+                                .any(|a| !a.get_raises.is_empty() || !a.set_raises.is_empty());
+                        if !v.definitions.is_empty() || raises {
                             let mut child = std::mem::take(node.child(self, d));
                             self.build(&mut child, &v.definitions, need);
+                            if raises {
+                                child.items.push(Item::Errors(d));
+                            }
                             *node.child(self, d) = child;
                         }
                     }
@@ -205,11 +214,13 @@ impl<'s> Gen<'s> {
                     }
                     _ => {}
                 },
-                Item::Errors(d) => {
-                    if let DefinitionKind::Interface(i) = &d.kind {
-                        self.gen_error_enums(d, i);
+                Item::Errors(d) => match &d.kind {
+                    DefinitionKind::Interface(i) => self.gen_error_enums(d, i),
+                    DefinitionKind::ValueType(v) => {
+                        self.gen_error_enums(d, &crate::values_ops::value_iface(v))
                     }
-                }
+                    _ => {}
+                },
             }
         }
         for (name, child) in &node.children {

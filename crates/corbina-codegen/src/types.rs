@@ -173,6 +173,9 @@ impl Gen<'_> {
             self.write_block_decode(l);
         }
         self.out.close();
+        if !exception {
+            self.gen_struct_value_member(def, members);
+        }
         self.gen_any_insert(&name);
     }
 

@@ -507,6 +507,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Circle:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -565,6 +566,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Ring:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Ring:1.0", "IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -625,6 +627,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Plain:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Plain:1.0"];
         const CHUNKED: bool = false;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -828,6 +831,20 @@ pub mod values {
             Ok(Self {
                 head: <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?,
                 label: <Label as ::corbina::cdr::CdrDecode>::decode(r)?,
+            })
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Holder {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(&self.head, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.label, w, out)?;
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            Ok(Self {
+                head: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+                label: ::corbina::valuetype::ValueMember::read_member(r, input)?,
             })
         }
     }
