@@ -237,7 +237,10 @@ impl Gen<'_> {
         let mut ok = true;
         let mut seen = Vec::new();
         for m in state {
-            let what = format!("state member '{}' of '{}'", m.name, def.scoped_name);
+            let what = format!(
+                "state member '{}' of valuetype '{}'",
+                m.name, def.scoped_name
+            );
             ok &= self.check_type(&m.ty, &m.loc, &what);
             if !self.nested_ok(&m.ty) {
                 self.error(
@@ -246,7 +249,7 @@ impl Gen<'_> {
                 );
                 ok = false;
             }
-            if !self.caps(&m.ty).default {
+            if self.state_default(&m.ty).is_none() {
                 self.error(
                     &m.loc,
                     format!("not yet supported: {what} has a type with no default value"),
@@ -261,6 +264,21 @@ impl Gen<'_> {
             seen.push(n);
         }
         ok
+    }
+
+    /// The default of a state member's type (a value is built empty, then its state read, so
+    /// that a cycle back to it resolves): derived, or written out for `any` and `TypeCode`.
+    fn state_default(&self, ty: &Type) -> Option<&'static str> {
+        if self.caps(ty).default {
+            return Some("::core::default::Default::default()");
+        }
+        match self.resolve(ty) {
+            Type::Any => Some("::corbina::Any::default()"),
+            Type::TypeCode => {
+                Some("::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Null)")
+            }
+            _ => None,
+        }
     }
 
     /// A concrete valuetype: its state struct and `ValueType` impl.
@@ -279,7 +297,12 @@ impl Gen<'_> {
             "/// IDL {kind} `{}` (`{}`): its state. Used as `{VT}::ValueRef<{name}>`.",
             def.scoped_name, def.repository_id
         ));
-        self.out.line("#[derive(Debug, Clone, Default)]");
+        let derive_default = state.iter().all(|m| self.caps(&m.ty).default);
+        if derive_default {
+            self.out.line("#[derive(Debug, Clone, Default)]");
+        } else {
+            self.out.line("#[derive(Debug, Clone)]");
+        }
         if state.is_empty() {
             self.out.line(format!("pub struct {name} {{}}"));
         } else {
@@ -291,6 +314,20 @@ impl Gen<'_> {
                 let t = self.rust_type(&m.ty);
                 self.out.line(format!("pub {}: {t},", snake(&m.name)));
             }
+            self.out.close();
+        }
+        if !derive_default {
+            self.out.blank();
+            self.out
+                .open(format!("impl ::core::default::Default for {name}"));
+            self.out.open("fn default() -> Self");
+            self.out.open("Self");
+            for m in &state {
+                let d = self.state_default(&m.ty).unwrap_or_default();
+                self.out.line(format!("{}: {d},", snake(&m.name)));
+            }
+            self.out.close();
+            self.out.close();
             self.out.close();
         }
         self.out.blank();
