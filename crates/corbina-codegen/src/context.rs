@@ -247,10 +247,7 @@ impl<'s> Gen<'s> {
                 },
                 NamedKind::ValueType if crate::ami::is_exception_holder(name) => None,
                 NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
-                    Some(DefinitionKind::ValueType(v)) if !v.is_custom => None,
-                    Some(DefinitionKind::ValueType(_)) => {
-                        Some(format!("custom valuetype '{name}'"))
-                    }
+                    Some(DefinitionKind::ValueType(_)) => None,
                     _ => Some(format!(
                         "forward-declared valuetype '{name}' that is never defined"
                     )),

@@ -13,14 +13,7 @@ const VT: &str = "::corbina::valuetype";
 
 impl Gen<'_> {
     /// Whether the definition is a valuetype this generator maps (reported otherwise).
-    pub fn value_supported(&mut self, def: &Definition, v: &ValueType) -> bool {
-        if v.is_custom {
-            self.error(
-                &def.loc,
-                format!("not yet supported: custom valuetype '{}'", def.scoped_name),
-            );
-            return false;
-        }
+    pub fn value_supported(&mut self, _def: &Definition, _v: &ValueType) -> bool {
         true
     }
 
@@ -285,6 +278,10 @@ impl Gen<'_> {
     pub fn gen_value(&mut self, def: &Definition, v: &ValueType) {
         if v.is_abstract {
             self.gen_abstract_value(def, v);
+            return;
+        }
+        if v.is_custom {
+            self.gen_custom_value(def, v);
             return;
         }
         let state = self.all_state(v);

@@ -322,7 +322,6 @@ impl Gen<'_> {
             if let DefinitionKind::ValueType(v) = &d.kind {
                 if d.from_main_file
                     && !v.is_abstract
-                    && !v.is_custom
                     && self
                         .value_bases_of(v)
                         .iter()
@@ -333,6 +332,81 @@ impl Gen<'_> {
             }
         });
         out
+    }
+
+    /// A custom valuetype: its state is the application's (`CustomState`), marshalled by it.
+    pub(crate) fn gen_custom_value(&mut self, def: &Definition, v: &ValueType) {
+        let name = camel(&def.name);
+        self.out.line(format!(
+            "/// IDL custom valuetype `{}` (`{}`): its state, marshalled by the application",
+            def.scoped_name, def.repository_id
+        ));
+        self.out.line(
+            "/// (`CustomState::Typed`) or kept as received (`CustomState::Opaque`). Used as `ValueRef<…>`.",
+        );
+        self.out.line("#[derive(Debug, Clone, Default)]");
+        self.out.open(format!("pub struct {name}"));
+        let members: Vec<String> = v
+            .state_members
+            .iter()
+            .map(|m| format!("`{}`", m.name))
+            .collect();
+        if !members.is_empty() {
+            self.out.line(format!(
+                "/// The IDL state ({}) as the application's `CustomMarshal` writes it.",
+                members.join(", ")
+            ));
+        }
+        self.out.line(format!("pub state: {VT}::CustomState,"));
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out.line(format!(
+            "pub const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.blank();
+        self.gen_type_code_fn(def);
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueType for {name}"));
+        self.out.line(format!(
+            "const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.line(format!(
+            "const REPOSITORY_IDS: &'static [&'static str] = &[{:?}];",
+            def.repository_id
+        ));
+        self.out.line("const CHUNKED: bool = true;");
+        let bases = self.value_bases_of(v);
+        if !bases.is_empty() {
+            let ids: Vec<String> = bases
+                .iter()
+                .map(|b| format!("{:?}", b.repository_id))
+                .collect();
+            self.out.line(format!(
+                "const BASE_IDS: &'static [&'static str] = &[{}];",
+                ids.join(", ")
+            ));
+        }
+        self.out.open(format!(
+            "fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        self.out.line("self.state.write(w, out)");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        self.out.line(format!(
+            "{VT}::CustomState::read(r, input, Self::REPOSITORY_ID).map(|state| Self {{ state }})"
+        ));
+        self.out.close();
+        self.out.close();
+        self.gen_value_operations(def, v);
+        self.gen_value_initializers(def, v);
+        self.gen_supports(def, v);
     }
 
     /// For a struct holding values: `ValueMember`, so that inside a value's state its values

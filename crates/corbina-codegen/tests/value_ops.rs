@@ -10,7 +10,10 @@ use std::sync::Arc;
 use corbina::cdr::{
     ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, CodeSets, ExceptionKind,
 };
-use corbina::valuetype::{DefaultFactory, ValueFactory, ValueRef};
+use corbina::valuetype::{
+    register_custom_unmarshal, unregister_custom_unmarshal, CustomMarshal, CustomState,
+    DataInputStream, DataOutputStream, DefaultFactory, ValueFactory, ValueRef,
+};
 use corbina::{ObjectRef, ServantInvoker, SystemException, ValueBase};
 
 #[allow(dead_code)]
@@ -314,6 +317,128 @@ fn boxes_of_wide_bounded_reference_any_and_array_types() {
     use corbina::typecode::TcKind;
     assert_eq!(Figure::type_code().kind(), TcKind::Value);
     assert_eq!(FigureList::type_code().kind(), TcKind::ValueBox);
+}
+
+/// The application's state of a `Blob`: a flag says whether an owner value follows.
+#[derive(Debug, Default)]
+struct BlobData {
+    count: i32,
+    weight: f64,
+    owner: ValueRef<Square>,
+}
+
+impl CustomMarshal for BlobData {
+    fn marshal<'a>(&'a self, out: &mut DataOutputStream<'_, 'a>) -> corbina::cdr::Result<()> {
+        out.write(&self.count)?;
+        out.write(&self.weight)?;
+        let has_owner = !self.owner.is_null();
+        out.write(if has_owner { &true } else { &false })?;
+        if has_owner {
+            out.write_value(&self.owner)?;
+        }
+        Ok(())
+    }
+}
+
+fn unmarshal_blob(
+    input: &mut DataInputStream<'_, '_>,
+) -> corbina::cdr::Result<Arc<dyn CustomMarshal>> {
+    let count = input.read()?;
+    let weight = input.read()?;
+    let owner = if input.read::<bool>()? {
+        input.read_value()?
+    } else {
+        ValueRef::null()
+    };
+    Ok(Arc::new(BlobData {
+        count,
+        weight,
+        owner,
+    }))
+}
+
+fn encode_at<T: CdrEncode>(v: &T, pad: usize) -> corbina::cdr::Result<Vec<u8>> {
+    let mut w = CdrWriter::with_byte_order(ByteOrder::NATIVE, ctx());
+    for _ in 0..pad {
+        w.write_octet(0);
+    }
+    v.encode(&mut w)?;
+    Ok(w.into_bytes())
+}
+
+fn decode_at<T: for<'a> CdrDecode<'a>>(bytes: &[u8], pad: usize) -> corbina::cdr::Result<T> {
+    let mut r = CdrReader::new(bytes, ByteOrder::NATIVE, ctx());
+    r.read_bytes(pad)?;
+    let v = T::decode(&mut r)?;
+    r.expect_end()?;
+    Ok(v)
+}
+
+#[test]
+fn custom_values_marshal_through_data_streams_or_pass_through_opaque() {
+    let _registry = registry();
+    let owner = square(2.0);
+    let blob = ValueRef::new(Blob {
+        state: CustomState::typed(BlobData {
+            count: 3,
+            weight: 1.5,
+            owner: owner.clone(),
+        }),
+    });
+    // Typed both ways: the owner value travels inside the custom state.
+    register_custom_unmarshal(Blob::REPOSITORY_ID, unmarshal_blob);
+    for pad in 0..8 {
+        let back: ValueRef<Blob> = decode_at(&encode_at(&blob, pad).unwrap(), pad).unwrap();
+        let data = back.lock().unwrap().state.downcast::<BlobData>().unwrap();
+        assert_eq!((data.count, data.weight), (3, 1.5));
+        assert_eq!(data.owner.lock().unwrap().side, 2.0);
+    }
+    unregister_custom_unmarshal(Blob::REPOSITORY_ID);
+
+    // No unmarshaller: state holding a value cannot be kept opaque.
+    let err = decode_at::<ValueRef<Blob>>(&encode_at(&blob, 0).unwrap(), 0)
+        .err()
+        .unwrap();
+    assert_eq!(err.exception_kind(), ExceptionKind::Marshal);
+    assert!(
+        err.to_string().contains("register an unmarshaller"),
+        "{err}"
+    );
+
+    // Plain state: received opaque, re-sent byte for byte at the same alignment.
+    let plain = ValueRef::new(Blob {
+        state: CustomState::typed(BlobData {
+            count: 7,
+            weight: -2.25,
+            owner: ValueRef::null(),
+        }),
+    });
+    for pad in 0..8 {
+        let sent = encode_at(&plain, pad).unwrap();
+        let kept: ValueRef<Blob> = decode_at(&sent, pad).unwrap();
+        assert!(matches!(
+            kept.lock().unwrap().state,
+            CustomState::Opaque { .. }
+        ));
+        assert_eq!(
+            encode_at(&kept, pad).unwrap(),
+            sent,
+            "forwarded as received"
+        );
+        assert_eq!(encode_at(&kept, pad + 8).unwrap()[8..], sent[..]);
+        // Four octets further the doubles inside would be misaligned: refused, not corrupted.
+        let err = encode_at(&kept, pad + 4).err().unwrap();
+        assert_eq!(err.exception_kind(), ExceptionKind::Marshal);
+        // The forwarded bytes read back typed once the unmarshaller is known.
+        register_custom_unmarshal(Blob::REPOSITORY_ID, unmarshal_blob);
+        let typed: ValueRef<Blob> = decode_at(&encode_at(&kept, pad).unwrap(), pad).unwrap();
+        unregister_custom_unmarshal(Blob::REPOSITORY_ID);
+        let data = typed.lock().unwrap().state.downcast::<BlobData>().unwrap();
+        assert_eq!((data.count, data.weight), (7, -2.25));
+    }
+    let empty = ValueRef::new(Blob::default());
+    let back: ValueRef<Blob> = decode_at(&encode_at(&empty, 1).unwrap(), 1).unwrap();
+    assert_eq!(back.lock().unwrap().state, CustomState::Empty);
 }
 
 #[derive(Default)]

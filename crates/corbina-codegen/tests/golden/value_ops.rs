@@ -684,6 +684,49 @@ pub mod shapes {
         fn check(&mut self, limit: f64) -> ::core::result::Result<(), canvas::CheckError>;
     }
 
+    /// IDL custom valuetype `::Shapes::Blob` (`IDL:Shapes/Blob:1.0`): its state, marshalled by the application
+    /// (`CustomState::Typed`) or kept as received (`CustomState::Opaque`). Used as `ValueRef<…>`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Blob {
+        /// The IDL state (`count`, `weight`, `owner`) as the application's `CustomMarshal` writes it.
+        pub state: ::corbina::valuetype::CustomState,
+    }
+
+    impl Blob {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Shapes/Blob:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Shapes/Blob:1.0",
+                "Blob",
+                1,
+                None,
+                vec![
+                    ::corbina::typecode::ValueMember::new("count", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long), 1),
+                    ::corbina::typecode::ValueMember::new("weight", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double), 1),
+                    ::corbina::typecode::ValueMember::new("owner", Square::type_code(), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Blob {
+        const REPOSITORY_ID: &'static str = "IDL:Shapes/Blob:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Shapes/Blob:1.0"];
+        const CHUNKED: bool = true;
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            self.state.write(w, out)
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::CustomState::read(r, input, Self::REPOSITORY_ID).map(|state| Self { state })
+        }
+    }
+
     /// IDL boxed valuetype `::Shapes::WideLabel` (`IDL:Shapes/WideLabel:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct WideLabel(pub ::core::option::Option<::std::sync::Arc<::std::string::String>>);

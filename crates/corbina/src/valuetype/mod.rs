@@ -434,6 +434,12 @@ impl<T: ValueMember, const N: usize> ValueMember for [T; N] {
     }
 }
 
+mod custom;
+pub use custom::{
+    register_custom_unmarshal, unregister_custom_unmarshal, CustomMarshal, CustomState,
+    DataInputStream, DataOutputStream, Unmarshal,
+};
+
 mod polymorphic;
 pub use polymorphic::{
     lookup_value_factory, read_default, register_value_factory, unregister_value_factory,
