@@ -289,7 +289,7 @@ impl Gen<'_> {
     }
 
     /// A label value as a Rust literal or path of the discriminator's type.
-    fn literal(&self, v: &ConstValue, ty: &Type) -> String {
+    pub(crate) fn literal(&self, v: &ConstValue, ty: &Type) -> String {
         match v {
             ConstValue::Integer(i) => match (self.resolve(ty), *i) {
                 (Type::LongLong, i) if i == i128::from(i64::MIN) => "i64::MIN".into(),

@@ -5,7 +5,9 @@
 use crate::context::Gen;
 use crate::marshal::Val;
 use crate::names::{camel, snake};
-use corbina_idl::model::{Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType,
+};
 use corbina_idl::{ScopedName, Type};
 use std::collections::HashSet;
 
@@ -260,18 +262,77 @@ impl Gen<'_> {
     }
 
     /// The default of a state member's type (a value is built empty, then its state read, so
-    /// that a cycle back to it resolves): derived, or written out for `any` and `TypeCode`.
-    fn state_default(&self, ty: &Type) -> Option<&'static str> {
+    /// that a cycle back to it resolves): derived, or written out for `any`, `TypeCode` and
+    /// unions (the first labelled case, holding its member's default).
+    fn state_default(&self, ty: &Type) -> Option<String> {
         if self.caps(ty).default {
-            return Some("::core::default::Default::default()");
+            return Some("::core::default::Default::default()".into());
         }
         match self.resolve(ty) {
-            Type::Any => Some("::corbina::Any::default()"),
+            Type::Any => Some("::corbina::Any::default()".into()),
             Type::TypeCode => {
-                Some("::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Null)")
+                Some("::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Null)".into())
             }
+            Type::Named {
+                name,
+                kind: NamedKind::Union,
+            } => self.union_default(name),
             _ => None,
         }
+    }
+
+    /// A union's first labelled case with its member's default (variant names as
+    /// `types.rs` gives them).
+    fn union_default(&self, name: &ScopedName) -> Option<String> {
+        let Some(DefinitionKind::Union(u)) = self.lookup(name).map(|d| &d.kind) else {
+            return None;
+        };
+        let disc = self.resolve(&u.discriminator).clone();
+        let labels = u
+            .cases
+            .iter()
+            .flat_map(|c| c.labels.iter())
+            .filter(|l| matches!(l, CaseLabel::Value(_)))
+            .count();
+        let covered = match &disc {
+            Type::Boolean => labels >= 2,
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Enum(e)) => labels >= e.enumerators.len(),
+                _ => false,
+            },
+            Type::Char | Type::Octet => labels >= 256,
+            _ => false,
+        };
+        let has_default = u
+            .cases
+            .iter()
+            .any(|c| c.labels.contains(&CaseLabel::Default));
+        let reserved: &[&str] = if !has_default && !covered {
+            &["Default_"]
+        } else {
+            &[]
+        };
+        let names = crate::names::unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
+        let (case, var) = u
+            .cases
+            .iter()
+            .zip(names)
+            .find(|(c, _)| !c.labels.contains(&CaseLabel::Default))?;
+        let pats: Vec<String> = case
+            .labels
+            .iter()
+            .filter_map(|l| match l {
+                CaseLabel::Value(v) => Some(self.literal(v, &disc)),
+                CaseLabel::Default => None,
+            })
+            .collect();
+        let member = self.state_default(&case.member.ty)?;
+        let path = self.type_path(name);
+        Some(if pats.len() > 1 {
+            format!("{path}::{var}({}, {member})", pats[0])
+        } else {
+            format!("{path}::{var}({member})")
+        })
     }
 
     /// A concrete valuetype: its state struct and `ValueType` impl.

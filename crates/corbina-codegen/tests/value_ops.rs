@@ -255,6 +255,7 @@ fn values_nested_in_sequences_and_structs_share_the_stream() {
         ],
         extra: ValueBase::null(),
         favourite: s.clone(),
+        pick: Choice::Label(2, "two".into()),
     });
     for order in [ByteOrder::Big, ByteOrder::Little] {
         for pad in 0..8 {
@@ -493,6 +494,8 @@ fn polymorphic_values_as_parameters_through_a_skeleton() {
     assert!(g.echo(&ValueBase::null()).unwrap().is_null());
     let c = g.paint(&ValueRef::new(Canvas::default())).unwrap();
     assert!(c.lock().unwrap().figures.is_empty());
+    // A union state member starts as its first case.
+    assert_eq!(Canvas::default().pick, Choice::Label(1, String::new()));
 }
 
 #[test]

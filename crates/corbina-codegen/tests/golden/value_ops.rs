@@ -622,14 +622,116 @@ pub mod shapes {
         a.extract_as::<V>(&pinned_seq_type_code()).map(|v| v.0)
     }
 
+    /// IDL union `::Shapes::Choice` (`IDL:Shapes/Choice:1.0`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Choice {
+        /// case 1, 2
+        Label(i32, ::std::string::String),
+        /// case 3
+        Extra(::corbina::Any),
+        /// No member: a discriminator value that no case label names.
+        Default_(i32),
+    }
+
+    impl Choice {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Shapes/Choice:1.0";
+
+        /// The discriminator value sent on the wire.
+        pub fn discriminator(&self) -> i32 {
+            match self {
+                Self::Label(d, _) => *d,
+                Self::Extra(_) => 3,
+                Self::Default_(d) => *d,
+            }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = ::corbina::TypeCode::create_string_tc(0);
+                let m1 = ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Any);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Shapes/Choice:1.0",
+                    "Choice",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("label", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("label", ::corbina::typecode::UnionLabel::Value(2), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("extra", ::corbina::typecode::UnionLabel::Value(3), m1.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Choice {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            match self {
+                Self::Label(d, v) => {
+                    if !matches!(*d, 1 | 2) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_long(*d);
+                    w.write_string(v)?;
+                }
+                Self::Extra(v) => {
+                    let d: i32 = 3;
+                    w.write_long(d);
+                    ::corbina::cdr::CdrEncode::encode(v, w)?;
+                }
+                Self::Default_(d) => {
+                    if matches!(*d, 1 | 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_long(*d);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Choice {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            let d: i32 = r.read_long()?;
+            Ok(match d {
+                1 | 2 => Self::Label(d, r.read_string()?),
+                3 => Self::Extra(<::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?),
+                _ => Self::Default_(d),
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Choice {
+        fn type_code() -> ::corbina::TypeCode {
+            Choice::type_code()
+        }
+    }
+
     /// IDL valuetype `::Shapes::Canvas` (`IDL:Shapes/Canvas:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Canvas>`.
-    #[derive(Debug, Clone, Default)]
+    #[derive(Debug, Clone)]
     pub struct Canvas {
         pub figures: Figures,
         pub pinned: PinnedSeq,
         pub extra: ::corbina::ValueBase,
         /// (private in IDL)
         pub favourite: ::corbina::valuetype::ValueRef<Square>,
+        pub pick: Choice,
+    }
+
+    impl ::core::default::Default for Canvas {
+        fn default() -> Self {
+            Self {
+                figures: ::core::default::Default::default(),
+                pinned: ::core::default::Default::default(),
+                extra: ::core::default::Default::default(),
+                favourite: ::core::default::Default::default(),
+                pick: Choice::Label(1, ::core::default::Default::default()),
+            }
+        }
     }
 
     impl Canvas {
@@ -649,6 +751,7 @@ pub mod shapes {
                     ::corbina::typecode::ValueMember::new("pinned", pinned_seq_type_code(), 1),
                     ::corbina::typecode::ValueMember::new("extra", ::corbina::TypeCode::create_value_tc("IDL:omg.org/CORBA/ValueBase:1.0", "ValueBase", 0, None, vec![]).expect("generated TypeCode is valid"), 1),
                     ::corbina::typecode::ValueMember::new("favourite", Square::type_code(), 0),
+                    ::corbina::typecode::ValueMember::new("pick", Choice::type_code(), 1),
                 ],
             )
                 .expect("valid IDL TypeCode"))
@@ -666,6 +769,8 @@ pub mod shapes {
             ::corbina::valuetype::write_seq(&self.pinned[..], w, out)?;
             ::corbina::valuetype::ValueMember::write_member(&self.extra, w, out)?;
             ::corbina::valuetype::ValueMember::write_member(&self.favourite, w, out)?;
+            out.begin_member(w)?;
+            ::corbina::cdr::CdrEncode::encode(&self.pick, w)?;
             Ok(())
         }
         fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
@@ -673,7 +778,9 @@ pub mod shapes {
             let pinned = ::corbina::valuetype::read_seq(r, input, 4)?;
             let extra = ::corbina::valuetype::ValueMember::read_member(r, input)?;
             let favourite = ::corbina::valuetype::ValueMember::read_member(r, input)?;
-            Ok(Self { figures, pinned, extra, favourite })
+            input.begin_member(r)?;
+            let pick = <Choice as ::corbina::cdr::CdrDecode>::decode(r)?;
+            Ok(Self { figures, pinned, extra, favourite, pick })
         }
     }
 
