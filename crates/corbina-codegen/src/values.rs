@@ -139,7 +139,7 @@ impl Gen<'_> {
 
     /// Whether values below `ty` can share a value's stream state: through structs,
     /// sequences and arrays (a union holding a value is not mapped there yet).
-    fn nested_ok(&self, ty: &Type) -> bool {
+    pub(crate) fn nested_ok(&self, ty: &Type) -> bool {
         if self.direct_value(ty) || !self.contains_value(ty) {
             return true;
         }

@@ -409,14 +409,19 @@ impl Gen<'_> {
         self.gen_supports(def, v);
     }
 
-    /// For a struct holding values: `ValueMember`, so that inside a value's state its values
-    /// share the stream's indirections and chunks.
-    pub fn gen_struct_value_member(&mut self, def: &Definition, members: &[Member]) {
+    /// Whether the struct holds values, none of them in a union (then it is a `ValueMember`).
+    pub fn struct_holds_values(&self, def: &Definition) -> bool {
         let ty = Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Struct,
         };
-        if !self.contains_value(&ty) {
+        self.contains_value(&ty) && self.nested_ok(&ty)
+    }
+
+    /// For a struct holding values: `ValueMember`, so that inside a value's state its values
+    /// share the stream's indirections and chunks.
+    pub fn gen_struct_value_member(&mut self, def: &Definition, members: &[Member]) {
+        if !self.struct_holds_values(def) {
             return;
         }
         let name = self.names.item(&def.scoped_name);

@@ -215,7 +215,7 @@ fn value_base_needs_a_factory_and_keeps_identity() {
 
     corbina::valuetype::register_value_factory(
         Canvas::REPOSITORY_ID,
-        DefaultFactory::<Canvas>::new(),
+        Arc::new(DefaultFactory::<Canvas>::new()),
     );
     // A canvas whose `extra` is itself: a cycle through ValueBase.
     canvas.lock().unwrap().extra = any.clone();

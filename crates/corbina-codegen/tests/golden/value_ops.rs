@@ -534,19 +534,14 @@ pub mod shapes {
 
     impl ::corbina::cdr::CdrEncode for Pinned {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
-            ::corbina::cdr::CdrEncode::encode(&self.fig, w)?;
-            w.write_long(self.x);
-            Ok(())
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
         }
     }
 
     impl<'a> ::corbina::cdr::CdrDecode<'a> for Pinned {
         const MIN_WIRE_SIZE: usize = 8;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(Self {
-                fig: <Figure as ::corbina::cdr::CdrDecode>::decode(r)?,
-                x: r.read_long()?,
-            })
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
         }
     }
 

@@ -819,19 +819,14 @@ pub mod values {
 
     impl ::corbina::cdr::CdrEncode for Holder {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
-            ::corbina::cdr::CdrEncode::encode(&self.head, w)?;
-            ::corbina::cdr::CdrEncode::encode(&self.label, w)?;
-            Ok(())
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
         }
     }
 
     impl<'a> ::corbina::cdr::CdrDecode<'a> for Holder {
         const MIN_WIRE_SIZE: usize = 8;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(Self {
-                head: <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?,
-                label: <Label as ::corbina::cdr::CdrDecode>::decode(r)?,
-            })
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
         }
     }
 

@@ -266,9 +266,15 @@ pub trait ValueFactory: Send + Sync + 'static {
 pub struct DefaultFactory<T>(std::marker::PhantomData<fn() -> T>);
 
 impl<T: ValueType> DefaultFactory<T> {
-    /// The factory, ready to register.
-    pub fn new() -> Arc<dyn ValueFactory> {
-        Arc::new(DefaultFactory::<T>(std::marker::PhantomData))
+    /// The factory (register it as `Arc::new(DefaultFactory::<V>::new())`).
+    pub fn new() -> Self {
+        DefaultFactory(std::marker::PhantomData)
+    }
+}
+
+impl<T: ValueType> Default for DefaultFactory<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

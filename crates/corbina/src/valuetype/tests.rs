@@ -168,7 +168,7 @@ fn value_base_decodes_by_id_through_the_registry() {
     let bytes = to_bytes(&ValueBase::from(d.clone()), ctx).unwrap();
     // `IDL:Derived:1.0` is registered by no test: its truncatable base's factory builds a Base.
     assert!(from_bytes::<ValueBase>(&bytes, order, ctx).is_err());
-    register_value_factory("IDL:Base:1.0", DefaultFactory::<Base>::new());
+    register_value_factory("IDL:Base:1.0", Arc::new(DefaultFactory::<Base>::new()));
     let got = from_bytes::<ValueBase>(&bytes, order, ctx).unwrap();
     unregister_value_factory("IDL:Base:1.0");
     assert_eq!(got.repository_id(), Some("IDL:Base:1.0"));
