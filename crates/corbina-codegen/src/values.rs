@@ -581,9 +581,13 @@ impl Gen<'_> {
             "fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
         ));
         let d = self.read_in_value(ty);
+        // A value reader's call is the closure's result as it is (no `Ok(…?)`).
+        let body = match d.strip_suffix('?') {
+            Some(call) if self.contains_value(ty) => call.to_string(),
+            _ => format!("Ok({d})"),
+        };
         self.out.line(format!(
-            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| Ok({})).map(Self)",
-            d
+            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| {body}).map(Self)"
         ));
         self.out.close();
         self.out.close();

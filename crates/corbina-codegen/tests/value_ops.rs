@@ -129,8 +129,10 @@ fn operations_run_on_the_locked_state() {
     s.lock().unwrap().grow(1.0).unwrap();
     assert_eq!(s.lock().unwrap().area().unwrap(), 9.0);
     assert_eq!(s.lock().unwrap().get_label().unwrap(), "square 3");
-    let mut c = Canvas::default();
-    c.figures = vec![Figure::from(s.clone()); 3];
+    let mut c = Canvas {
+        figures: vec![Figure::from(s.clone()); 3],
+        ..Canvas::default()
+    };
     let err = c.check(2.0).unwrap_err();
     assert_eq!(err, canvas::CheckError::TooBig(TooBig { limit: 2.0 }));
     assert!(c.check(3.0).is_ok());
@@ -255,7 +257,7 @@ fn values_nested_in_sequences_and_structs_share_the_stream() {
         ],
         extra: ValueBase::null(),
         favourite: s.clone(),
-        pick: Choice::Label(2, "two".into()),
+        pick: Choice::Label(5, "five".into()),
     });
     for order in [ByteOrder::Big, ByteOrder::Little] {
         for pad in 0..8 {

@@ -620,7 +620,7 @@ pub mod shapes {
     /// IDL union `::Shapes::Choice` (`IDL:Shapes/Choice:1.0`).
     #[derive(Debug, Clone, PartialEq)]
     pub enum Choice {
-        /// case 1, 2
+        /// case 1, 5
         Label(i32, ::std::string::String),
         /// case 3
         Extra(::corbina::Any),
@@ -653,7 +653,7 @@ pub mod shapes {
                     ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long),
                     vec![
                         ::corbina::typecode::UnionMember::new("label", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
-                        ::corbina::typecode::UnionMember::new("label", ::corbina::typecode::UnionLabel::Value(2), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("label", ::corbina::typecode::UnionLabel::Value(5), m0.clone()),
                         ::corbina::typecode::UnionMember::new("extra", ::corbina::typecode::UnionLabel::Value(3), m1.clone()),
                     ],
                 ).expect("generated TypeCode is valid")
@@ -666,7 +666,7 @@ pub mod shapes {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             match self {
                 Self::Label(d, v) => {
-                    if !matches!(*d, 1 | 2) {
+                    if !matches!(*d, 1 | 5) {
                         return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
                     }
                     w.write_long(*d);
@@ -678,7 +678,7 @@ pub mod shapes {
                     ::corbina::cdr::CdrEncode::encode(v, w)?;
                 }
                 Self::Default_(d) => {
-                    if matches!(*d, 1 | 2 | 3) {
+                    if matches!(*d, 1 | 5 | 3) {
                         return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
                     }
                     w.write_long(*d);
@@ -693,7 +693,7 @@ pub mod shapes {
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             let d: i32 = r.read_long()?;
             Ok(match d {
-                1 | 2 => Self::Label(d, r.read_string()?),
+                1 | 5 => Self::Label(d, r.read_string()?),
                 3 => Self::Extra(<::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?),
                 _ => Self::Default_(d),
             })
@@ -1018,7 +1018,7 @@ pub mod shapes {
             })
         }
         fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
-            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| Ok(::corbina::valuetype::read_seq(r, input, 0)?)).map(Self)
+            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| ::corbina::valuetype::read_seq(r, input, 0)).map(Self)
         }
     }
 
