@@ -72,6 +72,27 @@ fn refs(def: &Definition) -> Vec<ScopedName> {
         }
         DefinitionKind::Alias(a) => type_refs(&a.ty, &mut out),
         DefinitionKind::Const(c) => type_refs(&c.ty, &mut out),
+        DefinitionKind::ValueBox(b) => type_refs(&b.ty, &mut out),
+        DefinitionKind::ValueType(v) => {
+            // Bases (their operations traits), supported interfaces (their servant traits),
+            // state, operations and initializers.
+            out.extend(v.bases.iter().chain(&v.supports).cloned());
+            v.state_members
+                .iter()
+                .for_each(|m| type_refs(&m.ty, &mut out));
+            for op in &v.operations {
+                op.return_type.iter().for_each(|t| type_refs(t, &mut out));
+                op.params.iter().for_each(|p| type_refs(&p.ty, &mut out));
+                out.extend(op.raises.iter().cloned());
+            }
+            for a in &v.attributes {
+                type_refs(&a.ty, &mut out);
+                out.extend(a.get_raises.iter().chain(&a.set_raises).cloned());
+            }
+            for i in &v.initializers {
+                i.params.iter().for_each(|p| type_refs(&p.ty, &mut out));
+            }
+        }
         DefinitionKind::Interface(i) => {
             out.extend(i.bases.iter().cloned());
             for op in &i.operations {
