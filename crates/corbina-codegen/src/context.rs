@@ -65,6 +65,8 @@ pub struct Gen<'s> {
     pub names: NameTable,
     /// Writing an AMI reply handler (which gets no AMI of its own).
     pub in_ami_handler: bool,
+    /// Interfaces whose servant trait `ValueRef<S>` implements already (`values_ops.rs`).
+    pub servant_for_values: std::collections::HashSet<ScopedName>,
     /// Derivable traits of every named type, computed on first use.
     caps_table: RefCell<Option<HashMap<ScopedName, Caps>>>,
 }
@@ -79,6 +81,7 @@ impl<'s> Gen<'s> {
             options: crate::Options::default(),
             names: NameTable::new(&spec.definitions),
             in_ami_handler: false,
+            servant_for_values: Default::default(),
             caps_table: RefCell::new(None),
         }
     }
@@ -159,6 +162,10 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::ValueType,
+            } if self.is_abstract_value(name) => self.type_path(name),
+            Type::Named {
+                name,
+                kind: NamedKind::ValueType,
             } if !crate::ami::is_exception_holder(name) => {
                 format!("::corbina::valuetype::ValueRef<{}>", self.type_path(name))
             }
@@ -220,7 +227,6 @@ impl<'s> Gen<'s> {
     /// Returns false if one was found.
     pub fn check_type(&mut self, ty: &Type, loc: &SourceLoc, what: &str) -> bool {
         let bad = match ty {
-            Type::ValueBase => Some("'ValueBase'".to_string()),
             Type::Sequence { elem, .. } | Type::Array { elem, .. } => {
                 return self.check_type(elem, loc, what);
             }
@@ -241,17 +247,7 @@ impl<'s> Gen<'s> {
                 },
                 NamedKind::ValueType if crate::ami::is_exception_holder(name) => None,
                 NamedKind::ValueType => match self.lookup_defined(name).map(|d| &d.kind) {
-                    Some(DefinitionKind::ValueType(v))
-                        if !v.is_abstract
-                            && !v.is_custom
-                            && v.operations.is_empty()
-                            && v.attributes.is_empty()
-                            && v.initializers.is_empty()
-                            && v.supports.is_empty() =>
-                    {
-                        None
-                    }
-                    Some(DefinitionKind::ValueType(_)) => Some(format!("valuetype '{name}'")),
+                    Some(DefinitionKind::ValueType(_)) => None,
                     _ => Some(format!(
                         "forward-declared valuetype '{name}' that is never defined"
                     )),
@@ -329,7 +325,12 @@ impl<'s> Gen<'s> {
                 copy: false,
                 ..Caps::ALL
             },
-            Type::Any | Type::TypeCode | Type::ValueBase => Caps::NONE,
+            // `ValueBase`: null by default, equal and hashed by identity.
+            Type::ValueBase => Caps {
+                copy: false,
+                ..Caps::ALL
+            },
+            Type::Any | Type::TypeCode => Caps::NONE,
             _ => Caps::ALL,
         }
     }
@@ -429,6 +430,7 @@ impl<'s> Gen<'s> {
             },
             // An IOR: type id length and profile count.
             Type::Object => 8,
+            Type::ValueBase => 4,
             _ => 1,
         }
     }

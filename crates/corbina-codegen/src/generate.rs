@@ -72,6 +72,27 @@ fn refs(def: &Definition) -> Vec<ScopedName> {
         }
         DefinitionKind::Alias(a) => type_refs(&a.ty, &mut out),
         DefinitionKind::Const(c) => type_refs(&c.ty, &mut out),
+        DefinitionKind::ValueBox(b) => type_refs(&b.ty, &mut out),
+        DefinitionKind::ValueType(v) => {
+            // Bases (their operations traits), supported interfaces (their servant traits),
+            // state, operations and initializers.
+            out.extend(v.bases.iter().chain(&v.supports).cloned());
+            v.state_members
+                .iter()
+                .for_each(|m| type_refs(&m.ty, &mut out));
+            for op in &v.operations {
+                op.return_type.iter().for_each(|t| type_refs(t, &mut out));
+                op.params.iter().for_each(|p| type_refs(&p.ty, &mut out));
+                out.extend(op.raises.iter().cloned());
+            }
+            for a in &v.attributes {
+                type_refs(&a.ty, &mut out);
+                out.extend(a.get_raises.iter().chain(&a.set_raises).cloned());
+            }
+            for i in &v.initializers {
+                i.params.iter().for_each(|p| type_refs(&p.ty, &mut out));
+            }
+        }
         DefinitionKind::Interface(i) => {
             out.extend(i.bases.iter().cloned());
             for op in &i.operations {
@@ -152,9 +173,18 @@ impl<'s> Gen<'s> {
                 DefinitionKind::ValueType(v) => {
                     if self.value_supported(d, v) {
                         node.items.push(Item::Def(d));
-                        if !v.definitions.is_empty() {
+                        let iface = crate::values_ops::value_iface(v);
+                        let raises = iface.operations.iter().any(|o| !o.raises.is_empty())
+                            || iface
+                                .attributes
+                                .iter()
+                                .any(|a| !a.get_raises.is_empty() || !a.set_raises.is_empty());
+                        if !v.definitions.is_empty() || raises {
                             let mut child = std::mem::take(node.child(self, d));
                             self.build(&mut child, &v.definitions, need);
+                            if raises {
+                                child.items.push(Item::Errors(d));
+                            }
                             *node.child(self, d) = child;
                         }
                     }
@@ -205,11 +235,13 @@ impl<'s> Gen<'s> {
                     }
                     _ => {}
                 },
-                Item::Errors(d) => {
-                    if let DefinitionKind::Interface(i) = &d.kind {
-                        self.gen_error_enums(d, i);
+                Item::Errors(d) => match &d.kind {
+                    DefinitionKind::Interface(i) => self.gen_error_enums(d, i),
+                    DefinitionKind::ValueType(v) => {
+                        self.gen_error_enums(d, &crate::values_ops::value_iface(v))
                     }
-                }
+                    _ => {}
+                },
             }
         }
         for (name, child) in &node.children {

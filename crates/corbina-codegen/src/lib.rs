@@ -53,6 +53,7 @@ mod out;
 mod typecodes;
 mod types;
 mod values;
+mod values_ops;
 
 pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
 pub use generate::{generate, generate_with, Options};

@@ -56,6 +56,9 @@ fn has_module(d: &Definition) -> bool {
     match &d.kind {
         DefinitionKind::Module(_) => true,
         DefinitionKind::Interface(i) => !i.definitions.is_empty() || raises_any(i),
+        DefinitionKind::ValueType(v) => {
+            !v.definitions.is_empty() || raises_any(&crate::values_ops::value_iface(v))
+        }
         k => !k.children().is_empty(),
     }
 }
@@ -104,8 +107,12 @@ impl NameTable {
         for d in defs {
             self.assign(d);
             self.visit(d.kind.children());
-            if let DefinitionKind::Interface(i) = &d.kind {
-                self.assign_methods(d, i);
+            match &d.kind {
+                DefinitionKind::Interface(i) => self.assign_methods(d, i),
+                DefinitionKind::ValueType(v) => {
+                    self.assign_methods(d, &crate::values_ops::value_iface(v))
+                }
+                _ => {}
             }
         }
     }

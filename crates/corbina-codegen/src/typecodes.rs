@@ -59,7 +59,10 @@ impl Gen<'_> {
             Type::Object => format!(
                 "{TC}::create_interface_tc(\"IDL:omg.org/CORBA/Object:1.0\", \"Object\"){VALID}"
             ),
-            Type::ValueBase => prim("Null"),
+            // CORBA::ValueBase: a concrete value type with no state and no base.
+            Type::ValueBase => format!(
+                "{TC}::create_value_tc(\"IDL:omg.org/CORBA/ValueBase:1.0\", \"ValueBase\", 0, None, vec![]){VALID}"
+            ),
             Type::Named { name, .. } => self.named_tc_expr(name, stack),
         }
     }

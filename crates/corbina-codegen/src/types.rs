@@ -133,10 +133,16 @@ impl Gen<'_> {
         if exception {
             self.out.line("::corbina::exception::write_exception_id(w, <Self as ::corbina::UserException>::REPOSITORY_ID)?;");
         }
-        for (m, f) in members.iter().zip(&fields) {
-            self.encode_value(&m.ty, &Val::owned(&format!("self.{f}")), "w", 0);
+        // Values in the members share one stream state: one reachable twice is sent once.
+        let shared_values = !exception && self.struct_holds_values(def);
+        if shared_values {
+            self.out.line("::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())");
+        } else {
+            for (m, f) in members.iter().zip(&fields) {
+                self.encode_value(&m.ty, &Val::owned(&format!("self.{f}")), "w", 0);
+            }
+            self.out.line("Ok(())");
         }
-        self.out.line("Ok(())");
         self.out.close();
         if let Some(l) = &layout {
             self.out.blank();
@@ -159,6 +165,8 @@ impl Gen<'_> {
         ));
         if members.is_empty() {
             self.out.line("Ok(Self {})");
+        } else if shared_values {
+            self.out.line("::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())");
         } else {
             self.out.open("Ok(Self");
             for (m, f) in members.iter().zip(&fields) {
@@ -173,6 +181,9 @@ impl Gen<'_> {
             self.write_block_decode(l);
         }
         self.out.close();
+        if !exception {
+            self.gen_struct_value_member(def, members);
+        }
         self.gen_any_insert(&name);
     }
 
@@ -286,7 +297,7 @@ impl Gen<'_> {
     }
 
     /// A label value as a Rust literal or path of the discriminator's type.
-    fn literal(&self, v: &ConstValue, ty: &Type) -> String {
+    pub(crate) fn literal(&self, v: &ConstValue, ty: &Type) -> String {
         match v {
             ConstValue::Integer(i) => match (self.resolve(ty), *i) {
                 (Type::LongLong, i) if i == i128::from(i64::MIN) => "i64::MIN".into(),

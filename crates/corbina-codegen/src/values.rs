@@ -5,7 +5,9 @@
 use crate::context::Gen;
 use crate::marshal::Val;
 use crate::names::{camel, snake};
-use corbina_idl::model::{Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType,
+};
 use corbina_idl::{ScopedName, Type};
 use std::collections::HashSet;
 
@@ -13,28 +15,56 @@ const VT: &str = "::corbina::valuetype";
 
 impl Gen<'_> {
     /// Whether the definition is a valuetype this generator maps (reported otherwise).
-    pub fn value_supported(&mut self, def: &Definition, v: &ValueType) -> bool {
-        let what = if v.is_abstract {
-            Some("abstract valuetype")
-        } else if v.is_custom {
-            Some("custom valuetype")
-        } else if !v.operations.is_empty() || !v.attributes.is_empty() {
-            Some("valuetype with operations or attributes")
-        } else if !v.initializers.is_empty() {
-            Some("valuetype with factory initializers")
-        } else if !v.supports.is_empty() {
-            Some("valuetype that supports an interface")
-        } else {
-            None
-        };
-        if let Some(w) = what {
-            self.error(
-                &def.loc,
-                format!("not yet supported: {w} '{}'", def.scoped_name),
-            );
-            return false;
-        }
+    pub fn value_supported(&mut self, _def: &Definition, _v: &ValueType) -> bool {
         true
+    }
+
+    /// Whether `name` is an abstract valuetype (mapped to a newtype over `ValueBase`).
+    pub fn is_abstract_value(&self, name: &ScopedName) -> bool {
+        matches!(
+            self.lookup_defined(name).map(|d| &d.kind),
+            Some(DefinitionKind::ValueType(v)) if v.is_abstract
+        )
+    }
+
+    /// Every valuetype base of `v`, concrete and abstract, transitively, each once.
+    pub(crate) fn value_bases_of(&self, v: &ValueType) -> Vec<&Definition> {
+        let mut out: Vec<&Definition> = Vec::new();
+        let mut todo: Vec<&ScopedName> = v.bases.iter().collect();
+        while let Some(b) = todo.pop() {
+            let Some(d) = self.lookup_defined(b) else {
+                continue;
+            };
+            if out.iter().any(|o| o.scoped_name == d.scoped_name) {
+                continue;
+            }
+            if let DefinitionKind::ValueType(bv) = &d.kind {
+                todo.extend(bv.bases.iter());
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    /// The interfaces `v` supports, its bases' included, with their base interfaces.
+    pub(crate) fn supported_interfaces(&self, v: &ValueType) -> Vec<&Definition> {
+        let mut out: Vec<&Definition> = Vec::new();
+        let mut direct: Vec<&ScopedName> = v.supports.iter().collect();
+        for b in self.value_bases_of(v) {
+            if let DefinitionKind::ValueType(bv) = &b.kind {
+                direct.extend(bv.supports.iter());
+            }
+        }
+        for s in direct {
+            let Some(d) = self.lookup(s) else { continue };
+            for i in self.spec.all_bases(d).into_iter().chain([d]) {
+                let concrete = matches!(&i.kind, DefinitionKind::Interface(ii) if !ii.is_abstract && !ii.is_local);
+                if concrete && !out.iter().any(|o| o.scoped_name == i.scoped_name) {
+                    out.push(i);
+                }
+            }
+        }
+        out
     }
 
     /// The definition of `name`, looking past a forward declaration (`valuetype V;`) to the
@@ -99,11 +129,70 @@ impl Gen<'_> {
     fn direct_value(&self, ty: &Type) -> bool {
         matches!(
             self.resolve(ty),
-            Type::Named {
-                kind: NamedKind::ValueType | NamedKind::ValueBox,
-                ..
-            }
+            Type::ValueBase
+                | Type::Named {
+                    kind: NamedKind::ValueType | NamedKind::ValueBox,
+                    ..
+                }
         )
+    }
+
+    /// Whether values below `ty` can share a value's stream state: through structs,
+    /// sequences and arrays (a union holding a value is not mapped there yet).
+    pub(crate) fn nested_ok(&self, ty: &Type) -> bool {
+        if self.direct_value(ty) || !self.contains_value(ty) {
+            return true;
+        }
+        match self.resolve(ty) {
+            Type::Sequence { elem, .. } | Type::Array { elem, .. } => self.nested_ok(elem),
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Struct(st)) => {
+                    st.members.iter().all(|m| self.nested_ok(&m.ty))
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Writes `v` (of type `ty`) as part of a value's state: values through `ValueMember`
+    /// (sharing `out`), anything else in a chunk of its own.
+    pub fn write_in_value(&mut self, ty: &Type, v: &Val) {
+        if !self.contains_value(ty) {
+            self.out.line("out.begin_member(w)?;");
+            self.encode_value(ty, v, "w", 0);
+            return;
+        }
+        match self.resolve(ty).clone() {
+            Type::Sequence { bound: Some(b), .. } => {
+                self.out.line(format!(
+                    "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: w.position(), reason: \"longer than its IDL bound\" }}); }}",
+                    v.recv
+                ));
+                self.out
+                    .line(format!("{VT}::write_seq(&{}[..], w, out)?;", v.recv));
+            }
+            _ => self.out.line(format!(
+                "{VT}::ValueMember::write_member({}, w, out)?;",
+                v.reference
+            )),
+        }
+    }
+
+    /// An expression reading what [`Gen::write_in_value`] wrote.
+    pub fn read_in_value(&self, ty: &Type) -> String {
+        if !self.contains_value(ty) {
+            return format!(
+                "{{\n    input.begin_member(r)?;\n    {}\n}}",
+                crate::marshal::indent(&self.decode_value(ty, "r")).trim_start()
+            );
+        }
+        match self.resolve(ty) {
+            Type::Sequence { bound, .. } => {
+                format!("{VT}::read_seq(r, input, {})?", bound.unwrap_or(0))
+            }
+            _ => format!("{VT}::ValueMember::read_member(r, input)?"),
+        }
     }
 
     /// Whether `ty` holds a value somewhere below it (a struct member, a sequence element).
@@ -143,17 +232,19 @@ impl Gen<'_> {
         let mut ok = true;
         let mut seen = Vec::new();
         for m in state {
-            let what = format!("state member '{}' of '{}'", m.name, def.scoped_name);
+            let what = format!(
+                "state member '{}' of valuetype '{}'",
+                m.name, def.scoped_name
+            );
             ok &= self.check_type(&m.ty, &m.loc, &what);
-            if !self.direct_value(&m.ty) && self.contains_value(&m.ty) {
-                // Its values would each start their own stream state inside this value's chunk.
+            if !self.nested_ok(&m.ty) {
                 self.error(
                     &m.loc,
-                    format!("not yet supported: a value nested in a struct, union or sequence in {what}"),
+                    format!("not yet supported: a value nested in a union in {what}"),
                 );
                 ok = false;
             }
-            if !self.caps(&m.ty).default {
+            if self.state_default(&m.ty).is_none() {
                 self.error(
                     &m.loc,
                     format!("not yet supported: {what} has a type with no default value"),
@@ -170,8 +261,90 @@ impl Gen<'_> {
         ok
     }
 
+    /// The default of a state member's type (a value is built empty, then its state read, so
+    /// that a cycle back to it resolves): derived, or written out for `any`, `TypeCode` and
+    /// unions (the first labelled case, holding its member's default).
+    fn state_default(&self, ty: &Type) -> Option<String> {
+        if self.caps(ty).default {
+            return Some("::core::default::Default::default()".into());
+        }
+        match self.resolve(ty) {
+            Type::Any => Some("::corbina::Any::default()".into()),
+            Type::TypeCode => {
+                Some("::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Null)".into())
+            }
+            Type::Named {
+                name,
+                kind: NamedKind::Union,
+            } => self.union_default(name),
+            _ => None,
+        }
+    }
+
+    /// A union's first labelled case with its member's default (variant names as
+    /// `types.rs` gives them).
+    fn union_default(&self, name: &ScopedName) -> Option<String> {
+        let Some(DefinitionKind::Union(u)) = self.lookup(name).map(|d| &d.kind) else {
+            return None;
+        };
+        let disc = self.resolve(&u.discriminator).clone();
+        let labels = u
+            .cases
+            .iter()
+            .flat_map(|c| c.labels.iter())
+            .filter(|l| matches!(l, CaseLabel::Value(_)))
+            .count();
+        let covered = match &disc {
+            Type::Boolean => labels >= 2,
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Enum(e)) => labels >= e.enumerators.len(),
+                _ => false,
+            },
+            Type::Char | Type::Octet => labels >= 256,
+            _ => false,
+        };
+        let has_default = u
+            .cases
+            .iter()
+            .any(|c| c.labels.contains(&CaseLabel::Default));
+        let reserved: &[&str] = if !has_default && !covered {
+            &["Default_"]
+        } else {
+            &[]
+        };
+        let names = crate::names::unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
+        let (case, var) = u
+            .cases
+            .iter()
+            .zip(names)
+            .find(|(c, _)| !c.labels.contains(&CaseLabel::Default))?;
+        let pats: Vec<String> = case
+            .labels
+            .iter()
+            .filter_map(|l| match l {
+                CaseLabel::Value(v) => Some(self.literal(v, &disc)),
+                CaseLabel::Default => None,
+            })
+            .collect();
+        let member = self.state_default(&case.member.ty)?;
+        let path = self.type_path(name);
+        Some(if pats.len() > 1 {
+            format!("{path}::{var}({}, {member})", pats[0])
+        } else {
+            format!("{path}::{var}({member})")
+        })
+    }
+
     /// A concrete valuetype: its state struct and `ValueType` impl.
     pub fn gen_value(&mut self, def: &Definition, v: &ValueType) {
+        if v.is_abstract {
+            self.gen_abstract_value(def, v);
+            return;
+        }
+        if v.is_custom {
+            self.gen_custom_value(def, v);
+            return;
+        }
         let state = self.all_state(v);
         if !self.check_state(def, &state) {
             return;
@@ -182,7 +355,12 @@ impl Gen<'_> {
             "/// IDL {kind} `{}` (`{}`): its state. Used as `{VT}::ValueRef<{name}>`.",
             def.scoped_name, def.repository_id
         ));
-        self.out.line("#[derive(Debug, Clone, Default)]");
+        let derive_default = state.iter().all(|m| self.caps(&m.ty).default);
+        if derive_default {
+            self.out.line("#[derive(Debug, Clone, Default)]");
+        } else {
+            self.out.line("#[derive(Debug, Clone)]");
+        }
         if state.is_empty() {
             self.out.line(format!("pub struct {name} {{}}"));
         } else {
@@ -194,6 +372,20 @@ impl Gen<'_> {
                 let t = self.rust_type(&m.ty);
                 self.out.line(format!("pub {}: {t},", snake(&m.name)));
             }
+            self.out.close();
+        }
+        if !derive_default {
+            self.out.blank();
+            self.out
+                .open(format!("impl ::core::default::Default for {name}"));
+            self.out.open("fn default() -> Self");
+            self.out.open("Self");
+            for m in &state {
+                let d = self.state_default(&m.ty).unwrap_or_default();
+                self.out.line(format!("{}: {d},", snake(&m.name)));
+            }
+            self.out.close();
+            self.out.close();
             self.out.close();
         }
         self.out.blank();
@@ -220,6 +412,17 @@ impl Gen<'_> {
         ));
         self.out
             .line(format!("const CHUNKED: bool = {};", v.is_truncatable));
+        let bases = self.value_bases_of(v);
+        if !bases.is_empty() {
+            let ids: Vec<String> = bases
+                .iter()
+                .map(|b| format!("{:?}", b.repository_id))
+                .collect();
+            self.out.line(format!(
+                "const BASE_IDS: &'static [&'static str] = &[{}];",
+                ids.join(", ")
+            ));
+        }
         let (w, out) = if state.is_empty() {
             ("_w", "_out")
         } else {
@@ -230,13 +433,7 @@ impl Gen<'_> {
         ));
         for m in &state {
             let f = format!("self.{}", snake(&m.name));
-            if self.direct_value(&m.ty) {
-                self.out
-                    .line(format!("{VT}::ValueMember::write_member(&{f}, w, out)?;"));
-            } else {
-                self.out.line("out.begin_member(w)?;");
-                self.encode_value(&m.ty, &Val::owned(&f), "w", 0);
-            }
+            self.write_in_value(&m.ty, &Val::owned(&f));
         }
         self.out.line("Ok(())");
         self.out.close();
@@ -250,10 +447,9 @@ impl Gen<'_> {
         ));
         for m in &state {
             let n = snake(&m.name);
-            if self.direct_value(&m.ty) {
-                self.out.line(format!(
-                    "let {n} = {VT}::ValueMember::read_member(r, input)?;"
-                ));
+            if self.contains_value(&m.ty) {
+                let d = self.read_in_value(&m.ty);
+                self.out.line(format!("let {n} = {d};"));
             } else {
                 self.out.line("input.begin_member(r)?;");
                 let d = self.decode_value(&m.ty, "r");
@@ -265,6 +461,9 @@ impl Gen<'_> {
             .line(format!("Ok(Self {{ {} }})", fields.join(", ")));
         self.out.close();
         self.out.close();
+        self.gen_value_operations(def, v);
+        self.gen_value_initializers(def, v);
+        self.gen_supports(def, v);
     }
 
     /// A boxed valuetype: a newtype over `Option<Arc<T>>`.
@@ -273,17 +472,16 @@ impl Gen<'_> {
         if !self.check_type(&b.ty, &def.loc, &what) {
             return;
         }
-        if !self.plain(&b.ty) || self.contains_value(&b.ty) {
+        if !self.nested_ok(&b.ty) {
             self.error(
                 &def.loc,
-                format!(
-                    "not yet supported: {what} of a bounded, wide, fixed, reference or value type"
-                ),
+                format!("not yet supported: {what} of a union holding a value"),
             );
             return;
         }
         let name = camel(&def.name);
         let t = self.rust_type(&b.ty);
+        let general = !self.plain(&b.ty) || self.contains_value(&b.ty);
         self.out.line(format!(
             "/// IDL boxed valuetype `{}` (`{}`): `None` is the null value; boxes sharing one `Arc` are one value.",
             def.scoped_name, def.repository_id
@@ -307,6 +505,10 @@ impl Gen<'_> {
         self.out.blank();
         self.gen_type_code_fn(def);
         self.out.close();
+        if general {
+            self.gen_general_box(&name, &b.ty);
+            return;
+        }
         self.out.blank();
         self.out.open(format!("impl {VT}::BoxedValue for {name}"));
         self.out.line(format!("type Content = {t};"));
@@ -358,6 +560,38 @@ impl Gen<'_> {
             .line(format!("{VT}::read_box(r, &mut {VT}::ValueInput::new())"));
         self.out.close();
         self.out.close();
+    }
+
+    /// A box whose content the generated code marshals (bounded, wide, fixed, references,
+    /// values, anything `BoxedValue`'s plain `CdrEncode` content does not cover).
+    fn gen_general_box(&mut self, name: &str, ty: &Type) {
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueMember for {name}"));
+        self.out.open(format!(
+            "fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        self.out.open(format!(
+            "{VT}::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out|"
+        ));
+        self.write_in_value(ty, &Val::borrowed("c"));
+        self.out.line("Ok(())");
+        self.out.close_with(")");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        let d = self.read_in_value(ty);
+        // A value reader's call is the closure's result as it is (no `Ok(…?)`).
+        let body = match d.strip_suffix('?') {
+            Some(call) if self.contains_value(ty) => call.to_string(),
+            _ => format!("Ok({d})"),
+        };
+        self.out.line(format!(
+            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| {body}).map(Self)"
+        ));
+        self.out.close();
+        self.out.close();
+        self.gen_value_codec_impls(name);
     }
 
     /// TypeCode expression of a valuetype or box definition.

@@ -150,3 +150,4 @@ pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
 pub use servant::{DeferredReplySink, ReplyHandle, ReplyKind, ReplySink, Servant, ServerRequest};
 pub use typecode::TypeCode;
+pub use valuetype::ValueBase;

@@ -591,6 +591,34 @@ impl Orb {
         Ok(())
     }
 
+    /// Registers `factory` to build the values of repository id `id` that arrive where the
+    /// formal type is `ValueBase` or an abstract valuetype (CORBA `register_value_factory`),
+    /// returning the factory it replaces. The registry is the process's, shared by its ORBs.
+    pub fn register_value_factory(
+        &self,
+        id: &str,
+        factory: std::sync::Arc<dyn crate::valuetype::ValueFactory>,
+    ) -> Option<std::sync::Arc<dyn crate::valuetype::ValueFactory>> {
+        crate::valuetype::register_value_factory(id, factory)
+    }
+
+    /// Removes the factory registered for `id`, returning it (`None`: there was none, where
+    /// C++ raises BAD_PARAM).
+    pub fn unregister_value_factory(
+        &self,
+        id: &str,
+    ) -> Option<std::sync::Arc<dyn crate::valuetype::ValueFactory>> {
+        crate::valuetype::unregister_value_factory(id)
+    }
+
+    /// The factory registered for `id` (CORBA `lookup_value_factory`).
+    pub fn lookup_value_factory(
+        &self,
+        id: &str,
+    ) -> Option<std::sync::Arc<dyn crate::valuetype::ValueFactory>> {
+        crate::valuetype::lookup_value_factory(id)
+    }
+
     fn registered(&self) -> std::sync::MutexGuard<'_, Vec<(String, InitialReference)>> {
         self.inner
             .registered

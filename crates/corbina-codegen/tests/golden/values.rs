@@ -507,6 +507,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Circle:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -565,6 +566,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Ring:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Ring:1.0", "IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -625,6 +627,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Plain:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Plain:1.0"];
         const CHUNKED: bool = false;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -816,18 +819,27 @@ pub mod values {
 
     impl ::corbina::cdr::CdrEncode for Holder {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
-            ::corbina::cdr::CdrEncode::encode(&self.head, w)?;
-            ::corbina::cdr::CdrEncode::encode(&self.label, w)?;
-            Ok(())
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
         }
     }
 
     impl<'a> ::corbina::cdr::CdrDecode<'a> for Holder {
         const MIN_WIRE_SIZE: usize = 8;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Holder {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(&self.head, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.label, w, out)?;
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
             Ok(Self {
-                head: <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?,
-                label: <Label as ::corbina::cdr::CdrDecode>::decode(r)?,
+                head: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+                label: ::corbina::valuetype::ValueMember::read_member(r, input)?,
             })
         }
     }

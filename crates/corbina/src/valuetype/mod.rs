@@ -29,6 +29,9 @@ pub trait ValueType: Default + Send + 'static {
     /// Whether the state is chunked (truncatable values), so that a receiver knowing only a
     /// base can skip the rest.
     const CHUNKED: bool;
+    /// Every base's repository id, concrete and abstract, transitively: what a value of this
+    /// type can be passed as (an abstract valuetype's parameter checks it).
+    const BASE_IDS: &'static [&'static str] = &[];
 
     /// Writes the state members (inherited first), each preceded by
     /// [`ValueOutput::begin_member`] unless it is itself a value.
@@ -174,30 +177,7 @@ impl<T: ValueType> ValueMember for ValueRef<T> {
         let Some(handle) = &self.0 else {
             return out.write_null(w);
         };
-        let ids = T::REPOSITORY_IDS;
-        let header = WriteHeader {
-            repository_ids: if ids.len() > 1 {
-                WriteIds::List(ids)
-            } else {
-                WriteIds::Single(T::REPOSITORY_ID)
-            },
-            codebase: None,
-            chunked: T::CHUNKED,
-        };
-        if !out.begin_value(w, self.identity(), &header)? {
-            return Ok(());
-        }
-        // The state is behind a lock, so it cannot be lent to `w` for `'a`: it is written into
-        // a writer of the lock's lifetime placed at the same stream offset, then copied.
-        let state = lock(handle);
-        let mut t =
-            CdrWriter::with_byte_order(w.byte_order(), w.context()).starting_at(w.position());
-        state.write_state(&mut t, out)?;
-        out.end_value(&mut t)?;
-        let bytes = t.into_bytes();
-        drop(state);
-        w.write_bytes(&bytes);
-        Ok(())
+        write_locked(handle, w, out)
     }
 
     fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
@@ -206,7 +186,11 @@ impl<T: ValueType> ValueMember for ValueRef<T> {
             ValueStart::Null => Ok(ValueRef(None)),
             ValueStart::Indirection { target } => {
                 let v = input.resolve(target, at)?;
-                v.downcast::<Mutex<T>>()
+                let v = v
+                    .downcast::<polymorphic::Registered>()
+                    .map_err(|_| wrong_type(at))?;
+                let any: Arc<dyn std::any::Any + Send + Sync> = (*v).clone();
+                any.downcast::<Mutex<T>>()
                     .map(|a| ValueRef(Some(a)))
                     .map_err(|_| wrong_type(at))
             }
@@ -214,16 +198,60 @@ impl<T: ValueType> ValueMember for ValueRef<T> {
                 if !accepts(&h.repository_ids, h.chunked, T::REPOSITORY_ID) {
                     return Err(no_factory(&h));
                 }
-                // Registered before the state is read, so a cycle back to it resolves.
-                let handle = Arc::new(Mutex::new(T::default()));
-                input.register(h.position, handle.clone());
-                let state = T::read_state(r, input)?;
+                let v = read_state_at::<T>(r, input, h.position)?;
                 input.end_value(r)?;
-                *lock(&handle) = state;
-                Ok(ValueRef(Some(handle)))
+                Ok(v)
             }
         }
     }
+}
+
+/// Reads `T`'s state for the value whose tag is at `position`, registering its handle first
+/// so that a cycle back to it resolves (the value is not ended).
+pub(crate) fn read_state_at<T: ValueType>(
+    r: &mut CdrReader<'_>,
+    input: &mut ValueInput,
+    position: usize,
+) -> Result<ValueRef<T>> {
+    let handle = Arc::new(Mutex::new(T::default()));
+    let registered: polymorphic::Registered = handle.clone();
+    input.register(position, Arc::new(registered));
+    let state = T::read_state(r, input)?;
+    *lock(&handle) = state;
+    Ok(ValueRef(Some(handle)))
+}
+
+/// Writes the value behind `handle` (identity: its address) with `T`'s header, or an
+/// indirection when it was written before.
+pub(crate) fn write_locked<T: ValueType>(
+    handle: &Mutex<T>,
+    w: &mut CdrWriter<'_>,
+    out: &mut ValueOutput,
+) -> Result<()> {
+    let identity = handle as *const Mutex<T> as *const () as usize;
+    let ids = T::REPOSITORY_IDS;
+    let header = WriteHeader {
+        repository_ids: if ids.len() > 1 {
+            WriteIds::List(ids)
+        } else {
+            WriteIds::Single(T::REPOSITORY_ID)
+        },
+        codebase: None,
+        chunked: T::CHUNKED,
+    };
+    if !out.begin_value(w, identity, &header)? {
+        return Ok(());
+    }
+    // The state is behind a lock, so it cannot be lent to `w` for its lifetime: it is written
+    // into a writer of the lock's lifetime placed at the same stream offset, then copied.
+    let state = lock(handle);
+    let mut t = CdrWriter::with_byte_order(w.byte_order(), w.context()).starting_at(w.position());
+    state.write_state(&mut t, out)?;
+    out.end_value(&mut t)?;
+    let bytes = t.into_bytes();
+    drop(state);
+    w.write_bytes(&bytes);
+    Ok(())
 }
 
 impl<T: ValueType> CdrEncode for ValueRef<T> {
@@ -293,6 +321,130 @@ pub fn read_box<B: BoxedValue>(r: &mut CdrReader<'_>, input: &mut ValueInput) ->
         }
     }
 }
+
+/// Writes a boxed value whose content `write` writes (generated for boxes of any type: it
+/// calls [`ValueOutput::begin_member`] unless the content is itself a value).
+pub fn write_boxed<'a, C>(
+    content: Option<&'a Arc<C>>,
+    id: &'static str,
+    w: &mut CdrWriter<'a>,
+    out: &mut ValueOutput,
+    write: impl FnOnce(&'a C, &mut CdrWriter<'a>, &mut ValueOutput) -> Result<()>,
+) -> Result<()> {
+    let Some(content) = content else {
+        return out.write_null(w);
+    };
+    let identity = Arc::as_ptr(content) as *const () as usize;
+    if out.begin_value(w, identity, &WriteHeader::single(id))? {
+        write(content, w, out)?;
+        out.end_value(w)?;
+    }
+    Ok(())
+}
+
+/// Reads a boxed value whose content `read` reads (see [`write_boxed`]); `None` is null.
+pub fn read_boxed<C: Send + Sync + 'static>(
+    r: &mut CdrReader<'_>,
+    input: &mut ValueInput,
+    id: &'static str,
+    read: impl FnOnce(&mut CdrReader<'_>, &mut ValueInput) -> Result<C>,
+) -> Result<Option<Arc<C>>> {
+    let at = r.position();
+    match input.read_value(r)? {
+        ValueStart::Null => Ok(None),
+        ValueStart::Indirection { target } => {
+            let v = input.resolve(target, at)?;
+            v.downcast::<C>().map(Some).map_err(|_| wrong_type(at))
+        }
+        ValueStart::Value(h) => {
+            if !accepts(&h.repository_ids, h.chunked, id) {
+                return Err(no_factory(&h));
+            }
+            let c = Arc::new(read(r, input)?);
+            input.end_value(r)?;
+            input.register(h.position, c.clone());
+            Ok(Some(c))
+        }
+    }
+}
+
+/// Writes the elements of a sequence inside a value's state (its length, then each element,
+/// values among them sharing the stream's indirections and chunks).
+pub fn write_seq<'a, T: ValueMember>(
+    items: &'a [T],
+    w: &mut CdrWriter<'a>,
+    out: &mut ValueOutput,
+) -> Result<()> {
+    out.begin_member(w)?;
+    w.write_length(items.len())?;
+    for item in items {
+        item.write_member(w, out)?;
+    }
+    Ok(())
+}
+
+/// Reads what [`write_seq`] wrote; `bound` is the IDL bound (0: unbounded).
+pub fn read_seq<T: ValueMember>(
+    r: &mut CdrReader<'_>,
+    input: &mut ValueInput,
+    bound: usize,
+) -> Result<Vec<T>> {
+    input.begin_member(r)?;
+    let n = r.read_ulong()? as usize;
+    if bound != 0 && n > bound {
+        return Err(MarshalError::InvalidValue {
+            offset: r.position(),
+            reason: "longer than its IDL bound",
+        });
+    }
+    // Every element takes at least a value tag's 4 octets; no allocation from the length.
+    r.check_length(n, 4)?;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(T::read_member(r, input)?);
+    }
+    Ok(v)
+}
+
+impl<T: ValueMember> ValueMember for Vec<T> {
+    fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        write_seq(self, w, out)
+    }
+    fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        read_seq(r, input, 0)
+    }
+}
+
+impl<T: ValueMember, const N: usize> ValueMember for [T; N] {
+    fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        for item in self {
+            item.write_member(w, out)?;
+        }
+        Ok(())
+    }
+    fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        let mut v = Vec::new();
+        for _ in 0..N {
+            v.push(T::read_member(r, input)?);
+        }
+        v.try_into().map_err(|_| MarshalError::InvalidValue {
+            offset: r.position(),
+            reason: "array length",
+        })
+    }
+}
+
+mod custom;
+pub use custom::{
+    register_custom_unmarshal, unregister_custom_unmarshal, CustomMarshal, CustomState,
+    DataInputStream, DataOutputStream, Unmarshal,
+};
+
+mod polymorphic;
+pub use polymorphic::{
+    lookup_value_factory, read_default, register_value_factory, unregister_value_factory,
+    DefaultFactory, KnownValue, ValueBase, ValueFactory, ValueObject, VALUE_BASE_ID,
+};
 
 #[cfg(test)]
 mod tests;

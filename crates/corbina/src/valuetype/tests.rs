@@ -156,3 +156,53 @@ fn boxes_share_and_null() {
     let _: Name = read_box(&mut r, &mut input).unwrap();
     assert!(ValueRef::<Node>::read_member(&mut r, &mut input).is_err());
 }
+
+#[test]
+fn value_base_decodes_by_id_through_the_registry() {
+    let order = corbina_cdr::ByteOrder::NATIVE;
+    let ctx = CdrContext::GIOP_1_2;
+    let d = ValueRef::new(Derived {
+        b: 3,
+        s: "s".into(),
+    });
+    let bytes = to_bytes(&ValueBase::from(d.clone()), ctx).unwrap();
+    // `IDL:Derived:1.0` is registered by no test: its truncatable base's factory builds a Base.
+    assert!(from_bytes::<ValueBase>(&bytes, order, ctx).is_err());
+    register_value_factory("IDL:Base:1.0", Arc::new(DefaultFactory::<Base>::new()));
+    let got = from_bytes::<ValueBase>(&bytes, order, ctx).unwrap();
+    unregister_value_factory("IDL:Base:1.0");
+    assert_eq!(got.repository_id(), Some("IDL:Base:1.0"));
+    assert_eq!(got.downcast::<Base>().unwrap().lock().unwrap().b, 3);
+    assert!(got.downcast::<Derived>().is_none());
+
+    // A value tag with no repository id cannot be typed where the formal type is ValueBase.
+    let mut w = CdrWriter::new(ctx);
+    w.write_ulong(corbina_cdr::value::VALUE_TAG_MIN);
+    w.write_long(1);
+    let bytes = w.into_bytes();
+    let err = from_bytes::<ValueBase>(&bytes, order, ctx).unwrap_err();
+    assert!(err.to_string().contains("without a repository id"), "{err}");
+}
+
+#[test]
+fn opaque_custom_state_is_bounded_by_the_data() {
+    // `custom valuetype C`: a chunk claiming more octets than the message holds.
+    let ctx = CdrContext::GIOP_1_2;
+    let mut w = CdrWriter::new(ctx);
+    let mut out = ValueOutput::new();
+    out.begin_value(&mut w, 1, &WriteHeader::truncatable(&["IDL:C:1.0"]))
+        .unwrap();
+    let mut bytes = w.into_bytes();
+    bytes.extend_from_slice(&0x7000_0000u32.to_ne_bytes());
+    bytes.extend_from_slice(&[0; 8]);
+    let mut r = CdrReader::new(&bytes, corbina_cdr::ByteOrder::NATIVE, ctx);
+    let mut input = ValueInput::new();
+    let ValueStart::Value(_) = input.read_value(&mut r).unwrap() else {
+        panic!("a value header")
+    };
+    let err = CustomState::read(&mut r, &mut input, "IDL:C:1.0").unwrap_err();
+    assert!(
+        matches!(err, MarshalError::LengthExceedsData { .. }),
+        "{err}"
+    );
+}

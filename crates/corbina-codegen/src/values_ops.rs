@@ -1,0 +1,451 @@
+//! Valuetype behaviour (`docs/mapping.md`, "Value operations, factories and `supports`"):
+//! the `…Operations` trait of operations and attributes, the `…Factory` trait of `factory`
+//! initializers, servants of supported interfaces, abstract valuetypes, and struct members
+//! holding values inside a value's state.
+
+use crate::context::Gen;
+use crate::interfaces::methods_of;
+use crate::marshal::Val;
+use crate::names::{camel, snake, unique};
+use corbina_idl::ast::ParamDir;
+use corbina_idl::model::{Definition, DefinitionKind, Interface, Member, ValueType};
+use corbina_idl::{ScopedName, Type};
+
+const VT: &str = "::corbina::valuetype";
+
+/// A valuetype's operations and attributes as an interface's (for `methods_of`).
+pub(crate) fn value_iface(v: &ValueType) -> Interface {
+    Interface {
+        operations: v.operations.clone(),
+        attributes: v.attributes.clone(),
+        ..Interface::default()
+    }
+}
+
+impl Gen<'_> {
+    /// `<V>Operations`: the operations and attributes the application implements on the
+    /// value's state struct (`&mut self`: they run on the locked state).
+    pub(crate) fn gen_value_operations(&mut self, def: &Definition, v: &ValueType) {
+        if v.operations.is_empty() && v.attributes.is_empty() {
+            return;
+        }
+        let iface = value_iface(v);
+        let methods = methods_of(&self.names, def, &iface);
+        let mut ok = true;
+        for m in &methods {
+            ok &= self.check_method(m, &def.scoped_name);
+        }
+        if !ok {
+            return;
+        }
+        let name = camel(&def.name);
+        self.out.blank();
+        let supers: Vec<String> = self
+            .value_bases_with_operations(v)
+            .iter()
+            .map(|b| format!("{}Operations", self.type_path(b)))
+            .collect();
+        let supers = if supers.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", supers.join(" + "))
+        };
+        self.out.line(format!(
+            "/// The operations and attributes of IDL valuetype `{}`, implemented by the application",
+            def.scoped_name
+        ));
+        self.out.line(format!(
+            "/// on the state struct{}; called on a locked value (`value.lock()`).",
+            if v.is_abstract {
+                "s of the concrete values derived from it"
+            } else {
+                ""
+            }
+        ));
+        self.out.open(format!("pub trait {name}Operations{supers}"));
+        for (k, m) in methods.iter().enumerate() {
+            if k > 0 {
+                self.out.blank();
+            }
+            self.out.line(format!("/// IDL `{}`.", m.wire));
+            let sig = self.signature(m, &m.rust).replacen("&self", "&mut self", 1);
+            self.out.line(format!("{sig};"));
+        }
+        self.out.close();
+    }
+
+    /// The bases of `v` that declare operations or attributes (each has a trait).
+    fn value_bases_with_operations(&self, v: &ValueType) -> Vec<ScopedName> {
+        self.value_bases_of(v)
+            .into_iter()
+            .filter(|b| matches!(&b.kind, DefinitionKind::ValueType(bv) if !bv.operations.is_empty() || !bv.attributes.is_empty()))
+            .map(|b| b.scoped_name.clone())
+            .collect()
+    }
+
+    /// `<V>Factory`: the `factory` initializers, implemented by the application's value
+    /// factory (which also builds values from the wire: `ValueFactory`).
+    pub(crate) fn gen_value_initializers(&mut self, def: &Definition, v: &ValueType) {
+        if v.initializers.is_empty() {
+            return;
+        }
+        let mut ok = true;
+        for init in &v.initializers {
+            let what = format!("factory '{}' of '{}'", init.name, def.scoped_name);
+            if !init.raises.is_empty() {
+                self.error(
+                    &init.loc,
+                    format!("not yet supported: {what} with a raises clause"),
+                );
+                ok = false;
+            }
+            for p in &init.params {
+                ok &= self.check_type(&p.ty, &init.loc, &what);
+            }
+        }
+        if !ok {
+            return;
+        }
+        let name = camel(&def.name);
+        self.out.blank();
+        self.out.line(format!(
+            "/// The `factory` initializers of IDL valuetype `{}`: implemented by the application's",
+            def.scoped_name
+        ));
+        self.out.line(format!(
+            "/// value factory, registered with `Orb::register_value_factory({name}::REPOSITORY_ID, …)`."
+        ));
+        self.out
+            .open(format!("pub trait {name}Factory: {VT}::ValueFactory"));
+        let fns = unique(v.initializers.iter().map(|i| snake(&i.name)), &[]);
+        for (k, (init, f)) in v.initializers.iter().zip(fns).enumerate() {
+            if k > 0 {
+                self.out.blank();
+            }
+            let names = unique(init.params.iter().map(|p| snake(&p.name)), &["self"]);
+            let args: Vec<String> = std::iter::once("&self".to_string())
+                .chain(
+                    init.params
+                        .iter()
+                        .zip(&names)
+                        .map(|(p, n)| format!("{n}: {}", self.in_type(&p.ty))),
+                )
+                .collect();
+            self.out.line(format!("/// IDL `factory {}`.", init.name));
+            self.out.line(format!(
+                "fn {f}({}) -> {VT}::ValueRef<{name}>;",
+                args.join(", ")
+            ));
+        }
+        self.out.close();
+    }
+
+    /// For each interface the value supports (its bases' included): `ValueRef<S>` is a
+    /// servant of it when the state struct `S` is, so the shared value itself can be
+    /// activated; each call locks it. Generated once per interface.
+    pub(crate) fn gen_supports(&mut self, _def: &Definition, v: &ValueType) {
+        let ifaces: Vec<Definition> = self.supported_interfaces(v).into_iter().cloned().collect();
+        for idef in &ifaces {
+            if !self.servant_for_values.insert(idef.scoped_name.clone()) {
+                continue;
+            }
+            let DefinitionKind::Interface(i) = &idef.kind else {
+                continue;
+            };
+            let servant = format!("{}Servant", self.type_path(&idef.scoped_name));
+            let methods: Vec<_> = methods_of(&self.names, idef, i)
+                .into_iter()
+                .filter(|m| m.owner == idef.scoped_name)
+                .collect();
+            self.out.blank();
+            self.out.line(format!(
+                "/// A value whose state struct serves IDL interface `{}` serves it as a shared value.",
+                idef.scoped_name
+            ));
+            let s = if methods.is_empty() { "_S" } else { "S" };
+            self.out.open(format!(
+                "impl<{s}: {servant}> {servant} for {VT}::ValueRef<{s}>"
+            ));
+            for (k, m) in methods.iter().enumerate() {
+                if k > 0 {
+                    self.out.blank();
+                }
+                self.out.open(self.signature(m, &m.rust));
+                let args: Vec<&str> = m
+                    .params
+                    .iter()
+                    .filter(|p| p.2 != ParamDir::Out)
+                    .map(|p| p.1.as_str())
+                    .collect();
+                let call_args = std::iter::once("&*g")
+                    .chain(args.iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.out.open("match self.lock()");
+                self.out.line(format!(
+                    "Some(g) => <S as {servant}>::{}({call_args}),",
+                    m.rust
+                ));
+                let none = "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)";
+                let none = if !m.oneway && self.error_type(m) != "::corbina::SystemException" {
+                    format!("{none}.into()")
+                } else {
+                    none.to_string()
+                };
+                self.out.line(format!("None => Err({none}),"));
+                self.out.close();
+                self.out.close();
+            }
+            self.out.close();
+        }
+    }
+
+    /// An abstract valuetype: a newtype over `ValueBase` holding a value of any concrete type
+    /// derived from it, decoded through the registry, then the derived types this IDL defines.
+    pub(crate) fn gen_abstract_value(&mut self, def: &Definition, v: &ValueType) {
+        let name = camel(&def.name);
+        let id = &def.repository_id;
+        let known = self.known_derived(def);
+        self.out.line(format!(
+            "/// IDL abstract valuetype `{}` (`{id}`): null, or a value of a concrete valuetype",
+            def.scoped_name
+        ));
+        self.out.line(
+            "/// derived from it (`From<ValueRef<V>>`, `downcast`); shared and compared by identity.",
+        );
+        self.out
+            .line("#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]");
+        self.out
+            .line(format!("pub struct {name}(pub ::corbina::ValueBase);"));
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out
+            .line(format!("pub const REPOSITORY_ID: &'static str = {id:?};"));
+        self.out.blank();
+        self.out.line(
+            "/// The concrete valuetypes of this IDL derived from it: their default factories build",
+        );
+        self.out
+            .line("/// a value received with their id when the registry has no factory for it.");
+        let list: Vec<String> = known
+            .iter()
+            .map(|k| format!("{VT}::KnownValue::of::<{k}>()"))
+            .collect();
+        self.out.line(format!(
+            "pub const KNOWN: &'static [{VT}::KnownValue] = &[{}];",
+            list.join(", ")
+        ));
+        self.out.blank();
+        self.out.line("/// The null value.");
+        self.out.open("pub const fn null() -> Self");
+        self.out.line("Self(::corbina::ValueBase::null())");
+        self.out.close();
+        self.out.blank();
+        self.out
+            .line("/// The value as a `ValueRef<T>` sharing its handle, if it is a `T`.");
+        self.out.open(format!(
+            "pub fn downcast<T: {VT}::ValueType>(&self) -> ::core::option::Option<{VT}::ValueRef<T>>"
+        ));
+        self.out.line("self.0.downcast()");
+        self.out.close();
+        self.out.blank();
+        self.out
+            .line("/// `v` as this type, if it is null or of a type derived from it.");
+        self.out
+            .open("pub fn from_base(v: ::corbina::ValueBase) -> ::core::option::Option<Self>");
+        self.out
+            .line("(v.is_null() || v.is_a(Self::REPOSITORY_ID)).then_some(Self(v))");
+        self.out.close();
+        self.out.blank();
+        self.gen_type_code_fn(def);
+        self.out.close();
+        for k in &known {
+            self.out.blank();
+            self.out.open(format!(
+                "impl ::core::convert::From<{VT}::ValueRef<{k}>> for {name}"
+            ));
+            self.out
+                .open(format!("fn from(v: {VT}::ValueRef<{k}>) -> Self"));
+            self.out.line("Self(v.into())");
+            self.out.close();
+            self.out.close();
+        }
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueMember for {name}"));
+        self.out.open(format!(
+            "fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        self.out.line("self.0.write_member(w, out)");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        self.out.line(
+            "::corbina::ValueBase::read_as(r, input, Self::REPOSITORY_ID, Self::KNOWN).map(Self)",
+        );
+        self.out.close();
+        self.out.close();
+        self.gen_value_codec_impls(&name);
+        self.gen_value_operations(def, v);
+    }
+
+    /// `CdrEncode`/`CdrDecode` through `ValueMember`, a stream state of its own.
+    pub(crate) fn gen_value_codec_impls(&mut self, name: &str) {
+        self.out.blank();
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        self.out.open("fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
+        self.out.line(format!(
+            "{VT}::ValueMember::write_member(self, w, &mut {VT}::ValueOutput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        self.out.line("const MIN_WIRE_SIZE: usize = 4;");
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        self.out.line(format!(
+            "{VT}::ValueMember::read_member(r, &mut {VT}::ValueInput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+    }
+
+    /// Paths of the concrete valuetypes of the main file derived from `abs`.
+    fn known_derived(&self, abs: &Definition) -> Vec<String> {
+        let mut out = Vec::new();
+        self.spec.walk(&mut |d| {
+            if let DefinitionKind::ValueType(v) = &d.kind {
+                if d.from_main_file
+                    && !v.is_abstract
+                    && self
+                        .value_bases_of(v)
+                        .iter()
+                        .any(|b| b.scoped_name == abs.scoped_name)
+                {
+                    out.push(self.type_path(&d.scoped_name));
+                }
+            }
+        });
+        out
+    }
+
+    /// A custom valuetype: its state is the application's (`CustomState`), marshalled by it.
+    pub(crate) fn gen_custom_value(&mut self, def: &Definition, v: &ValueType) {
+        let name = camel(&def.name);
+        self.out.line(format!(
+            "/// IDL custom valuetype `{}` (`{}`): its state, marshalled by the application",
+            def.scoped_name, def.repository_id
+        ));
+        self.out.line(
+            "/// (`CustomState::Typed`) or kept as received (`CustomState::Opaque`). Used as `ValueRef<…>`.",
+        );
+        self.out.line("#[derive(Debug, Clone, Default)]");
+        self.out.open(format!("pub struct {name}"));
+        let members: Vec<String> = v
+            .state_members
+            .iter()
+            .map(|m| format!("`{}`", m.name))
+            .collect();
+        if !members.is_empty() {
+            self.out.line(format!(
+                "/// The IDL state ({}) as the application's `CustomMarshal` writes it.",
+                members.join(", ")
+            ));
+        }
+        self.out.line(format!("pub state: {VT}::CustomState,"));
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {name}"));
+        self.out.line("/// The repository id.");
+        self.out.line(format!(
+            "pub const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.blank();
+        self.gen_type_code_fn(def);
+        self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueType for {name}"));
+        self.out.line(format!(
+            "const REPOSITORY_ID: &'static str = {:?};",
+            def.repository_id
+        ));
+        self.out.line(format!(
+            "const REPOSITORY_IDS: &'static [&'static str] = &[{:?}];",
+            def.repository_id
+        ));
+        self.out.line("const CHUNKED: bool = true;");
+        let bases = self.value_bases_of(v);
+        if !bases.is_empty() {
+            let ids: Vec<String> = bases
+                .iter()
+                .map(|b| format!("{:?}", b.repository_id))
+                .collect();
+            self.out.line(format!(
+                "const BASE_IDS: &'static [&'static str] = &[{}];",
+                ids.join(", ")
+            ));
+        }
+        self.out.open(format!(
+            "fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        self.out.line("self.state.write(w, out)");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        self.out.line(format!(
+            "{VT}::CustomState::read(r, input, Self::REPOSITORY_ID).map(|state| Self {{ state }})"
+        ));
+        self.out.close();
+        self.out.close();
+        self.gen_value_operations(def, v);
+        self.gen_value_initializers(def, v);
+        self.gen_supports(def, v);
+    }
+
+    /// Whether the struct holds values, none of them in a union (then it is a `ValueMember`).
+    pub fn struct_holds_values(&self, def: &Definition) -> bool {
+        let ty = Type::Named {
+            name: def.scoped_name.clone(),
+            kind: corbina_idl::model::NamedKind::Struct,
+        };
+        self.contains_value(&ty) && self.nested_ok(&ty)
+    }
+
+    /// For a struct holding values: `ValueMember`, so that inside a value's state its values
+    /// share the stream's indirections and chunks.
+    pub fn gen_struct_value_member(&mut self, def: &Definition, members: &[Member]) {
+        if !self.struct_holds_values(def) {
+            return;
+        }
+        let name = self.names.item(&def.scoped_name);
+        let fields = crate::naming::member_names(members);
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueMember for {name}"));
+        self.out.open(format!(
+            "fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        for (m, f) in members.iter().zip(&fields) {
+            self.write_in_value(&m.ty, &Val::owned(&format!("self.{f}")));
+        }
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        self.out.open("Ok(Self");
+        for (m, f) in members.iter().zip(&fields) {
+            let d = self.read_in_value(&m.ty);
+            self.out.line(format!("{f}: {d},"));
+        }
+        self.out.close_with(")");
+        self.out.close();
+        self.out.close();
+    }
+}
