@@ -255,6 +255,13 @@ static void client(Values::ValueExchange_ptr x, bool derived_factory, bool serve
     CORBA::String_var s = x->describe(b);
     return expect_eq(s.in(), server_truncates ? "Base:d" : "Derived:d:7");
   });
+  // A large chunked value (its state well beyond one receive buffer).
+  run("describe(Derived 100 KB)", [&] {
+    std::string big(100000, 'x');
+    Values::Base_var b = new OBV_Values::Derived(big.c_str(), 1);
+    CORBA::String_var s = x->describe(b);
+    return expect_eq(s.in(), server_truncates ? "Base:" + big : "Derived:" + big + ":1");
+  });
   run("describe(null)", [&] {
     CORBA::String_var s = x->describe(0);
     return expect_eq(s.in(), "null");
