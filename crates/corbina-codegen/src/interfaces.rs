@@ -8,6 +8,10 @@ use corbina_idl::ast::ParamDir;
 use corbina_idl::model::{Definition, DefinitionKind, Interface, ScopedName};
 use corbina_idl::{SourceLoc, Type};
 
+const VALUE_OUTPUT: &str = "::corbina::valuetype::ValueOutput";
+const VALUE_INPUT: &str = "::corbina::valuetype::ValueInput";
+const VALUE_MEMBER: &str = "::corbina::valuetype::ValueMember";
+
 const SYS: &str = "::corbina::SystemException";
 
 /// An operation or attribute accessor as a Rust method.
@@ -471,12 +475,21 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether a request's or reply's values share one indirection scope: with two or more
+    /// values among `types`, a value sent in two of them goes once and then by indirection
+    /// (CORBA 3.0 §15.3.4.3: the scope is the whole message body), as omniORB and JacORB
+    /// send and expect it.
+    fn shared_values<'t>(&self, types: impl Iterator<Item = &'t Type>) -> bool {
+        types.filter(|t| self.direct_value(t)).count() >= 2
+    }
+
     /// A proxy method; `asynchronous`: of the `Async` proxy (no direct collocated call: the
     /// servant must not run on the polling thread).
     fn gen_proxy_method(&mut self, m: &Method, asynchronous: bool) {
         let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
         let w = fresh("w", &taken);
         let r = fresh("r", &taken);
+        let values = fresh("values", &taken);
         self.out.line(format!("/// IDL `{}`.", m.wire));
         let qualifier = if asynchronous { "async " } else { "" };
         self.out
@@ -527,13 +540,25 @@ impl Gen<'_> {
             self.out.line("|_| Ok(()),");
         } else {
             self.out.open(format!("|{w}|"));
+            let shared = self.shared_values(ins.iter().map(|p| &p.3));
+            if shared {
+                self.out
+                    .line(format!("let mut {values} = {VALUE_OUTPUT}::new();"));
+            }
             for (_, n, dir, ty) in &ins {
                 let v = match dir {
                     ParamDir::InOut => Val::inout(n),
                     _ if self.by_value(ty) => Val::owned(n),
                     _ => Val::borrowed(n),
                 };
-                self.encode_value(ty, &v, &w, 0);
+                if shared && self.direct_value(ty) {
+                    self.out.line(format!(
+                        "{VALUE_MEMBER}::write_member({}, {w}, &mut {values})?;",
+                        v.reference
+                    ));
+                } else {
+                    self.encode_value(ty, &v, &w, 0);
+                }
             }
             self.out.line("Ok(())");
             self.out.close_with(",");
@@ -543,9 +568,21 @@ impl Gen<'_> {
                 self.out.line("|_| Ok(()),");
             } else {
                 self.out.open(format!("|{r}|"));
-                for (n, ty, _, _) in &results {
+                let shared = self.shared_values(results.iter().map(|x| &x.1));
+                if shared {
                     self.out
-                        .line(format!("let {n} = {};", self.decode_value(ty, &r)));
+                        .line(format!("let mut {values} = {VALUE_INPUT}::new();"));
+                }
+                for (n, ty, _, _) in &results {
+                    let value = if shared && self.direct_value(ty) {
+                        format!(
+                            "<{} as {VALUE_MEMBER}>::read_member({r}, &mut {values})?",
+                            self.rust_type(ty)
+                        )
+                    } else {
+                        self.decode_value(ty, &r)
+                    };
+                    self.out.line(format!("let {n} = {value};"));
                 }
                 let names: Vec<&str> = results.iter().map(|x| x.0.as_str()).collect();
                 if names.len() == 1 {
@@ -744,6 +781,11 @@ impl Gen<'_> {
             self.out.line("let r = request.arguments();");
         }
         let arg = |n: &str| format!("arg_{}", n.trim_start_matches("r#"));
+        let shared = self.shared_values(ins.iter().map(|p| &p.3));
+        if shared {
+            self.out
+                .line(format!("let mut values_ = {VALUE_INPUT}::new();"));
+        }
         for (_, n, dir, ty) in &ins {
             let bytes = match self.resolve(ty) {
                 Type::Sequence { elem, bound } if *dir == ParamDir::In => {
@@ -758,6 +800,10 @@ impl Gen<'_> {
                     crate::marshal::decode_bound_check("s.len()", Some(b), "r").unwrap_or_default(),
                     "s".into(),
                 ]),
+                None if shared && self.direct_value(ty) => format!(
+                    "<{} as {VALUE_MEMBER}>::read_member(r, &mut values_)?",
+                    self.rust_type(ty)
+                ),
                 None => self.decode_value(ty, "r"),
             };
             let mutbl = if *dir == ParamDir::InOut { "mut " } else { "" };
@@ -845,8 +891,19 @@ impl Gen<'_> {
                 g.out.line("request.reply(|_| Ok(()))");
             } else {
                 g.out.open("request.reply(|w|");
+                let shared = g.shared_values(body.iter().map(|b| &b.1));
+                if shared {
+                    g.out
+                        .line(format!("let mut values_ = {VALUE_OUTPUT}::new();"));
+                }
                 for (n, ty) in &body {
-                    g.encode_value(ty, &Val::owned(n), "w", 0);
+                    if shared && g.direct_value(ty) {
+                        g.out.line(format!(
+                            "{VALUE_MEMBER}::write_member(&{n}, w, &mut values_)?;"
+                        ));
+                    } else {
+                        g.encode_value(ty, &Val::owned(n), "w", 0);
+                    }
                 }
                 g.out.line("Ok(())");
                 g.out.close_with(")");

@@ -126,7 +126,7 @@ impl Gen<'_> {
     }
 
     /// Whether `ty` is a value that marshals through `ValueMember` (after typedefs).
-    fn direct_value(&self, ty: &Type) -> bool {
+    pub(crate) fn direct_value(&self, ty: &Type) -> bool {
         matches!(
             self.resolve(ty),
             Type::ValueBase

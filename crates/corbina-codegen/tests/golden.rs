@@ -15,6 +15,8 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("tests/idl/local.idl", "local.rs"),
     // The bidirectional GIOP peers' interface, shared with omniORB (peers/).
     ("../../peers/bidir.idl", "bidir.rs"),
+    // The valuetype interop peers' interface, shared with omniORB and JacORB (peers/).
+    ("../../peers/values.idl", "peers_values.rs"),
 ];
 
 fn generate(idl: &str) -> String {

@@ -132,6 +132,61 @@ pub fn sc_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_value_peer`: an omniORB server (`--server IORFILE`) and checking client
+/// (`--client IOR`) of `peers/values.idl`, objects by value through omniORB's C++ mapping
+/// (`--no-derived-factory` makes it truncate `Derived` to `Base`); `None` (with a note)
+/// without omniORB. It links `omniDynamic4` (omniORB's valuetype support).
+pub fn value_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "values",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_value_peer"],
+        pkg_config: "omniDynamic4",
+    })
+}
+
+/// The `-ORB` options the value peer runs with: UTF-8 as its native char code set, so that
+/// the non-ASCII strings of its checks are the same text on both sides (omniORB's default,
+/// ISO-8859-1, cannot hold them).
+pub const VALUE_PEER_ARGS: &[&str] = &["-ORBnativeCharCodeSet", "UTF-8"];
+
+/// Starts `bin/omni_value_peer --server IORFILE`, then `extra` (`--no-derived-factory`,
+/// `-ORB` options), listening on 127.0.0.1 with [`VALUE_PEER_ARGS`], with its IOR file in a
+/// fresh directory named after `name`; returns it and its ValueExchange's IOR.
+pub fn omni_value_server(bin: &Path, name: &str, extra: &[&str]) -> (PeerProcess, String) {
+    let ior_file = fresh_dir(name).join("v.ior");
+    start_with_ior(
+        "omni_value_peer",
+        Command::new(bin.join("omni_value_peer"))
+            .arg("--server")
+            .arg(&ior_file)
+            .args(extra)
+            .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
+            .args(VALUE_PEER_ARGS),
+        &ior_file,
+    )
+}
+
+/// Runs `bin/omni_value_peer --client ior` plus `args` (`--server-truncates`,
+/// `--no-derived-factory`, `-ORB` options) with [`VALUE_PEER_ARGS`] and asserts that every
+/// check passed; returns its output (one line per check).
+pub fn omni_value_client_check(bin: &Path, ior: &str, args: &[&str]) -> String {
+    let out = Command::new(bin.join("omni_value_peer"))
+        .args(["--client", ior])
+        .args(args)
+        .args(VALUE_PEER_ARGS)
+        .output()
+        .expect("omni_value_peer runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.contains(" failed 0"),
+        "omni_value_peer --client {args:?} failed ({}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// `peers/omni_server_ssl` and `peers/omni_client_ssl`: the bench peers with omniORB's SSL
 /// transport (`libomnisslTP4`) linked in, for `-ORBendPoint giop:ssl:…` and the
 /// `-ORBssl…` options; `None` (with a note) without omniORB.

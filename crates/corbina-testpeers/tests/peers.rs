@@ -87,6 +87,38 @@ fn bench_peers_build_and_check_each_other() {
 }
 
 #[test]
+fn value_peers_check_each_other_with_and_without_truncation() {
+    let Some(bin) = corbina_testpeers::value_peers() else {
+        return;
+    };
+    let (full, ior) = corbina_testpeers::omni_value_server(bin, "testpeers-values", &[]);
+    let out = corbina_testpeers::omni_value_client_check(bin, &ior, &[]);
+    assert!(out.contains("ok make_cycle(1000)"), "{out}");
+    // A client without the Derived factory gets make_derived's value as its Base.
+    corbina_testpeers::omni_value_client_check(bin, &ior, &["--no-derived-factory"]);
+    drop(full);
+    let (truncating, ior) = corbina_testpeers::omni_value_server(
+        bin,
+        "testpeers-values-trunc",
+        &["--no-derived-factory"],
+    );
+    // The server's describe says "Base:d" for a Derived: the client expects it only so.
+    let out = Command::new(bin.join("omni_value_peer"))
+        .args(["--client", &ior])
+        .args(corbina_testpeers::VALUE_PEER_ARGS)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("FAIL describe(Derived): got \"Base:d\", want \"Derived:d:7\""),
+        "{text}"
+    );
+    corbina_testpeers::omni_value_client_check(bin, &ior, &["--server-truncates"]);
+    drop(truncating);
+}
+
+#[test]
 fn bidir_peers_call_back_over_the_clients_connection() {
     let Some(bin) = corbina_testpeers::bidir_peers() else {
         return;

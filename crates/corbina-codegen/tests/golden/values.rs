@@ -937,8 +937,9 @@ pub mod values {
                     Ok(())
                 },
                 |r| {
-                    let ret = <Names as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    let first_out = <Label as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = <Names as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    let first_out = <Label as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
                     Ok((ret, first_out))
                 },
                 ::corbina::no_user,
@@ -1040,8 +1041,9 @@ pub mod values {
                     Ok(())
                 },
                 |r| {
-                    let ret = <Names as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    let first_out = <Label as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = <Names as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    let first_out = <Label as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
                     Ok((ret, first_out))
                 },
                 ::corbina::no_user,
@@ -1179,8 +1181,9 @@ pub mod values {
                     request.arguments_done()?;
                     let (ret_, out_first) = S::echo_names(&self.servant, &arg_n)?;
                     request.reply(|w| {
-                        ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
-                        ::corbina::cdr::CdrEncode::encode(&out_first, w)?;
+                        let mut values_ = ::corbina::valuetype::ValueOutput::new();
+                        ::corbina::valuetype::ValueMember::write_member(&ret_, w, &mut values_)?;
+                        ::corbina::valuetype::ValueMember::write_member(&out_first, w, &mut values_)?;
                         Ok(())
                     })
                 }
