@@ -216,6 +216,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Derived:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Derived:1.0", "IDL:Values/Base:1.0"];
         const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Base:1.0"];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
