@@ -289,9 +289,12 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                     w: self.w.as_deref_mut(),
                     depth: self.depth + 1,
                     stack: Vec::new(),
-                    values: None,
+                    // Values in an Any nested in this stream are in this stream's value
+                    // encoding (its chunks, its indirections).
+                    values: self.values.take(),
                 };
                 let res = inner.value(&top, r);
+                self.values = inner.values.take();
                 self.leave(r);
                 res?;
             }
@@ -648,5 +651,78 @@ mod tests {
         let bad = [9, 0, 0, 0, 0, 0, 0, 5, 2];
         let mut r = CdrReader::new(&bad, ByteOrder::Big, CdrContext::GIOP_1_2);
         assert!(skip_value(&t, &mut r).is_err());
+    }
+
+    /// `valuetype V { any a; long b; }` chunked, its `a` holding `valuetype W { long x; }`:
+    /// the nested value is in the outer stream's value encoding (chunks end around it).
+    #[test]
+    fn value_in_an_any_in_a_chunked_value() {
+        use crate::typecode::ValueMember;
+        use corbina_cdr::value::{ValueInput, ValueOutput};
+        let w_tc = TypeCode::create_value_tc(
+            "IDL:W:1.0",
+            "W",
+            0,
+            None,
+            vec![ValueMember::new("x", TypeCode::LONG, 1)],
+        )
+        .unwrap();
+        let v_tc = TypeCode::create_value_tc(
+            "IDL:V:1.0",
+            "V",
+            0,
+            None,
+            vec![
+                ValueMember::new("a", TypeCode::primitive(TcKind::Any), 1),
+                ValueMember::new("b", TypeCode::LONG, 1),
+            ],
+        )
+        .unwrap();
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+        let mut out = ValueOutput::new();
+        let ids = ["IDL:V:1.0"];
+        let header = WriteHeader {
+            repository_ids: WriteIds::List(&ids),
+            codebase: None,
+            chunked: true,
+        };
+        assert!(out.begin_value(&mut w, 1, &header).unwrap());
+        out.begin_member(&mut w).unwrap();
+        encode_type_code(&w_tc, &mut w).unwrap();
+        assert!(out
+            .begin_value(&mut w, 2, &WriteHeader::single("IDL:W:1.0"))
+            .unwrap());
+        out.begin_member(&mut w).unwrap();
+        w.write_long(7);
+        out.end_value(&mut w).unwrap();
+        out.begin_member(&mut w).unwrap();
+        w.write_long(8);
+        out.end_value(&mut w).unwrap();
+        let bytes = w.into_bytes();
+
+        let mut r = CdrReader::new(&bytes, ByteOrder::Big, CdrContext::GIOP_1_2);
+        skip_value(&v_tc, &mut r).unwrap();
+        r.expect_end().unwrap();
+        let mut r = CdrReader::new(&bytes, ByteOrder::Big, CdrContext::GIOP_1_2);
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::GIOP_1_2);
+        copy_value(&v_tc, &mut r, &mut w).unwrap();
+        let le = w.into_bytes();
+        // Read back by hand: V's chunk holds the TypeCode, W is nested and chunked, then b.
+        let mut r = CdrReader::new(&le, ByteOrder::Little, CdrContext::GIOP_1_2);
+        let mut input = ValueInput::new();
+        input.read_value(&mut r).unwrap();
+        input.begin_member(&mut r).unwrap();
+        assert!(decode_type_code(&mut r).unwrap().equal(&w_tc));
+        let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+            panic!("not a value")
+        };
+        assert!(h.chunked, "nested in a chunked value");
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), 7);
+        input.end_value(&mut r).unwrap();
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), 8);
+        input.end_value(&mut r).unwrap();
+        r.expect_end().unwrap();
     }
 }
