@@ -158,7 +158,7 @@ enum Value {
     /// Sequence and array elements.
     Elements(Vec<DynAny>),
     /// A null valuetype (a non-null one holds `Members`: inherited state first).
-    NullValue,
+    Null,
     /// A value box: `None` is null.
     Boxed(Option<Box<DynAny>>),
 }

@@ -7,7 +7,7 @@ impl DynAny {
         match &self.v {
             Value::Members(ms) => Ok(ms),
             // A null value has no members to get.
-            Value::NullValue => Err(DynAnyError::InvalidValue),
+            Value::Null => Err(DynAnyError::InvalidValue),
             _ => Err(DynAnyError::TypeMismatch),
         }
     }
@@ -95,7 +95,7 @@ impl DynAny {
     /// `DynStruct::set_members_as_dyn_any(values)` (also `DynValue`'s, which makes a null
     /// value non-null).
     pub fn set_members_as_dyn_any(&mut self, values: Vec<NameDynAnyPair>) -> DResult<()> {
-        if !matches!(self.v, Value::NullValue) {
+        if !matches!(self.v, Value::Null) {
             self.members().map_err(|_| DynAnyError::TypeMismatch)?;
         }
         let list = self.member_list()?;

@@ -63,7 +63,7 @@ impl DynAny {
             }
             TcKind::Sequence => Value::Elements(Vec::new()),
             // Values start null (CORBA 3.0 §9.2.2).
-            TcKind::Value | TcKind::Event => Value::NullValue,
+            TcKind::Value | TcKind::Event => Value::Null,
             TcKind::ValueBox => Value::Boxed(None),
             TcKind::Array => {
                 let n = t.length().map_err(tc_err)?;
@@ -270,7 +270,7 @@ impl DynAny {
                     m.write(w, values)?;
                 }
             }
-            Value::NullValue | Value::Boxed(_) => return self.write_value_type(w, values),
+            Value::Null | Value::Boxed(_) => return self.write_value_type(w, values),
             Value::Elements(es) => {
                 if self.kind() == TcKind::Sequence {
                     w.write_length(es.len())?;

@@ -58,7 +58,7 @@ impl DynAny {
         let boxed = t.kind() == TcKind::ValueBox;
         let h = match values.read_value(r)? {
             ValueStart::Null if boxed => return Ok(Value::Boxed(None)),
-            ValueStart::Null => return Ok(Value::NullValue),
+            ValueStart::Null => return Ok(Value::Null),
             ValueStart::Indirection { .. } => {
                 return Err(invalid(r, "a DynAny cannot hold a shared or cyclic value"))
             }
@@ -102,7 +102,7 @@ impl DynAny {
     ) -> crate::cdr::Result<()> {
         let t = self.tc.unalias();
         let state: &[DynAny] = match &self.v {
-            Value::NullValue | Value::Boxed(None) => return values.write_null(w),
+            Value::Null | Value::Boxed(None) => return values.write_null(w),
             Value::Boxed(Some(c)) => std::slice::from_ref(&**c),
             Value::Members(ms) => ms,
             _ => {
@@ -137,7 +137,7 @@ impl DynAny {
     /// `DynValueCommon::is_null()` (`TypeMismatch` for a value of another kind).
     pub fn is_null(&self) -> DResult<bool> {
         match &self.v {
-            Value::NullValue | Value::Boxed(None) => Ok(true),
+            Value::Null | Value::Boxed(None) => Ok(true),
             Value::Members(_) if matches!(self.kind(), TcKind::Value | TcKind::Event) => Ok(false),
             Value::Boxed(Some(_)) => Ok(false),
             _ => Err(DynAnyError::TypeMismatch),
@@ -147,7 +147,7 @@ impl DynAny {
     /// `DynValueCommon::set_to_null()`.
     pub fn set_to_null(&mut self) -> DResult<()> {
         self.v = match self.kind() {
-            TcKind::Value | TcKind::Event => Value::NullValue,
+            TcKind::Value | TcKind::Event => Value::Null,
             TcKind::ValueBox => Value::Boxed(None),
             _ => return Err(DynAnyError::TypeMismatch),
         };
