@@ -39,8 +39,6 @@ pub struct CdrReader<'a> {
     /// The nearer of the next alignment restart and the open value chunk's end: the one
     /// position the hot path compares against.
     next_break: usize,
-    /// The next alignment restart ([`AlignBreak`]) alone.
-    frag_break: usize,
     /// End of the open value chunk (`usize::MAX`: none), see [`CdrReader::set_chunk_end`].
     chunk_end: usize,
     depth: u32,
@@ -71,7 +69,6 @@ impl<'a> CdrReader<'a> {
             ctx,
             breaks: &[],
             next_break: usize::MAX,
-            frag_break: usize::MAX,
             chunk_end: usize::MAX,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
@@ -97,8 +94,10 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn with_align_breaks(mut self, breaks: &'a [AlignBreak]) -> Self {
         self.breaks = breaks;
-        self.frag_break = breaks.first().map_or(usize::MAX, |b| b.at);
-        self.next_break = self.frag_break.min(self.chunk_end);
+        self.next_break = breaks
+            .first()
+            .map_or(usize::MAX, |b| b.at)
+            .min(self.chunk_end);
         self
     }
 
@@ -113,7 +112,13 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn set_chunk_end(&mut self, end: Option<usize>) {
         self.chunk_end = end.unwrap_or(usize::MAX);
-        self.next_break = self.frag_break.min(self.chunk_end);
+        // With fragments, the next alignment takes the cold path, which finds the next
+        // fragment break again from the position.
+        self.next_break = if self.breaks.is_empty() {
+            self.chunk_end
+        } else {
+            0
+        };
     }
 
     /// The end of the open value chunk, if one is open.
@@ -258,8 +263,11 @@ impl<'a> CdrReader<'a> {
         if idx > 0 {
             self.origin = self.breaks[idx - 1].origin;
         }
-        self.frag_break = self.breaks.get(idx).map_or(usize::MAX, |b| b.at);
-        self.next_break = self.frag_break.min(self.chunk_end);
+        self.next_break = self
+            .breaks
+            .get(idx)
+            .map_or(usize::MAX, |b| b.at)
+            .min(self.chunk_end);
         let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if pad > self.end - self.pos {
             return Err(self.eod(pad));
@@ -434,13 +442,13 @@ impl<'a> CdrReader<'a> {
         let nbytes = count
             .checked_mul(T::SIZE)
             .ok_or_else(|| self.eod(usize::MAX))?;
-        let mut v = Vec::new();
         if self.pos.saturating_add(nbytes) > self.next_break {
+            let mut v = Vec::new();
             self.read_array_across_chunks(count, &mut v)?;
             return Ok(v);
         }
         let src = self.read_bytes(nbytes)?;
-        v.reserve_exact(count);
+        let mut v = Vec::with_capacity(count);
         extend_from_wire(&mut v, src, self.swap);
         Ok(v)
     }
@@ -726,7 +734,6 @@ impl<'a> CdrReader<'a> {
             ctx: self.ctx,
             breaks: &[],
             next_break: usize::MAX,
-            frag_break: usize::MAX,
             chunk_end: usize::MAX,
             depth: self.depth + 1,
             max_depth: self.max_depth,
