@@ -51,7 +51,7 @@ fn read_program(
                 input.register(h.position, Arc::new(()));
             }
             while let Some(op) = ops.next() {
-                match op % 6 {
+                match op % 8 {
                     0 => {
                         input.begin_member(r)?;
                         r.read_long()?;
@@ -66,6 +66,15 @@ fn read_program(
                     }
                     3 => read_program(input, r, op, ops)?,
                     4 => drop(input.skip_value(r)?),
+                    // Arrays, which a peer may split over chunks between elements.
+                    5 => {
+                        input.begin_member(r)?;
+                        r.read_primitive_seq::<i32>()?;
+                    }
+                    6 => {
+                        input.begin_member(r)?;
+                        r.read_double()?;
+                    }
                     _ => break,
                 }
             }

@@ -36,7 +36,11 @@ pub struct CdrReader<'a> {
     order: ByteOrder,
     ctx: CdrContext,
     breaks: &'a [AlignBreak],
+    /// The nearer of the next alignment restart and the open value chunk's end: the one
+    /// position the hot path compares against.
     next_break: usize,
+    /// End of the open value chunk (`usize::MAX`: none), see [`CdrReader::set_chunk_end`].
+    chunk_end: usize,
     depth: u32,
     max_depth: u32,
 }
@@ -65,6 +69,7 @@ impl<'a> CdrReader<'a> {
             ctx,
             breaks: &[],
             next_break: usize::MAX,
+            chunk_end: usize::MAX,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
         }
@@ -89,8 +94,45 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn with_align_breaks(mut self, breaks: &'a [AlignBreak]) -> Self {
         self.breaks = breaks;
-        self.next_break = breaks.first().map_or(usize::MAX, |b| b.at);
+        self.next_break = breaks
+            .first()
+            .map_or(usize::MAX, |b| b.at)
+            .min(self.chunk_end);
         self
+    }
+
+    /// Declares where the open chunk of a chunked value ends (`None`: no chunk is open).
+    ///
+    /// While a chunk is open, a read that reaches its end steps over the next chunk's length
+    /// and goes on in that chunk: a peer may end a chunk between any two primitives of a state
+    /// member (CORBA 3.0 §15.3.4.6 only forbids splitting a primitive, a string or an
+    /// indirection). Reaching the end where no further chunk follows is a MARSHAL error.
+    /// [`crate::value::ValueInput`] manages this; it takes the chunk end before reading
+    /// value tags, end tags and chunk lengths itself.
+    #[inline]
+    pub fn set_chunk_end(&mut self, end: Option<usize>) {
+        self.chunk_end = end.unwrap_or(usize::MAX);
+        // With fragments, the next alignment takes the cold path, which finds the next
+        // fragment break again from the position.
+        self.next_break = if self.breaks.is_empty() {
+            self.chunk_end
+        } else {
+            0
+        };
+    }
+
+    /// The end of the open value chunk, if one is open.
+    #[inline]
+    pub fn chunk_end(&self) -> Option<usize> {
+        (self.chunk_end != usize::MAX).then_some(self.chunk_end)
+    }
+
+    /// Closes the open value chunk for the reader's own reads, returning its end.
+    #[inline]
+    pub fn take_chunk_end(&mut self) -> Option<usize> {
+        let end = self.chunk_end();
+        self.set_chunk_end(None);
+        end
     }
 
     /// Sets the nesting limit for encapsulations and recursive values.
@@ -198,6 +240,12 @@ impl<'a> CdrReader<'a> {
 
     #[cold]
     fn align_across_break(&mut self, align: usize) -> Result<()> {
+        if self.chunk_end != usize::MAX {
+            let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
+            if self.pos + pad >= self.chunk_end {
+                self.next_chunk()?;
+            }
+        }
         // Padding up to a fragment boundary belongs to the old fragment; alignment then
         // restarts relative to the new fragment's header.
         let mut idx = self.breaks.partition_point(|b| b.at <= self.pos);
@@ -215,12 +263,49 @@ impl<'a> CdrReader<'a> {
         if idx > 0 {
             self.origin = self.breaks[idx - 1].origin;
         }
-        self.next_break = self.breaks.get(idx).map_or(usize::MAX, |b| b.at);
+        self.next_break = self
+            .breaks
+            .get(idx)
+            .map_or(usize::MAX, |b| b.at)
+            .min(self.chunk_end);
         let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if pad > self.end - self.pos {
             return Err(self.eod(pad));
         }
         self.pos += pad;
+        Ok(())
+    }
+
+    /// Steps from the end of the open value chunk over the next chunk's length, into it.
+    #[cold]
+    fn next_chunk(&mut self) -> Result<()> {
+        let end = self.chunk_end;
+        if self.pos > end {
+            return Err(MarshalError::InvalidValue {
+                offset: self.pos,
+                reason: "a primitive or string crosses a chunk boundary",
+            });
+        }
+        self.pos = end;
+        self.set_chunk_end(None);
+        self.align(4)?;
+        let at = self.pos;
+        let n = self.read_long()?;
+        if n <= 0 || n as u32 >= crate::value::VALUE_TAG_MIN {
+            return Err(MarshalError::InvalidValue {
+                offset: at,
+                reason: "state member continues past the value's chunks",
+            });
+        }
+        let n = n as usize;
+        if n > self.end - self.pos {
+            return Err(MarshalError::LengthExceedsData {
+                offset: at,
+                length: n as u64,
+                remaining: self.end - self.pos,
+            });
+        }
+        self.set_chunk_end(Some(self.pos + n));
         Ok(())
     }
 
@@ -357,10 +442,47 @@ impl<'a> CdrReader<'a> {
         let nbytes = count
             .checked_mul(T::SIZE)
             .ok_or_else(|| self.eod(usize::MAX))?;
+        if self.pos.saturating_add(nbytes) > self.next_break {
+            let mut v = Vec::new();
+            self.read_array_across_chunks(count, &mut v)?;
+            return Ok(v);
+        }
         let src = self.read_bytes(nbytes)?;
         let mut v = Vec::with_capacity(count);
         extend_from_wire(&mut v, src, self.swap);
         Ok(v)
+    }
+
+    /// Reads `count` primitives that may span several value chunks (Java ORBs split large
+    /// arrays); an element itself may not be split. Space is reserved chunk by chunk, for
+    /// elements that are there.
+    #[cold]
+    fn read_array_across_chunks<T: Primitive>(
+        &mut self,
+        mut count: usize,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
+        self.check_length(count, T::SIZE)?;
+        while count > 0 {
+            self.align(T::SIZE)?;
+            let in_chunk = self.chunk_end.saturating_sub(self.pos);
+            if in_chunk < T::SIZE {
+                if in_chunk != 0 {
+                    return Err(MarshalError::InvalidValue {
+                        offset: self.pos,
+                        reason: "a primitive or string crosses a chunk boundary",
+                    });
+                }
+                self.next_chunk()?;
+                continue;
+            }
+            let n = count.min(in_chunk / T::SIZE);
+            let src = self.read_bytes(n * T::SIZE)?;
+            out.reserve(n);
+            extend_from_wire(out, src, self.swap);
+            count -= n;
+        }
+        Ok(())
     }
 
     /// Reads a sequence of primitives.
@@ -379,6 +501,9 @@ impl<'a> CdrReader<'a> {
             return Ok(());
         }
         self.align(T::SIZE)?;
+        if self.pos.saturating_add(n * T::SIZE) > self.next_break {
+            return self.read_array_across_chunks(n, out);
+        }
         let src = self.read_bytes(n * T::SIZE)?;
         extend_from_wire(out, src, self.swap);
         Ok(())
@@ -609,6 +734,7 @@ impl<'a> CdrReader<'a> {
             ctx: self.ctx,
             breaks: &[],
             next_break: usize::MAX,
+            chunk_end: usize::MAX,
             depth: self.depth + 1,
             max_depth: self.max_depth,
         })
@@ -645,7 +771,8 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn block_aligned(&self, align: usize, len: usize) -> bool {
         if self.breaks.is_empty() {
-            return self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0;
+            return self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0
+                && self.pos.saturating_add(len) <= self.chunk_end;
         }
         let idx = self.breaks.partition_point(|b| b.at <= self.pos);
         let origin = match idx.checked_sub(1) {
@@ -654,6 +781,7 @@ impl<'a> CdrReader<'a> {
         };
         let aligned = origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0;
         aligned
+            && self.pos.saturating_add(len) <= self.chunk_end
             && self
                 .breaks
                 .get(idx)

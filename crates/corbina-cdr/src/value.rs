@@ -10,16 +10,20 @@
 //! [`ValueInput::read_value`]/[`ValueInput::end_value`], calling `begin_member` before each
 //! member that is not itself a value.
 //!
-//! Chunking: a chunk holds whole state members; a nested value ends the current chunk and a new
-//! one starts after it, as omniORB and JacORB write them. Null values and indirections are
+//! Chunking: the writer puts whole state members in a chunk; a nested value ends the current
+//! chunk and a new one starts after it, as omniORB and JacORB write them. A peer may also end a
+//! chunk inside a member, between two primitives (CORBA 3.0 §15.3.4.6 forbids splitting only a
+//! primitive, a string or an indirection; Java ORBs split large arrays): the reader follows the
+//! open chunk ([`CdrReader::set_chunk_end`]) and steps over the next chunk's length when a read
+//! reaches the end, so state members read the same however the peer chunked them. Null values and indirections are
 //! written inside chunks (they may not be split) and accepted inside or outside them. A reader
 //! that does not know the most derived type reads the state of a base it knows and
 //! [`ValueInput::end_value`] skips the rest chunk by chunk, nested values included.
 //!
 //! Hostile input: every chunk length, repository-id count and indirection offset is checked
 //! before it is used (indirections must point backwards, inside the stream, at a value or string
-//! read before); nesting is bounded by the reader's depth limit; nothing is allocated by a
-//! length field's size.
+//! read before); nesting is bounded by [`MAX_VALUE_NESTING`] and the reader's depth limit;
+//! nothing is allocated by a length field's size.
 //!
 //! ```
 //! use corbina_cdr::value::{RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader};
@@ -79,6 +83,14 @@ pub const REPOSITORY_ID_LIST: u32 = 0x06;
 const REPOSITORY_ID_MASK: u32 = 0x06;
 /// Value tag flag: the state is chunked and ends with an end tag.
 pub const CHUNKED_FLAG: u32 = 0x08;
+/// How deeply values may nest in one another's state (a linked list sent as nested values
+/// is this many nodes long at most); a deeper graph is refused with MARSHAL
+/// ([`MarshalError::NestingTooDeep`]). Decoders of value state, generated ones included, recurse
+/// once per level, so the bound is what keeps them inside a thread's stack: 512 levels fit in
+/// the 2 MiB of a default thread even in a debug build (tested). It holds whatever depth limit
+/// the reader was given, and nested encapsulations and structs count against the reader's
+/// limit as well. Sharing and cycles do not nest: an indirection is one level.
+pub const MAX_VALUE_NESTING: u32 = 512;
 /// The most repository ids a value tag's list may carry (a truncatable chain this long is
 /// already far beyond real IDL).
 pub const MAX_REPOSITORY_IDS: usize = 64;
@@ -354,8 +366,6 @@ pub struct ValueInput {
     strings: HashMap<usize, Arc<str>>,
     /// Repository-id lists by the position of their count.
     lists: HashMap<usize, Arc<[Arc<str>]>>,
-    /// End of the open chunk (reader position).
-    chunk_end: Option<usize>,
     /// Chunked values open; a chunked value holds only chunked values.
     chunk_level: i32,
     /// Whether each open value is chunked, innermost last (bounded by the reader's depth).
@@ -379,17 +389,16 @@ impl ValueInput {
                 "value member after the value's end tag",
             ));
         }
+        // The chunk end is the reader's; tags are read with it taken, so that reaching it does
+        // not step into a next chunk.
+        let chunk_end = r.take_chunk_end();
         let mut in_chunk = false;
-        if let Some(end) = self.chunk_end {
+        if let Some(end) = chunk_end {
             let pos = r.position();
             if pos > end {
                 return Err(invalid(pos, "state member crosses a chunk boundary"));
             }
-            if pos == end {
-                self.chunk_end = None;
-            } else {
-                in_chunk = true;
-            }
+            in_chunk = pos < end;
         }
         r.align(4)?;
         let tag_pos = r.position();
@@ -414,10 +423,11 @@ impl ValueInput {
             }
             _ => return Err(invalid(tag_pos, "not a value tag")),
         };
-        if let Some(end) = self.chunk_end {
+        if let Some(end) = chunk_end.filter(|_| in_chunk) {
             if r.position() > end {
                 return Err(invalid(tag_pos, "indirection crosses a chunk boundary"));
             }
+            r.set_chunk_end(Some(end));
         }
         Ok(start)
     }
@@ -454,13 +464,19 @@ impl ValueInput {
         if tag & 0xf0 != 0 {
             return Err(invalid(position, "reserved bits set in value tag"));
         }
-        // Bounds the recursion of nested values (and of skipping them) by the reader's limit.
+        // Bounds the recursion of nested values (and of skipping them), by this module's
+        // limit and the reader's.
+        if self.levels.len() >= MAX_VALUE_NESTING as usize {
+            return Err(MarshalError::NestingTooDeep {
+                offset: position,
+                limit: MAX_VALUE_NESTING,
+            });
+        }
         r.enter()?;
         self.values.insert(position, None);
         self.levels.push(chunked);
         if chunked {
             self.chunk_level += 1;
-            self.chunk_end = None;
         }
         Ok(ValueHeader {
             position,
@@ -540,13 +556,12 @@ impl ValueInput {
             ));
         }
         let pos = r.position();
-        if let Some(end) = self.chunk_end {
-            if pos < end {
+        if let Some(end) = r.chunk_end() {
+            // Inside a chunk, or at its end: the reader steps into the next chunk itself.
+            if pos <= end {
                 return Ok(());
             }
-            if pos > end {
-                return Err(invalid(pos, "state member crosses a chunk boundary"));
-            }
+            return Err(invalid(pos, "state member crosses a chunk boundary"));
         }
         let mut peek = r.clone();
         peek.align(4)?;
@@ -562,7 +577,7 @@ impl ValueInput {
                     });
                 }
                 *r = peek;
-                self.chunk_end = Some(r.position() + n);
+                r.set_chunk_end(Some(r.position() + n));
                 Ok(())
             }
             _ => Err(invalid(at, "expected a chunk of value state")),
@@ -601,7 +616,7 @@ impl ValueInput {
                 self.close_skipped(r);
                 continue;
             }
-            if let Some(end) = self.chunk_end.take() {
+            if let Some(end) = r.take_chunk_end() {
                 let pos = r.position();
                 if pos > end {
                     return Err(invalid(pos, "state member crosses a chunk boundary"));
@@ -643,7 +658,7 @@ impl ValueInput {
                     });
                 }
                 *r = peek;
-                self.chunk_end = Some(r.position() + n);
+                r.set_chunk_end(Some(r.position() + n));
             }
         }
     }

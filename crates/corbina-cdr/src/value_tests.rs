@@ -577,3 +577,168 @@ fn end_value_without_a_value_is_an_error() {
     assert!(ValueInput::new().end_value(&mut r).is_err());
     assert!(ValueOutput::new().end_value(&mut writer()).is_err());
 }
+
+/// `valuetype S { long a; short b; sequence<long> c; string d; }` = {1, 2, [10, 20, 30], "xy"}
+/// as a Java ORB may chunk it: chunks end between `a` and `b`, after `b` (mid-padding), between
+/// `c`'s length and its elements and between two of its elements; then a marker word.
+fn split_members_vector() -> Vec<u8> {
+    let mut v = bytes(&[
+        P::W(0x7fff_ff0a), // 0: one id, chunked
+        P::S("IDL:S:1.0"), // 4
+        P::W(4),           // 20: chunk: a
+        P::W(1),           // 24
+        P::W(2),           // 28: chunk: b, a short: the chunk ends at 34
+    ]);
+    v.extend_from_slice(&[0, 2, 0, 0]); // 32: b, then padding
+    v.extend_from_slice(&bytes(&[
+        P::W(4),            // 36: chunk: c's length
+        P::W(3),            // 40
+        P::W(8),            // 44: chunk: c[0], c[1]
+        P::W(10),           // 48
+        P::W(20),           // 52
+        P::W(4),            // 56: chunk: c[2]
+        P::W(30),           // 60
+        P::W(7),            // 64: chunk: d, ends at 75
+        P::S("xy"),         // 68
+        P::W(-1i32 as u32), // 76: end tag
+        P::W(0xdead_beef),  // 80
+    ]));
+    v
+}
+
+#[test]
+fn state_members_split_across_chunks_are_read() {
+    let v = split_members_vector();
+    assert_eq!(v.len(), 84);
+    assert_eq!(&v[36..40], &4u32.to_be_bytes());
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+        panic!("not a value")
+    };
+    assert!(h.chunked);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 1);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_short().unwrap(), 2);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_primitive_seq::<i32>().unwrap(), [10, 20, 30]);
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_string().unwrap(), "xy");
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    assert!(r.is_empty());
+
+    // The same, element by element and into a caller's buffer.
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    assert_eq!((r.read_long().unwrap(), r.read_short().unwrap()), (1, 2));
+    let n = r.read_ulong().unwrap();
+    let c: Vec<i32> = (0..n).map(|_| r.read_long().unwrap()).collect();
+    assert_eq!(c, [10, 20, 30]);
+    assert_eq!(r.read_string().unwrap(), "xy");
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    r.read_long().unwrap();
+    r.read_short().unwrap();
+    let mut c = vec![7; 100];
+    r.read_primitive_seq_into(&mut c).unwrap();
+    assert_eq!(c, [10, 20, 30]);
+}
+
+#[test]
+fn truncation_skips_state_split_across_chunks() {
+    // A receiver that knows only `a` skips the rest, whatever the chunking.
+    let v = split_members_vector();
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 1);
+    r.read_short().unwrap();
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+}
+
+#[test]
+fn split_primitives_and_reads_past_the_chunks_are_refused() {
+    // A long split 2 + 2 octets over two chunks.
+    let v = bytes(&[
+        P::W(0x7fff_ff08),
+        P::W(2),
+        P::W(0x0001_0000),
+        P::W(2),
+        P::W(0),
+    ]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        r.read_long()?;
+        i.end_value(r)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    // An array element split over two chunks.
+    let v = bytes(&[
+        P::W(0x7fff_ff08),
+        P::W(10),
+        P::W(2),
+        P::W(1),
+        P::W(0x0002_0000),
+        P::W(2),
+        P::W(0),
+        P::W(-1i32 as u32),
+    ]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        r.read_primitive_seq::<i32>().map(drop)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    // A member read after the last chunk: the end tag is not state.
+    let v = bytes(&[P::W(0x7fff_ff08), P::W(4), P::W(1), P::W(-1i32 as u32)]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        r.read_long()?;
+        r.read_long().map(drop)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+    // A string running past its chunk.
+    let v = bytes(&[
+        P::W(0x7fff_ff08),
+        P::W(6),
+        P::S("abcdef"),
+        P::W(-1i32 as u32),
+    ]);
+    let err = read_err(&v, |i, r| {
+        i.read_value(r)?;
+        i.begin_member(r)?;
+        r.read_string()?;
+        i.end_value(r)
+    });
+    assert!(matches!(err, MarshalError::InvalidValue { .. }), "{err}");
+}
+
+#[test]
+fn value_nesting_bound_holds_whatever_the_reader_allows() {
+    let v = bytes(&vec![P::W(0x7fff_ff08); 2_000]);
+    let mut r = reader(&v).with_max_depth(100_000);
+    let mut input = ValueInput::new();
+    let err = loop {
+        if let Err(e) = input.read_value(&mut r) {
+            break e;
+        }
+    };
+    assert!(
+        matches!(err, MarshalError::NestingTooDeep { limit: MAX_VALUE_NESTING, offset }
+            if offset == 4 * MAX_VALUE_NESTING as usize),
+        "{err}"
+    );
+}

@@ -30,6 +30,16 @@
 //! the value goes through the `CdrEncode`/`CdrDecode` impls generated anyway. Then
 //! `Any::insert(&t)` and `any.extract::<T>()` work; exceptions' `CdrEncode` already writes
 //! the repository id before the members, which is what an `Any` of a `tk_except` holds.
+//!
+//! # Values
+//! A valuetype or value box goes in by its TypeCode: `Any::insert_as(V::type_code(), &v)` for
+//! a generated `ValueRef<V>` (or box), out with `any.extract_as::<ValueRef<V>>(&V::type_code())`.
+//! The value's bytes are self-contained: the walker gives each `Any` its own value stream, so
+//! sharing and cycles inside the value travel as indirections within the `Any`'s bytes, and a
+//! received value whose indirection points outside them is refused (MARSHAL). Chunked values
+//! are kept chunked; a value received under the TypeCode of a truncatable base is truncated to
+//! that base, as a receiver knowing only the base would; custom values can be skipped but not
+//! kept, having no TypeCode for their state.
 
 use crate::typecode::{copy_value, decode_type_code, encode_type_code, TcKind, TypeCode};
 use corbina_cdr::codeset::{CharCodeSet, CodeSets, WCharCodeSet};

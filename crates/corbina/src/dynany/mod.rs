@@ -32,6 +32,7 @@
 
 use crate::any::Any;
 use crate::cdr::codeset::CharCodeSet;
+use crate::cdr::value::{ValueInput, ValueOutput};
 use crate::cdr::{CdrReader, CdrWriter, Fixed, LongDouble, MarshalError};
 use crate::giop::Ior;
 use crate::typecode::{TcKind, TypeCode, UnionLabel};
@@ -39,6 +40,7 @@ use thiserror::Error;
 
 mod ops;
 mod values;
+mod valuetypes;
 
 /// The exceptions of the `DynamicAny` module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -86,6 +88,10 @@ pub type DynUnion = DynAny;
 pub type DynEnum = DynAny;
 /// `DynamicAny::DynFixed`.
 pub type DynFixed = DynAny;
+/// `DynamicAny::DynValue` (also for eventtypes).
+pub type DynValue = DynAny;
+/// `DynamicAny::DynValueBox`.
+pub type DynValueBox = DynAny;
 
 /// `DynamicAny::DynAnyFactory`.
 pub struct DynAnyFactory;
@@ -94,7 +100,9 @@ impl DynAnyFactory {
     /// `create_dyn_any(value)`.
     pub fn create_dyn_any(value: &Any) -> DResult<DynAny> {
         let mut r = value.value_reader();
-        let d = DynAny::read(value.type_code(), &mut r).map_err(|_| DynAnyError::InvalidValue)?;
+        let mut values = ValueInput::new();
+        let d = DynAny::read(value.type_code(), &mut r, &mut values)
+            .map_err(|_| DynAnyError::InvalidValue)?;
         r.expect_end().map_err(|_| DynAnyError::InvalidValue)?;
         Ok(d)
     }
@@ -149,6 +157,10 @@ enum Value {
     },
     /// Sequence and array elements.
     Elements(Vec<DynAny>),
+    /// A null valuetype (a non-null one holds `Members`: inherited state first).
+    Null,
+    /// A value box: `None` is null.
+    Boxed(Option<Box<DynAny>>),
 }
 
 impl PartialEq for DynAny {
@@ -225,7 +237,13 @@ fn unused_label(u: &TypeCode) -> Option<i128> {
 fn is_constructed(k: TcKind) -> bool {
     matches!(
         k,
-        TcKind::Struct | TcKind::Except | TcKind::Union | TcKind::Sequence | TcKind::Array
+        TcKind::Struct
+            | TcKind::Except
+            | TcKind::Union
+            | TcKind::Sequence
+            | TcKind::Array
+            | TcKind::Value
+            | TcKind::Event
     )
 }
 
@@ -320,7 +338,7 @@ impl DynAny {
     pub fn to_any(&self) -> DResult<Any> {
         for cs in [CharCodeSet::Utf8, CharCodeSet::Iso8859_1] {
             let mut w = Any::value_writer(cs);
-            if self.write(&mut w).is_ok() {
+            if self.write(&mut w, &mut ValueOutput::new()).is_ok() {
                 return Ok(Any::from_written(self.tc.clone(), w.into_bytes(), cs));
             }
         }

@@ -6,19 +6,38 @@ impl DynAny {
     fn members(&self) -> DResult<&Vec<DynAny>> {
         match &self.v {
             Value::Members(ms) => Ok(ms),
+            // A null value has no members to get.
+            Value::Null => Err(DynAnyError::InvalidValue),
             _ => Err(DynAnyError::TypeMismatch),
         }
+    }
+
+    /// Names and types of the members: a struct's or exception's, or a value's state
+    /// members, inherited ones first.
+    fn member_list(&self) -> DResult<Vec<(String, TypeCode)>> {
+        let t = self.tc.unalias();
+        if matches!(t.kind(), TcKind::Value | TcKind::Event) {
+            return valuetypes::value_members(&t);
+        }
+        (0..t.member_count().map_err(tc_err)?)
+            .map(|i| {
+                Ok((
+                    t.member_name(i).map_err(tc_err)?.to_owned(),
+                    t.member_type(i).map_err(tc_err)?,
+                ))
+            })
+            .collect()
     }
 
     /// `DynStruct::current_member_name()`.
     pub fn current_member_name(&self) -> DResult<String> {
         self.members()?;
-        let i = u32::try_from(self.pos).map_err(|_| DynAnyError::InvalidValue)?;
-        self.tc
-            .unalias()
-            .member_name(i)
-            .map(str::to_owned)
-            .map_err(|_| DynAnyError::InvalidValue)
+        let i = usize::try_from(self.pos).map_err(|_| DynAnyError::InvalidValue)?;
+        let mut names = self.member_list()?;
+        if i >= names.len() {
+            return Err(DynAnyError::InvalidValue);
+        }
+        Ok(names.swap_remove(i).0)
     }
 
     /// `DynStruct::current_member_kind()`.
@@ -30,13 +49,13 @@ impl DynAny {
 
     /// `DynStruct::get_members()`.
     pub fn get_members(&self) -> DResult<Vec<NameValuePair>> {
-        let t = self.tc.unalias();
+        let names = self.member_list()?;
         self.members()?
             .iter()
-            .enumerate()
-            .map(|(i, m)| {
+            .zip(names)
+            .map(|(m, (id, _))| {
                 Ok(NameValuePair {
-                    id: t.member_name(i as u32).unwrap_or("").to_owned(),
+                    id,
                     value: m.to_any()?,
                 })
             })
@@ -61,31 +80,32 @@ impl DynAny {
 
     /// `DynStruct::get_members_as_dyn_any()`.
     pub fn get_members_as_dyn_any(&self) -> DResult<Vec<NameDynAnyPair>> {
-        let t = self.tc.unalias();
+        let names = self.member_list()?;
         Ok(self
             .members()?
             .iter()
-            .enumerate()
-            .map(|(i, m)| NameDynAnyPair {
-                id: t.member_name(i as u32).unwrap_or("").to_owned(),
+            .zip(names)
+            .map(|(m, (id, _))| NameDynAnyPair {
+                id,
                 value: m.clone(),
             })
             .collect())
     }
 
-    /// `DynStruct::set_members_as_dyn_any(values)`.
+    /// `DynStruct::set_members_as_dyn_any(values)` (also `DynValue`'s, which makes a null
+    /// value non-null).
     pub fn set_members_as_dyn_any(&mut self, values: Vec<NameDynAnyPair>) -> DResult<()> {
-        let t = self.tc.unalias();
-        let n = self.members()?.len();
+        if !matches!(self.v, Value::Null) {
+            self.members().map_err(|_| DynAnyError::TypeMismatch)?;
+        }
+        let list = self.member_list()?;
+        let n = list.len();
         if values.len() != n {
             return Err(DynAnyError::InvalidValue);
         }
-        for (i, p) in values.iter().enumerate() {
-            let name = t.member_name(i as u32).unwrap_or("");
-            let mt = t
-                .member_type(i as u32)
-                .map_err(|_| DynAnyError::TypeMismatch)?;
-            if (!p.id.is_empty() && !name.is_empty() && p.id != name) || !mt.equivalent(&p.value.tc)
+        for (p, (name, mt)) in values.iter().zip(&list) {
+            if (!p.id.is_empty() && !name.is_empty() && p.id != *name)
+                || !mt.equivalent(&p.value.tc)
             {
                 return Err(DynAnyError::TypeMismatch);
             }

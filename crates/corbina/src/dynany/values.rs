@@ -62,6 +62,9 @@ impl DynAny {
                 }
             }
             TcKind::Sequence => Value::Elements(Vec::new()),
+            // Values start null (CORBA 3.0 §9.2.2).
+            TcKind::Value | TcKind::Event => Value::Null,
+            TcKind::ValueBox => Value::Boxed(None),
             TcKind::Array => {
                 let n = t.length().map_err(tc_err)?;
                 let e = DynAny::default_of(&t.content_type().map_err(tc_err)?)?;
@@ -73,9 +76,20 @@ impl DynAny {
     }
 
     /// Reads a value of type `tc`.
-    pub(super) fn read(tc: &TypeCode, r: &mut CdrReader<'_>) -> crate::cdr::Result<DynAny> {
+    /// Reads a value of type `tc`; `values` is the stream's value state (chunks).
+    pub(super) fn read(
+        tc: &TypeCode,
+        r: &mut CdrReader<'_>,
+        values: &mut ValueInput,
+    ) -> crate::cdr::Result<DynAny> {
         let t = tc.unalias();
         let bad_tc = |r: &CdrReader<'_>| invalid(r, "bad TypeCode");
+        if matches!(t.kind(), TcKind::Value | TcKind::Event | TcKind::ValueBox) {
+            let v = DynAny::read_value_type(&t, r, values)?;
+            return Ok(DynAny::with_components(tc.clone(), v));
+        }
+        // In a chunked value's state, each member that is not a value sits in a chunk.
+        values.begin_member(r)?;
         let v = match t.kind() {
             TcKind::Null | TcKind::Void => Value::Empty,
             TcKind::Short => Value::Short(r.read_short()?),
@@ -116,7 +130,7 @@ impl DynAny {
                 let mut res = Ok(());
                 for i in 0..n {
                     match t.member_type(i).map_err(|_| bad_tc(r)) {
-                        Ok(mt) => match DynAny::read(&mt, r) {
+                        Ok(mt) => match DynAny::read(&mt, r, values) {
                             Ok(d) => ms.push(d),
                             Err(e) => {
                                 res = Err(e);
@@ -135,13 +149,13 @@ impl DynAny {
             }
             TcKind::Union => {
                 let disc_tc = t.discriminator_type().map_err(|_| bad_tc(r))?;
-                let disc = DynAny::read(&disc_tc, r)?;
+                let disc = DynAny::read(&disc_tc, r, values)?;
                 let v = disc_value(&disc).ok_or_else(|| bad_tc(r))?;
                 let arm = match arm_for(&t, v) {
                     Some(i) => {
                         let mt = t.member_type(i).map_err(|_| bad_tc(r))?;
                         r.enter()?;
-                        let m = DynAny::read(&mt, r);
+                        let m = DynAny::read(&mt, r, values);
                         r.leave();
                         Some((i, Box::new(m?)))
                     }
@@ -176,7 +190,7 @@ impl DynAny {
                 let mut es = Vec::with_capacity(n.min(4096));
                 let mut res = Ok(());
                 for _ in 0..n {
-                    match DynAny::read(&content, r) {
+                    match DynAny::read(&content, r, values) {
                         Ok(d) => es.push(d),
                         Err(e) => {
                             res = Err(e);
@@ -193,8 +207,20 @@ impl DynAny {
         Ok(DynAny::with_components(tc.clone(), v))
     }
 
-    /// Writes the value (an exception's starts with its repository id).
-    pub(super) fn write<'a>(&'a self, w: &mut CdrWriter<'a>) -> crate::cdr::Result<()> {
+    /// Writes the value (an exception's starts with its repository id); `values` is the
+    /// stream's value state.
+    pub(super) fn write<'a>(
+        &'a self,
+        w: &mut CdrWriter<'a>,
+        values: &mut ValueOutput,
+    ) -> crate::cdr::Result<()> {
+        if matches!(
+            self.kind(),
+            TcKind::Value | TcKind::Event | TcKind::ValueBox
+        ) {
+            return self.write_value_type(w, values);
+        }
+        values.begin_member(w)?;
         match &self.v {
             Value::Empty => {}
             Value::Short(v) => w.write_short(*v),
@@ -235,21 +261,22 @@ impl DynAny {
                     w.write_string(self.tc.id().unwrap_or(""))?;
                 }
                 for m in ms {
-                    m.write(w)?;
+                    m.write(w, values)?;
                 }
             }
             Value::Union { disc, arm } => {
-                disc.write(w)?;
+                disc.write(w, values)?;
                 if let Some((_, m)) = arm {
-                    m.write(w)?;
+                    m.write(w, values)?;
                 }
             }
+            Value::Null | Value::Boxed(_) => return self.write_value_type(w, values),
             Value::Elements(es) => {
                 if self.kind() == TcKind::Sequence {
                     w.write_length(es.len())?;
                 }
                 for e in es {
-                    e.write(w)?;
+                    e.write(w, values)?;
                 }
             }
         }

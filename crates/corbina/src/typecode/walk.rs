@@ -16,6 +16,9 @@
 use super::cdr::{decode_type_code, encode_type_code, read_label, write_label};
 use super::layout::{Check, FixedLayout};
 use super::{Body, Node, TcKind, TypeCode, UnionLabel};
+use corbina_cdr::value::{
+    RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds,
+};
 use corbina_cdr::{CdrReader, CdrWriter, Fixed, MarshalError, Result};
 use std::cell::Cell;
 use std::sync::Arc;
@@ -45,6 +48,7 @@ pub fn skip_value(tc: &TypeCode, r: &mut CdrReader<'_>) -> Result<()> {
         w: None,
         depth: 0,
         stack: Vec::new(),
+        values: None,
     };
     wk.value(&top, r)
 }
@@ -61,6 +65,7 @@ pub fn copy_value<'a: 'w, 'w>(
         w: Some(w),
         depth: 0,
         stack: Vec::new(),
+        values: None,
     };
     wk.value(&top, r)
 }
@@ -70,6 +75,16 @@ struct Walker<'n, 'x, 'w> {
     depth: u32,
     /// Enclosing struct/union/value types, to resolve recursive references.
     stack: Vec<&'n Arc<Node>>,
+    /// Value stream state, made at the first valuetype met. One per walk: the value's
+    /// indirections must stay inside the walked bytes (an `Any` is self-contained).
+    values: Option<Box<ValueStreams>>,
+}
+
+/// Both ends of a walk's value encoding.
+#[derive(Default)]
+struct ValueStreams {
+    input: ValueInput,
+    output: ValueOutput,
 }
 
 macro_rules! out {
@@ -133,6 +148,9 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
         count: usize,
         r: &mut CdrReader<'a>,
     ) -> Result<()> {
+        if self.values.is_some() {
+            self.begin_member(r)?;
+        }
         let size = l.size as usize;
         let len = size
             .checked_mul(count)
@@ -168,6 +186,18 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
 
     fn value<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
         let n = self.resolve(n, r.position())?;
+        if self.values.is_some()
+            && !matches!(
+                n.kind,
+                TcKind::Value
+                    | TcKind::Event
+                    | TcKind::ValueBox
+                    | TcKind::Alias
+                    | TcKind::AbstractInterface
+            )
+        {
+            self.begin_member(r)?;
+        }
         if let Some(l) = n.layout.fixed.as_deref() {
             if self.block_ok(l, r, l.size as usize) {
                 return self.block(l, 1, r);
@@ -259,8 +289,12 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                     w: self.w.as_deref_mut(),
                     depth: self.depth + 1,
                     stack: Vec::new(),
+                    // Values in an Any nested in this stream are in this stream's value
+                    // encoding (its chunks, its indirections).
+                    values: self.values.take(),
                 };
                 let res = inner.value(&top, r);
+                self.values = inner.values.take();
                 self.leave(r);
                 res?;
             }
@@ -274,6 +308,9 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
             }
             TcKind::Objref | TcKind::Component | TcKind::Home => self.ior(r)?,
             TcKind::AbstractInterface => {
+                if self.values.is_some() {
+                    self.begin_member(r)?;
+                }
                 let is_objref = r.read_boolean()?;
                 out!(self, |w| w.write_boolean(is_objref));
                 if is_objref {
@@ -430,63 +467,105 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
         Ok(())
     }
 
-    /// A valuetype or value box: null, or a value tag with optional codebase and repository
-    /// ids, then the state. Chunked, custom and shared (indirected) values are not supported.
+    /// In a chunked value's state, opens a chunk (on both sides) before a member that is not
+    /// itself a value.
+    fn begin_member(&mut self, r: &mut CdrReader<'_>) -> Result<()> {
+        let Some(vs) = self.values.as_deref_mut() else {
+            return Ok(());
+        };
+        vs.input.begin_member(r)?;
+        out!(self, |w| vs.output.begin_member(w)?);
+        Ok(())
+    }
+
+    /// A valuetype or value box (CORBA 3.0 §15.3.4): null, an indirection to a value walked
+    /// before, or a value tag with optional codebase and repository ids, then the state,
+    /// chunked or not. A value whose most derived type is not `n` is truncated to `n` when it
+    /// is chunked and lists `n` among its truncatable bases (what a receiver knowing only `n`
+    /// does), and refused otherwise. Custom values can be skipped (they are chunked) but not
+    /// copied, since their state has no TypeCode.
     fn value_type<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
         let at = r.position();
-        let tag = r.read_long()? as u32;
-        if tag == 0 {
-            out!(self, |w| w.write_long(0));
-            return Ok(());
-        }
-        if !(0x7fff_ff00..=0x7fff_ffff).contains(&tag) {
+        let vs = self.values.get_or_insert_with(Default::default);
+        let h = match vs.input.read_value(r)? {
+            ValueStart::Null => {
+                out!(self, |w| vs.output.write_null(w)?);
+                return Ok(());
+            }
+            ValueStart::Indirection { target } => {
+                // Only a value copied before can be pointed at again.
+                vs.input.resolve(target, at)?;
+                out!(self, |w| {
+                    let header = WriteHeader::single("");
+                    if vs.output.begin_value(w, target, &header)? {
+                        return Err(invalid(at, "indirection to a value not copied"));
+                    }
+                });
+                return Ok(());
+            }
+            ValueStart::Value(h) => h,
+        };
+        let formal = n.body.id().unwrap_or("");
+        let wire: Vec<&str> = h.repository_ids.iter().collect();
+        let (keep, state) = match wire.iter().position(|id| *id == formal) {
+            None if wire.is_empty() => (0, Some(n)),
+            Some(0) => (0, Some(n)),
+            Some(i) if h.chunked => (i, Some(n)),
+            // Neither `n` nor a truncatable base of it (or an abstract interface's value):
+            // without a TypeCode for the state only a chunked value can be skipped.
+            _ if h.chunked && self.w.is_none() => (0, None),
+            _ => {
+                return Err(invalid(
+                    at,
+                    "value of a type the TypeCode does not describe",
+                ))
+            }
+        };
+        let custom = matches!(n.body, Body::Value { modifier: 1, .. });
+        if custom && (self.w.is_some() || !h.chunked) {
             return Err(invalid(
                 at,
-                "unsupported value tag (indirection or bad tag)",
+                "custom values can only be skipped, when chunked",
             ));
         }
-        if tag & 8 != 0 {
-            return Err(invalid(at, "chunked values are not supported in Any"));
+        // Nothing else points at this value's marker: it only says "copied".
+        vs.input.register(h.position, Arc::new(()));
+        out!(self, |w| {
+            let ids = &wire[keep..];
+            let header = WriteHeader {
+                repository_ids: match ids {
+                    [] => WriteIds::None,
+                    [id] if keep == 0 && !matches!(h.repository_ids, RepositoryIds::List(_)) => {
+                        WriteIds::Single(id)
+                    }
+                    ids => WriteIds::List(ids),
+                },
+                codebase: h.codebase.as_deref(),
+                chunked: h.chunked,
+            };
+            vs.output.begin_value(w, h.position, &header)?;
+        });
+        if let Some(n) = state.filter(|_| !custom) {
+            self.enter(r)?;
+            self.stack.push(n);
+            let res = self.value_state(n, r);
+            self.stack.pop();
+            self.leave(r);
+            res?;
         }
-        out!(self, |w| w.write_ulong(tag));
-        if tag & 1 != 0 {
-            self.raw_string(r)?;
-        }
-        match tag & 6 {
-            0 => {}
-            2 => self.raw_string(r)?,
-            6 => {
-                let k = r.read_length(4)?;
-                out!(self, |w| w.write_length(k)?);
-                for _ in 0..k {
-                    self.raw_string(r)?;
-                }
-            }
-            _ => return Err(invalid(at, "bad value tag type information bits")),
-        }
-        self.enter(r)?;
-        self.stack.push(n);
-        let res = self.value_state(n, r);
-        self.stack.pop();
-        self.leave(r);
-        res
+        let Some(vs) = self.values.as_deref_mut() else {
+            return Err(invalid(at, "value state lost"));
+        };
+        // Skips what was not read (a truncated derived state) through the end tag.
+        vs.input.end_value(r)?;
+        out!(self, |w| vs.output.end_value(w)?);
+        Ok(())
     }
 
     fn value_state<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
         match &n.body {
             Body::Alias { content, .. } => self.value(content, r),
-            Body::Value {
-                modifier,
-                base,
-                members,
-                ..
-            } => {
-                if *modifier == 1 {
-                    return Err(invalid(
-                        r.position(),
-                        "custom values are not supported in Any",
-                    ));
-                }
+            Body::Value { base, members, .. } => {
                 if let Some(b) = base {
                     let b = self.resolve(b, r.position())?;
                     self.enter(r)?;
@@ -572,5 +651,78 @@ mod tests {
         let bad = [9, 0, 0, 0, 0, 0, 0, 5, 2];
         let mut r = CdrReader::new(&bad, ByteOrder::Big, CdrContext::GIOP_1_2);
         assert!(skip_value(&t, &mut r).is_err());
+    }
+
+    /// `valuetype V { any a; long b; }` chunked, its `a` holding `valuetype W { long x; }`:
+    /// the nested value is in the outer stream's value encoding (chunks end around it).
+    #[test]
+    fn value_in_an_any_in_a_chunked_value() {
+        use crate::typecode::ValueMember;
+        use corbina_cdr::value::{ValueInput, ValueOutput};
+        let w_tc = TypeCode::create_value_tc(
+            "IDL:W:1.0",
+            "W",
+            0,
+            None,
+            vec![ValueMember::new("x", TypeCode::LONG, 1)],
+        )
+        .unwrap();
+        let v_tc = TypeCode::create_value_tc(
+            "IDL:V:1.0",
+            "V",
+            0,
+            None,
+            vec![
+                ValueMember::new("a", TypeCode::primitive(TcKind::Any), 1),
+                ValueMember::new("b", TypeCode::LONG, 1),
+            ],
+        )
+        .unwrap();
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+        let mut out = ValueOutput::new();
+        let ids = ["IDL:V:1.0"];
+        let header = WriteHeader {
+            repository_ids: WriteIds::List(&ids),
+            codebase: None,
+            chunked: true,
+        };
+        assert!(out.begin_value(&mut w, 1, &header).unwrap());
+        out.begin_member(&mut w).unwrap();
+        encode_type_code(&w_tc, &mut w).unwrap();
+        assert!(out
+            .begin_value(&mut w, 2, &WriteHeader::single("IDL:W:1.0"))
+            .unwrap());
+        out.begin_member(&mut w).unwrap();
+        w.write_long(7);
+        out.end_value(&mut w).unwrap();
+        out.begin_member(&mut w).unwrap();
+        w.write_long(8);
+        out.end_value(&mut w).unwrap();
+        let bytes = w.into_bytes();
+
+        let mut r = CdrReader::new(&bytes, ByteOrder::Big, CdrContext::GIOP_1_2);
+        skip_value(&v_tc, &mut r).unwrap();
+        r.expect_end().unwrap();
+        let mut r = CdrReader::new(&bytes, ByteOrder::Big, CdrContext::GIOP_1_2);
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::GIOP_1_2);
+        copy_value(&v_tc, &mut r, &mut w).unwrap();
+        let le = w.into_bytes();
+        // Read back by hand: V's chunk holds the TypeCode, W is nested and chunked, then b.
+        let mut r = CdrReader::new(&le, ByteOrder::Little, CdrContext::GIOP_1_2);
+        let mut input = ValueInput::new();
+        input.read_value(&mut r).unwrap();
+        input.begin_member(&mut r).unwrap();
+        assert!(decode_type_code(&mut r).unwrap().equal(&w_tc));
+        let ValueStart::Value(h) = input.read_value(&mut r).unwrap() else {
+            panic!("not a value")
+        };
+        assert!(h.chunked, "nested in a chunked value");
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), 7);
+        input.end_value(&mut r).unwrap();
+        input.begin_member(&mut r).unwrap();
+        assert_eq!(r.read_long().unwrap(), 8);
+        input.end_value(&mut r).unwrap();
+        r.expect_end().unwrap();
     }
 }
