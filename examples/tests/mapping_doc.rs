@@ -161,14 +161,14 @@ fn valuetype_example_runs() {
     use corbina::cdr::{from_bytes, to_bytes, ByteOrder, CdrContext};
     use corbina::valuetype::ValueRef;
     let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
-    let c = blocks::block_5::canvas(&orb);
+    let c = blocks::block_7::canvas(&orb);
     let bytes = to_bytes(&c, CdrContext::GIOP_1_2).unwrap();
     let back: ValueRef<gallery::Canvas> =
         from_bytes(&bytes, ByteOrder::NATIVE, CdrContext::GIOP_1_2).unwrap();
     {
         let g = back.lock().unwrap();
         assert_eq!(g.figures[0], g.figures[1], "one square, sent once");
-        assert_eq!(blocks::block_5::area(&g.figures[0]), Some(9.0));
+        assert_eq!(blocks::block_7::area(&g.figures[0]), Some(9.0));
         assert!(g.extra.ptr_eq(&back.clone().into()), "the cycle closes");
     }
     // Break the cycles so the graphs are freed.
