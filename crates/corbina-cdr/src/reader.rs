@@ -39,8 +39,11 @@ pub struct CdrReader<'a> {
     /// The nearer of the next alignment restart and the open value chunk's end: the one
     /// position the hot path compares against.
     next_break: usize,
-    /// End of the open value chunk (`usize::MAX`: none), see [`CdrReader::set_chunk_end`].
-    chunk_end: usize,
+    /// End of the open value chunk (`u32::MAX`: none), see [`CdrReader::set_chunk_end`]. A
+    /// `u32` fits in the struct's padding, so readers cost no more to make on the call path;
+    /// GIOP sizes are 32-bit, and an end past 4 GiB reads as a bad chunk (MARSHAL), never
+    /// out of bounds.
+    chunk_end: u32,
     depth: u32,
     max_depth: u32,
 }
@@ -69,7 +72,7 @@ impl<'a> CdrReader<'a> {
             ctx,
             breaks: &[],
             next_break: usize::MAX,
-            chunk_end: usize::MAX,
+            chunk_end: u32::MAX,
             depth: 0,
             max_depth: DEFAULT_MAX_DEPTH,
         }
@@ -97,7 +100,7 @@ impl<'a> CdrReader<'a> {
         self.next_break = breaks
             .first()
             .map_or(usize::MAX, |b| b.at)
-            .min(self.chunk_end);
+            .min(self.chunk_end_pos());
         self
     }
 
@@ -111,11 +114,11 @@ impl<'a> CdrReader<'a> {
     /// value tags, end tags and chunk lengths itself.
     #[inline]
     pub fn set_chunk_end(&mut self, end: Option<usize>) {
-        self.chunk_end = end.unwrap_or(usize::MAX);
+        self.chunk_end = end.map_or(u32::MAX, |e| u32::try_from(e).unwrap_or(u32::MAX - 1));
         // With fragments, the next alignment takes the cold path, which finds the next
         // fragment break again from the position.
         self.next_break = if self.breaks.is_empty() {
-            self.chunk_end
+            self.chunk_end_pos()
         } else {
             0
         };
@@ -124,7 +127,13 @@ impl<'a> CdrReader<'a> {
     /// The end of the open value chunk, if one is open.
     #[inline]
     pub fn chunk_end(&self) -> Option<usize> {
-        (self.chunk_end != usize::MAX).then_some(self.chunk_end)
+        (self.chunk_end != u32::MAX).then_some(self.chunk_end as usize)
+    }
+
+    /// The open chunk's end as a position (`usize::MAX`: none).
+    #[inline]
+    fn chunk_end_pos(&self) -> usize {
+        self.chunk_end().unwrap_or(usize::MAX)
     }
 
     /// Closes the open value chunk for the reader's own reads, returning its end.
@@ -240,9 +249,9 @@ impl<'a> CdrReader<'a> {
 
     #[cold]
     fn align_across_break(&mut self, align: usize) -> Result<()> {
-        if self.chunk_end != usize::MAX {
+        if let Some(chunk_end) = self.chunk_end() {
             let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
-            if self.pos + pad >= self.chunk_end {
+            if self.pos + pad >= chunk_end {
                 self.next_chunk()?;
             }
         }
@@ -267,7 +276,7 @@ impl<'a> CdrReader<'a> {
             .breaks
             .get(idx)
             .map_or(usize::MAX, |b| b.at)
-            .min(self.chunk_end);
+            .min(self.chunk_end_pos());
         let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if pad > self.end - self.pos {
             return Err(self.eod(pad));
@@ -279,7 +288,7 @@ impl<'a> CdrReader<'a> {
     /// Steps from the end of the open value chunk over the next chunk's length, into it.
     #[cold]
     fn next_chunk(&mut self) -> Result<()> {
-        let end = self.chunk_end;
+        let end = self.chunk_end_pos();
         if self.pos > end {
             return Err(MarshalError::InvalidValue {
                 offset: self.pos,
@@ -465,7 +474,7 @@ impl<'a> CdrReader<'a> {
         self.check_length(count, T::SIZE)?;
         while count > 0 {
             self.align(T::SIZE)?;
-            let in_chunk = self.chunk_end.saturating_sub(self.pos);
+            let in_chunk = self.chunk_end_pos().saturating_sub(self.pos);
             if in_chunk < T::SIZE {
                 if in_chunk != 0 {
                     return Err(MarshalError::InvalidValue {
@@ -734,7 +743,7 @@ impl<'a> CdrReader<'a> {
             ctx: self.ctx,
             breaks: &[],
             next_break: usize::MAX,
-            chunk_end: usize::MAX,
+            chunk_end: u32::MAX,
             depth: self.depth + 1,
             max_depth: self.max_depth,
         })
@@ -772,7 +781,7 @@ impl<'a> CdrReader<'a> {
     pub fn block_aligned(&self, align: usize, len: usize) -> bool {
         if self.breaks.is_empty() {
             return self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0
-                && self.pos.saturating_add(len) <= self.chunk_end;
+                && self.pos.saturating_add(len) <= self.chunk_end_pos();
         }
         let idx = self.breaks.partition_point(|b| b.at <= self.pos);
         let origin = match idx.checked_sub(1) {
@@ -781,7 +790,7 @@ impl<'a> CdrReader<'a> {
         };
         let aligned = origin.wrapping_sub(self.pos as isize) as usize & (align - 1) == 0;
         aligned
-            && self.pos.saturating_add(len) <= self.chunk_end
+            && self.pos.saturating_add(len) <= self.chunk_end_pos()
             && self
                 .breaks
                 .get(idx)
