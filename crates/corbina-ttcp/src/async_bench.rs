@@ -109,17 +109,23 @@ pub fn run(
         out(r);
     }
     orb.destroy();
-    // The asynchronous client: one task, one connection, a window of N calls in flight.
-    let orb = Orb::with_config(OrbConfig::default());
+    // The asynchronous client: one task, one connection, a window of N calls in flight; on
+    // a single-threaded tokio runtime, whose I/O driver reads the connection.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| e.to_string())?;
+    // One connection, as the experiment says (no strand pool).
+    let orb = Orb::with_config(OrbConfig::default().async_calls_per_strand(0));
     let a = BenchAsync::from(Bench::narrow(&orb.string_to_object(ior).map_err(sys)?).map_err(sys)?);
-    block_on(a.ping()).map_err(sys)?;
+    rt.block_on(a.ping()).map_err(sys)?;
     for &n in &OUTSTANDING {
         let total = count.max(3 * n);
         let rss0 = rss();
         let mut peak = rss0;
         let mut us = Vec::with_capacity(total);
         let t0 = Instant::now();
-        block_on(async {
+        rt.block_on(async {
             let mut window = FuturesUnordered::new();
             let call = |a: &BenchAsync| {
                 let a = a.clone();

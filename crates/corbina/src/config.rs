@@ -47,6 +47,8 @@
 //! | `-ORBmaxIncompleteBytes bytes` | `CORBINA_MAXINCOMPLETEBYTES` | `67108864` (64 MiB) | server-wide budget for bytes held in incomplete messages and fragment reassembly across all connections, beyond the 64 KiB receive buffer each connection has for small messages; over it, the connections holding the most get MessageError and are closed first (≥ 65536). A message larger than the budget cannot be received |
 //! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
 //! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
+//! | `-ORBasyncCallsPerStrand n` | `CORBINA_ASYNCCALLSPERSTRAND` | `64` | asynchronous calls in flight that saturate a connection: when every asynchronous connection to an address carries this many, another is opened, up to `-ORBMaxStrandsPerRope` of them; `0` = one connection per address whatever the load |
+//! | `-ORBamiDispatchThreads n` | `CORBINA_AMIDISPATCHTHREADS` | `4` | threads delivering AMI replies to their reply handlers (≥ 1); shared by the process's ORBs, which get the most any of them asked for |
 //! | `-ORBMaxConnections n` | `CORBINA_MAXCONNECTIONS` | `4096` | most server connections accepted at once (≥ 1) |
 //! | `-ORBIdleTimeout s` | `CORBINA_IDLETIMEOUT` | `120` | idle connections are closed after two scans of this many seconds; `0` = never |
 //! | `-ORBThreadPool n` | `CORBINA_THREADPOOL` | `0` | `n` ≥ 1: a pool of `n` threads serves all connections; `0`: one thread per connection |
@@ -147,6 +149,15 @@ pub struct OrbConfig {
     /// `-ORBMaxStrandsPerRope n`: most connections to one peer address; more concurrent calls
     /// wait (default 16).
     pub max_strands_per_rope: usize,
+    /// `-ORBasyncCallsPerStrand n`: asynchronous calls in flight that saturate a
+    /// connection. When every asynchronous connection to an address carries this many,
+    /// another is opened, up to `max_strands_per_rope` (default 64; 0: one connection per
+    /// address whatever the load).
+    pub async_calls_per_strand: usize,
+    /// `-ORBamiDispatchThreads n`: threads delivering AMI replies to their handlers
+    /// (default 4). The dispatcher is the process's: it runs the most threads any ORB
+    /// asked for.
+    pub ami_dispatch_threads: usize,
     /// `-ORBMaxConnections n`: most server connections accepted at once (default 4096).
     pub max_server_connections: usize,
     /// `-ORBIdleTimeout s`: connections idle for two scavenger scans of this period are
@@ -347,6 +358,8 @@ impl Default for OrbConfig {
             max_incomplete_bytes: 64 << 20,
             fragment_size: None,
             max_strands_per_rope: 16,
+            async_calls_per_strand: 64,
+            ami_dispatch_threads: 4,
             max_server_connections: 4096,
             idle_timeout: Some(Duration::from_secs(120)),
             thread_model: ThreadModel::ThreadPerConnection,
@@ -682,6 +695,23 @@ impl OrbConfig {
     pub fn max_strands_per_rope(mut self, n: usize) -> Self {
         assert!(n >= 1, "max_strands_per_rope must be at least 1");
         self.max_strands_per_rope = n;
+        self
+    }
+
+    /// Sets how many asynchronous calls in flight saturate a connection (0: asynchronous
+    /// calls to an address share one connection).
+    pub fn async_calls_per_strand(mut self, n: usize) -> Self {
+        self.async_calls_per_strand = n;
+        self
+    }
+
+    /// Sets the number of AMI reply-dispatcher threads.
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn ami_dispatch_threads(mut self, n: usize) -> Self {
+        assert!(n >= 1, "ami_dispatch_threads must be at least 1");
+        self.ami_dispatch_threads = n;
         self
     }
 

@@ -24,6 +24,8 @@ enum Key {
     MaxIncompleteBytes,
     FragmentSize,
     MaxStrandsPerRope,
+    AsyncCallsPerStrand,
+    AmiDispatchThreads,
     MaxConnections,
     IdleTimeout,
     ThreadPool,
@@ -73,6 +75,8 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::MaxIncompleteBytes, &["maxIncompleteBytes"], false),
     (Key::FragmentSize, &["FragmentSize"], false),
     (Key::MaxStrandsPerRope, &["MaxStrandsPerRope"], false),
+    (Key::AsyncCallsPerStrand, &["asyncCallsPerStrand"], false),
+    (Key::AmiDispatchThreads, &["amiDispatchThreads"], false),
     (Key::MaxConnections, &["MaxConnections"], false),
     (Key::IdleTimeout, &["IdleTimeout"], false),
     (Key::ThreadPool, &["ThreadPool"], false),
@@ -470,6 +474,13 @@ impl OrbConfig {
             Key::MaxStrandsPerRope => {
                 self.max_strands_per_rope = at_least(value, 1, usize::MAX as u64)? as usize
             }
+            Key::AsyncCallsPerStrand => {
+                self.async_calls_per_strand = number(value, usize::MAX as u64)? as usize
+            }
+            Key::AmiDispatchThreads => {
+                // Beyond a few hundred threads a dispatcher only adds contention.
+                self.ami_dispatch_threads = at_least(value, 1, 1024)? as usize
+            }
             Key::MaxConnections => {
                 self.max_server_connections = at_least(value, 1, usize::MAX as u64)? as usize
             }
@@ -778,6 +789,8 @@ mod tests {
         assert_eq!(c.max_message_size, 256 << 20);
         assert_eq!(c.fragment_size, None);
         assert_eq!(c.max_strands_per_rope, 16);
+        assert_eq!(c.async_calls_per_strand, 64);
+        assert_eq!(c.ami_dispatch_threads, 4);
         assert_eq!(c.max_server_connections, 4096);
         assert_eq!(c.idle_timeout, Some(Duration::from_secs(120)));
         assert_eq!(c.thread_model, ThreadModel::ThreadPerConnection);
@@ -1273,6 +1286,10 @@ mod tests {
         assert_eq!(both("FragmentSize", "65536").fragment_size, Some(65536));
         assert_eq!(both("FragmentSize", "0").fragment_size, None);
         assert_eq!(both("MaxStrandsPerRope", "1").max_strands_per_rope, 1);
+        assert_eq!(both("asyncCallsPerStrand", "0").async_calls_per_strand, 0);
+        assert_eq!(both("asyncCallsPerStrand", "8").async_calls_per_strand, 8);
+        assert_eq!(both("amiDispatchThreads", "2").ami_dispatch_threads, 2);
+        assert_eq!(bad("amiDispatchThreads", "0"), "must be at least 1");
         assert_eq!(both("MaxConnections", "100").max_server_connections, 100);
         assert_eq!(both("ThreadPool", "8").thread_model, ThreadModel::Pool(8));
         assert_eq!(

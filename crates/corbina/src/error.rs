@@ -397,9 +397,10 @@ pub enum Error {
         /// The OS error.
         source: io::Error,
     },
-    /// The reader thread of an asynchronous calls' connection could not be started.
+    /// The reader (or connecting) thread of an asynchronous calls' connection could not be
+    /// started.
     #[error(
-        "the reader thread of the asynchronous connection to {} could not be started: {source}",
+        "a thread for the asynchronous connection to {} could not be started: {source}",
         Endpoint(endpoint)
     )]
     AsyncThread {

@@ -162,6 +162,7 @@ impl Orb {
         let spans = crate::trace::wants_request_spans(&config);
         let metrics = crate::trace::wants_request_metrics(&config);
         config.initializers.run(Vec::new(), spans, metrics);
+        crate::ami::want_dispatch_threads(config.ami_dispatch_threads);
         let client = Arc::new(ClientContext::new(config.clone()));
         // Request interceptors run on both sides of calls to this ORB's own objects:
         // those go over a loopback connection (see `crate::interceptor`).

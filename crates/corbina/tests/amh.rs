@@ -80,10 +80,11 @@ impl Servant for ParkingServant {
     }
 }
 
+/// With I/O: the client's connections are read by its driver (feature `tokio`).
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_time()
+        .enable_all()
         .build()
         .unwrap()
 }

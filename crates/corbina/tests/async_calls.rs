@@ -1,6 +1,8 @@
 //! Asynchronous calls (`ObjectRef::invoke_async`): many in flight on one connection from one
 //! task under tokio's multi-threaded runtime, replies matched by request id in any order,
-//! cancellation by drop, timeouts, and connection loss with calls in flight.
+//! cancellation by drop, timeouts, and connection loss with calls in flight. Each runs twice:
+//! with the connection read by the runtime's I/O driver (feature `tokio`) and by a reader
+//! thread (a runtime without I/O).
 
 mod common;
 
@@ -30,13 +32,68 @@ async fn echo(obj: &ObjectRef, s: String) -> R<String> {
     .await
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_time()
-        .build()
-        .unwrap()
+/// What reads the asynchronous connections of a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    /// The runtime's I/O driver (with the `tokio` feature; a reader thread without).
+    Reactor,
+    /// A reader thread: the runtime has no I/O driver.
+    Thread,
 }
+
+fn runtime_for(reader: Reader) -> tokio::runtime::Runtime {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.worker_threads(2).enable_time();
+    if reader == Reader::Reactor {
+        b.enable_io();
+    }
+    b.build().unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    runtime_for(Reader::Reactor)
+}
+
+/// Every asynchronous connection of `orb` is read as `reader` says.
+fn assert_read_by(orb: &Orb, reader: Reader) {
+    let on_reactor = reader == Reader::Reactor && cfg!(feature = "tokio");
+    let strands: Vec<_> = orb
+        .client_context()
+        .ropes()
+        .iter()
+        .flat_map(|r| r.async_strands())
+        .collect();
+    assert!(!strands.is_empty());
+    for s in strands {
+        assert_eq!(s.on_reactor, on_reactor, "{reader:?}");
+    }
+}
+
+/// Runs each scenario `name(reader)` as tests `name::reactor` and `name::reader_thread`.
+macro_rules! on_both_readers {
+    ($($name:ident),* $(,)?) => {
+        $(mod $name {
+            #[test]
+            fn reactor() {
+                super::$name(super::Reader::Reactor)
+            }
+            #[test]
+            fn reader_thread() {
+                super::$name(super::Reader::Thread)
+            }
+        })*
+    };
+}
+
+on_both_readers!(
+    many_calls_in_flight_on_one_connection,
+    replies_in_any_order_reach_their_calls,
+    dropping_a_future_cancels_the_request,
+    timeouts_apply_and_cancel,
+    connection_loss_resolves_every_call,
+    orb_shutdown_resolves_waiting_calls,
+    async_proxy_against_a_corbina_server,
+);
 
 /// The futures are `Send` (they run on any worker of a multi-threaded runtime).
 #[test]
@@ -50,15 +107,17 @@ fn futures_are_send() {
     send(&g);
 }
 
-/// 500 calls in flight from one task go over one connection and each gets its own reply;
-/// against a Corbina server (thread per connection: it answers in order).
-#[test]
-fn many_calls_in_flight_on_one_connection() {
+/// 500 calls in flight from one task go over one connection (`-ORBasyncCallsPerStrand 0`)
+/// and each gets its own reply; against a Corbina server (thread per connection: it answers
+/// in order).
+fn many_calls_in_flight_on_one_connection(reader: Reader) {
     let (server, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
         StaticBench::default(),
     ))));
-    let (orb, obj) = client(&ior);
-    runtime().block_on(async {
+    let orb = Orb::with_config(OrbConfig::default().async_calls_per_strand(0));
+    let obj = orb.string_to_object(&ior).unwrap();
+    let rt = runtime_for(reader);
+    rt.block_on(async {
         let calls = (0..500).map(|i| echo(&obj, format!("call {i}")));
         let replies = join_all(calls).await;
         for (i, r) in replies.into_iter().enumerate() {
@@ -93,6 +152,8 @@ fn many_calls_in_flight_on_one_connection() {
     });
     // Only the asynchronous connection was opened: no strand.
     assert_eq!(orb.client_context().open_strands(), 0);
+    assert_read_by(&orb, reader);
+    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
     orb.destroy();
     server.destroy();
 }
@@ -164,14 +225,13 @@ fn next_request(seen: &mpsc::Receiver<Seen>) -> (u32, String) {
 }
 
 /// Replies in the reverse order of the requests reach the right calls.
-#[test]
-fn replies_in_any_order_reach_their_calls() {
+fn replies_in_any_order_reach_their_calls(reader: Reader) {
     let (port, seen, send) = raw_server();
     let orb = Orb::with_config(OrbConfig::default());
     let obj = orb
         .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
         .unwrap();
-    let rt = runtime();
+    let rt = runtime_for(reader);
     let calls: Vec<_> = (0..8)
         .map(|i| rt.spawn(echo_owned(obj.clone(), format!("q{i}"))))
         .collect();
@@ -186,6 +246,7 @@ fn replies_in_any_order_reach_their_calls() {
             assert_eq!(c.await.unwrap().unwrap(), format!("answer to q{i}"));
         }
     });
+    assert_read_by(&orb, reader);
     orb.destroy();
 }
 
@@ -195,14 +256,13 @@ async fn echo_owned(obj: ObjectRef, s: String) -> R<String> {
 
 /// A future dropped before its reply sends CancelRequest; its late reply is dropped and
 /// the next call on the connection gets its own.
-#[test]
-fn dropping_a_future_cancels_the_request() {
+fn dropping_a_future_cancels_the_request(reader: Reader) {
     let (port, seen, send) = raw_server();
     let orb = Orb::with_config(OrbConfig::default());
     let obj = orb
         .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
         .unwrap();
-    let rt = runtime();
+    let rt = runtime_for(reader);
     rt.block_on(async {
         // Given up after 100 ms (the timeout drops the inner future).
         let gave_up =
@@ -222,12 +282,12 @@ fn dropping_a_future_cancels_the_request() {
     assert_eq!(arg, "b");
     send.send(Some(reply(second, "for b"))).unwrap();
     assert_eq!(rt.block_on(next).unwrap().unwrap(), "for b");
+    assert_read_by(&orb, reader);
     orb.destroy();
 }
 
 /// The call timeout applies: TIMEOUT (completed MAYBE), the request cancelled on the wire.
-#[test]
-fn timeouts_apply_and_cancel() {
+fn timeouts_apply_and_cancel(reader: Reader) {
     let (port, seen, _send) = raw_server();
     let orb = Orb::with_config(OrbConfig {
         call_timeout: Some(Duration::from_millis(200)),
@@ -237,7 +297,8 @@ fn timeouts_apply_and_cancel() {
         .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
         .unwrap();
     let started = Instant::now();
-    let e = runtime().block_on(echo(&obj, "slow".into())).unwrap_err();
+    let rt = runtime_for(reader);
+    let e = rt.block_on(echo(&obj, "slow".into())).unwrap_err();
     assert_eq!(e.kind, SystemExceptionKind::Timeout);
     assert_eq!(e.completed, corbina::CompletionStatus::Maybe);
     assert!(started.elapsed() >= Duration::from_millis(200));
@@ -247,19 +308,19 @@ fn timeouts_apply_and_cancel() {
         seen.recv_timeout(Duration::from_secs(10)).unwrap(),
         Seen::Cancel(id)
     );
+    assert_read_by(&orb, reader);
     orb.destroy();
 }
 
 /// The connection lost with calls in flight: every one of them resolves, COMM_FAILURE
 /// (completed MAYBE); nothing hangs. The next call opens a new connection.
-#[test]
-fn connection_loss_resolves_every_call() {
+fn connection_loss_resolves_every_call(reader: Reader) {
     let (port, seen, send) = raw_server();
     let orb = Orb::with_config(OrbConfig::default());
     let obj = orb
         .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
         .unwrap();
-    let rt = runtime();
+    let rt = runtime_for(reader);
     let calls: Vec<_> = (0..50)
         .map(|i| rt.spawn(echo_owned(obj.clone(), format!("{i}"))))
         .collect();
@@ -282,14 +343,13 @@ fn connection_loss_resolves_every_call() {
 }
 
 /// The ORB shutting down resolves the calls still waiting (COMM_FAILURE).
-#[test]
-fn orb_shutdown_resolves_waiting_calls() {
+fn orb_shutdown_resolves_waiting_calls(reader: Reader) {
     let (port, seen, _send) = raw_server();
     let orb = Orb::with_config(OrbConfig::default());
     let obj = orb
         .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
         .unwrap();
-    let rt = runtime();
+    let rt = runtime_for(reader);
     let call = rt.spawn(echo_owned(obj.clone(), "x".into()));
     next_request(&seen);
     orb.shutdown(true);
@@ -331,14 +391,15 @@ async fn exercise_bench_async(bench: &common::bench::BenchAsync) {
     assert_eq!(bench.stop_timer().await.unwrap(), 10 * 4000);
 }
 
-#[test]
-fn async_proxy_against_a_corbina_server() {
+fn async_proxy_against_a_corbina_server(reader: Reader) {
     let (server, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
         StaticBench::default(),
     ))));
     let (orb, obj) = client(&ior);
     let bench = common::bench::BenchAsync::unchecked_narrow(&obj);
-    runtime().block_on(exercise_bench_async(&bench));
+    let rt = runtime_for(reader);
+    rt.block_on(exercise_bench_async(&bench));
+    assert_read_by(&orb, reader);
     orb.destroy();
     server.destroy();
 }
@@ -367,4 +428,214 @@ fn async_proxy_against_omniorb() {
     let bench = common::bench::BenchAsync::unchecked_narrow(&obj);
     runtime().block_on(exercise_bench_async(&bench));
     orb.destroy();
+}
+
+/// Parks every `echo`'s reply handle until the test releases them.
+#[derive(Default)]
+struct Parking {
+    parked: std::sync::Mutex<Vec<(corbina::ReplyHandle, String)>>,
+    arrived: std::sync::Condvar,
+}
+
+struct ParkingServant(Arc<Parking>);
+
+impl corbina::Servant for ParkingServant {
+    fn primary_interface(&self) -> &'static str {
+        "IDL:Bench:1.0"
+    }
+    fn is_a(&self, id: &str) -> bool {
+        id == "IDL:Bench:1.0"
+    }
+    fn dispatch(&self, req: &mut corbina::ServerRequest<'_, '_>) -> Result<(), SystemException> {
+        if req.operation() != "echo" {
+            return Err(corbina::servant::bad_operation());
+        }
+        let arg = req.arguments().read_string()?;
+        req.arguments_done()?;
+        let handle = req.defer_reply()?;
+        self.0.parked.lock().unwrap().push((handle, arg));
+        self.0.arrived.notify_all();
+        Ok(())
+    }
+}
+
+impl Parking {
+    /// Waits until `n` requests are parked.
+    fn wait_for(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut p = self.parked.lock().unwrap();
+        while p.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "only {} of {n} requests parked", p.len());
+            p = self.arrived.wait_timeout(p, left).unwrap().0;
+        }
+    }
+
+    /// Answers every parked request with its argument.
+    fn release(&self) {
+        for (h, arg) in std::mem::take(&mut *self.parked.lock().unwrap()) {
+            h.reply(|w| w.write_string(&arg)).unwrap();
+        }
+    }
+}
+
+/// Waits until `f` holds (a background connect joining the pool).
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The strand pool: a call on a saturated connection (`-ORBasyncCallsPerStrand` calls in
+/// flight) opens another in the background, later calls go on the least loaded one, and
+/// there are never more than `-ORBMaxStrandsPerRope`.
+fn calls_spread_over_strands_when_saturated(reader: Reader) {
+    let parking = Arc::new(Parking::default());
+    let (server, ior) = serve(Arc::new(ParkingServant(parking.clone())));
+    let orb = Orb::with_config(
+        OrbConfig::default()
+            .async_calls_per_strand(4)
+            .max_strands_per_rope(3),
+    );
+    let obj = orb.string_to_object(&ior).unwrap();
+    let rope = || orb.client_context().ropes()[0].clone();
+    let loads = || {
+        let mut l: Vec<usize> = rope().async_strands().iter().map(|s| s.in_flight).collect();
+        l.sort_unstable();
+        l
+    };
+    let rt = runtime_for(reader);
+    let mut calls = Vec::new();
+    let mut call = |i: usize| calls.push(rt.spawn(echo_owned(obj.clone(), format!("c{i}"))));
+    // Four calls fill the first connection.
+    for i in 0..4 {
+        call(i);
+    }
+    parking.wait_for(4);
+    assert_eq!(loads(), [4]);
+    // The fifth goes on it too, and has a second connection opened meanwhile.
+    call(4);
+    parking.wait_for(5);
+    eventually("a second connection", || rope().async_strands().len() == 2);
+    assert_eq!(loads(), [0, 5]);
+    // The next ones go on the least loaded connection.
+    for i in 5..9 {
+        call(i);
+    }
+    parking.wait_for(9);
+    assert_eq!(loads(), [4, 5]);
+    // Past the rope's maximum, calls share the connections there are.
+    for i in 9..40 {
+        call(i);
+        parking.wait_for(i + 1);
+    }
+    eventually("a third connection", || rope().async_strands().len() == 3);
+    assert_eq!(loads().iter().sum::<usize>(), 40);
+    assert_eq!(rope().async_strands().len(), 3);
+    assert_read_by(&orb, reader);
+    parking.release();
+    rt.block_on(async {
+        for (i, c) in calls.into_iter().enumerate() {
+            assert_eq!(c.await.unwrap().unwrap(), format!("c{i}"));
+        }
+    });
+    orb.destroy();
+    server.destroy();
+}
+
+on_both_readers!(calls_spread_over_strands_when_saturated);
+
+/// A server whose accept queue is full: a connect to it waits for the connect timeout.
+fn unanswered_listener() -> (socket2::Socket, Vec<TcpStream>, u16) {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.bind(
+        &"127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    s.listen(0).unwrap();
+    let port = s.local_addr().unwrap().as_socket().unwrap().port();
+    // Fill the queue (Linux queues backlog + 1), without accepting.
+    let mut fill = Vec::new();
+    for _ in 0..8 {
+        match TcpStream::connect_timeout(
+            &format!("127.0.0.1:{port}").parse().unwrap(),
+            Duration::from_millis(200),
+        ) {
+            Ok(c) => fill.push(c),
+            Err(_) => break,
+        }
+    }
+    (s, fill, port)
+}
+
+/// The first call connects on a helper thread: polling it returns at once (the executor
+/// is not stalled), and the connect timeout still ends the call.
+#[test]
+fn the_first_call_does_not_connect_on_the_polling_thread() {
+    let (_listener, _fill, port) = unanswered_listener();
+    let orb = Orb::with_config(OrbConfig {
+        connect_timeout: Duration::from_millis(600),
+        ..OrbConfig::default()
+    });
+    let obj = orb
+        .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
+        .unwrap();
+    let rt = runtime();
+    let started = Instant::now();
+    let e = rt.block_on(async {
+        let mut call = std::pin::pin!(echo(&obj, "x".into()));
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::future::Future::poll(call.as_mut(), cx))
+        })
+        .await;
+        assert!(first.is_pending());
+        assert!(
+            started.elapsed() < Duration::from_millis(300),
+            "the first poll took {:?}",
+            started.elapsed()
+        );
+        call.await.unwrap_err()
+    });
+    assert!(
+        matches!(
+            e.kind,
+            SystemExceptionKind::Transient | SystemExceptionKind::Timeout
+        ),
+        "{e}"
+    );
+    assert!(started.elapsed() >= Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    orb.destroy();
+}
+
+/// A connection read by a runtime's driver goes on after that runtime shuts down: a reader
+/// thread takes over, and calls from elsewhere still get their replies.
+#[test]
+fn a_connection_outlives_its_runtime() {
+    let (server, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
+        StaticBench::default(),
+    ))));
+    let (orb, obj) = client(&ior);
+    let rt = runtime();
+    assert_eq!(rt.block_on(echo(&obj, "one".into())).unwrap(), "one");
+    assert_read_by(&orb, Reader::Reactor);
+    drop(rt);
+    eventually("a reader thread takes over", || {
+        orb.client_context().ropes()[0]
+            .async_strands()
+            .iter()
+            .all(|s| !s.on_reactor)
+    });
+    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
+    let rt = runtime_for(Reader::Thread);
+    assert_eq!(rt.block_on(echo(&obj, "two".into())).unwrap(), "two");
+    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
+    orb.destroy();
+    server.destroy();
 }

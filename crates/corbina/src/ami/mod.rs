@@ -3,8 +3,8 @@
 //!
 //! `sendc_<op>` writes its request on the caller's thread (over the asynchronous connection,
 //! so many requests are in flight on one connection), then hands the pending reply to the
-//! *reply dispatcher*: a few ORB threads that wait for nothing but are woken when a reply is
-//! filed. The reply is delivered there by an ordinary call on the handler reference: through
+//! *reply dispatcher*: a few ORB threads (`-ORBamiDispatchThreads`, 4 by default) that wait
+//! for nothing but are woken when a reply is filed. The reply is delivered there by an ordinary call on the handler reference: through
 //! its POA for a local handler (a collocated call), over GIOP for a remote one. Never on the
 //! connection's reader thread, which a handler calling back into the ORB would deadlock.
 //!
@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -34,9 +35,33 @@ pub type Delivery = Box<dyn FnOnce() + Send>;
 
 type ReplyFuture = Pin<Box<dyn Future<Output = Delivery> + Send>>;
 
-/// Reply-dispatcher threads: enough that a slow remote handler does not hold back the other
-/// replies; they sleep when no reply is ready.
-const DISPATCH_THREADS: usize = 4;
+/// Reply-dispatcher threads when no ORB said (`-ORBamiDispatchThreads`): enough that a slow
+/// remote handler does not hold back the other replies; they sleep when no reply is ready.
+const DEFAULT_DISPATCH_THREADS: usize = 4;
+
+/// The most dispatcher threads an ORB of this process asked for (0: none said).
+static WANTED_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+static DISPATCHER: OnceLock<&'static Dispatcher> = OnceLock::new();
+
+/// Asks for at least `threads` reply-dispatcher threads (an ORB's `-ORBamiDispatchThreads`).
+/// The dispatcher is the process's: it runs the most any ORB asked for, started with the
+/// first `sendc_` call, and more are started if a later ORB asks for more.
+pub(crate) fn want_dispatch_threads(threads: usize) {
+    let before = WANTED_THREADS.fetch_max(threads, Ordering::Relaxed);
+    if threads > before {
+        if let Some(d) = DISPATCHER.get() {
+            d.grow(threads);
+        }
+    }
+}
+
+/// The threads the reply dispatcher runs (0 before the process's first `sendc_` call).
+pub fn dispatch_threads() -> usize {
+    DISPATCHER
+        .get()
+        .map_or(0, |d| d.threads.lock().map_or(0, |n| *n))
+}
 
 /// Starts an AMI call: polls `call` once on this thread (which writes the request, so that
 /// requests leave in the order of the `sendc_` calls), then leaves it to the reply
@@ -46,7 +71,9 @@ pub fn send(call: impl Future<Output = Delivery> + Send + 'static) {
     let task = Arc::new(ReplyTask {
         call: Mutex::new(Some(Box::pin(call))),
     });
-    if let Some(delivery) = task.poll() {
+    // A first call to the server connects here, as a synchronous call would: the request is
+    // written before `sendc_` returns.
+    if let Some(delivery) = crate::client::connecting_inline(|| task.poll()) {
         dispatcher().push(Job::Deliver(delivery));
     }
 }
@@ -93,28 +120,55 @@ enum Job {
 struct Dispatcher {
     jobs: Mutex<VecDeque<Job>>,
     ready: Condvar,
+    /// Threads started.
+    threads: Mutex<usize>,
 }
 
 fn dispatcher() -> &'static Dispatcher {
-    static DISPATCHER: OnceLock<&'static Dispatcher> = OnceLock::new();
     DISPATCHER.get_or_init(|| {
         let d: &'static Dispatcher = Box::leak(Box::new(Dispatcher {
             jobs: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
+            threads: Mutex::new(0),
         }));
-        for k in 0..DISPATCH_THREADS {
-            // Without threads, replies would never be delivered: failing loudly is the only
-            // honest outcome (the OS refused a thread at ORB start-up scale).
-            std::thread::Builder::new()
-                .name(format!("corbina-ami-{k}"))
-                .spawn(move || d.run())
-                .expect("cannot start the AMI reply dispatcher thread");
-        }
+        let wanted = match WANTED_THREADS.load(Ordering::Relaxed) {
+            0 => DEFAULT_DISPATCH_THREADS,
+            n => n,
+        };
+        d.grow(wanted);
         d
     })
 }
 
 impl Dispatcher {
+    /// Starts threads until there are `threads`.
+    fn grow(&'static self, threads: usize) {
+        let Ok(mut started) = self.threads.lock() else {
+            return;
+        };
+        while *started < threads {
+            let spawned = std::thread::Builder::new()
+                .name(format!("corbina-ami-{}", *started))
+                .spawn(move || self.run());
+            match spawned {
+                Ok(_) => *started += 1,
+                // Without any thread, replies would never be delivered: failing loudly is
+                // the only honest outcome (the OS refused a thread at ORB start-up scale).
+                Err(e) if *started == 0 => {
+                    panic!("cannot start the AMI reply dispatcher thread: {e}")
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        target: "corbina::ami",
+                        "AMI reply dispatcher left at {} threads: {e}",
+                        *started
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
     fn push(&self, job: Job) {
         if let Ok(mut q) = self.jobs.lock() {
             q.push_back(job);
@@ -146,5 +200,34 @@ impl Dispatcher {
                 let _ = catch_unwind(AssertUnwindSafe(d));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ORB asking for more dispatcher threads than are running gets them started; the
+    /// process keeps the most any ORB asked for.
+    #[test]
+    fn dispatcher_threads_follow_the_most_asked_for() {
+        want_dispatch_threads(6);
+        let (tx, rx) = std::sync::mpsc::channel();
+        send(async move {
+            let d: Delivery = Box::new(move || {
+                let _ = tx.send(std::thread::current().name().map(str::to_owned));
+            });
+            d
+        });
+        let name = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap()
+            .unwrap();
+        assert!(name.starts_with("corbina-ami-"), "{name}");
+        assert!(dispatch_threads() >= 6);
+        want_dispatch_threads(9);
+        assert!(dispatch_threads() >= 9);
+        want_dispatch_threads(2);
+        assert!(dispatch_threads() >= 9);
     }
 }

@@ -1,8 +1,11 @@
 //! The connection asynchronous calls share: many requests in flight at once, from any
 //! number of tasks, matched to their replies by request id in any order (GIOP 1.2).
 //!
-//! The reactor is one reader thread per connection doing blocking reads (no poller): it
-//! files each reply in its call's slot and wakes the task's [`Waker`]. A second thread,
+//! What reads the connection is the I/O driver of the tokio runtime the call that opened it
+//! was polled in (feature `tokio`, TCP and Unix sockets; see [`super::async_reactor`]), else
+//! one reader thread doing blocking reads; either files each reply in its call's slot and
+//! wakes the task's [`Waker`]. A connection whose runtime shuts down starts a reader
+//! thread, so its calls go on. A second thread,
 //! started with the first call that has a deadline, expires calls whose timeout has
 //! passed. The calling task marshals and writes its request itself (no thread switch on
 //! the way out). A call given up (its future dropped, or timed out) is cancelled on the
@@ -21,6 +24,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
+#[cfg(feature = "tokio")]
+use super::async_reactor;
+use super::async_reactor::Runtime;
 use crate::bidir::OwnedReply;
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
@@ -54,6 +60,9 @@ struct State {
     giop: GiopConnection,
     calls: HashMap<u32, Slot>,
     ended: Option<Ended>,
+    /// What the reactor reads into (the reader thread has its own).
+    #[cfg(feature = "tokio")]
+    inbox: Vec<u8>,
 }
 
 /// One connection carrying asynchronous calls (see the [module docs](self)).
@@ -61,9 +70,17 @@ pub(crate) struct AsyncConnection {
     peer: Address,
     /// The write half; held from marshalling a request to the end of its write, so that
     /// requests leave in the order of their ids (the first carries the CODE_SETS context).
-    writer: Mutex<Stream>,
+    writer: Mutex<Writer>,
     state: Mutex<State>,
     timers: Timers,
+    /// The read half.
+    reader: Stream,
+    /// The registration with a runtime's I/O driver, while it reads the connection.
+    #[cfg(feature = "tokio")]
+    reactor: Mutex<Option<async_reactor::Registration>>,
+    /// What the I/O driver wakes: the connection itself (it holds it weakly).
+    #[cfg(feature = "tokio")]
+    reactor_waker: Waker,
 }
 
 impl std::fmt::Debug for AsyncConnection {
@@ -72,6 +89,13 @@ impl std::fmt::Debug for AsyncConnection {
             .field("peer", &self.peer)
             .finish_non_exhaustive()
     }
+}
+
+/// The write half.
+struct Writer {
+    stream: Stream,
+    /// Whether a write timeout is set on the connection.
+    timeout_set: bool,
 }
 
 /// What became of an asynchronous request.
@@ -86,42 +110,82 @@ pub(crate) enum AsyncOutcome {
 }
 
 impl AsyncConnection {
-    /// A connection over `stream` (just connected, nothing sent), its reader started.
+    /// A connection over `stream` (just connected, nothing sent), read by `runtime`'s I/O
+    /// driver if it can, else by a reader thread started now.
     pub(crate) fn open(
         peer: Address,
         stream: Stream,
         giop: GiopConnection,
+        runtime: Option<&Runtime>,
     ) -> Result<Arc<AsyncConnection>, SystemException> {
-        let conn = Arc::new(AsyncConnection {
+        #[cfg(feature = "tokio")]
+        let registration = runtime.and_then(|rt| async_reactor::register(&stream, rt));
+        #[cfg(not(feature = "tokio"))]
+        let _ = runtime;
+        let conn = Arc::new_cyclic(|_weak| AsyncConnection {
             peer: peer.clone(),
-            writer: Mutex::new(stream.clone()),
+            writer: Mutex::new(Writer {
+                stream: stream.clone(),
+                timeout_set: false,
+            }),
             state: Mutex::new(State {
                 giop,
                 calls: HashMap::new(),
                 ended: None,
+                #[cfg(feature = "tokio")]
+                inbox: Vec::new(),
             }),
             timers: Timers::default(),
+            reader: stream,
+            #[cfg(feature = "tokio")]
+            reactor: Mutex::new(None),
+            #[cfg(feature = "tokio")]
+            reactor_waker: Waker::from(Arc::new(reactor::Readable(_weak.clone()))),
         });
-        let reader = conn.clone();
+        #[cfg(feature = "tokio")]
+        if let Some(r) = registration {
+            if let Ok(mut slot) = conn.reactor.lock() {
+                *slot = Some(r);
+            }
+            conn.drive();
+            return Ok(conn);
+        }
+        conn.start_reader_thread()?;
+        Ok(conn)
+    }
+
+    /// Starts the thread that reads the connection with blocking reads.
+    fn start_reader_thread(self: &Arc<Self>) -> Result<(), SystemException> {
+        let reader = self.clone();
         let spawned = std::thread::Builder::new()
             .name("corbina-async-reader".into())
-            .spawn(move || reader.run_reader(stream));
+            .spawn(move || reader.run_reader());
         if let Err(source) = spawned {
-            conn.end(Ended::Failed);
+            self.end(Ended::Failed);
             return Err(Error::AsyncThread {
-                endpoint: peer,
+                endpoint: self.peer.clone(),
                 source,
             }
             .into());
         }
-        Ok(conn)
+        Ok(())
     }
 
-    /// Whether calls can still go out on it.
-    pub(crate) fn is_open(&self) -> bool {
+    /// Calls waiting for their reply if calls can still go out on it, else `None`.
+    pub(crate) fn load(&self) -> Option<usize> {
         self.state
             .lock()
-            .is_ok_and(|st| st.ended.is_none() && st.giop.is_open())
+            .ok()
+            .filter(|st| st.ended.is_none() && st.giop.is_open())
+            .map(|st| st.calls.len())
+    }
+
+    /// Whether a runtime's I/O driver reads it (not a reader thread).
+    pub(crate) fn on_reactor(&self) -> bool {
+        #[cfg(feature = "tokio")]
+        return self.reactor.lock().is_ok_and(|r| r.is_some());
+        #[cfg(not(feature = "tokio"))]
+        false
     }
 
     /// Calls waiting for their reply.
@@ -184,14 +248,19 @@ impl AsyncConnection {
         drop(st);
         if let Some(d) = deadline {
             let left = d.saturating_duration_since(Instant::now());
-            if left.is_zero() || writer.set_write_timeout(Some(left)).is_err() {
+            writer.timeout_set = true;
+            if left.is_zero() || writer.stream.set_write_timeout(Some(left)).is_err() {
                 self.forget(request_id);
                 return Err(self.timed_out(Phase::Send));
             }
         } else {
-            let _ = writer.set_write_timeout(None);
+            // Only when one is set: a system call per call otherwise.
+            if writer.timeout_set {
+                writer.timeout_set = false;
+                let _ = writer.stream.set_write_timeout(None);
+            }
         }
-        let written = write_outgoing(&mut *writer, None, &w);
+        let written = write_outgoing(&mut writer.stream, None, &w);
         drop(writer);
         if let Err(e) = written {
             // Not written whole: the peer cannot have processed it, and the connection is
@@ -291,14 +360,15 @@ impl AsyncConnection {
             return;
         };
         for m in transmits {
-            if std::io::Write::write_all(&mut *writer, m.as_bytes()).is_err() {
+            if std::io::Write::write_all(&mut writer.stream, m.as_bytes()).is_err() {
                 break;
             }
         }
     }
 
     /// The reader: takes in what arrives and hands out replies until the connection ends.
-    fn run_reader(self: Arc<Self>, mut read_half: Stream) {
+    fn run_reader(self: Arc<Self>) {
+        let mut read_half = self.reader.clone();
         let _ = read_half.set_read_timeout(None);
         let mut buf = vec![0u8; READ_CHUNK];
         loop {
@@ -322,47 +392,14 @@ impl AsyncConnection {
             return false;
         };
         let mut wake = Vec::new();
-        let mut ended = guard.ended;
-        let State { giop, calls, .. } = &mut *guard;
-        giop.push(bytes);
-        while ended.is_none() {
-            match giop.poll_event() {
-                Ok(None) => break,
-                Ok(Some(Event::Reply {
-                    header,
-                    body,
-                    code_sets,
-                })) => {
-                    // The connection matched it to a request in flight; a call given up
-                    // has no slot any more.
-                    if let Some(slot) = calls.get_mut(&header.request_id) {
-                        if let Slot::Waiting(w) = slot {
-                            wake.extend(w.take());
-                        }
-                        *slot = Slot::Replied(OwnedReply {
-                            header,
-                            body: body.to_owned_body(),
-                            code_sets,
-                        });
-                    }
-                }
-                Ok(Some(Event::Fragment { .. } | Event::LocateReply { .. })) => {}
-                Ok(Some(Event::CloseConnection)) => ended = Some(Ended::Orderly),
-                // A server sends no requests on a connection not offered as
-                // bidirectional: not GIOP this client can trust further.
-                Ok(Some(_)) | Err(_) => ended = Some(Ended::Failed),
-            }
-        }
-        let transmits = drain_transmits(giop);
-        if ended.is_some() {
-            guard.ended.get_or_insert(ended.unwrap_or(Ended::Failed));
-        }
+        let open = file_replies(&mut guard, bytes, &mut wake);
+        let transmits = drain_transmits(&mut guard.giop);
         drop(guard);
         self.write_controls(&transmits);
         for w in wake {
             w.wake();
         }
-        ended.is_none()
+        open
     }
 
     /// The connection is over: every call still waiting is woken and the socket closed.
@@ -378,7 +415,7 @@ impl AsyncConnection {
             }
         }
         if let Ok(w) = self.writer.lock() {
-            let _ = w.shutdown(std::net::Shutdown::Both);
+            let _ = w.stream.shutdown(std::net::Shutdown::Both);
         }
         self.timers.stop();
         for w in wake {
@@ -396,6 +433,46 @@ impl Drop for AsyncConnection {
     fn drop(&mut self) {
         self.timers.stop();
     }
+}
+
+/// Takes in `bytes` and files every reply received whole in its call's slot, collecting
+/// the wakers to wake; false once the connection is over.
+fn file_replies(st: &mut State, bytes: &[u8], wake: &mut Vec<Waker>) -> bool {
+    let mut ended = st.ended;
+    let State { giop, calls, .. } = &mut *st;
+    giop.push(bytes);
+    while ended.is_none() {
+        match giop.poll_event() {
+            Ok(None) => break,
+            Ok(Some(Event::Reply {
+                header,
+                body,
+                code_sets,
+            })) => {
+                // The connection matched it to a request in flight; a call given up
+                // has no slot any more.
+                if let Some(slot) = calls.get_mut(&header.request_id) {
+                    if let Slot::Waiting(w) = slot {
+                        wake.extend(w.take());
+                    }
+                    *slot = Slot::Replied(OwnedReply {
+                        header,
+                        body: body.to_owned_body(),
+                        code_sets,
+                    });
+                }
+            }
+            Ok(Some(Event::Fragment { .. } | Event::LocateReply { .. })) => {}
+            Ok(Some(Event::CloseConnection)) => ended = Some(Ended::Orderly),
+            // A server sends no requests on a connection not offered as
+            // bidirectional: not GIOP this client can trust further.
+            Ok(Some(_)) | Err(_) => ended = Some(Ended::Failed),
+        }
+    }
+    if let Some(how) = ended {
+        st.ended.get_or_insert(how);
+    }
+    ended.is_none()
 }
 
 /// Every control message the connection queued.
@@ -546,6 +623,106 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
         };
         for (_, id) in due {
             c.expire(id);
+        }
+    }
+}
+
+/// The connection read by a runtime's I/O driver (see [`super::async_reactor`]).
+#[cfg(feature = "tokio")]
+mod reactor {
+    use std::sync::{Arc, Weak};
+    use std::task::{Context, Poll, Wake};
+
+    use super::{drain_transmits, file_replies, AsyncConnection, Ended, READ_CHUNK};
+
+    /// Reads per turn of the state lock (calls polled meanwhile get a turn).
+    const READS_PER_TURN: usize = 16;
+
+    /// The waker the driver calls when the socket turns readable.
+    pub(super) struct Readable(pub(super) Weak<AsyncConnection>);
+
+    impl Wake for Readable {
+        fn wake(self: Arc<Self>) {
+            if let Some(conn) = self.0.upgrade() {
+                conn.drive();
+            }
+        }
+    }
+
+    /// What one turn of reading found.
+    enum Read {
+        /// The socket is drained.
+        Drained,
+        /// There may be more.
+        More,
+        /// The connection is over.
+        Over,
+    }
+
+    impl AsyncConnection {
+        /// Reads what arrived until the socket is drained, then registers for more; falls
+        /// back to a reader thread when the runtime's driver is gone.
+        pub(super) fn drive(self: &Arc<Self>) {
+            let Ok(mut reg) = self.reactor.lock() else {
+                return;
+            };
+            let over = loop {
+                let Some(r) = reg.as_ref() else { return };
+                let mut cx = Context::from_waker(&self.reactor_waker);
+                match r.fd.poll_read_ready(&mut cx) {
+                    Poll::Pending => return,
+                    Poll::Ready(Ok(mut ready)) => match self.read_ready() {
+                        Read::Drained => ready.clear_ready(),
+                        Read::More => {}
+                        Read::Over => break true,
+                    },
+                    // The runtime is shutting down.
+                    Poll::Ready(Err(_)) => break false,
+                }
+            };
+            let registration = reg.take();
+            drop(reg);
+            drop(registration);
+            if over {
+                self.end(Ended::Failed);
+            } else {
+                // Its calls go on, read by a thread (which ends them if it cannot start).
+                let _ = self.start_reader_thread();
+            }
+        }
+
+        /// Reads what the socket holds, without blocking, and files the replies.
+        fn read_ready(&self) -> Read {
+            let Ok(mut st) = self.state.lock() else {
+                return Read::Over;
+            };
+            let mut inbox = std::mem::take(&mut st.inbox);
+            inbox.resize(READ_CHUNK, 0);
+            let mut wake = Vec::new();
+            let mut read = Read::More;
+            for _ in 0..READS_PER_TURN {
+                match self.reader.read_nonblocking(&mut inbox) {
+                    Ok(0) => read = Read::Over,
+                    Ok(n) if !file_replies(&mut st, &inbox[..n], &mut wake) => read = Read::Over,
+                    // Less than asked for: the socket was drained (what comes later is a new
+                    // edge for the driver), so no read to see `WouldBlock`, as tokio's own
+                    // sockets do.
+                    Ok(n) if n < inbox.len() => read = Read::Drained,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => read = Read::Drained,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => read = Read::Over,
+                }
+                break;
+            }
+            st.inbox = inbox;
+            let transmits = drain_transmits(&mut st.giop);
+            drop(st);
+            self.write_controls(&transmits);
+            for w in wake {
+                w.wake();
+            }
+            read
         }
     }
 }

@@ -56,13 +56,28 @@
 //!
 //! # Asynchronous calls
 //!
-//! [`crate::ObjectRef::invoke_async`] (and the generated asynchronous proxies) send over one
-//! connection per server address that all asynchronous calls share, apart from the strands:
-//! the calling task marshals and writes its request, then awaits the reply, which the
-//! connection's reader thread (blocking reads, no poller) files by request id, in any order,
-//! waking the task. Any number of calls may be in flight on it (GIOP request ids); the
-//! futures are `Send` and need no particular executor. The first call to an address connects
-//! on the polling thread (bounded by the connect timeout).
+//! [`crate::ObjectRef::invoke_async`] (and the generated asynchronous proxies) send over
+//! connections of their own, apart from the strands, that all asynchronous calls to a server
+//! address share: the calling task marshals and writes its request, then awaits the reply,
+//! filed by request id, in any order, waking the task. Any number of calls may be in flight
+//! on one connection (GIOP request ids); the futures are `Send` and need no particular
+//! executor.
+//!
+//! - **Who reads a connection.** With the `tokio` feature (on by default), a connection first
+//!   used from inside a tokio runtime with I/O enabled is registered with that runtime's I/O
+//!   driver, which reads the replies on its worker and wakes their tasks: no thread hop, a
+//!   reply costs what a synchronous call's does. TCP and Unix sockets only; TLS and shared
+//!   memory connections, connections opened outside tokio, and connections whose runtime has
+//!   shut down are read by a reader thread each (blocking reads).
+//! - **The strand pool.** A call goes on the connection with the fewest calls in flight; when
+//!   all carry `-ORBasyncCallsPerStrand` (64) calls, another is opened in the background, up
+//!   to `-ORBMaxStrandsPerRope`, so that a server reading each connection with one thread
+//!   serves several requests at once. `-ORBasyncCallsPerStrand 0` keeps one connection.
+//! - **Connecting.** A helper thread connects, never the polling one (a blocking connect
+//!   would stall its executor); the calls waiting for it are woken when it is done. The
+//!   connect timeout and the call's deadline bound it. AMI's `sendc_` is the exception: it
+//!   connects on its caller's thread, as a synchronous call does, so that its request is
+//!   written, in order, before it returns.
 //!
 //! | What happened | The future resolves to |
 //! |---|---|
@@ -85,6 +100,8 @@
 //! for [`STALE_LOCAL_RETRY`] before trying it again.
 
 mod async_conn;
+mod async_pool;
+mod async_reactor;
 pub(crate) mod invoker;
 mod rope;
 
@@ -93,6 +110,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+pub(crate) use async_pool::connecting_inline;
+pub use async_pool::AsyncStrandInfo;
 pub use invoker::{
     AsyncDecodeReply, AsyncEncodeArgs, IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST,
     MINOR_RETRIES_EXHAUSTED,
@@ -362,6 +381,7 @@ impl ClientContext {
                     StrandSettings {
                         connect_timeout: self.config.connect_timeout,
                         max_strands: self.config.max_strands_per_rope.max(1),
+                        async_calls_per_strand: self.config.async_calls_per_strand,
                         socket_buffer_size: self.config.socket_buffer_size,
                         max_message_size: self.config.max_message_size,
                         fragment_size: self.config.fragment_size,

@@ -10,6 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::async_conn::AsyncConnection;
+use super::async_pool::{AsyncStrandInfo, AsyncStrands, Connecting, Pick};
 use crate::bidir::BidirConnection;
 use crate::error::{Error, Phase};
 use crate::giop::connection::{GiopConnection, Role, Settings};
@@ -59,8 +60,12 @@ impl Read for TimedStream {
 pub struct StrandSettings {
     /// How long a connect may take.
     pub connect_timeout: Duration,
-    /// Most strands (connections) to this address.
+    /// Most strands (connections) to this address (and, apart, most connections for its
+    /// asynchronous calls).
     pub max_strands: usize,
+    /// Asynchronous calls in flight that saturate a connection: when all of them carry
+    /// this many, another is opened (0: asynchronous calls share one connection).
+    pub async_calls_per_strand: usize,
     /// SO_SNDBUF/SO_RCVBUF, if set.
     pub socket_buffer_size: Option<usize>,
     /// Largest message accepted, fragments reassembled.
@@ -226,8 +231,16 @@ pub struct Rope {
     bidir: Mutex<Option<Arc<BidirConnection>>>,
     /// Whether `bidir` may be set: the common call skips the lock.
     routed: AtomicBool,
-    /// The connection asynchronous calls to this address share (opened by the first).
-    async_conn: Mutex<Option<Arc<AsyncConnection>>>,
+    /// The connections asynchronous calls to this address share (opened by the first).
+    async_conn: AsyncStrands,
+}
+
+/// Where an asynchronous call goes: see [`Rope::async_connection`].
+pub(crate) enum AsyncStrand {
+    /// An open connection.
+    Ready(Arc<AsyncConnection>),
+    /// The rope's first connection, being opened.
+    Connecting(super::async_pool::ConnectWait),
 }
 
 /// A process-wide reference instant, so deadlines fit in an atomic.
@@ -268,7 +281,7 @@ impl Rope {
             stale_until: AtomicU64::new(0),
             bidir: Mutex::new(None),
             routed: AtomicBool::new(false),
-            async_conn: Mutex::new(None),
+            async_conn: AsyncStrands::default(),
         }
     }
 
@@ -341,39 +354,94 @@ impl Rope {
         Ok((stream, giop))
     }
 
-    /// The connection asynchronous calls to this address share, opened now if there is
-    /// none or it ended (one at a time: concurrent callers wait for the first).
+    /// The connection an asynchronous call goes on, or the connect to wait for (started
+    /// on a helper thread, never on the calling one; see [`AsyncStrands`]).
     pub(crate) fn async_connection(
-        &self,
+        self: &Arc<Self>,
         deadline: Option<Instant>,
-    ) -> Result<Arc<AsyncConnection>, SystemException> {
-        let mut slot = self.async_conn.lock().map_err(|_| Error::PoolPoisoned {
+    ) -> Result<AsyncStrand, SystemException> {
+        let pick = self.async_conn.pick(
+            &self.address,
+            self.settings.async_calls_per_strand,
+            self.settings.max_strands,
+            deadline,
+        )?;
+        Ok(match pick {
+            Pick::Use(conn, spread) => {
+                if let Some(c) = spread {
+                    // Not awaited: a failed spread leaves the call on the connections open.
+                    let _ = self.start_async_connect(c);
+                }
+                AsyncStrand::Ready(conn)
+            }
+            Pick::Wait(wait, start) => {
+                if let Some(c) = start {
+                    self.start_async_connect(c)?;
+                }
+                AsyncStrand::Connecting(wait)
+            }
+        })
+    }
+
+    /// Connects `connecting` on a helper thread, read by the calling task's runtime if it
+    /// has one.
+    fn start_async_connect(
+        self: &Arc<Self>,
+        connecting: Arc<Connecting>,
+    ) -> Result<(), SystemException> {
+        let runtime = super::async_reactor::current();
+        let rope = self.clone();
+        let c = connecting.clone();
+        let connect = move || {
+            let outcome = rope
+                .connect_unpooled(c.deadline())
+                .and_then(|(stream, giop)| {
+                    AsyncConnection::open(rope.address.clone(), stream, giop, runtime.as_ref())
+                });
+            rope.async_conn.finish(&c, outcome, || rope.async_closed());
+        };
+        if super::async_pool::connects_inline() {
+            connect();
+            return Ok(());
+        }
+        let spawned = std::thread::Builder::new()
+            .name("corbina-async-connect".into())
+            .spawn(connect);
+        if let Err(source) = spawned {
+            let e: SystemException = Error::AsyncThread {
+                endpoint: self.address.clone(),
+                source,
+            }
+            .into();
+            self.async_conn
+                .finish(&connecting, Err(e.clone()), || e.clone());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn async_closed(&self) -> SystemException {
+        Error::ConnectionClosed {
             endpoint: self.address.clone(),
-        })?;
-        if let Some(c) = slot.as_ref().filter(|c| c.is_open()) {
-            return Ok(c.clone());
         }
-        let (stream, giop) = self.connect_unpooled(deadline)?;
-        let c = AsyncConnection::open(self.address.clone(), stream, giop)?;
-        if let Some(old) = slot.replace(c.clone()) {
-            old.close();
-        }
-        Ok(c)
+        .into()
     }
 
-    /// Asynchronous calls waiting for their reply on this address's connection.
+    /// Asynchronous calls waiting for their reply on this address's connections.
     pub fn async_in_flight(&self) -> usize {
-        let c = self.async_conn.lock().ok().and_then(|c| c.clone());
-        c.map_or(0, |c| c.in_flight())
+        self.async_conn.in_flight()
     }
 
-    /// Closes the asynchronous calls' connection (its ORB shuts down): calls waiting on it
-    /// fail with COMM_FAILURE.
+    /// This address's open connections for asynchronous calls.
+    pub fn async_strands(&self) -> Vec<AsyncStrandInfo> {
+        self.async_conn.strands()
+    }
+
+    /// Closes the asynchronous calls' connections (its ORB shuts down): calls waiting on
+    /// them fail with COMM_FAILURE.
     pub(crate) fn close_async(&self) {
-        let conn = self.async_conn.lock().ok().and_then(|mut c| c.take());
-        if let Some(c) = conn {
-            c.close();
-        }
+        self.async_conn.close();
     }
 
     /// Whether this (local) endpoint failed to connect less than [`STALE_LOCAL_RETRY`] ago.

@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::{forward_limit, resend_limit, Attempt, IiopInvoker, MAX_RESENDS};
 use crate::cdr::CdrWriter;
 use crate::client::async_conn::AsyncOutcome;
+use crate::client::rope::AsyncStrand;
 use crate::object::ReplyBody;
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
@@ -93,6 +94,25 @@ impl IiopInvoker {
         for _ in 0..MAX_RESENDS {
             let rope = self.current_rope();
             let conn = match rope.async_connection(deadline) {
+                Ok(AsyncStrand::Ready(c)) => Ok(c),
+                Ok(AsyncStrand::Connecting(wait)) => {
+                    let bounded_by_other = wait.bounded_by_other(deadline);
+                    match wait.await {
+                        // Another call's shorter deadline ended that connect: this one
+                        // has time left to connect on its own.
+                        Err(e)
+                            if e.kind == SystemExceptionKind::Timeout
+                                && bounded_by_other
+                                && deadline.is_none_or(|d| Instant::now() < d) =>
+                        {
+                            continue
+                        }
+                        other => other,
+                    }
+                }
+                Err(e) => Err(e),
+            };
+            let conn = match conn {
                 Ok(c) => c,
                 // A stale local endpoint: nothing was sent, go by TCP instead.
                 Err(e)
