@@ -232,45 +232,54 @@ fn amh(label: &str) -> Result<Record, String> {
                 async move { a.ping().await }
             })
             .collect();
-        // Sends them all (each future's first poll), then waits, on this thread, for the
-        // server to have parked them.
-        let pending = futures_util::poll!(calls.next());
-        if !matches!(pending, Poll::Pending) {
-            return Err("a parked call completed early".to_string());
-        }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let handles = {
-            let mut p = parking.parked.lock().map_err(|_| "poisoned")?;
-            while p.len() < PARKED {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(format!("only {} of {PARKED} requests parked", p.len()));
+        // Another thread waits for the server to have parked every request, then releases
+        // them together; this one keeps polling the calls, which is what sends them (the
+        // first call's connection is made off the polling thread and wakes them).
+        let waiter = {
+            let parking = parking.clone();
+            std::thread::spawn(move || -> Result<(f64, Instant), String> {
+                let deadline = Instant::now() + Duration::from_secs(60);
+                let handles = {
+                    let mut p = parking.parked.lock().map_err(|_| "poisoned")?;
+                    while p.len() < PARKED {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            // Dropped handles answer INTERNAL, so the caller's wait ends too.
+                            let parked = std::mem::take(&mut *p).len();
+                            return Err(format!("only {parked} of {PARKED} requests parked"));
+                        }
+                        p = parking
+                            .arrived
+                            .wait_timeout(p, left)
+                            .map_err(|_| "poisoned")?
+                            .0;
+                    }
+                    std::mem::take(&mut *p)
+                };
+                let parked_rss = rss();
+                let t0 = Instant::now();
+                for h in handles {
+                    let _ = h.reply(|_| Ok(()));
                 }
-                p = parking
-                    .arrived
-                    .wait_timeout(p, left)
-                    .map_err(|_| "poisoned")?
-                    .0;
-            }
-            std::mem::take(&mut *p)
+                Ok((parked_rss, t0))
+            })
         };
-        let parked_rss = rss();
-        let t0 = Instant::now();
-        let releaser = std::thread::spawn(move || {
-            for h in handles {
-                let _ = h.reply(|_| Ok(()));
-            }
-        });
         let mut answered = 0;
+        let mut failed = None;
         while let Some(r) = calls.next().await {
-            r.map_err(sys)?;
-            answered += 1;
+            match r {
+                Ok(()) => answered += 1,
+                Err(e) => failed = failed.or(Some(sys(e))),
+            }
         }
-        let dt = t0.elapsed().as_secs_f64();
-        releaser
+        let end = Instant::now();
+        let (parked_rss, t0) = waiter
             .join()
-            .map_err(|_| "the releasing thread panicked")?;
-        Ok((answered, dt, parked_rss))
+            .map_err(|_| "the releasing thread panicked")??;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok((answered, end.duration_since(t0).as_secs_f64(), parked_rss))
     });
     client.destroy();
     server.destroy();
