@@ -237,6 +237,7 @@ impl ActiveObjectMap {
     }
 
     /// Finds `oid` for a call and counts the call; end it with [`ActiveEntry::end_call`].
+    #[inline]
     pub(crate) fn begin_call(&self, oid: &[u8]) -> Option<Arc<ActiveEntry>> {
         let m = self.read();
         let e = &m.by_id.get(oid)?.0;
