@@ -169,6 +169,16 @@ impl CustomState {
         let order = r.byte_order();
         let (mut chunks, mut aligns) = (Vec::new(), Vec::new());
         loop {
+            // Whole chunks are taken here: at a chunk's end the reader must not step into the
+            // next chunk by itself (`CdrReader::set_chunk_end`), this loop reads its length.
+            if let Some(end) = r.take_chunk_end() {
+                if r.position() != end {
+                    return Err(MarshalError::InvalidValue {
+                        offset: r.position(),
+                        reason: "custom value state read from inside a chunk",
+                    });
+                }
+            }
             let mut peek = r.clone();
             peek.align(4)?;
             let at = peek.position();
