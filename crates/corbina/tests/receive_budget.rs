@@ -237,8 +237,9 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     // (some 40 of them) and of those being closed, plus the allocator's slack: glibc keeps up
     // to 40 MiB of exited threads' stacks cached, and its per-thread arenas. 24 MiB seen on a
     // quiet machine, 34 and 56 MiB on one loaded by parallel builds; a quarter of what the
-    // same load holds without a budget either way.
-    const OVERHEAD: usize = 64 << 20;
+    // same load holds without a budget either way. 72 MiB seen once in CI with a fuzzer
+    // running beside it: 96 MiB still tells the budget's ~30–70 from the ~250 without it.
+    const OVERHEAD: usize = 96 << 20;
     assert!(
         grown < BUDGET + OVERHEAD,
         "RSS grew by {} MiB, over the budget ({} MiB) + {} MiB",
@@ -373,8 +374,9 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
     s.bench.ping().unwrap();
     // 64 connections open at most, each with its receive chunk (64 KiB), its thread, and
     // the replies it was sent; a few more being closed; the allocator's slack (glibc's cached
-    // thread stacks and arenas: 30 MiB seen once on an idle machine, under 24 MiB usually).
-    const OVERHEAD: usize = 48 << 20;
+    // thread stacks and arenas: 30 MiB seen once on an idle machine, under 24 MiB usually,
+    // more under load).
+    const OVERHEAD: usize = 64 << 20;
     let grown = peak.max(rss().saturating_sub(rss0));
     assert!(
         grown < BUDGET + OVERHEAD,
