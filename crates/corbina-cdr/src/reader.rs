@@ -451,7 +451,7 @@ impl<'a> CdrReader<'a> {
         let nbytes = count
             .checked_mul(T::SIZE)
             .ok_or_else(|| self.eod(usize::MAX))?;
-        if self.pos.saturating_add(nbytes) > self.next_break {
+        if self.pos.saturating_add(nbytes) > self.chunk_end_pos() {
             let mut v = Vec::new();
             self.read_array_across_chunks(count, &mut v)?;
             return Ok(v);
@@ -510,7 +510,7 @@ impl<'a> CdrReader<'a> {
             return Ok(());
         }
         self.align(T::SIZE)?;
-        if self.pos.saturating_add(n * T::SIZE) > self.next_break {
+        if self.pos.saturating_add(n * T::SIZE) > self.chunk_end_pos() {
             return self.read_array_across_chunks(n, out);
         }
         let src = self.read_bytes(n * T::SIZE)?;
