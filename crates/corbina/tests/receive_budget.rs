@@ -1,11 +1,13 @@
 //! The server-wide budget for memory held in incomplete messages (`-ORBmaxIncompleteBytes`,
 //! issue 19): many connections each sending the start of a large message, and a seeded
 //! stream of mutated GIOP messages, against one server. The process's resident memory
-//! (VmRSS) stays under the budget plus a fixed overhead, the connections holding the most
+//! (VmRSS) and its heap (a counting allocator: what is allocated, reserved or touched)
+//! stay under the budget plus a fixed overhead, the connections holding the most
 //! get MessageError, a WARN line says so, and a valid client keeps getting answers.
-//! Its own test binary: it installs a process-wide `tracing` subscriber.
+//! Its own test binary: it installs a process-wide `tracing` subscriber and allocator.
 
 mod common;
+mod heap;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,6 +25,9 @@ use corbina::{Orb, OrbConfig};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Counts the budget's WARN lines (target `corbina::server`).
 #[derive(Clone, Default)]
@@ -203,8 +208,9 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     const CONNECTIONS: usize = 1000;
     const PARTIAL: usize = 128 << 10;
     let s = setup(BUDGET);
-    let rss0 = rss();
     let body = vec![0x5au8; PARTIAL];
+    let rss0 = rss();
+    let heap0 = heap::reset_peak();
     let mut conns = Vec::with_capacity(CONNECTIONS);
     let mut peak = 0;
     for i in 0..CONNECTIONS {
@@ -227,6 +233,24 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     std::thread::sleep(Duration::from_millis(300));
     s.bench.ping().unwrap();
     let grown = peak.max(rss().saturating_sub(rss0));
+    let heap_grown = heap::peak_above(heap0);
+    eprintln!(
+        "1000 connections: RSS +{} MiB, heap peak +{} MiB",
+        grown >> 20,
+        heap_grown >> 20
+    );
+    // What the allocator handed out, however late the threads run: the budget, and each
+    // connection's first chunk (uncharged) and first charged growth (a chunk) until its
+    // thread drops them, plus its state. 89–124 MiB seen under load; 213–218 MiB when
+    // receive buffers were reserved by the size announced (1 MiB here).
+    const HEAP_OVERHEAD: usize = CONNECTIONS * (128 << 10) + (16 << 20);
+    assert!(
+        heap_grown < BUDGET + HEAP_OVERHEAD,
+        "the heap peaked {} MiB up, over the budget ({} MiB) + {} MiB",
+        heap_grown >> 20,
+        BUDGET >> 20,
+        HEAP_OVERHEAD >> 20
+    );
     let refused = conns
         .iter_mut()
         .map(got_message_error)
@@ -336,6 +360,7 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
     let seed = 0x5eed_0019;
     let mut rng = Rng(seed);
     let rss0 = rss();
+    let heap0 = heap::reset_peak();
     let mut open: Vec<TcpStream> = Vec::with_capacity(OPEN);
     let mut peak = 0;
     for round in 0..ROUNDS {
@@ -378,6 +403,22 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
     // more under load).
     const OVERHEAD: usize = 64 << 20;
     let grown = peak.max(rss().saturating_sub(rss0));
+    let heap_grown = heap::peak_above(heap0);
+    eprintln!(
+        "mutations: RSS +{} MiB, heap peak +{} MiB",
+        grown >> 20,
+        heap_grown >> 20
+    );
+    // The budget, 64 open connections' chunks and those being closed: 15–18 MiB seen
+    // under load; 160–291 MiB when receive buffers were reserved by the size announced.
+    const HEAP_OVERHEAD: usize = 28 << 20;
+    assert!(
+        heap_grown < BUDGET + HEAP_OVERHEAD,
+        "seed {seed:#x}: the heap peaked {} MiB up, over the budget ({} MiB) + {} MiB",
+        heap_grown >> 20,
+        BUDGET >> 20,
+        HEAP_OVERHEAD >> 20
+    );
     assert!(
         grown < BUDGET + OVERHEAD,
         "seed {seed:#x}: RSS grew by {} MiB, over the budget ({} MiB) + {} MiB",

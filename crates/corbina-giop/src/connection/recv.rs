@@ -108,20 +108,20 @@ impl RecvBuffer {
     fn grow(&mut self, exact: bool, want: usize, offer: usize) -> usize {
         if exact {
             // A large message's size comes from its header, which the peer wrote: the
-            // buffer grows with what has arrived (at most doubling it, at least a chunk),
-            // never straight to that size, so a header alone makes us allocate and touch
-            // no more than a chunk. Address space for the whole message is reserved once
-            // (no memory touched), so the body still lands in place as it grows.
+            // buffer, its capacity included, grows with what has arrived (at most doubling
+            // it, at least a chunk), never straight to that size, so a header alone makes
+            // us allocate no more than a chunk. Doubling keeps the moves of a growing
+            // message to about its size in all (mremap, no copy, for large blocks).
             let total = self.end + want;
             let arrived = self.end - self.start;
-            let grow_to = (self.end + arrived.max(READ_CHUNK)).min(total);
-            if !self.charge(grow_to.max(self.buf.len())) {
+            let grow_to = (self.end + arrived.max(READ_CHUNK))
+                .min(total)
+                .max(self.buf.len());
+            if !self.charge(grow_to) {
                 return offer.min(self.buf.len() - self.end);
             }
-            if self.buf.capacity() < total {
-                let _ = self.buf.try_reserve_exact(total - self.buf.len());
-            }
-            self.buf.resize(grow_to.max(self.buf.len()), 0);
+            self.buf.reserve_exact(grow_to - self.buf.len());
+            self.buf.resize(grow_to, 0);
             offer.min(self.buf.len() - self.end)
         } else {
             if !self.charge(self.end + offer) {
@@ -231,9 +231,8 @@ impl RecvBuffer {
         }
     }
 
-    /// Bytes of memory held (initialized: what the buffer has touched; address space
-    /// reserved for a large message's remainder is not memory until bytes arrive in it).
+    /// Bytes of memory held: the buffer's capacity, which grows only with bytes received.
     pub(crate) fn capacity(&self) -> usize {
-        self.buf.len()
+        self.buf.capacity()
     }
 }

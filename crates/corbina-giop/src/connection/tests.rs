@@ -949,6 +949,33 @@ fn a_large_size_in_a_header_is_not_an_allocation() {
     assert!(offers.len() > 2, "{offers:?}");
 }
 
+/// The same for a Fragment's size, after the first part of a fragmented request is held:
+/// the connection holds that part and a chunk, not the 60 MiB announced.
+#[test]
+fn a_large_size_in_a_fragment_header_is_not_an_allocation() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let (id, mut first) = request(&mut client, Version::V1_2, "frag", 16, true);
+    first[6] |= 2;
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    server.push(&first);
+    assert!(matches!(
+        server.poll_event().unwrap(),
+        Some(Event::Fragment { .. })
+    ));
+    let mut fragment = MessageHeader::new(Version::V1_2, ByteOrder::NATIVE, MsgType::Fragment);
+    fragment.message_size = 60 << 20;
+    fragment.more_fragments = true;
+    server.push(&fragment.encode());
+    server.push(&id.to_ne_bytes());
+    server.push(&[0; 8]);
+    assert!(server.poll_event().unwrap().is_none());
+    assert!(
+        server.held_bytes() <= 2 * recv::READ_CHUNK + first.len(),
+        "{}",
+        server.held_bytes()
+    );
+}
+
 #[test]
 fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
     let mut client = GiopConnection::new(Settings::new(Role::Client));
