@@ -461,6 +461,12 @@ impl Gen<'_> {
             .line(format!("Ok(Self {{ {} }})", fields.join(", ")));
         self.out.close();
         self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {VT}::TypedValue for {name}"));
+        self.out.open("fn value_type_code() -> ::corbina::TypeCode");
+        self.out.line(format!("{name}::type_code()"));
+        self.out.close();
+        self.out.close();
         self.gen_value_operations(def, v);
         self.gen_value_initializers(def, v);
         self.gen_supports(def, v);
@@ -507,6 +513,7 @@ impl Gen<'_> {
         self.out.close();
         if general {
             self.gen_general_box(&name, &b.ty);
+            self.gen_any_insert(&name);
             return;
         }
         self.out.blank();
@@ -560,6 +567,7 @@ impl Gen<'_> {
             .line(format!("{VT}::read_box(r, &mut {VT}::ValueInput::new())"));
         self.out.close();
         self.out.close();
+        self.gen_any_insert(&name);
     }
 
     /// A box whose content the generated code marshals (bounded, wide, fixed, references,

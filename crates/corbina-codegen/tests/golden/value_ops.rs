@@ -333,6 +333,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Square {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Square::type_code()
+        }
+    }
+
     /// The operations and attributes of IDL valuetype `::Shapes::Square`, implemented by the application
     /// on the state struct; called on a locked value (`value.lock()`).
     pub trait SquareOperations: FigureOperations {
@@ -409,6 +415,12 @@ pub mod shapes {
             input.begin_member(r)?;
             let r = r.read_double()?;
             Ok(Self { side, r })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Disc {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Disc::type_code()
         }
     }
 
@@ -779,6 +791,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Canvas {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Canvas::type_code()
+        }
+    }
+
     /// The operations and attributes of IDL valuetype `::Shapes::Canvas`, implemented by the application
     /// on the state struct; called on a locked value (`value.lock()`).
     pub trait CanvasOperations {
@@ -880,6 +898,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::any::AnyInsert for WideLabel {
+        fn type_code() -> ::corbina::TypeCode {
+            WideLabel::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Shapes::ShortName` (`IDL:Shapes/ShortName:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct ShortName(pub ::core::option::Option<::std::sync::Arc<::std::string::String>>);
@@ -937,6 +961,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::any::AnyInsert for ShortName {
+        fn type_code() -> ::corbina::TypeCode {
+            ShortName::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Shapes::NamedBox` (`IDL:Shapes/NamedBox:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct NamedBox(pub ::core::option::Option<::std::sync::Arc<::core::option::Option<Named>>>);
@@ -988,6 +1018,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::any::AnyInsert for NamedBox {
+        fn type_code() -> ::corbina::TypeCode {
+            NamedBox::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Shapes::FigureList` (`IDL:Shapes/FigureList:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct FigureList(pub ::core::option::Option<::std::sync::Arc<Figures>>);
@@ -1032,6 +1068,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for FigureList {
+        fn type_code() -> ::corbina::TypeCode {
+            FigureList::type_code()
         }
     }
 
@@ -1087,6 +1129,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::read_box(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for AnyBox {
+        fn type_code() -> ::corbina::TypeCode {
+            AnyBox::type_code()
         }
     }
 
@@ -1177,6 +1225,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::read_box(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for GridBox {
+        fn type_code() -> ::corbina::TypeCode {
+            GridBox::type_code()
         }
     }
 

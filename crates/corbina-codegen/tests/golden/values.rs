@@ -50,6 +50,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Node {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Node::type_code()
+        }
+    }
+
     /// IDL typedef `::Values::StringSeq` (`IDL:Values/StringSeq:1.0`).
     pub type StringSeq = ::std::vec::Vec<::std::string::String>;
 
@@ -141,6 +147,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Names {
+        fn type_code() -> ::corbina::TypeCode {
+            Names::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Values::Label` (`IDL:Values/Label:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct Label(pub ::core::option::Option<::std::sync::Arc<::std::string::String>>);
@@ -196,6 +208,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Label {
+        fn type_code() -> ::corbina::TypeCode {
+            Label::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Values::Count` (`IDL:Values/Count:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct Count(pub ::core::option::Option<::std::sync::Arc<i32>>);
@@ -248,6 +266,12 @@ pub mod values {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::read_box(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Count {
+        fn type_code() -> ::corbina::TypeCode {
+            Count::type_code()
         }
     }
 
@@ -421,6 +445,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for PointBox {
+        fn type_code() -> ::corbina::TypeCode {
+            PointBox::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Shape` (`IDL:Values/Shape:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Shape>`.
     #[derive(Debug, Clone, Default)]
     pub struct Shape {
@@ -468,6 +498,12 @@ pub mod values {
             input.begin_member(r)?;
             let secret = r.read_long()?;
             Ok(Self { name, secret })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Shape {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Shape::type_code()
         }
     }
 
@@ -527,6 +563,12 @@ pub mod values {
             let radius = r.read_double()?;
             let tag = ::corbina::valuetype::ValueMember::read_member(r, input)?;
             Ok(Self { name, secret, radius, tag })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Circle {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Circle::type_code()
         }
     }
 
@@ -593,6 +635,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Ring {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Ring::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Plain` (`IDL:Values/Plain:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Plain>`.
     #[derive(Debug, Clone, Default)]
     pub struct Plain {
@@ -648,6 +696,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Plain {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Plain::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Odd` (`IDL:Values/Odd:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Odd>`.
     #[derive(Debug, Clone, Default)]
     pub struct Odd {
@@ -695,6 +749,12 @@ pub mod values {
         fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
             let next = ::corbina::valuetype::ValueMember::read_member(r, input)?;
             Ok(Self { next })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Odd {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Odd::type_code()
         }
     }
 
@@ -748,6 +808,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Even {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Even::type_code()
+        }
+    }
+
     /// IDL eventtype `::Values::Tick` (`IDL:Values/Tick:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Tick>`.
     #[derive(Debug, Clone, Default)]
     pub struct Tick {
@@ -788,6 +854,12 @@ pub mod values {
             input.begin_member(r)?;
             let at = r.read_ulonglong()?;
             Ok(Self { at })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Tick {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Tick::type_code()
         }
     }
 
