@@ -660,6 +660,7 @@ impl Gen<'_> {
         self.out.close_with(")");
         self.out.close();
         self.out.close();
+        self.gen_union_value_member(def, u);
         self.gen_any_insert(&name);
     }
 }

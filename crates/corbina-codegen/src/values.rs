@@ -5,9 +5,7 @@
 use crate::context::Gen;
 use crate::marshal::Val;
 use crate::names::{camel, snake};
-use corbina_idl::model::{
-    CaseLabel, Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType,
-};
+use corbina_idl::model::{Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType};
 use corbina_idl::{ScopedName, Type};
 use std::collections::HashSet;
 
@@ -137,24 +135,6 @@ impl Gen<'_> {
         )
     }
 
-    /// Whether values below `ty` can share a value's stream state: through structs,
-    /// sequences and arrays (a union holding a value is not mapped there yet).
-    pub(crate) fn nested_ok(&self, ty: &Type) -> bool {
-        if self.direct_value(ty) || !self.contains_value(ty) {
-            return true;
-        }
-        match self.resolve(ty) {
-            Type::Sequence { elem, .. } | Type::Array { elem, .. } => self.nested_ok(elem),
-            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefinitionKind::Struct(st)) => {
-                    st.members.iter().all(|m| self.nested_ok(&m.ty))
-                }
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-
     /// Writes `v` (of type `ty`) as part of a value's state: values through `ValueMember`
     /// (sharing `out`), anything else in a chunk of its own.
     pub fn write_in_value(&mut self, ty: &Type, v: &Val) {
@@ -195,7 +175,8 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether `ty` holds a value somewhere below it (a struct member, a sequence element).
+    /// Whether `ty` holds a value somewhere below it (a struct member, a union case, a
+    /// sequence element).
     pub fn contains_value(&self, ty: &Type) -> bool {
         fn walk(g: &Gen<'_>, ty: &Type, seen: &mut HashSet<ScopedName>) -> bool {
             match g.resolve(ty) {
@@ -237,13 +218,6 @@ impl Gen<'_> {
                 m.name, def.scoped_name
             );
             ok &= self.check_type(&m.ty, &m.loc, &what);
-            if !self.nested_ok(&m.ty) {
-                self.error(
-                    &m.loc,
-                    format!("not yet supported: a value nested in a union in {what}"),
-                );
-                ok = false;
-            }
             if self.state_default(&m.ty).is_none() {
                 self.error(
                     &m.loc,
@@ -287,51 +261,14 @@ impl Gen<'_> {
         let Some(DefinitionKind::Union(u)) = self.lookup(name).map(|d| &d.kind) else {
             return None;
         };
-        let disc = self.resolve(&u.discriminator).clone();
-        let labels = u
-            .cases
-            .iter()
-            .flat_map(|c| c.labels.iter())
-            .filter(|l| matches!(l, CaseLabel::Value(_)))
-            .count();
-        let covered = match &disc {
-            Type::Boolean => labels >= 2,
-            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefinitionKind::Enum(e)) => labels >= e.enumerators.len(),
-                _ => false,
-            },
-            Type::Char | Type::Octet => labels >= 256,
-            _ => false,
-        };
-        let has_default = u
-            .cases
-            .iter()
-            .any(|c| c.labels.contains(&CaseLabel::Default));
-        let reserved: &[&str] = if !has_default && !covered {
-            &["Default_"]
-        } else {
-            &[]
-        };
-        let names = crate::names::unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
-        let (case, var) = u
-            .cases
-            .iter()
-            .zip(names)
-            .find(|(c, _)| !c.labels.contains(&CaseLabel::Default))?;
-        let pats: Vec<String> = case
-            .labels
-            .iter()
-            .filter_map(|l| match l {
-                CaseLabel::Value(v) => Some(self.literal(v, &disc)),
-                CaseLabel::Default => None,
-            })
-            .collect();
-        let member = self.state_default(&case.member.ty)?;
+        let shape = self.union_shape(u);
+        let var = shape.vars.iter().find(|v| !v.is_default)?;
+        let member = self.state_default(&var.ty)?;
         let path = self.type_path(name);
-        Some(if pats.len() > 1 {
-            format!("{path}::{var}({}, {member})", pats[0])
+        Some(if var.holds_disc {
+            format!("{path}::{}({}, {member})", var.name, var.pats[0])
         } else {
-            format!("{path}::{var}({member})")
+            format!("{path}::{}({member})", var.name)
         })
     }
 
@@ -476,13 +413,6 @@ impl Gen<'_> {
     pub fn gen_value_box(&mut self, def: &Definition, b: &ValueBox) {
         let what = format!("valuetype box '{}'", def.scoped_name);
         if !self.check_type(&b.ty, &def.loc, &what) {
-            return;
-        }
-        if !self.nested_ok(&b.ty) {
-            self.error(
-                &def.loc,
-                format!("not yet supported: {what} of a union holding a value"),
-            );
             return;
         }
         let name = camel(&def.name);

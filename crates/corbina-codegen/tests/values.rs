@@ -182,6 +182,10 @@ impl GraphsServant for GraphsImpl {
     fn hold(&self, h: &Holder) -> Result<Holder, SystemException> {
         Ok(h.clone())
     }
+
+    fn echo_pair(&self, p: &ValueRef<Pair>) -> Result<ValueRef<Pair>, SystemException> {
+        Ok(p.clone())
+    }
 }
 
 #[test]
@@ -234,4 +238,140 @@ fn values_as_parameters_through_a_skeleton() {
         .unwrap();
     assert_eq!(ids(h.head, 3), [9]);
     assert_eq!(h.label, Label(None));
+}
+
+fn pair(left: Either, right: Either, optional: Maybe) -> ValueRef<Pair> {
+    ValueRef::new(Pair {
+        name: "p".into(),
+        secret: 3,
+        left,
+        right,
+        optional,
+    })
+}
+
+/// The three nodes of a pair whose unions all hold nodes.
+fn pair_nodes(p: &ValueRef<Pair>) -> (ValueRef<Node>, ValueRef<Node>, ValueRef<Node>) {
+    let g = p.lock().unwrap();
+    match (&g.left, &g.right, &g.optional) {
+        (Either::First(a), Either::First(b), Maybe::Some(c)) => (a.clone(), b.clone(), c.clone()),
+        other => panic!("not three nodes: {other:?}"),
+    }
+}
+
+/// Unions holding values inside a value's state (a chunked one), a box and a struct: the
+/// values of their cases share the stream state, so one node in three unions is sent once
+/// and arrives as one node; every case, the implicit default and a wrong discriminator.
+#[test]
+fn unions_holding_values_share_the_value_stream() {
+    let n = list(&[1, 2]);
+    let p = pair(
+        Either::First(n.clone()),
+        Either::First(n.clone()),
+        Maybe::Some(n.clone()),
+    );
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        for pad in [0, 1, 5] {
+            let (a, b, c) = pair_nodes(&round_trip(&p, order, pad));
+            assert!(a.ptr_eq(&b) && a.ptr_eq(&c), "one node, sent once");
+            assert_eq!(ids(a, 5), [1, 2]);
+        }
+    }
+    let other = pair(
+        Either::Tag(3, Label::new("t".into())),
+        Either::Text(-9, "text".into()),
+        Maybe::Default_(false),
+    );
+    let back = round_trip(&other, ByteOrder::Big, 3);
+    {
+        let g = back.lock().unwrap();
+        assert_eq!(g.left, Either::Tag(3, Label::new("t".into())));
+        assert_eq!(g.right, Either::Text(-9, "text".into()));
+        assert_eq!(g.optional, Maybe::Default_(false));
+        assert_eq!((g.name.as_str(), g.secret), ("p", 3));
+    }
+    // A discriminator that does not select the member is refused, not sent.
+    let bad = pair(
+        Either::Tag(1, Label(None)),
+        Either::Text(0, String::new()),
+        Maybe::Default_(false),
+    );
+    assert!(corbina::cdr::to_bytes(&bad, ctx()).is_err());
+    let bad = pair(
+        Either::Text(2, String::new()),
+        Either::Text(0, String::new()),
+        Maybe::Default_(false),
+    );
+    assert!(corbina::cdr::to_bytes(&bad, ctx()).is_err());
+
+    // Read as its truncatable base, the unions are skipped with the rest of the state.
+    let bytes = corbina::cdr::to_bytes(&p, ctx()).unwrap();
+    let shape: ValueRef<Shape> =
+        corbina::cdr::from_bytes(&bytes, ByteOrder::NATIVE, ctx()).unwrap();
+    assert_eq!(shape.lock().unwrap().name, "p");
+
+    // In an Any: the TypeCode walker copies the unions' values too.
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Little, ctx());
+    w.write_octet(1);
+    let any = corbina::Any::insert(&p).unwrap();
+    any.write(&mut w).unwrap();
+    let bytes = w.into_bytes();
+    let mut r = CdrReader::new(&bytes, ByteOrder::Little, ctx());
+    r.read_octet().unwrap();
+    let any = corbina::Any::read(&mut r).unwrap();
+    let (a, b, c) = pair_nodes(&any.extract::<ValueRef<Pair>>().unwrap());
+    assert!(a.ptr_eq(&b) && a.ptr_eq(&c));
+
+    // A box of a union holding a cycle, and a struct whose union and member share a node.
+    let cycle = list(&[7, 8]);
+    let second = cycle.lock().unwrap().next.clone();
+    second.lock().unwrap().next = cycle.clone();
+    let b = round_trip(
+        &EitherBox::new(Either::First(cycle.clone())),
+        ByteOrder::Big,
+        1,
+    );
+    let Some(Either::First(head)) = b.0.as_deref() else {
+        panic!("{b:?}")
+    };
+    assert_eq!(ids(head.clone(), 4), [7, 8, 7, 8]);
+    let w = round_trip(
+        &Wrapped {
+            m: Maybe::Some(cycle.clone()),
+            n: cycle.clone(),
+        },
+        ByteOrder::Little,
+        2,
+    );
+    let Maybe::Some(m) = &w.m else { panic!() };
+    assert!(m.ptr_eq(&w.n));
+    for c in [&cycle, head, m] {
+        c.lock().unwrap().next.lock().unwrap().next = ValueRef::null();
+    }
+    assert_eq!(
+        EitherBox(None),
+        round_trip(&EitherBox(None), ByteOrder::Big, 0)
+    );
+}
+
+#[test]
+fn a_value_with_unions_through_a_skeleton() {
+    let skeleton = Arc::new(GraphsSkeleton::new(GraphsImpl::default()));
+    let mut ior = corbina::giop::Ior::nil();
+    ior.type_id = Graphs::REPOSITORY_ID.to_string();
+    let obj = ObjectRef::new(
+        ior,
+        b"key".to_vec(),
+        Arc::new(ServantInvoker::new(skeleton, ctx())),
+    );
+    let g = Graphs::unchecked_narrow(&obj);
+    let n = list(&[4]);
+    let p = pair(
+        Either::First(n.clone()),
+        Either::First(n.clone()),
+        Maybe::Some(n),
+    );
+    let (a, b, c) = pair_nodes(&g.echo_pair(&p).unwrap());
+    assert!(a.ptr_eq(&b) && a.ptr_eq(&c));
+    assert_eq!(ids(a, 3), [4]);
 }

@@ -482,6 +482,112 @@ pub mod shapes {
         }
     }
 
+    /// IDL exception `::Shapes::Negative` (`IDL:Shapes/Negative:1.0`).
+    #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
+    pub struct Negative {}
+
+    impl ::core::fmt::Display for Negative {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            write!(f, "IDL exception ::Shapes::Negative: {self:?}")
+        }
+    }
+
+    impl ::std::error::Error for Negative {}
+
+    impl ::corbina::UserException for Negative {
+        const REPOSITORY_ID: &'static str = "IDL:Shapes/Negative:1.0";
+    }
+
+    impl Negative {
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:Shapes/Negative:1.0", "Negative", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                .clone()
+        }
+    }
+
+    /// Writes the repository id, then the members (a user exception reply body).
+    impl ::corbina::cdr::CdrEncode for Negative {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::exception::write_exception_id(w, <Self as ::corbina::UserException>::REPOSITORY_ID)?;
+            Ok(())
+        }
+    }
+
+    /// Reads the members (the repository id has been read already).
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Negative {
+        const MIN_WIRE_SIZE: usize = 1;
+        fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(Self {})
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Negative {
+        fn type_code() -> ::corbina::TypeCode {
+            Negative::type_code()
+        }
+    }
+
+    /// IDL valuetype `::Shapes::Tile` (`IDL:Shapes/Tile:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Tile>`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Tile {
+        pub side: f64,
+    }
+
+    impl Tile {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Shapes/Tile:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Shapes/Tile:1.0",
+                "Tile",
+                0,
+                None,
+                vec![
+                    ::corbina::typecode::ValueMember::new("side", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Tile {
+        const REPOSITORY_ID: &'static str = "IDL:Shapes/Tile:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Shapes/Tile:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            w.write_double(self.side);
+            Ok(())
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let side = r.read_double()?;
+            Ok(Self { side })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Tile {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Tile::type_code()
+        }
+    }
+
+    /// The `factory` initializers of IDL valuetype `::Shapes::Tile`: implemented by the application's
+    /// value factory, registered with `Orb::register_value_factory(Tile::REPOSITORY_ID, …)`.
+    pub trait TileFactory: ::corbina::valuetype::ValueFactory {
+        /// IDL `factory cut`.
+        fn cut(&self, side: f64, max: f64) -> ::core::result::Result<::corbina::valuetype::ValueRef<Tile>, tile::CutError>;
+
+        /// IDL `factory unit`.
+        fn unit(&self) -> ::corbina::valuetype::ValueRef<Tile>;
+    }
+
     /// IDL typedef `::Shapes::Figures` (`IDL:Shapes/Figures:1.0`).
     pub type Figures = ::std::vec::Vec<Figure>;
 
@@ -1538,6 +1644,48 @@ pub mod shapes {
                 }
             }
         }
+    }
+
+    /// IDL scope `::Shapes::Tile`.
+    pub mod tile {
+        /// Errors of `::Shapes::Tile::factory cut`.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum CutError {
+            TooBig(super::TooBig),
+            Negative(super::Negative),
+            /// A system exception.
+            System(::corbina::SystemException),
+        }
+
+        impl ::core::convert::From<super::TooBig> for CutError {
+            fn from(e: super::TooBig) -> Self {
+                Self::TooBig(e)
+            }
+        }
+
+        impl ::core::convert::From<super::Negative> for CutError {
+            fn from(e: super::Negative) -> Self {
+                Self::Negative(e)
+            }
+        }
+
+        impl ::core::convert::From<::corbina::SystemException> for CutError {
+            fn from(e: ::corbina::SystemException) -> Self {
+                Self::System(e)
+            }
+        }
+
+        impl ::core::fmt::Display for CutError {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self {
+                    Self::TooBig(e) => ::core::fmt::Display::fmt(e, f),
+                    Self::Negative(e) => ::core::fmt::Display::fmt(e, f),
+                    Self::System(e) => ::core::fmt::Display::fmt(e, f),
+                }
+            }
+        }
+
+        impl ::std::error::Error for CutError {}
     }
 
     /// IDL scope `::Shapes::Canvas`.

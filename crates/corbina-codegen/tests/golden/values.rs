@@ -863,6 +863,433 @@ pub mod values {
         }
     }
 
+    /// IDL union `::Values::Either` (`IDL:Values/Either:1.0`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Either {
+        /// case 1
+        First(::corbina::valuetype::ValueRef<Node>),
+        /// case 2, 3
+        Tag(i16, Label),
+        /// the `default` case; holds the discriminator
+        Text(i16, ::std::string::String),
+    }
+
+    impl Either {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Either:1.0";
+
+        /// The discriminator value sent on the wire.
+        pub fn discriminator(&self) -> i16 {
+            match self {
+                Self::First(_) => 1,
+                Self::Tag(d, _) => *d,
+                Self::Text(d, _) => *d,
+            }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = Node::type_code();
+                let m1 = Label::type_code();
+                let m2 = ::corbina::TypeCode::create_string_tc(0);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Values/Either:1.0",
+                    "Either",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("first", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("tag", ::corbina::typecode::UnionLabel::Value(2), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("tag", ::corbina::typecode::UnionLabel::Value(3), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("text", ::corbina::typecode::UnionLabel::Default, m2.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Either {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            match self {
+                Self::First(v) => {
+                    let d: i16 = 1;
+                    w.write_short(d);
+                    ::corbina::cdr::CdrEncode::encode(v, w)?;
+                }
+                Self::Tag(d, v) => {
+                    if !matches!(*d, 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    ::corbina::cdr::CdrEncode::encode(v, w)?;
+                }
+                Self::Text(d, v) => {
+                    if matches!(*d, 1 | 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    w.write_string(v)?;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Either {
+        const MIN_WIRE_SIZE: usize = 2;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            let d: i16 = r.read_short()?;
+            Ok(match d {
+                1 => Self::First(<::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?),
+                2 | 3 => Self::Tag(d, <Label as ::corbina::cdr::CdrDecode>::decode(r)?),
+                _ => Self::Text(d, r.read_string()?),
+            })
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Either {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            match self {
+                Self::First(v) => {
+                    let d: i16 = 1;
+                    w.write_short(d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Tag(d, v) => {
+                    if !matches!(*d, 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Text(d, v) => {
+                    if matches!(*d, 1 | 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    out.begin_member(w)?;
+                    w.write_string(v)?;
+                }
+            }
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let d: i16 = r.read_short()?;
+            Ok(match d {
+                1 => Self::First(::corbina::valuetype::ValueMember::read_member(r, input)?),
+                2 | 3 => Self::Tag(d, ::corbina::valuetype::ValueMember::read_member(r, input)?),
+                _ => Self::Text(d, {
+                    input.begin_member(r)?;
+                    r.read_string()?
+                }),
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Either {
+        fn type_code() -> ::corbina::TypeCode {
+            Either::type_code()
+        }
+    }
+
+    /// IDL union `::Values::Maybe` (`IDL:Values/Maybe:1.0`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum Maybe {
+        /// case true
+        Some(::corbina::valuetype::ValueRef<Node>),
+        /// No member: a discriminator value that no case label names.
+        Default_(bool),
+    }
+
+    impl Maybe {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Maybe:1.0";
+
+        /// The discriminator value sent on the wire.
+        pub fn discriminator(&self) -> bool {
+            match self {
+                Self::Some(_) => true,
+                Self::Default_(d) => *d,
+            }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = Node::type_code();
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Values/Maybe:1.0",
+                    "Maybe",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("some", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Maybe {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            match self {
+                Self::Some(v) => {
+                    let d: bool = true;
+                    w.write_boolean(d);
+                    ::corbina::cdr::CdrEncode::encode(v, w)?;
+                }
+                Self::Default_(d) => {
+                    if matches!(*d, true) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_boolean(*d);
+                }
+            }
+            Ok(())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Maybe {
+        const MIN_WIRE_SIZE: usize = 1;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            let d: bool = r.read_boolean()?;
+            Ok(match d {
+                true => Self::Some(<::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?),
+                _ => Self::Default_(d),
+            })
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Maybe {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            match self {
+                Self::Some(v) => {
+                    let d: bool = true;
+                    w.write_boolean(d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Default_(d) => {
+                    if matches!(*d, true) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_boolean(*d);
+                }
+            }
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let d: bool = r.read_boolean()?;
+            Ok(match d {
+                true => Self::Some(::corbina::valuetype::ValueMember::read_member(r, input)?),
+                _ => Self::Default_(d),
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Maybe {
+        fn type_code() -> ::corbina::TypeCode {
+            Maybe::type_code()
+        }
+    }
+
+    /// IDL valuetype `::Values::Pair` (`IDL:Values/Pair:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Pair>`.
+    #[derive(Debug, Clone)]
+    pub struct Pair {
+        pub name: ::std::string::String,
+        /// (private in IDL)
+        pub secret: i32,
+        pub left: Either,
+        pub right: Either,
+        pub optional: Maybe,
+    }
+
+    impl ::core::default::Default for Pair {
+        fn default() -> Self {
+            Self {
+                name: ::core::default::Default::default(),
+                secret: ::core::default::Default::default(),
+                left: Either::First(::core::default::Default::default()),
+                right: Either::First(::core::default::Default::default()),
+                optional: Maybe::Some(::core::default::Default::default()),
+            }
+        }
+    }
+
+    impl Pair {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Pair:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Values/Pair:1.0",
+                "Pair",
+                3,
+                Some(Shape::type_code()),
+                vec![
+                    ::corbina::typecode::ValueMember::new("left", Either::type_code(), 1),
+                    ::corbina::typecode::ValueMember::new("right", Either::type_code(), 1),
+                    ::corbina::typecode::ValueMember::new("optional", Maybe::type_code(), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Pair {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Pair:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Pair:1.0", "IDL:Values/Shape:1.0"];
+        const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            w.write_string(&self.name)?;
+            out.begin_member(w)?;
+            w.write_long(self.secret);
+            ::corbina::valuetype::ValueMember::write_member(&self.left, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.right, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.optional, w, out)?;
+            Ok(())
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let name = r.read_string()?;
+            input.begin_member(r)?;
+            let secret = r.read_long()?;
+            let left = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            let right = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            let optional = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            Ok(Self { name, secret, left, right, optional })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Pair {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Pair::type_code()
+        }
+    }
+
+    /// IDL boxed valuetype `::Values::EitherBox` (`IDL:Values/EitherBox:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct EitherBox(pub ::core::option::Option<::std::sync::Arc<Either>>);
+
+    impl EitherBox {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/EitherBox:1.0";
+
+        /// A box holding `v`.
+        pub fn new(v: Either) -> Self {
+            Self(Some(::std::sync::Arc::new(v)))
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_box_tc("IDL:Values/EitherBox:1.0", "EitherBox", Either::type_code())
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for EitherBox {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
+                ::corbina::valuetype::ValueMember::write_member(c, w, out)?;
+                Ok(())
+            })
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| ::corbina::valuetype::ValueMember::read_member(r, input)).map(Self)
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for EitherBox {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for EitherBox {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for EitherBox {
+        fn type_code() -> ::corbina::TypeCode {
+            EitherBox::type_code()
+        }
+    }
+
+    /// IDL struct `::Values::Wrapped` (`IDL:Values/Wrapped:1.0`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct Wrapped {
+        pub m: Maybe,
+        pub n: ::corbina::valuetype::ValueRef<Node>,
+    }
+
+    impl Wrapped {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Wrapped:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:Values/Wrapped:1.0",
+                "Wrapped",
+                vec![
+                    ::corbina::typecode::StructMember::new("m", Maybe::type_code()),
+                    ::corbina::typecode::StructMember::new("n", Node::type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Wrapped {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Wrapped {
+        const MIN_WIRE_SIZE: usize = 5;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Wrapped {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(&self.m, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.n, w, out)?;
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            Ok(Self {
+                m: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+                n: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Wrapped {
+        fn type_code() -> ::corbina::TypeCode {
+            Wrapped::type_code()
+        }
+    }
+
     /// IDL struct `::Values::Holder` (`IDL:Values/Holder:1.0`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct Holder {
@@ -1036,6 +1463,25 @@ pub mod values {
                 ::corbina::no_user,
             )
         }
+
+        /// IDL `echo_pair`.
+        pub fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Graphs:1.0", |servant: &dyn GraphsServant| GraphsServant::echo_pair(servant, p)) {
+                return done;
+            }
+            self.obj.invoke(
+                "echo_pair",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(p, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
     }
 
     impl ::corbina::object::Proxy for Graphs {
@@ -1137,6 +1583,22 @@ pub mod values {
                 ::corbina::no_user,
             ).await
         }
+
+        /// IDL `echo_pair`.
+        pub async fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_pair",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(p, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
     }
 
     impl ::corbina::object::Proxy for GraphsAsync {
@@ -1176,6 +1638,9 @@ pub mod values {
 
         /// IDL `hold`.
         fn hold(&self, h: &Holder) -> ::core::result::Result<Holder, ::corbina::SystemException>;
+
+        /// IDL `echo_pair`.
+        fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException>;
     }
 
     /// Dispatches requests for IDL interface `::Values::Graphs` to a [`GraphsServant`], and hands the
@@ -1264,6 +1729,16 @@ pub mod values {
                     let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
                     let ret_ = S::hold(&self.servant, &arg_h)?;
+                    request.reply(|w| {
+                        ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
+                        Ok(())
+                    })
+                }
+                "echo_pair" => {
+                    let r = request.arguments();
+                    let arg_p = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let ret_ = S::echo_pair(&self.servant, &arg_p)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
