@@ -303,6 +303,16 @@ impl ValueOutput {
         Ok(())
     }
 
+    /// Call after a state member that ends in an array of octets (a string, a wstring, a
+    /// sequence or array of primitives): closes the open chunk there, so that the next
+    /// member starts a chunk of its own. omniORB 4.3 misreads a chunk that goes on after an
+    /// array crossing the end of its receive buffer (`cdrValueChunkStream::get_octet_array`,
+    /// MARSHAL PassEndOfMessage); its own writer ends chunks after such arrays. No-op
+    /// outside a chunk.
+    pub fn end_member_chunk(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        self.end_chunk(w)
+    }
+
     /// Ends the value begun last: closes its chunk and writes its end tag if chunked.
     pub fn end_value(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
         let Some(chunked) = self.levels.pop() else {

@@ -140,7 +140,29 @@ impl Gen<'_> {
     pub fn write_in_value(&mut self, ty: &Type, v: &Val) {
         if !self.contains_value(ty) {
             self.out.line("out.begin_member(w)?;");
+            let resolved = self.resolve(ty).clone();
+            if let Type::Sequence { elem, bound } = &resolved {
+                if self.octet_array(elem) {
+                    // A chunk ends after each string (see `ends_in_octet_array`).
+                    if let Some(b) = bound {
+                        self.out.line(format!(
+                            "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: w.position(), reason: \"longer than its IDL bound\" }}); }}",
+                            v.recv
+                        ));
+                    }
+                    self.out.line(format!("w.write_length({}.len())?;", v.recv));
+                    self.out.open(format!("for item in {}.iter()", v.recv));
+                    self.out.line("out.begin_member(w)?;");
+                    self.encode_value(elem, &Val::borrowed("item"), "w", 1);
+                    self.out.line("out.end_member_chunk(w)?;");
+                    self.out.close();
+                    return;
+                }
+            }
             self.encode_value(ty, v, "w", 0);
+            if self.ends_in_octet_array(&resolved) {
+                self.out.line("out.end_member_chunk(w)?;");
+            }
             return;
         }
         match self.resolve(ty).clone() {
@@ -157,6 +179,37 @@ impl Gen<'_> {
                 v.reference
             )),
         }
+    }
+
+    /// Whether a state member of type `ty` ends in an array of octets that omniORB reads in
+    /// one piece: a string or wstring, a sequence or array of primitives. The chunk is ended
+    /// after it, as omniORB's own writer does when such an array crosses its buffer's end:
+    /// omniORB 4.3 misreads a chunk that goes on after an array crossing the end of its
+    /// receive buffer, wherever TCP happened to split the message.
+    fn ends_in_octet_array(&self, ty: &Type) -> bool {
+        match self.resolve(ty) {
+            Type::Sequence { elem, .. } | Type::Array { elem, .. } => matches!(
+                self.resolve(elem),
+                Type::Octet
+                    | Type::Char
+                    | Type::Boolean
+                    | Type::Short
+                    | Type::UShort
+                    | Type::Long
+                    | Type::ULong
+                    | Type::LongLong
+                    | Type::ULongLong
+                    | Type::Float
+                    | Type::Double
+                    | Type::LongDouble
+            ),
+            t => self.octet_array(t),
+        }
+    }
+
+    /// Whether `ty` is a string or a wstring.
+    fn octet_array(&self, ty: &Type) -> bool {
+        matches!(self.resolve(ty), Type::String { .. } | Type::WString { .. })
     }
 
     /// An expression reading what [`Gen::write_in_value`] wrote.

@@ -375,3 +375,44 @@ fn a_value_with_unions_through_a_skeleton() {
     assert!(a.ptr_eq(&b) && a.ptr_eq(&c));
     assert_eq!(ids(a, 3), [4]);
 }
+
+/// Byte-exact: in a chunked value the chunk ends after each string member, so the members
+/// after it start a chunk of their own (omniORB 4.3 misreads a chunk going on after a string
+/// that crosses its receive buffer's end).
+#[test]
+fn a_chunk_ends_after_each_string_member() {
+    let c = ValueRef::new(Circle {
+        name: "ab".into(),
+        secret: 7,
+        radius: 1.0,
+        tag: Label(None),
+    });
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Big, ctx());
+    c.encode(&mut w).unwrap();
+    let bytes = w.into_bytes();
+    let be = |v: u32| v.to_be_bytes();
+    let mut want = Vec::new();
+    want.extend(be(0x7fff_ff0e)); // value tag: repository-id list, chunked
+    want.extend(be(2));
+    for id in ["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"] {
+        want.extend(be(id.len() as u32 + 1));
+        want.extend(id.as_bytes());
+        want.push(0);
+        while want.len() % 4 != 0 {
+            want.push(0);
+        }
+    }
+    want.extend(be(7)); // chunk: the name alone
+    want.extend(be(3));
+    want.extend(b"ab\0");
+    want.push(0); // alignment, between chunks
+    want.extend(be(20)); // chunk: secret, radius (8-aligned), the null tag
+    want.extend(be(7));
+    want.extend([0; 4]);
+    want.extend(1.0f64.to_be_bytes());
+    want.extend(be(0));
+    want.extend(be(-1i32 as u32)); // end tag
+    assert_eq!(bytes, want);
+    let back: ValueRef<Circle> = corbina::cdr::from_bytes(&bytes, ByteOrder::Big, ctx()).unwrap();
+    assert_eq!(back.lock().unwrap().name, "ab");
+}

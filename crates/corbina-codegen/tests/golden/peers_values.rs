@@ -187,6 +187,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             Ok(())
         }
         fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
@@ -238,6 +239,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.extra);
             Ok(())

@@ -980,6 +980,7 @@ pub mod shapes {
             ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
                 out.begin_member(w)?;
                 w.write_wstring(c)?;
+                out.end_member_chunk(w)?;
                 Ok(())
             })
         }
@@ -1037,6 +1038,7 @@ pub mod shapes {
             ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
                 out.begin_member(w)?;
                 w.write_bounded_string(c, 8)?;
+                out.end_member_chunk(w)?;
                 Ok(())
             })
         }

@@ -488,6 +488,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             Ok(())
@@ -547,6 +548,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -612,6 +614,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -679,6 +682,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -972,6 +976,7 @@ pub mod values {
                     w.write_short(*d);
                     out.begin_member(w)?;
                     w.write_string(v)?;
+                    out.end_member_chunk(w)?;
                 }
             }
             Ok(())
@@ -1153,6 +1158,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             ::corbina::valuetype::ValueMember::write_member(&self.left, w, out)?;
