@@ -567,11 +567,16 @@ impl ValueInput {
         }
         let pos = r.position();
         if let Some(end) = r.chunk_end() {
-            // Inside a chunk, or at its end: the reader steps into the next chunk itself.
-            if pos <= end {
+            // Inside a chunk the member goes on in it. At its end the next chunk is stepped
+            // into here, not left to the reader: octets, booleans and chars are read without
+            // its chunk check (writers end chunks after strings and arrays, before any member).
+            if pos < end {
                 return Ok(());
             }
-            return Err(invalid(pos, "state member crosses a chunk boundary"));
+            if pos > end {
+                return Err(invalid(pos, "state member crosses a chunk boundary"));
+            }
+            r.set_chunk_end(None);
         }
         let mut peek = r.clone();
         peek.align(4)?;

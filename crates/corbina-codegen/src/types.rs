@@ -573,6 +573,9 @@ impl Gen<'_> {
         self.gen_type_code_fn(def);
         self.out.close();
         self.out.blank();
+        if self.gen_union_codec_with_values(def, u, &name) {
+            return;
+        }
         // Encode.
         self.out
             .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
@@ -660,7 +663,6 @@ impl Gen<'_> {
         self.out.close_with(")");
         self.out.close();
         self.out.close();
-        self.gen_union_value_member(def, u);
         self.gen_any_insert(&name);
     }
 }

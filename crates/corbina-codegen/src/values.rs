@@ -123,16 +123,51 @@ impl Gen<'_> {
         ids
     }
 
-    /// Whether `ty` is a value that marshals through `ValueMember` (after typedefs).
-    pub(crate) fn direct_value(&self, ty: &Type) -> bool {
-        matches!(
-            self.resolve(ty),
-            Type::ValueBase
-                | Type::Named {
-                    kind: NamedKind::ValueType | NamedKind::ValueBox,
-                    ..
-                }
-        )
+    /// Whether the parameters (or results) of one request (or reply) of `types` marshal in
+    /// one indirection scope (CORBA 3.0 §15.3.4.3: the whole message body): when two of them
+    /// hold values, or one is a sequence or array of values (its elements share the scope).
+    pub(crate) fn shared_values<'t>(&self, types: impl Iterator<Item = &'t Type>) -> bool {
+        let holding: Vec<&Type> = types.filter(|t| self.contains_value(t)).collect();
+        holding.len() >= 2
+            || holding
+                .iter()
+                .any(|t| matches!(self.resolve(t), Type::Sequence { .. } | Type::Array { .. }))
+    }
+
+    /// Writes parameter or result `v` of type `ty` (holding values) in the message's scope
+    /// `values` (a `ValueOutput`), through `ValueMember`, checking a sequence's IDL bound.
+    pub(crate) fn write_scoped(&mut self, ty: &Type, v: &Val, w: &str, values: &str) {
+        let Type::Sequence { bound, .. } = self.resolve(ty).clone() else {
+            self.out.line(format!(
+                "{VT}::ValueMember::write_member({}, {w}, &mut {values})?;",
+                v.reference
+            ));
+            return;
+        };
+        // A sequence parameter is a slice (`write_seq`), its result a `Vec`.
+        if let Some(b) = bound {
+            self.out.line(format!(
+                "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: {w}.position(), reason: \"longer than its IDL bound\" }}); }}",
+                v.recv
+            ));
+        }
+        self.out.line(format!(
+            "{VT}::write_seq(&{}[..], {w}, &mut {values})?;",
+            v.recv
+        ));
+    }
+
+    /// An expression reading what [`Gen::write_scoped`] wrote.
+    pub(crate) fn read_scoped(&self, ty: &Type, r: &str, values: &str) -> String {
+        match self.resolve(ty) {
+            Type::Sequence { bound: Some(b), .. } => {
+                format!("{VT}::read_seq({r}, &mut {values}, {b})?")
+            }
+            _ => format!(
+                "<{} as {VT}::ValueMember>::read_member({r}, &mut {values})?",
+                self.rust_type(ty)
+            ),
+        }
     }
 
     /// Writes `v` (of type `ty`) as part of a value's state: values through `ValueMember`

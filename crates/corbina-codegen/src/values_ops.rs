@@ -492,17 +492,48 @@ impl Gen<'_> {
         self.out.close();
     }
 
-    /// For a union holding values: `ValueMember`, so that inside a value's state (or a box)
-    /// the values of its cases share the stream's indirections and chunks. The discriminator
-    /// is state like any other member; variants and labels are `gen_union`'s.
-    pub fn gen_union_value_member(&mut self, def: &Definition, u: &Union) {
+    /// For a union holding values: its codec (`CdrEncode`/`CdrDecode` through `ValueMember`,
+    /// one stream state for its values, as a struct's), `ValueMember` and `AnyInsert`; false
+    /// (nothing written) for other unions.
+    pub fn gen_union_codec_with_values(&mut self, def: &Definition, u: &Union, name: &str) -> bool {
         let ty = Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Union,
         };
         if !self.contains_value(&ty) {
-            return;
+            return false;
         }
+        let min = self.min_wire_size(&u.discriminator).max(1);
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        self.out.open("fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
+        self.out.line(format!(
+            "{VT}::ValueMember::write_member(self, w, &mut {VT}::ValueOutput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        self.out
+            .line(format!("const MIN_WIRE_SIZE: usize = {min};"));
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        self.out.line(format!(
+            "{VT}::ValueMember::read_member(r, &mut {VT}::ValueInput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+        self.gen_union_value_member(def, u);
+        self.gen_any_insert(name);
+        true
+    }
+
+    /// For a union holding values: `ValueMember`, so that inside a value's state (or a box)
+    /// the values of its cases share the stream's indirections and chunks. The discriminator
+    /// is state like any other member; variants and labels are `gen_union`'s.
+    fn gen_union_value_member(&mut self, def: &Definition, u: &Union) {
         let name = self.names.item(&def.scoped_name);
         let shape = self.union_shape(u);
         let dt = self.rust_type(&u.discriminator);

@@ -18,9 +18,13 @@ use gen_values::values::*;
 #[test]
 fn golden_file_matches() {
     let mut fe = corbina_idl::Frontend::new();
-    let src = corbina_codegen::compile_file(&mut fe, Path::new("tests/idl/values.idl"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .source;
+    let mut options = corbina_codegen::Options::default();
+    options.ami_interfaces = vec!["Values::Shares".into()];
+    options.amh_interfaces = vec!["Values::Shares".into()];
+    let src =
+        corbina_codegen::compile_file_with(&mut fe, Path::new("tests/idl/values.idl"), &options)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .source;
     let path = Path::new("tests/golden/values.rs");
     if std::env::var_os("BLESS").is_some() {
         std::fs::write(path, &src).unwrap();
@@ -415,4 +419,177 @@ fn a_chunk_ends_after_each_string_member() {
     assert_eq!(bytes, want);
     let back: ValueRef<Circle> = corbina::cdr::from_bytes(&bytes, ByteOrder::Big, ctx()).unwrap();
     assert_eq!(back.lock().unwrap().name, "ab");
+}
+
+fn distinct(nodes: &[ValueRef<Node>]) -> i32 {
+    let mut seen: Vec<ValueRef<Node>> = Vec::new();
+    for n in nodes {
+        if !seen.iter().any(|s| s.ptr_eq(n)) {
+            seen.push(n.clone());
+        }
+    }
+    seen.len() as i32
+}
+
+/// `Shares` with the semantics of `tests/idl/values.idl`: counts distinct nodes, tells
+/// whether the struct's node is the other parameter, returns one node twice.
+struct SharesImpl;
+
+impl SharesServant for SharesImpl {
+    fn distinct_in(&self, nodes: &[ValueRef<Node>]) -> Result<i32, SystemException> {
+        Ok(distinct(nodes))
+    }
+    fn holder_shares(&self, h: &Holder, n: &ValueRef<Node>) -> Result<bool, SystemException> {
+        Ok(h.head.ptr_eq(n) && !n.is_null())
+    }
+    fn twice(&self, n: &ValueRef<Node>) -> Result<NodeSeq, SystemException> {
+        Ok(vec![n.clone(), n.clone()])
+    }
+    fn bounded(
+        &self,
+        s: &[ValueRef<Node>],
+    ) -> Result<(ShortNodeSeq, ValueRef<Node>), SystemException> {
+        Ok((s.to_vec(), s.first().cloned().unwrap_or_default()))
+    }
+}
+
+impl AmhSharesServant for SharesImpl {
+    fn distinct_in(&self, rh: AmhSharesResponseHandler, nodes: &[ValueRef<Node>]) {
+        rh.distinct_in(distinct(nodes)).unwrap();
+    }
+    fn holder_shares(&self, rh: AmhSharesResponseHandler, h: &Holder, n: &ValueRef<Node>) {
+        rh.holder_shares(h.head.ptr_eq(n) && !n.is_null()).unwrap();
+    }
+    fn twice(&self, rh: AmhSharesResponseHandler, n: &ValueRef<Node>) {
+        rh.twice(&[n.clone(), n.clone()]).unwrap();
+    }
+    fn bounded(&self, rh: AmhSharesResponseHandler, s: &[ValueRef<Node>]) {
+        rh.bounded(s, &s.first().cloned().unwrap_or_default())
+            .unwrap();
+    }
+}
+
+/// One indirection scope per request and reply body, whatever holds the values.
+fn check_shares(s: &Shares) {
+    let a = list(&[1]);
+    let b = list(&[2]);
+    // The elements of a sequence parameter.
+    assert_eq!(
+        s.distinct_in(&[a.clone(), a.clone(), b.clone()]).unwrap(),
+        2
+    );
+    assert_eq!(s.distinct_in(&[]).unwrap(), 0);
+    // A struct parameter holding a value, and another parameter.
+    let h = Holder {
+        head: a.clone(),
+        label: Label(None),
+    };
+    assert!(s.holder_shares(&h, &a).unwrap());
+    assert!(!s.holder_shares(&h, &b).unwrap());
+    // The elements of a sequence result.
+    let two = s.twice(&a).unwrap();
+    assert!(two[0].ptr_eq(&two[1]) && !two[0].ptr_eq(&a));
+    // A bounded sequence result and an out parameter in one reply; the bound is checked.
+    let (back, first) = s.bounded(&[b.clone(), a.clone(), b.clone()]).unwrap();
+    assert!(back[0].ptr_eq(&back[2]) && back[0].ptr_eq(&first) && !back[0].ptr_eq(&back[1]));
+    let err = s.bounded(&vec![a.clone(); 5]).unwrap_err();
+    assert_eq!(err.kind, corbina::SystemExceptionKind::Marshal, "{err}");
+}
+
+fn serve(orb: &corbina::Orb, servant: Arc<dyn corbina::Servant>) -> Shares {
+    let poa = orb.root_poa();
+    let id = poa.activate_object(servant).unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    Shares::unchecked_narrow(&poa.id_to_reference(&id).unwrap().without_collocation())
+}
+
+fn orb() -> corbina::Orb {
+    corbina::Orb::with_config(corbina::OrbConfig {
+        endpoints: vec![corbina::config::Endpoint {
+            host: "127.0.0.1".into(),
+            port: 0,
+        }],
+        ..corbina::OrbConfig::default()
+    })
+}
+
+#[test]
+fn sequences_and_structs_share_the_request_scope_over_iiop() {
+    let orb = orb();
+    check_shares(&serve(&orb, Arc::new(SharesSkeleton::new(SharesImpl))));
+    // An AMH servant reads and answers in the same scopes.
+    check_shares(&serve(&orb, Arc::new(AmhSharesSkeleton::new(SharesImpl))));
+    orb.destroy();
+}
+
+/// What the reply handler received.
+struct Replies(Mutex<std::sync::mpsc::Sender<String>>);
+
+impl Replies {
+    fn send(&self, s: String) -> Result<(), SystemException> {
+        self.0.lock().unwrap().send(s).unwrap();
+        Ok(())
+    }
+}
+
+impl AmiSharesHandlerServant for Replies {
+    fn distinct_in(&self, n: i32) -> Result<(), SystemException> {
+        self.send(format!("distinct_in {n}"))
+    }
+    fn distinct_in_excep(&self, _: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        self.send("distinct_in raised".into())
+    }
+    fn holder_shares(&self, b: bool) -> Result<(), SystemException> {
+        self.send(format!("holder_shares {b}"))
+    }
+    fn holder_shares_excep(
+        &self,
+        _: &corbina::ami::ExceptionHolder,
+    ) -> Result<(), SystemException> {
+        self.send("holder_shares raised".into())
+    }
+    fn twice(&self, two: &[ValueRef<Node>]) -> Result<(), SystemException> {
+        self.send(format!("twice shared {}", two[0].ptr_eq(&two[1])))
+    }
+    fn twice_excep(&self, _: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        self.send("twice raised".into())
+    }
+    fn bounded(&self, s: &[ValueRef<Node>], first: &ValueRef<Node>) -> Result<(), SystemException> {
+        self.send(format!("bounded {} {}", s.len(), s[0].ptr_eq(first)))
+    }
+    fn bounded_excep(&self, h: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        let e: SystemException = h.raise_exception();
+        self.send(format!("bounded raised {:?}", e.kind))
+    }
+}
+
+#[test]
+fn sendc_shares_the_request_scope() {
+    let orb = orb();
+    let s = serve(&orb, Arc::new(SharesSkeleton::new(SharesImpl)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let poa = orb.root_poa();
+    let id = poa
+        .activate_object(Arc::new(AmiSharesHandlerSkeleton::new(Replies(
+            Mutex::new(tx),
+        ))))
+        .unwrap();
+    let handler = AmiSharesHandler::unchecked_narrow(&poa.id_to_reference(&id).unwrap());
+    let (a, b) = (list(&[1]), list(&[2]));
+    let wait = || rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    s.sendc_distinct_in(Some(&handler), &[a.clone(), b.clone(), a.clone()]);
+    assert_eq!(wait(), "distinct_in 2");
+    let h = Holder {
+        head: a.clone(),
+        label: Label(None),
+    };
+    s.sendc_holder_shares(Some(&handler), &h, &a);
+    assert_eq!(wait(), "holder_shares true");
+    s.sendc_twice(Some(&handler), &a);
+    assert_eq!(wait(), "twice shared true");
+    s.sendc_bounded(Some(&handler), &[b.clone(), a.clone()]);
+    assert_eq!(wait(), "bounded 2 true");
+    s.sendc_bounded(Some(&handler), &vec![a.clone(); 5]);
+    assert_eq!(wait(), "bounded raised Marshal");
+    orb.destroy();
 }

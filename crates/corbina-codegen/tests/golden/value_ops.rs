@@ -1387,8 +1387,8 @@ pub mod shapes {
             self.obj.invoke(
                 "biggest",
                 |w| {
-                    w.write_length(all.len())?;
-                    <Figure as ::corbina::cdr::CdrEncode>::encode_slice(all, w)?;
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(&all[..], w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1477,8 +1477,8 @@ pub mod shapes {
             self.obj.invoke_async(
                 "biggest",
                 |w| {
-                    w.write_length(all.len())?;
-                    <Figure as ::corbina::cdr::CdrEncode>::encode_slice(all, w)?;
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(&all[..], w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1609,7 +1609,8 @@ pub mod shapes {
             match request.operation() {
                 "biggest" => {
                     let r = request.arguments();
-                    let arg_all = <::std::vec::Vec<Figure> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_all = <Figures as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
                     let ret_ = S::biggest(&self.servant, &arg_all)?;
                     request.reply(|w| {
