@@ -144,7 +144,7 @@ impl Gen<'_> {
             ));
             return;
         };
-        // A sequence parameter is a slice (`write_seq`), its result a `Vec`.
+        // A sequence parameter is a slice, a result a `Vec`: `write_seq` takes either.
         if let Some(b) = bound {
             self.out.line(format!(
                 "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: {w}.position(), reason: \"longer than its IDL bound\" }}); }}",
@@ -152,8 +152,8 @@ impl Gen<'_> {
             ));
         }
         self.out.line(format!(
-            "{VT}::write_seq(&{}[..], {w}, &mut {values})?;",
-            v.recv
+            "{VT}::write_seq({}, {w}, &mut {values})?;",
+            v.reference
         ));
     }
 
@@ -608,12 +608,19 @@ impl Gen<'_> {
         ));
         let d = self.read_in_value(ty);
         // A value reader's call is the closure's result as it is (no `Ok(…?)`).
-        let body = match d.strip_suffix('?') {
-            Some(call) if self.contains_value(ty) => call.to_string(),
-            _ => format!("Ok({d})"),
+        let member_read = format!("{VT}::ValueMember::read_member(r, input)?");
+        let read = if d == member_read {
+            // The reader itself, not a closure calling it (clippy::redundant_closure).
+            format!("{VT}::ValueMember::read_member")
+        } else {
+            let body = match d.strip_suffix('?') {
+                Some(call) if self.contains_value(ty) => call.to_string(),
+                _ => format!("Ok({d})"),
+            };
+            format!("|r, input| {body}")
         };
         self.out.line(format!(
-            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| {body}).map(Self)"
+            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, {read}).map(Self)"
         ));
         self.out.close();
         self.out.close();

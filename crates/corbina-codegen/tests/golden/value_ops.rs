@@ -1388,7 +1388,7 @@ pub mod shapes {
                 "biggest",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&all[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(all, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1478,7 +1478,7 @@ pub mod shapes {
                 "biggest",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&all[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(all, w, &mut values)?;
                     Ok(())
                 },
                 |r| {

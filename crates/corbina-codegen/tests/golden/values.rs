@@ -928,6 +928,7 @@ pub mod values {
     }
 
     impl ::corbina::valuetype::ValueMember for Either {
+        #[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]
         fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             match self {
@@ -1028,6 +1029,7 @@ pub mod values {
     }
 
     impl ::corbina::valuetype::ValueMember for Maybe {
+        #[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]
         fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             match self {
@@ -1171,7 +1173,7 @@ pub mod values {
             })
         }
         fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
-            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| ::corbina::valuetype::ValueMember::read_member(r, input)).map(Self)
+            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, ::corbina::valuetype::ValueMember::read_member).map(Self)
         }
     }
 
@@ -1442,7 +1444,7 @@ pub mod values {
                 "distinct_in",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&nodes[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(nodes, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1504,7 +1506,7 @@ pub mod values {
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
                     if s.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                    ::corbina::valuetype::write_seq(&s[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(s, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1558,7 +1560,7 @@ pub mod values {
                 "distinct_in",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&nodes[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(nodes, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1611,7 +1613,7 @@ pub mod values {
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
                     if s.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                    ::corbina::valuetype::write_seq(&s[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(s, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1743,7 +1745,7 @@ pub mod values {
                     let ret_ = S::twice(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
-                        ::corbina::valuetype::write_seq(&ret_[..], w, &mut values_)?;
+                        ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
                         Ok(())
                     })
                 }
@@ -1756,7 +1758,7 @@ pub mod values {
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         if ret_.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                        ::corbina::valuetype::write_seq(&ret_[..], w, &mut values_)?;
+                        ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
                         ::corbina::valuetype::ValueMember::write_member(&out_first, w, &mut values_)?;
                         Ok(())
                     })
@@ -1836,7 +1838,7 @@ pub mod values {
             let handle = self.0.for_operation("twice")?;
             handle.reply(|w| {
                 let mut values = ::corbina::valuetype::ValueOutput::new();
-                ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                 Ok(())
             })
         }
@@ -1853,7 +1855,7 @@ pub mod values {
             handle.reply(|w| {
                 let mut values = ::corbina::valuetype::ValueOutput::new();
                 if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                 ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
                 Ok(())
             })
@@ -2062,7 +2064,7 @@ pub mod values {
                 "twice",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                     Ok(())
                 },
                 |_| Ok(()),
@@ -2096,7 +2098,7 @@ pub mod values {
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
                     if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                    ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                     ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
                     Ok(())
                 },
@@ -2214,7 +2216,7 @@ pub mod values {
                 "twice",
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
-                    ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                     Ok(())
                 },
                 |_| Ok(()),
@@ -2242,7 +2244,7 @@ pub mod values {
                 |w| {
                     let mut values = ::corbina::valuetype::ValueOutput::new();
                     if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
-                    ::corbina::valuetype::write_seq(&ami_return_val[..], w, &mut values)?;
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
                     ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
                     Ok(())
                 },
