@@ -541,9 +541,8 @@ impl Gen<'_> {
         self.out.blank();
         self.out.open(format!("impl {VT}::ValueMember for {name}"));
         // The label checks are written as `gen_union` writes them, for any labels.
-        self.out.line(
-            "#[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]",
-        );
+        self.out
+            .line("#[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]");
         self.out.open(format!(
             "fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
         ));
