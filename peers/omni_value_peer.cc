@@ -102,6 +102,12 @@ class ValueExchangeImpl : public POA_Values::ValueExchange {
     if (head) head->_add_ref();
     return head;
   }
+  CORBA::Any* echo_any(const CORBA::Any& a) override { return new CORBA::Any(a); }
+  CORBA::Long count_in_any(const CORBA::Any& a) override {
+    Node* head = 0;
+    if (!(a >>= head)) return -1;  // the Any keeps its reference
+    return count_nodes(head);
+  }
   Values::StringSeqBox* echo_box(Values::StringSeqBox* b) override {
     if (b) b->_add_ref();
     return b;
@@ -219,6 +225,23 @@ static void client(Values::ValueExchange_ptr x, bool derived_factory, bool serve
     release_list(head);
     release_list(back);
     return why;
+  });
+  run("echo_any(cycle 3)", [&] {
+    Node* head = make_list(3, true);
+    CORBA::Any a;
+    a <<= head;  // copying: the Any adds a reference
+    CORBA::Long counted = x->count_in_any(a);
+    CORBA::Any_var back = x->echo_any(a);
+    release_list(head);
+    if (counted != 3) return "count_in_any " + std::to_string(counted);
+    Node* got = 0;
+    if (!(back.in() >>= got)) return std::string("the Any echoed holds no Node");
+    return check_cycle(got, 3);
+  });
+  run("count_in_any(long)", [&] {
+    CORBA::Any a;
+    a <<= (CORBA::Long)5;
+    return expect_long(x->count_in_any(a), -1);
   });
   run("echo_node(null)", [&] {
     Node* back = x->echo_node(0);

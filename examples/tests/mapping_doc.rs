@@ -176,3 +176,8 @@ fn valuetype_example_runs() {
     c.lock().unwrap().extra = corbina::ValueBase::null();
     orb.destroy();
 }
+
+#[test]
+fn value_in_an_any_example_runs() {
+    assert_eq!(blocks::block_8::square_in_an_any(2.5), Some(2.5));
+}

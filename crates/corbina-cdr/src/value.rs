@@ -303,6 +303,16 @@ impl ValueOutput {
         Ok(())
     }
 
+    /// Call after a state member that ends in an array of octets (a string, a wstring, a
+    /// sequence or array of primitives): closes the open chunk there, so that the next
+    /// member starts a chunk of its own. omniORB 4.3 misreads a chunk that goes on after an
+    /// array crossing the end of its receive buffer (`cdrValueChunkStream::get_octet_array`,
+    /// MARSHAL PassEndOfMessage); its own writer ends chunks after such arrays. No-op
+    /// outside a chunk.
+    pub fn end_member_chunk(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
+        self.end_chunk(w)
+    }
+
     /// Ends the value begun last: closes its chunk and writes its end tag if chunked.
     pub fn end_value(&mut self, w: &mut CdrWriter<'_>) -> Result<()> {
         let Some(chunked) = self.levels.pop() else {
@@ -354,6 +364,22 @@ fn write_indirection(w: &mut CdrWriter<'_>, target: usize) {
     // Relative to the offset field itself; always negative (targets are behind us).
     let offset = target as i64 - w.position() as i64;
     w.write_long(offset as i32);
+}
+
+/// What stands where [`ValueInput::next_chunk`] expects the next chunk of a value's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateChunk<'b> {
+    /// A whole chunk: its octets, which start at stream position `position`.
+    Chunk {
+        /// Where the octets start in the stream (their CDR alignment).
+        position: usize,
+        /// The chunk's octets.
+        bytes: &'b [u8],
+    },
+    /// A nested value, a null value or an indirection (its tag left unread).
+    Value,
+    /// The value's end tag (left for [`ValueInput::end_value`]).
+    End,
 }
 
 /// Per-stream state for reading values: where values and strings began, and the chunk and
@@ -557,11 +583,16 @@ impl ValueInput {
         }
         let pos = r.position();
         if let Some(end) = r.chunk_end() {
-            // Inside a chunk, or at its end: the reader steps into the next chunk itself.
-            if pos <= end {
+            // Inside a chunk the member goes on in it. At its end the next chunk is stepped
+            // into here, not left to the reader: octets, booleans and chars are read without
+            // its chunk check (writers end chunks after strings and arrays, before any member).
+            if pos < end {
                 return Ok(());
             }
-            return Err(invalid(pos, "state member crosses a chunk boundary"));
+            if pos > end {
+                return Err(invalid(pos, "state member crosses a chunk boundary"));
+            }
+            r.set_chunk_end(None);
         }
         let mut peek = r.clone();
         peek.align(4)?;
@@ -582,6 +613,47 @@ impl ValueInput {
             }
             _ => Err(invalid(at, "expected a chunk of value state")),
         }
+    }
+
+    /// Takes the next chunk of a chunked value's state whole (for state kept as octets: a
+    /// custom value without its unmarshaller), from a chunk boundary: a chunk, or the nested
+    /// value or end tag that stands there instead (left unread). Reading from inside a
+    /// chunk is an error: whole chunks only.
+    pub fn next_chunk<'b>(&mut self, r: &mut CdrReader<'b>) -> Result<StateChunk<'b>> {
+        if self.chunk_level == 0 || self.pending_end.is_some() {
+            return Err(invalid(r.position(), "no chunked value state to take"));
+        }
+        // The reader must not step into the next chunk by itself: its length is read here.
+        if let Some(end) = r.take_chunk_end() {
+            if r.position() != end {
+                return Err(invalid(
+                    r.position(),
+                    "whole chunk taken from inside a chunk",
+                ));
+            }
+        }
+        let mut peek = r.clone();
+        peek.align(4)?;
+        let at = peek.position();
+        let tag = peek.read_long()?;
+        if tag < 0 {
+            return Ok(StateChunk::End);
+        }
+        if tag == 0 || tag as u32 >= VALUE_TAG_MIN {
+            return Ok(StateChunk::Value);
+        }
+        let n = tag as usize;
+        if n > peek.remaining() {
+            return Err(MarshalError::LengthExceedsData {
+                offset: at,
+                length: n as u64,
+                remaining: peek.remaining(),
+            });
+        }
+        *r = peek;
+        let position = r.position();
+        let bytes = r.read_bytes(n)?;
+        Ok(StateChunk::Chunk { position, bytes })
     }
 
     /// Ends the value read last. In a chunked value, whatever state was not read (the state of

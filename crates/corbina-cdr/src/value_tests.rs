@@ -742,3 +742,78 @@ fn value_nesting_bound_holds_whatever_the_reader_allows() {
         "{err}"
     );
 }
+
+#[test]
+fn whole_chunks_are_handed_out_up_to_a_nested_value_or_the_end_tag() {
+    let v = truncatable_vector();
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    assert!(matches!(
+        input.read_value(&mut r).unwrap(),
+        ValueStart::Value(_)
+    ));
+    // The first chunk (b, s) whole, then the nested N stands where a chunk would.
+    let StateChunk::Chunk { position, bytes } = input.next_chunk(&mut r).unwrap() else {
+        panic!("not a chunk")
+    };
+    assert_eq!((position, bytes.len()), (44, 11));
+    assert_eq!(&bytes[..4], 10u32.to_be_bytes());
+    assert_eq!(input.next_chunk(&mut r).unwrap(), StateChunk::Value);
+    read_node(&mut input, &mut r).unwrap().unwrap();
+    let StateChunk::Chunk { position, bytes } = input.next_chunk(&mut r).unwrap() else {
+        panic!("not a chunk")
+    };
+    assert_eq!((position, bytes), (96, &20u32.to_be_bytes()[..]));
+    assert_eq!(input.next_chunk(&mut r).unwrap(), StateChunk::End);
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    // Outside a chunked value, and from inside a chunk, nothing is handed out.
+    assert!(input.next_chunk(&mut r).is_err());
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    r.read_long().unwrap();
+    assert!(input.next_chunk(&mut r).is_err());
+    // A chunk longer than the data left.
+    let mut bad = v.clone();
+    bad[40..44].copy_from_slice(&1000u32.to_be_bytes());
+    let mut r = reader(&bad);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    assert!(matches!(
+        input.next_chunk(&mut r),
+        Err(MarshalError::LengthExceedsData { .. })
+    ));
+}
+
+/// A chunk may end right before an octet-sized member (omniORB ends chunks after strings):
+/// `begin_member` steps into the next chunk itself.
+#[test]
+fn a_boolean_after_a_chunk_end_is_read_from_the_next_chunk() {
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    assert!(out
+        .begin_value(&mut w, 1, &WriteHeader::truncatable(&[D, B]))
+        .unwrap());
+    out.begin_member(&mut w).unwrap();
+    w.write_string("xyz").unwrap();
+    out.end_member_chunk(&mut w).unwrap();
+    out.begin_member(&mut w).unwrap();
+    w.write_boolean(true);
+    out.begin_member(&mut w).unwrap();
+    w.write_octet(7);
+    out.end_value(&mut w).unwrap();
+    let v = w.into_bytes();
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_string().unwrap(), "xyz");
+    input.begin_member(&mut r).unwrap();
+    assert!(r.read_boolean().unwrap());
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_octet().unwrap(), 7);
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.remaining(), 0);
+}

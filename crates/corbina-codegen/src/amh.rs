@@ -165,13 +165,24 @@ impl Gen<'_> {
             } else {
                 let w = fresh("w", &taken);
                 self.out.open(format!("{h}.reply(|{w}|"));
+                let shared = self.shared_values(results.iter().map(|x| &x.1));
+                let values = fresh("values", &taken);
+                if shared {
+                    self.out.line(format!(
+                        "let mut {values} = ::corbina::valuetype::ValueOutput::new();"
+                    ));
+                }
                 for (n, ty) in &results {
                     let v = if self.by_value(ty) {
                         Val::owned(n)
                     } else {
                         Val::borrowed(n)
                     };
-                    self.encode_value(ty, &v, &w, 0);
+                    if shared && self.contains_value(ty) {
+                        self.write_scoped(ty, &v, &w, &values);
+                    } else {
+                        self.encode_value(ty, &v, &w, 0);
+                    }
                 }
                 self.out.line("Ok(())");
                 self.out.close_with(")");
@@ -297,6 +308,11 @@ impl Gen<'_> {
         if !m.oneway {
             call_args.push("rh".to_string());
         }
+        let shared = self.shared_values(ins.iter().map(|p| &p.3));
+        if shared {
+            self.out
+                .line("let mut values_ = ::corbina::valuetype::ValueInput::new();");
+        }
         for (_, n, dir, ty) in &ins {
             // Octet sequences are borrowed from the receive buffer, as in the ordinary skeleton.
             let bytes = match self.resolve(ty) {
@@ -312,6 +328,7 @@ impl Gen<'_> {
                     crate::marshal::decode_bound_check("s.len()", Some(b), "r").unwrap_or_default(),
                     "s".into(),
                 ]),
+                None if shared && self.contains_value(ty) => self.read_scoped(ty, "r", "values_"),
                 None => self.decode_value(ty, "r"),
             };
             self.out.line(format!("let {} = {value};", arg(n)));

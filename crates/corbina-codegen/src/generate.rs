@@ -91,6 +91,7 @@ fn refs(def: &Definition) -> Vec<ScopedName> {
             }
             for i in &v.initializers {
                 i.params.iter().for_each(|p| type_refs(&p.ty, &mut out));
+                out.extend(i.raises.iter().cloned());
             }
         }
         DefinitionKind::Interface(i) => {
@@ -173,12 +174,7 @@ impl<'s> Gen<'s> {
                 DefinitionKind::ValueType(v) => {
                     if self.value_supported(d, v) {
                         node.items.push(Item::Def(d));
-                        let iface = crate::values_ops::value_iface(v);
-                        let raises = iface.operations.iter().any(|o| !o.raises.is_empty())
-                            || iface
-                                .attributes
-                                .iter()
-                                .any(|a| !a.get_raises.is_empty() || !a.set_raises.is_empty());
+                        let raises = crate::values_ops::value_raises(v);
                         if !v.definitions.is_empty() || raises {
                             let mut child = std::mem::take(node.child(self, d));
                             self.build(&mut child, &v.definitions, need);
@@ -238,7 +234,8 @@ impl<'s> Gen<'s> {
                 Item::Errors(d) => match &d.kind {
                     DefinitionKind::Interface(i) => self.gen_error_enums(d, i),
                     DefinitionKind::ValueType(v) => {
-                        self.gen_error_enums(d, &crate::values_ops::value_iface(v))
+                        self.gen_error_enums(d, &crate::values_ops::value_iface(v));
+                        self.gen_error_enums(d, &crate::values_ops::value_factories_iface(v));
                     }
                     _ => {}
                 },

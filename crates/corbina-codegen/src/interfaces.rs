@@ -10,7 +10,6 @@ use corbina_idl::{SourceLoc, Type};
 
 const VALUE_OUTPUT: &str = "::corbina::valuetype::ValueOutput";
 const VALUE_INPUT: &str = "::corbina::valuetype::ValueInput";
-const VALUE_MEMBER: &str = "::corbina::valuetype::ValueMember";
 
 const SYS: &str = "::corbina::SystemException";
 
@@ -475,14 +474,6 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether a request's or reply's values share one indirection scope: with two or more
-    /// values among `types`, a value sent in two of them goes once and then by indirection
-    /// (CORBA 3.0 §15.3.4.3: the scope is the whole message body), as omniORB and JacORB
-    /// send and expect it.
-    fn shared_values<'t>(&self, types: impl Iterator<Item = &'t Type>) -> bool {
-        types.filter(|t| self.direct_value(t)).count() >= 2
-    }
-
     /// A proxy method; `asynchronous`: of the `Async` proxy (no direct collocated call: the
     /// servant must not run on the polling thread).
     fn gen_proxy_method(&mut self, m: &Method, asynchronous: bool) {
@@ -551,11 +542,8 @@ impl Gen<'_> {
                     _ if self.by_value(ty) => Val::owned(n),
                     _ => Val::borrowed(n),
                 };
-                if shared && self.direct_value(ty) {
-                    self.out.line(format!(
-                        "{VALUE_MEMBER}::write_member({}, {w}, &mut {values})?;",
-                        v.reference
-                    ));
+                if shared && self.contains_value(ty) {
+                    self.write_scoped(ty, &v, &w, &values);
                 } else {
                     self.encode_value(ty, &v, &w, 0);
                 }
@@ -574,11 +562,8 @@ impl Gen<'_> {
                         .line(format!("let mut {values} = {VALUE_INPUT}::new();"));
                 }
                 for (n, ty, _, _) in &results {
-                    let value = if shared && self.direct_value(ty) {
-                        format!(
-                            "<{} as {VALUE_MEMBER}>::read_member({r}, &mut {values})?",
-                            self.rust_type(ty)
-                        )
+                    let value = if shared && self.contains_value(ty) {
+                        self.read_scoped(ty, &r, &values)
                     } else {
                         self.decode_value(ty, &r)
                     };
@@ -800,10 +785,7 @@ impl Gen<'_> {
                     crate::marshal::decode_bound_check("s.len()", Some(b), "r").unwrap_or_default(),
                     "s".into(),
                 ]),
-                None if shared && self.direct_value(ty) => format!(
-                    "<{} as {VALUE_MEMBER}>::read_member(r, &mut values_)?",
-                    self.rust_type(ty)
-                ),
+                None if shared && self.contains_value(ty) => self.read_scoped(ty, "r", "values_"),
                 None => self.decode_value(ty, "r"),
             };
             let mutbl = if *dir == ParamDir::InOut { "mut " } else { "" };
@@ -897,10 +879,8 @@ impl Gen<'_> {
                         .line(format!("let mut values_ = {VALUE_OUTPUT}::new();"));
                 }
                 for (n, ty) in &body {
-                    if shared && g.direct_value(ty) {
-                        g.out.line(format!(
-                            "{VALUE_MEMBER}::write_member(&{n}, w, &mut values_)?;"
-                        ));
+                    if shared && g.contains_value(ty) {
+                        g.write_scoped(ty, &Val::owned(n), "w", "values_");
                     } else {
                         g.encode_value(ty, &Val::owned(n), "w", 0);
                     }

@@ -4,7 +4,9 @@
 //! trailing underscores, given in declaration order, instead of being refused.
 
 use crate::names::{bump, camel, screaming, snake, unique};
-use corbina_idl::model::{Definition, DefinitionKind, Enum, Interface, Member, ScopedName};
+use corbina_idl::model::{
+    Definition, DefinitionKind, Enum, Interface, Member, ScopedName, ValueType,
+};
 use std::collections::HashMap;
 
 /// Methods every proxy has; an operation mapped to one of these names is renamed.
@@ -57,7 +59,7 @@ fn has_module(d: &Definition) -> bool {
         DefinitionKind::Module(_) => true,
         DefinitionKind::Interface(i) => !i.definitions.is_empty() || raises_any(i),
         DefinitionKind::ValueType(v) => {
-            !v.definitions.is_empty() || raises_any(&crate::values_ops::value_iface(v))
+            !v.definitions.is_empty() || crate::values_ops::value_raises(v)
         }
         k => !k.children().is_empty(),
     }
@@ -110,7 +112,8 @@ impl NameTable {
             match &d.kind {
                 DefinitionKind::Interface(i) => self.assign_methods(d, i),
                 DefinitionKind::ValueType(v) => {
-                    self.assign_methods(d, &crate::values_ops::value_iface(v))
+                    self.assign_methods(d, &crate::values_ops::value_iface(v));
+                    self.assign_factory_errors(d, v);
                 }
                 _ => {}
             }
@@ -159,6 +162,18 @@ impl NameTable {
                 self.errors.insert((d.scoped_name.clone(), wire.clone()), e);
             }
             self.methods.insert((d.scoped_name.clone(), wire), rust);
+        }
+    }
+
+    /// Error enums of a valuetype's initializers that raise exceptions (`<Name>Error`, after
+    /// its operations' enums), keyed by `values_ops::factory_key`.
+    fn assign_factory_errors(&mut self, d: &Definition, v: &ValueType) {
+        let taken = self.scopes.entry(d.scoped_name.clone()).or_default();
+        for init in v.initializers.iter().filter(|i| !i.raises.is_empty()) {
+            let base = format!("{}Error", camel(snake(&init.name).trim_start_matches("r#")));
+            let e = Taken::claim(&mut taken.types, base, &[""]);
+            let key = crate::values_ops::factory_key(&init.name);
+            self.errors.insert((d.scoped_name.clone(), key), e);
         }
     }
 

@@ -573,6 +573,9 @@ impl Gen<'_> {
         self.gen_type_code_fn(def);
         self.out.close();
         self.out.blank();
+        if self.gen_union_codec_with_values(def, u, &name) {
+            return;
+        }
         // Encode.
         self.out
             .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));

@@ -5,9 +5,7 @@
 use crate::context::Gen;
 use crate::marshal::Val;
 use crate::names::{camel, snake};
-use corbina_idl::model::{
-    CaseLabel, Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType,
-};
+use corbina_idl::model::{Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType};
 use corbina_idl::{ScopedName, Type};
 use std::collections::HashSet;
 
@@ -125,33 +123,50 @@ impl Gen<'_> {
         ids
     }
 
-    /// Whether `ty` is a value that marshals through `ValueMember` (after typedefs).
-    pub(crate) fn direct_value(&self, ty: &Type) -> bool {
-        matches!(
-            self.resolve(ty),
-            Type::ValueBase
-                | Type::Named {
-                    kind: NamedKind::ValueType | NamedKind::ValueBox,
-                    ..
-                }
-        )
+    /// Whether the parameters (or results) of one request (or reply) of `types` marshal in
+    /// one indirection scope (CORBA 3.0 §15.3.4.3: the whole message body): when two of them
+    /// hold values, or one is a sequence or array of values (its elements share the scope).
+    pub(crate) fn shared_values<'t>(&self, types: impl Iterator<Item = &'t Type>) -> bool {
+        let holding: Vec<&Type> = types.filter(|t| self.contains_value(t)).collect();
+        holding.len() >= 2
+            || holding
+                .iter()
+                .any(|t| matches!(self.resolve(t), Type::Sequence { .. } | Type::Array { .. }))
     }
 
-    /// Whether values below `ty` can share a value's stream state: through structs,
-    /// sequences and arrays (a union holding a value is not mapped there yet).
-    pub(crate) fn nested_ok(&self, ty: &Type) -> bool {
-        if self.direct_value(ty) || !self.contains_value(ty) {
-            return true;
+    /// Writes parameter or result `v` of type `ty` (holding values) in the message's scope
+    /// `values` (a `ValueOutput`), through `ValueMember`, checking a sequence's IDL bound.
+    pub(crate) fn write_scoped(&mut self, ty: &Type, v: &Val, w: &str, values: &str) {
+        let Type::Sequence { bound, .. } = self.resolve(ty).clone() else {
+            self.out.line(format!(
+                "{VT}::ValueMember::write_member({}, {w}, &mut {values})?;",
+                v.reference
+            ));
+            return;
+        };
+        // A sequence parameter is a slice, a result a `Vec`: `write_seq` takes either.
+        if let Some(b) = bound {
+            self.out.line(format!(
+                "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: {w}.position(), reason: \"longer than its IDL bound\" }}); }}",
+                v.recv
+            ));
         }
+        self.out.line(format!(
+            "{VT}::write_seq({}, {w}, &mut {values})?;",
+            v.reference
+        ));
+    }
+
+    /// An expression reading what [`Gen::write_scoped`] wrote.
+    pub(crate) fn read_scoped(&self, ty: &Type, r: &str, values: &str) -> String {
         match self.resolve(ty) {
-            Type::Sequence { elem, .. } | Type::Array { elem, .. } => self.nested_ok(elem),
-            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefinitionKind::Struct(st)) => {
-                    st.members.iter().all(|m| self.nested_ok(&m.ty))
-                }
-                _ => false,
-            },
-            _ => false,
+            Type::Sequence { bound: Some(b), .. } => {
+                format!("{VT}::read_seq({r}, &mut {values}, {b})?")
+            }
+            _ => format!(
+                "<{} as {VT}::ValueMember>::read_member({r}, &mut {values})?",
+                self.rust_type(ty)
+            ),
         }
     }
 
@@ -160,7 +175,29 @@ impl Gen<'_> {
     pub fn write_in_value(&mut self, ty: &Type, v: &Val) {
         if !self.contains_value(ty) {
             self.out.line("out.begin_member(w)?;");
+            let resolved = self.resolve(ty).clone();
+            if let Type::Sequence { elem, bound } = &resolved {
+                if self.octet_array(elem) {
+                    // A chunk ends after each string (see `ends_in_octet_array`).
+                    if let Some(b) = bound {
+                        self.out.line(format!(
+                            "if {}.len() > {b} {{ return Err(::corbina::cdr::MarshalError::InvalidValue {{ offset: w.position(), reason: \"longer than its IDL bound\" }}); }}",
+                            v.recv
+                        ));
+                    }
+                    self.out.line(format!("w.write_length({}.len())?;", v.recv));
+                    self.out.open(format!("for item in {}.iter()", v.recv));
+                    self.out.line("out.begin_member(w)?;");
+                    self.encode_value(elem, &Val::borrowed("item"), "w", 1);
+                    self.out.line("out.end_member_chunk(w)?;");
+                    self.out.close();
+                    return;
+                }
+            }
             self.encode_value(ty, v, "w", 0);
+            if self.ends_in_octet_array(&resolved) {
+                self.out.line("out.end_member_chunk(w)?;");
+            }
             return;
         }
         match self.resolve(ty).clone() {
@@ -179,6 +216,37 @@ impl Gen<'_> {
         }
     }
 
+    /// Whether a state member of type `ty` ends in an array of octets that omniORB reads in
+    /// one piece: a string or wstring, a sequence or array of primitives. The chunk is ended
+    /// after it, as omniORB's own writer does when such an array crosses its buffer's end:
+    /// omniORB 4.3 misreads a chunk that goes on after an array crossing the end of its
+    /// receive buffer, wherever TCP happened to split the message.
+    fn ends_in_octet_array(&self, ty: &Type) -> bool {
+        match self.resolve(ty) {
+            Type::Sequence { elem, .. } | Type::Array { elem, .. } => matches!(
+                self.resolve(elem),
+                Type::Octet
+                    | Type::Char
+                    | Type::Boolean
+                    | Type::Short
+                    | Type::UShort
+                    | Type::Long
+                    | Type::ULong
+                    | Type::LongLong
+                    | Type::ULongLong
+                    | Type::Float
+                    | Type::Double
+                    | Type::LongDouble
+            ),
+            t => self.octet_array(t),
+        }
+    }
+
+    /// Whether `ty` is a string or a wstring.
+    fn octet_array(&self, ty: &Type) -> bool {
+        matches!(self.resolve(ty), Type::String { .. } | Type::WString { .. })
+    }
+
     /// An expression reading what [`Gen::write_in_value`] wrote.
     pub fn read_in_value(&self, ty: &Type) -> String {
         if !self.contains_value(ty) {
@@ -195,7 +263,8 @@ impl Gen<'_> {
         }
     }
 
-    /// Whether `ty` holds a value somewhere below it (a struct member, a sequence element).
+    /// Whether `ty` holds a value somewhere below it (a struct member, a union case, a
+    /// sequence element).
     pub fn contains_value(&self, ty: &Type) -> bool {
         fn walk(g: &Gen<'_>, ty: &Type, seen: &mut HashSet<ScopedName>) -> bool {
             match g.resolve(ty) {
@@ -237,13 +306,6 @@ impl Gen<'_> {
                 m.name, def.scoped_name
             );
             ok &= self.check_type(&m.ty, &m.loc, &what);
-            if !self.nested_ok(&m.ty) {
-                self.error(
-                    &m.loc,
-                    format!("not yet supported: a value nested in a union in {what}"),
-                );
-                ok = false;
-            }
             if self.state_default(&m.ty).is_none() {
                 self.error(
                     &m.loc,
@@ -287,51 +349,14 @@ impl Gen<'_> {
         let Some(DefinitionKind::Union(u)) = self.lookup(name).map(|d| &d.kind) else {
             return None;
         };
-        let disc = self.resolve(&u.discriminator).clone();
-        let labels = u
-            .cases
-            .iter()
-            .flat_map(|c| c.labels.iter())
-            .filter(|l| matches!(l, CaseLabel::Value(_)))
-            .count();
-        let covered = match &disc {
-            Type::Boolean => labels >= 2,
-            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefinitionKind::Enum(e)) => labels >= e.enumerators.len(),
-                _ => false,
-            },
-            Type::Char | Type::Octet => labels >= 256,
-            _ => false,
-        };
-        let has_default = u
-            .cases
-            .iter()
-            .any(|c| c.labels.contains(&CaseLabel::Default));
-        let reserved: &[&str] = if !has_default && !covered {
-            &["Default_"]
-        } else {
-            &[]
-        };
-        let names = crate::names::unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
-        let (case, var) = u
-            .cases
-            .iter()
-            .zip(names)
-            .find(|(c, _)| !c.labels.contains(&CaseLabel::Default))?;
-        let pats: Vec<String> = case
-            .labels
-            .iter()
-            .filter_map(|l| match l {
-                CaseLabel::Value(v) => Some(self.literal(v, &disc)),
-                CaseLabel::Default => None,
-            })
-            .collect();
-        let member = self.state_default(&case.member.ty)?;
+        let shape = self.union_shape(u);
+        let var = shape.vars.iter().find(|v| !v.is_default)?;
+        let member = self.state_default(&var.ty)?;
         let path = self.type_path(name);
-        Some(if pats.len() > 1 {
-            format!("{path}::{var}({}, {member})", pats[0])
+        Some(if var.holds_disc {
+            format!("{path}::{}({}, {member})", var.name, var.pats[0])
         } else {
-            format!("{path}::{var}({member})")
+            format!("{path}::{}({member})", var.name)
         })
     }
 
@@ -461,6 +486,12 @@ impl Gen<'_> {
             .line(format!("Ok(Self {{ {} }})", fields.join(", ")));
         self.out.close();
         self.out.close();
+        self.out.blank();
+        self.out.open(format!("impl {VT}::TypedValue for {name}"));
+        self.out.open("fn value_type_code() -> ::corbina::TypeCode");
+        self.out.line(format!("{name}::type_code()"));
+        self.out.close();
+        self.out.close();
         self.gen_value_operations(def, v);
         self.gen_value_initializers(def, v);
         self.gen_supports(def, v);
@@ -470,13 +501,6 @@ impl Gen<'_> {
     pub fn gen_value_box(&mut self, def: &Definition, b: &ValueBox) {
         let what = format!("valuetype box '{}'", def.scoped_name);
         if !self.check_type(&b.ty, &def.loc, &what) {
-            return;
-        }
-        if !self.nested_ok(&b.ty) {
-            self.error(
-                &def.loc,
-                format!("not yet supported: {what} of a union holding a value"),
-            );
             return;
         }
         let name = camel(&def.name);
@@ -507,6 +531,7 @@ impl Gen<'_> {
         self.out.close();
         if general {
             self.gen_general_box(&name, &b.ty);
+            self.gen_any_insert(&name);
             return;
         }
         self.out.blank();
@@ -560,6 +585,7 @@ impl Gen<'_> {
             .line(format!("{VT}::read_box(r, &mut {VT}::ValueInput::new())"));
         self.out.close();
         self.out.close();
+        self.gen_any_insert(&name);
     }
 
     /// A box whose content the generated code marshals (bounded, wide, fixed, references,
@@ -582,12 +608,19 @@ impl Gen<'_> {
         ));
         let d = self.read_in_value(ty);
         // A value reader's call is the closure's result as it is (no `Ok(…?)`).
-        let body = match d.strip_suffix('?') {
-            Some(call) if self.contains_value(ty) => call.to_string(),
-            _ => format!("Ok({d})"),
+        let member_read = format!("{VT}::ValueMember::read_member(r, input)?");
+        let read = if d == member_read {
+            // The reader itself, not a closure calling it (clippy::redundant_closure).
+            format!("{VT}::ValueMember::read_member")
+        } else {
+            let body = match d.strip_suffix('?') {
+                Some(call) if self.contains_value(ty) => call.to_string(),
+                _ => format!("Ok({d})"),
+            };
+            format!("|r, input| {body}")
         };
         self.out.line(format!(
-            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, |r, input| {body}).map(Self)"
+            "{VT}::read_boxed(r, input, Self::REPOSITORY_ID, {read}).map(Self)"
         ));
         self.out.close();
         self.out.close();

@@ -8,8 +8,10 @@ use crate::interfaces::methods_of;
 use crate::marshal::Val;
 use crate::names::{camel, snake, unique};
 use corbina_idl::ast::ParamDir;
-use corbina_idl::model::{Definition, DefinitionKind, Interface, Member, ValueType};
-use corbina_idl::{ScopedName, Type};
+use corbina_idl::model::{
+    CaseLabel, Definition, DefinitionKind, Interface, Member, Operation, Union, ValueType,
+};
+use corbina_idl::{ConstValue, ScopedName, Type};
 
 const VT: &str = "::corbina::valuetype";
 
@@ -20,6 +22,44 @@ pub(crate) fn value_iface(v: &ValueType) -> Interface {
         attributes: v.attributes.clone(),
         ..Interface::default()
     }
+}
+
+/// The name-table key of a `factory` initializer's error enum (no IDL operation name has a
+/// space, so it cannot clash with one).
+pub(crate) fn factory_key(name: &str) -> String {
+    format!("factory {name}")
+}
+
+/// A valuetype's initializers that raise user exceptions, as operations keyed by
+/// [`factory_key`] (for their error enums).
+pub(crate) fn value_factories_iface(v: &ValueType) -> Interface {
+    Interface {
+        operations: v
+            .initializers
+            .iter()
+            .filter(|i| !i.raises.is_empty())
+            .map(|i| Operation {
+                name: factory_key(&i.name),
+                loc: i.loc.clone(),
+                oneway: false,
+                return_type: None,
+                params: i.params.clone(),
+                raises: i.raises.clone(),
+                contexts: Vec::new(),
+            })
+            .collect(),
+        ..Interface::default()
+    }
+}
+
+/// Whether a valuetype's operations, attributes or initializers raise user exceptions (then
+/// it has a module for their error enums).
+pub(crate) fn value_raises(v: &ValueType) -> bool {
+    v.operations.iter().any(|o| !o.raises.is_empty())
+        || v.attributes
+            .iter()
+            .any(|a| !a.get_raises.is_empty() || !a.set_raises.is_empty())
+        || v.initializers.iter().any(|i| !i.raises.is_empty())
 }
 
 impl Gen<'_> {
@@ -92,13 +132,6 @@ impl Gen<'_> {
         let mut ok = true;
         for init in &v.initializers {
             let what = format!("factory '{}' of '{}'", init.name, def.scoped_name);
-            if !init.raises.is_empty() {
-                self.error(
-                    &init.loc,
-                    format!("not yet supported: {what} with a raises clause"),
-                );
-                ok = false;
-            }
             for p in &init.params {
                 ok &= self.check_type(&p.ty, &init.loc, &what);
             }
@@ -132,10 +165,21 @@ impl Gen<'_> {
                 )
                 .collect();
             self.out.line(format!("/// IDL `factory {}`.", init.name));
-            self.out.line(format!(
-                "fn {f}({}) -> {VT}::ValueRef<{name}>;",
-                args.join(", ")
-            ));
+            let made = format!("{VT}::ValueRef<{name}>");
+            let ret = match self
+                .names
+                .error_enum(&def.scoped_name, &factory_key(&init.name))
+            {
+                Some(en) if !init.raises.is_empty() => {
+                    let mut module = self.module_of(&def.scoped_name);
+                    module.push(self.names.module(&def.scoped_name));
+                    let en = self.rel_path(&module, en);
+                    format!("::core::result::Result<{made}, {en}>")
+                }
+                _ => made,
+            };
+            self.out
+                .line(format!("fn {f}({}) -> {ret};", args.join(", ")));
         }
         self.out.close();
     }
@@ -409,13 +453,12 @@ impl Gen<'_> {
         self.gen_supports(def, v);
     }
 
-    /// Whether the struct holds values, none of them in a union (then it is a `ValueMember`).
+    /// Whether the struct holds values (then it is a `ValueMember`).
     pub fn struct_holds_values(&self, def: &Definition) -> bool {
-        let ty = Type::Named {
+        self.contains_value(&Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Struct,
-        };
-        self.contains_value(&ty) && self.nested_ok(&ty)
+        })
     }
 
     /// For a struct holding values: `ValueMember`, so that inside a value's state its values
@@ -448,4 +491,223 @@ impl Gen<'_> {
         self.out.close();
         self.out.close();
     }
+
+    /// For a union holding values: its codec (`CdrEncode`/`CdrDecode` through `ValueMember`,
+    /// one stream state for its values, as a struct's), `ValueMember` and `AnyInsert`; false
+    /// (nothing written) for other unions.
+    pub fn gen_union_codec_with_values(&mut self, def: &Definition, u: &Union, name: &str) -> bool {
+        let ty = Type::Named {
+            name: def.scoped_name.clone(),
+            kind: corbina_idl::model::NamedKind::Union,
+        };
+        if !self.contains_value(&ty) {
+            return false;
+        }
+        let min = self.min_wire_size(&u.discriminator).max(1);
+        self.out
+            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
+        self.out.open("fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
+        self.out.line(format!(
+            "{VT}::ValueMember::write_member(self, w, &mut {VT}::ValueOutput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+        self.out.blank();
+        self.out
+            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
+        self.out
+            .line(format!("const MIN_WIRE_SIZE: usize = {min};"));
+        self.out.open(
+            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        );
+        self.out.line(format!(
+            "{VT}::ValueMember::read_member(r, &mut {VT}::ValueInput::new())"
+        ));
+        self.out.close();
+        self.out.close();
+        self.gen_union_value_member(def, u);
+        self.gen_any_insert(name);
+        true
+    }
+
+    /// For a union holding values: `ValueMember`, so that inside a value's state (or a box)
+    /// the values of its cases share the stream's indirections and chunks. The discriminator
+    /// is state like any other member; variants and labels are `gen_union`'s.
+    fn gen_union_value_member(&mut self, def: &Definition, u: &Union) {
+        let name = self.names.item(&def.scoped_name);
+        let shape = self.union_shape(u);
+        let dt = self.rust_type(&u.discriminator);
+        let disc = shape.disc.clone();
+        self.out.blank();
+        self.out.open(format!("impl {VT}::ValueMember for {name}"));
+        // The label checks are written as `gen_union` writes them, for any labels.
+        self.out
+            .line("#[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]");
+        self.out.open(format!(
+            "fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut {VT}::ValueOutput) -> ::corbina::cdr::Result<()>"
+        ));
+        self.out.line("out.begin_member(w)?;");
+        self.out.open("match self");
+        let bad_disc = "return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: \"the discriminator does not select this member\" });";
+        for v in &shape.vars {
+            let pat = if v.holds_disc {
+                format!("Self::{}(d, v)", v.name)
+            } else {
+                format!("Self::{}(v)", v.name)
+            };
+            self.out.open(format!("{pat} =>"));
+            if v.holds_disc {
+                let check = if v.is_default {
+                    (!shape.all_pats.is_empty())
+                        .then(|| format!("if matches!(*d, {})", shape.all_pats.join(" | ")))
+                } else {
+                    Some(format!("if !matches!(*d, {})", v.pats.join(" | ")))
+                };
+                if let Some(c) = check {
+                    self.out.open(c);
+                    self.out.line(bad_disc);
+                    self.out.close();
+                }
+                self.encode_value(&disc, &Val::borrowed("d"), "w", 0);
+            } else {
+                self.out.line(format!("let d: {dt} = {};", v.pats[0]));
+                self.encode_value(&disc, &Val::owned("d"), "w", 0);
+            }
+            self.write_in_value(&v.ty, &Val::borrowed("v"));
+            self.out.close();
+        }
+        if shape.implicit_default {
+            self.out.open("Self::Default_(d) =>");
+            if !shape.all_pats.is_empty() {
+                self.out
+                    .open(format!("if matches!(*d, {})", shape.all_pats.join(" | ")));
+                self.out.line(bad_disc);
+                self.out.close();
+            }
+            self.encode_value(&disc, &Val::borrowed("d"), "w", 0);
+            self.out.close();
+        }
+        self.out.close();
+        self.out.line("Ok(())");
+        self.out.close();
+        self.out.open(format!(
+            "fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut {VT}::ValueInput) -> ::corbina::cdr::Result<Self>"
+        ));
+        self.out.line("input.begin_member(r)?;");
+        self.out
+            .line(format!("let d: {dt} = {};", self.decode_value(&disc, "r")));
+        if shape.covered && shape.vars.iter().any(|v| v.is_default) {
+            self.out.line("#[allow(unreachable_patterns)]");
+        }
+        self.out.open("Ok(match d");
+        let mut default_arm = None;
+        for v in &shape.vars {
+            let val = self.read_in_value(&v.ty);
+            let ctor = if v.holds_disc {
+                format!("Self::{}(d, {val})", v.name)
+            } else {
+                format!("Self::{}({val})", v.name)
+            };
+            if !v.pats.is_empty() {
+                self.out.line(format!("{} => {ctor},", v.pats.join(" | ")));
+            }
+            if v.is_default {
+                default_arm = Some(ctor);
+            }
+        }
+        if let Some(ctor) = default_arm {
+            self.out.line(format!("_ => {ctor},"));
+        } else if shape.implicit_default {
+            self.out.line("_ => Self::Default_(d),");
+        }
+        self.out.close_with(")");
+        self.out.close();
+        self.out.close();
+    }
+
+    /// A union's variants as `gen_union` maps them (names, label patterns, whether the
+    /// variant keeps the discriminator).
+    pub(crate) fn union_shape(&self, u: &Union) -> UnionShape {
+        let disc = self.resolve(&u.discriminator).clone();
+        let labels: Vec<&ConstValue> = u
+            .cases
+            .iter()
+            .flat_map(|c| c.labels.iter())
+            .filter_map(|l| match l {
+                CaseLabel::Value(v) => Some(v),
+                CaseLabel::Default => None,
+            })
+            .collect();
+        let covered = match &disc {
+            Type::Boolean => labels.len() >= 2,
+            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
+                Some(DefinitionKind::Enum(e)) => labels.len() >= e.enumerators.len(),
+                _ => false,
+            },
+            Type::Char | Type::Octet => labels.len() >= 256,
+            _ => false,
+        };
+        let has_default = u
+            .cases
+            .iter()
+            .any(|c| c.labels.contains(&CaseLabel::Default));
+        let all_pats: Vec<String> = labels.iter().map(|v| self.literal(v, &disc)).collect();
+        let implicit_default = !has_default && !covered;
+        let reserved: &[&str] = if implicit_default { &["Default_"] } else { &[] };
+        let names = unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
+        let vars = u
+            .cases
+            .iter()
+            .zip(names)
+            .map(|(c, name)| {
+                let is_default = c.labels.contains(&CaseLabel::Default);
+                let pats: Vec<String> = c
+                    .labels
+                    .iter()
+                    .filter_map(|l| match l {
+                        CaseLabel::Value(v) => Some(self.literal(v, &disc)),
+                        CaseLabel::Default => None,
+                    })
+                    .collect();
+                UnionVariant {
+                    name,
+                    holds_disc: is_default || pats.len() > 1,
+                    pats,
+                    is_default,
+                    ty: c.member.ty.clone(),
+                }
+            })
+            .collect();
+        UnionShape {
+            disc,
+            vars,
+            all_pats,
+            implicit_default,
+            covered,
+        }
+    }
+}
+
+/// A union as mapped to a Rust enum (see [`Gen::union_shape`]).
+pub(crate) struct UnionShape {
+    /// The discriminator's type, typedefs resolved.
+    pub disc: Type,
+    pub vars: Vec<UnionVariant>,
+    /// Every case label, as Rust patterns.
+    pub all_pats: Vec<String>,
+    /// Whether there is a `Default_` variant (no `default` case, labels not covering the type).
+    pub implicit_default: bool,
+    /// Whether the labels cover every discriminator value.
+    pub covered: bool,
+}
+
+/// One case of a union.
+pub(crate) struct UnionVariant {
+    pub name: String,
+    /// Its labels as Rust patterns (none for `default` alone).
+    pub pats: Vec<String>,
+    /// Whether the variant holds the discriminator (a `default` case, or several labels).
+    pub holds_disc: bool,
+    pub is_default: bool,
+    pub ty: Type,
 }

@@ -524,3 +524,54 @@ fn a_value_serves_its_supported_interface() {
         corbina::SystemExceptionKind::ObjectNotExist
     );
 }
+
+/// A factory whose initializer raises: `cut` gives the IDL exceptions through the generated
+/// error enum (`From` each exception and `SystemException`, `Display`, `Error`).
+struct TileMaker;
+
+impl ValueFactory for TileMaker {
+    fn read_value(
+        &self,
+        r: &mut CdrReader<'_>,
+        input: &mut corbina::valuetype::ValueInput,
+        position: usize,
+    ) -> corbina::cdr::Result<ValueBase> {
+        corbina::valuetype::read_default::<Tile>(r, input, position)
+    }
+}
+
+impl TileFactory for TileMaker {
+    fn cut(&self, side: f64, max: f64) -> Result<ValueRef<Tile>, tile::CutError> {
+        if side < 0.0 {
+            return Err(Negative {}.into());
+        }
+        if side > max {
+            return Err(TooBig { limit: max }.into());
+        }
+        Ok(ValueRef::new(Tile { side }))
+    }
+
+    fn unit(&self) -> ValueRef<Tile> {
+        ValueRef::new(Tile { side: 1.0 })
+    }
+}
+
+#[test]
+fn factory_initializers_raise_through_their_error_enum() {
+    let f: &dyn TileFactory = &TileMaker;
+    assert_eq!(f.cut(2.0, 3.0).unwrap().lock().unwrap().side, 2.0);
+    assert_eq!(
+        f.cut(5.0, 3.0).unwrap_err(),
+        tile::CutError::TooBig(TooBig { limit: 3.0 })
+    );
+    let err = f.cut(-1.0, 3.0).unwrap_err();
+    assert_eq!(err, tile::CutError::Negative(Negative {}));
+    let e: &dyn std::error::Error = &err;
+    assert!(!e.to_string().is_empty());
+    let sys = corbina::SystemException::new(corbina::SystemExceptionKind::BadParam, 1);
+    assert_eq!(
+        tile::CutError::from(sys.clone()),
+        tile::CutError::System(sys)
+    );
+    assert_eq!(f.unit().lock().unwrap().side, 1.0);
+}

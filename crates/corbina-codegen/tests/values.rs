@@ -18,9 +18,13 @@ use gen_values::values::*;
 #[test]
 fn golden_file_matches() {
     let mut fe = corbina_idl::Frontend::new();
-    let src = corbina_codegen::compile_file(&mut fe, Path::new("tests/idl/values.idl"))
-        .unwrap_or_else(|e| panic!("{e}"))
-        .source;
+    let mut options = corbina_codegen::Options::default();
+    options.ami_interfaces = vec!["Values::Shares".into()];
+    options.amh_interfaces = vec!["Values::Shares".into()];
+    let src =
+        corbina_codegen::compile_file_with(&mut fe, Path::new("tests/idl/values.idl"), &options)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .source;
     let path = Path::new("tests/golden/values.rs");
     if std::env::var_os("BLESS").is_some() {
         std::fs::write(path, &src).unwrap();
@@ -182,6 +186,10 @@ impl GraphsServant for GraphsImpl {
     fn hold(&self, h: &Holder) -> Result<Holder, SystemException> {
         Ok(h.clone())
     }
+
+    fn echo_pair(&self, p: &ValueRef<Pair>) -> Result<ValueRef<Pair>, SystemException> {
+        Ok(p.clone())
+    }
 }
 
 #[test]
@@ -234,4 +242,354 @@ fn values_as_parameters_through_a_skeleton() {
         .unwrap();
     assert_eq!(ids(h.head, 3), [9]);
     assert_eq!(h.label, Label(None));
+}
+
+fn pair(left: Either, right: Either, optional: Maybe) -> ValueRef<Pair> {
+    ValueRef::new(Pair {
+        name: "p".into(),
+        secret: 3,
+        left,
+        right,
+        optional,
+    })
+}
+
+/// The three nodes of a pair whose unions all hold nodes.
+fn pair_nodes(p: &ValueRef<Pair>) -> (ValueRef<Node>, ValueRef<Node>, ValueRef<Node>) {
+    let g = p.lock().unwrap();
+    match (&g.left, &g.right, &g.optional) {
+        (Either::First(a), Either::First(b), Maybe::Some(c)) => (a.clone(), b.clone(), c.clone()),
+        other => panic!("not three nodes: {other:?}"),
+    }
+}
+
+/// Unions holding values inside a value's state (a chunked one), a box and a struct: the
+/// values of their cases share the stream state, so one node in three unions is sent once
+/// and arrives as one node; every case, the implicit default and a wrong discriminator.
+#[test]
+fn unions_holding_values_share_the_value_stream() {
+    let n = list(&[1, 2]);
+    let p = pair(
+        Either::First(n.clone()),
+        Either::First(n.clone()),
+        Maybe::Some(n.clone()),
+    );
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        for pad in [0, 1, 5] {
+            let (a, b, c) = pair_nodes(&round_trip(&p, order, pad));
+            assert!(a.ptr_eq(&b) && a.ptr_eq(&c), "one node, sent once");
+            assert_eq!(ids(a, 5), [1, 2]);
+        }
+    }
+    let other = pair(
+        Either::Tag(3, Label::new("t".into())),
+        Either::Text(-9, "text".into()),
+        Maybe::Default_(false),
+    );
+    let back = round_trip(&other, ByteOrder::Big, 3);
+    {
+        let g = back.lock().unwrap();
+        assert_eq!(g.left, Either::Tag(3, Label::new("t".into())));
+        assert_eq!(g.right, Either::Text(-9, "text".into()));
+        assert_eq!(g.optional, Maybe::Default_(false));
+        assert_eq!((g.name.as_str(), g.secret), ("p", 3));
+    }
+    // A discriminator that does not select the member is refused, not sent.
+    let bad = pair(
+        Either::Tag(1, Label(None)),
+        Either::Text(0, String::new()),
+        Maybe::Default_(false),
+    );
+    assert!(corbina::cdr::to_bytes(&bad, ctx()).is_err());
+    let bad = pair(
+        Either::Text(2, String::new()),
+        Either::Text(0, String::new()),
+        Maybe::Default_(false),
+    );
+    assert!(corbina::cdr::to_bytes(&bad, ctx()).is_err());
+
+    // Read as its truncatable base, the unions are skipped with the rest of the state.
+    let bytes = corbina::cdr::to_bytes(&p, ctx()).unwrap();
+    let shape: ValueRef<Shape> =
+        corbina::cdr::from_bytes(&bytes, ByteOrder::NATIVE, ctx()).unwrap();
+    assert_eq!(shape.lock().unwrap().name, "p");
+
+    // In an Any: the TypeCode walker copies the unions' values too.
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Little, ctx());
+    w.write_octet(1);
+    let any = corbina::Any::insert(&p).unwrap();
+    any.write(&mut w).unwrap();
+    let bytes = w.into_bytes();
+    let mut r = CdrReader::new(&bytes, ByteOrder::Little, ctx());
+    r.read_octet().unwrap();
+    let any = corbina::Any::read(&mut r).unwrap();
+    let (a, b, c) = pair_nodes(&any.extract::<ValueRef<Pair>>().unwrap());
+    assert!(a.ptr_eq(&b) && a.ptr_eq(&c));
+
+    // A box of a union holding a cycle, and a struct whose union and member share a node.
+    let cycle = list(&[7, 8]);
+    let second = cycle.lock().unwrap().next.clone();
+    second.lock().unwrap().next = cycle.clone();
+    let b = round_trip(
+        &EitherBox::new(Either::First(cycle.clone())),
+        ByteOrder::Big,
+        1,
+    );
+    let Some(Either::First(head)) = b.0.as_deref() else {
+        panic!("{b:?}")
+    };
+    assert_eq!(ids(head.clone(), 4), [7, 8, 7, 8]);
+    let w = round_trip(
+        &Wrapped {
+            m: Maybe::Some(cycle.clone()),
+            n: cycle.clone(),
+        },
+        ByteOrder::Little,
+        2,
+    );
+    let Maybe::Some(m) = &w.m else { panic!() };
+    assert!(m.ptr_eq(&w.n));
+    for c in [&cycle, head, m] {
+        c.lock().unwrap().next.lock().unwrap().next = ValueRef::null();
+    }
+    assert_eq!(
+        EitherBox(None),
+        round_trip(&EitherBox(None), ByteOrder::Big, 0)
+    );
+}
+
+#[test]
+fn a_value_with_unions_through_a_skeleton() {
+    let skeleton = Arc::new(GraphsSkeleton::new(GraphsImpl::default()));
+    let mut ior = corbina::giop::Ior::nil();
+    ior.type_id = Graphs::REPOSITORY_ID.to_string();
+    let obj = ObjectRef::new(
+        ior,
+        b"key".to_vec(),
+        Arc::new(ServantInvoker::new(skeleton, ctx())),
+    );
+    let g = Graphs::unchecked_narrow(&obj);
+    let n = list(&[4]);
+    let p = pair(
+        Either::First(n.clone()),
+        Either::First(n.clone()),
+        Maybe::Some(n),
+    );
+    let (a, b, c) = pair_nodes(&g.echo_pair(&p).unwrap());
+    assert!(a.ptr_eq(&b) && a.ptr_eq(&c));
+    assert_eq!(ids(a, 3), [4]);
+}
+
+/// Byte-exact: in a chunked value the chunk ends after each string member, so the members
+/// after it start a chunk of their own (omniORB 4.3 misreads a chunk going on after a string
+/// that crosses its receive buffer's end).
+#[test]
+fn a_chunk_ends_after_each_string_member() {
+    let c = ValueRef::new(Circle {
+        name: "ab".into(),
+        secret: 7,
+        radius: 1.0,
+        tag: Label(None),
+    });
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Big, ctx());
+    c.encode(&mut w).unwrap();
+    let bytes = w.into_bytes();
+    let be = |v: u32| v.to_be_bytes();
+    let mut want = Vec::new();
+    want.extend(be(0x7fff_ff0e)); // value tag: repository-id list, chunked
+    want.extend(be(2));
+    for id in ["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"] {
+        want.extend(be(id.len() as u32 + 1));
+        want.extend(id.as_bytes());
+        want.push(0);
+        while want.len() % 4 != 0 {
+            want.push(0);
+        }
+    }
+    want.extend(be(7)); // chunk: the name alone
+    want.extend(be(3));
+    want.extend(b"ab\0");
+    want.push(0); // alignment, between chunks
+    want.extend(be(20)); // chunk: secret, radius (8-aligned), the null tag
+    want.extend(be(7));
+    want.extend([0; 4]);
+    want.extend(1.0f64.to_be_bytes());
+    want.extend(be(0));
+    want.extend(be(-1i32 as u32)); // end tag
+    assert_eq!(bytes, want);
+    let back: ValueRef<Circle> = corbina::cdr::from_bytes(&bytes, ByteOrder::Big, ctx()).unwrap();
+    assert_eq!(back.lock().unwrap().name, "ab");
+}
+
+fn distinct(nodes: &[ValueRef<Node>]) -> i32 {
+    let mut seen: Vec<ValueRef<Node>> = Vec::new();
+    for n in nodes {
+        if !seen.iter().any(|s| s.ptr_eq(n)) {
+            seen.push(n.clone());
+        }
+    }
+    seen.len() as i32
+}
+
+/// `Shares` with the semantics of `tests/idl/values.idl`: counts distinct nodes, tells
+/// whether the struct's node is the other parameter, returns one node twice.
+struct SharesImpl;
+
+impl SharesServant for SharesImpl {
+    fn distinct_in(&self, nodes: &[ValueRef<Node>]) -> Result<i32, SystemException> {
+        Ok(distinct(nodes))
+    }
+    fn holder_shares(&self, h: &Holder, n: &ValueRef<Node>) -> Result<bool, SystemException> {
+        Ok(h.head.ptr_eq(n) && !n.is_null())
+    }
+    fn twice(&self, n: &ValueRef<Node>) -> Result<NodeSeq, SystemException> {
+        Ok(vec![n.clone(), n.clone()])
+    }
+    fn bounded(
+        &self,
+        s: &[ValueRef<Node>],
+    ) -> Result<(ShortNodeSeq, ValueRef<Node>), SystemException> {
+        Ok((s.to_vec(), s.first().cloned().unwrap_or_default()))
+    }
+}
+
+impl AmhSharesServant for SharesImpl {
+    fn distinct_in(&self, rh: AmhSharesResponseHandler, nodes: &[ValueRef<Node>]) {
+        rh.distinct_in(distinct(nodes)).unwrap();
+    }
+    fn holder_shares(&self, rh: AmhSharesResponseHandler, h: &Holder, n: &ValueRef<Node>) {
+        rh.holder_shares(h.head.ptr_eq(n) && !n.is_null()).unwrap();
+    }
+    fn twice(&self, rh: AmhSharesResponseHandler, n: &ValueRef<Node>) {
+        rh.twice(&[n.clone(), n.clone()]).unwrap();
+    }
+    fn bounded(&self, rh: AmhSharesResponseHandler, s: &[ValueRef<Node>]) {
+        rh.bounded(s, &s.first().cloned().unwrap_or_default())
+            .unwrap();
+    }
+}
+
+/// One indirection scope per request and reply body, whatever holds the values.
+fn check_shares(s: &Shares) {
+    let a = list(&[1]);
+    let b = list(&[2]);
+    // The elements of a sequence parameter.
+    assert_eq!(
+        s.distinct_in(&[a.clone(), a.clone(), b.clone()]).unwrap(),
+        2
+    );
+    assert_eq!(s.distinct_in(&[]).unwrap(), 0);
+    // A struct parameter holding a value, and another parameter.
+    let h = Holder {
+        head: a.clone(),
+        label: Label(None),
+    };
+    assert!(s.holder_shares(&h, &a).unwrap());
+    assert!(!s.holder_shares(&h, &b).unwrap());
+    // The elements of a sequence result.
+    let two = s.twice(&a).unwrap();
+    assert!(two[0].ptr_eq(&two[1]) && !two[0].ptr_eq(&a));
+    // A bounded sequence result and an out parameter in one reply; the bound is checked.
+    let (back, first) = s.bounded(&[b.clone(), a.clone(), b.clone()]).unwrap();
+    assert!(back[0].ptr_eq(&back[2]) && back[0].ptr_eq(&first) && !back[0].ptr_eq(&back[1]));
+    let err = s.bounded(&vec![a.clone(); 5]).unwrap_err();
+    assert_eq!(err.kind, corbina::SystemExceptionKind::Marshal, "{err}");
+}
+
+fn serve(orb: &corbina::Orb, servant: Arc<dyn corbina::Servant>) -> Shares {
+    let poa = orb.root_poa();
+    let id = poa.activate_object(servant).unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    Shares::unchecked_narrow(&poa.id_to_reference(&id).unwrap().without_collocation())
+}
+
+fn orb() -> corbina::Orb {
+    corbina::Orb::with_config(corbina::OrbConfig {
+        endpoints: vec![corbina::config::Endpoint {
+            host: "127.0.0.1".into(),
+            port: 0,
+        }],
+        ..corbina::OrbConfig::default()
+    })
+}
+
+#[test]
+fn sequences_and_structs_share_the_request_scope_over_iiop() {
+    let orb = orb();
+    check_shares(&serve(&orb, Arc::new(SharesSkeleton::new(SharesImpl))));
+    // An AMH servant reads and answers in the same scopes.
+    check_shares(&serve(&orb, Arc::new(AmhSharesSkeleton::new(SharesImpl))));
+    orb.destroy();
+}
+
+/// What the reply handler received.
+struct Replies(Mutex<std::sync::mpsc::Sender<String>>);
+
+impl Replies {
+    fn send(&self, s: String) -> Result<(), SystemException> {
+        self.0.lock().unwrap().send(s).unwrap();
+        Ok(())
+    }
+}
+
+impl AmiSharesHandlerServant for Replies {
+    fn distinct_in(&self, n: i32) -> Result<(), SystemException> {
+        self.send(format!("distinct_in {n}"))
+    }
+    fn distinct_in_excep(&self, _: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        self.send("distinct_in raised".into())
+    }
+    fn holder_shares(&self, b: bool) -> Result<(), SystemException> {
+        self.send(format!("holder_shares {b}"))
+    }
+    fn holder_shares_excep(
+        &self,
+        _: &corbina::ami::ExceptionHolder,
+    ) -> Result<(), SystemException> {
+        self.send("holder_shares raised".into())
+    }
+    fn twice(&self, two: &[ValueRef<Node>]) -> Result<(), SystemException> {
+        self.send(format!("twice shared {}", two[0].ptr_eq(&two[1])))
+    }
+    fn twice_excep(&self, _: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        self.send("twice raised".into())
+    }
+    fn bounded(&self, s: &[ValueRef<Node>], first: &ValueRef<Node>) -> Result<(), SystemException> {
+        self.send(format!("bounded {} {}", s.len(), s[0].ptr_eq(first)))
+    }
+    fn bounded_excep(&self, h: &corbina::ami::ExceptionHolder) -> Result<(), SystemException> {
+        let e: SystemException = h.raise_exception();
+        self.send(format!("bounded raised {:?}", e.kind))
+    }
+}
+
+#[test]
+fn sendc_shares_the_request_scope() {
+    let orb = orb();
+    let s = serve(&orb, Arc::new(SharesSkeleton::new(SharesImpl)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let poa = orb.root_poa();
+    let id = poa
+        .activate_object(Arc::new(AmiSharesHandlerSkeleton::new(Replies(
+            Mutex::new(tx),
+        ))))
+        .unwrap();
+    let handler = AmiSharesHandler::unchecked_narrow(&poa.id_to_reference(&id).unwrap());
+    let (a, b) = (list(&[1]), list(&[2]));
+    let wait = || rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    s.sendc_distinct_in(Some(&handler), &[a.clone(), b.clone(), a.clone()]);
+    assert_eq!(wait(), "distinct_in 2");
+    let h = Holder {
+        head: a.clone(),
+        label: Label(None),
+    };
+    s.sendc_holder_shares(Some(&handler), &h, &a);
+    assert_eq!(wait(), "holder_shares true");
+    s.sendc_twice(Some(&handler), &a);
+    assert_eq!(wait(), "twice shared true");
+    s.sendc_bounded(Some(&handler), &[b.clone(), a.clone()]);
+    assert_eq!(wait(), "bounded 2 true");
+    s.sendc_bounded(Some(&handler), &vec![a.clone(); 5]);
+    assert_eq!(wait(), "bounded raised Marshal");
+    orb.destroy();
 }

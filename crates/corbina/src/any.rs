@@ -32,8 +32,10 @@
 //! the repository id before the members, which is what an `Any` of a `tk_except` holds.
 //!
 //! # Values
-//! A valuetype or value box goes in by its TypeCode: `Any::insert_as(V::type_code(), &v)` for
-//! a generated `ValueRef<V>` (or box), out with `any.extract_as::<ValueRef<V>>(&V::type_code())`.
+//! A generated valuetype's `ValueRef<V>` (through [`crate::valuetype::TypedValue`]) and a
+//! generated value box implement [`AnyInsert`] with the value's TypeCode: `Any::insert(&v)`,
+//! `any.extract::<ValueRef<V>>()`. Other values (a `ValueBase`, an abstract valuetype's
+//! holder) go in by the TypeCode of their concrete type, `Any::insert_as(tc, &v)`.
 //! The value's bytes are self-contained: the walker gives each `Any` its own value stream, so
 //! sharing and cycles inside the value travel as indirections within the `Any`'s bytes, and a
 //! received value whose indirection points outside them is refused (MARSHAL). Chunked values

@@ -49,6 +49,19 @@ final class ValueExchangeImpl extends Values.ValueExchangePOA {
     }
 
     @Override
+    public org.omg.CORBA.Any echo_any(org.omg.CORBA.Any a) {
+        return a;
+    }
+
+    @Override
+    public int count_in_any(org.omg.CORBA.Any a) {
+        if (!a.type().equivalent(Values.NodeHelper.type())) {
+            return -1;
+        }
+        return distinct(Values.NodeHelper.extract(a));
+    }
+
+    @Override
     public String[] echo_box(String[] b) {
         return b;
     }

@@ -50,6 +50,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Node {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Node::type_code()
+        }
+    }
+
     /// IDL typedef `::Values::StringSeq` (`IDL:Values/StringSeq:1.0`).
     pub type StringSeq = ::std::vec::Vec<::std::string::String>;
 
@@ -141,6 +147,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for StringSeqBox {
+        fn type_code() -> ::corbina::TypeCode {
+            StringSeqBox::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Base` (`IDL:Values/Base:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Base>`.
     #[derive(Debug, Clone, Default)]
     pub struct Base {
@@ -175,12 +187,19 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             Ok(())
         }
         fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
             input.begin_member(r)?;
             let name = r.read_string()?;
             Ok(Self { name })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Base {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Base::type_code()
         }
     }
 
@@ -220,6 +239,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.extra);
             Ok(())
@@ -230,6 +250,12 @@ pub mod values {
             input.begin_member(r)?;
             let extra = r.read_long()?;
             Ok(Self { name, extra })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Derived {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Derived::type_code()
         }
     }
 
@@ -342,6 +368,44 @@ pub mod values {
                 },
                 |r| {
                     let ret = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `echo_any`.
+        pub fn echo_any(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/ValueExchange:1.0", |servant: &dyn ValueExchangeServant| ValueExchangeServant::echo_any(servant, a)) {
+                return done;
+            }
+            self.obj.invoke(
+                "echo_any",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `count_in_any`.
+        pub fn count_in_any(&self, a: &::corbina::Any) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/ValueExchange:1.0", |servant: &dyn ValueExchangeServant| ValueExchangeServant::count_in_any(servant, a)) {
+                return done;
+            }
+            self.obj.invoke(
+                "count_in_any",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
                     Ok(ret)
                 },
                 ::corbina::no_user,
@@ -545,6 +609,38 @@ pub mod values {
             ).await
         }
 
+        /// IDL `echo_any`.
+        pub async fn echo_any(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_any",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `count_in_any`.
+        pub async fn count_in_any(&self, a: &::corbina::Any) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "count_in_any",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(a, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
         /// IDL `echo_box`.
         pub async fn echo_box(&self, b: &StringSeqBox) -> ::core::result::Result<StringSeqBox, ::corbina::SystemException> {
             self.obj.invoke_async(
@@ -665,6 +761,12 @@ pub mod values {
         /// IDL `echo_node`.
         fn echo_node(&self, head: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Node>, ::corbina::SystemException>;
 
+        /// IDL `echo_any`.
+        fn echo_any(&self, a: &::corbina::Any) -> ::core::result::Result<::corbina::Any, ::corbina::SystemException>;
+
+        /// IDL `count_in_any`.
+        fn count_in_any(&self, a: &::corbina::Any) -> ::core::result::Result<i32, ::corbina::SystemException>;
+
         /// IDL `echo_box`.
         fn echo_box(&self, b: &StringSeqBox) -> ::core::result::Result<StringSeqBox, ::corbina::SystemException>;
 
@@ -769,6 +871,26 @@ pub mod values {
                     let ret_ = S::echo_node(&self.servant, &arg_head)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
+                        Ok(())
+                    })
+                }
+                "echo_any" => {
+                    let r = request.arguments();
+                    let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let ret_ = S::echo_any(&self.servant, &arg_a)?;
+                    request.reply(|w| {
+                        ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
+                        Ok(())
+                    })
+                }
+                "count_in_any" => {
+                    let r = request.arguments();
+                    let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let ret_ = S::count_in_any(&self.servant, &arg_a)?;
+                    request.reply(|w| {
+                        w.write_long(ret_);
                         Ok(())
                     })
                 }

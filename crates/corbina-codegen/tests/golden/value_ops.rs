@@ -333,6 +333,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Square {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Square::type_code()
+        }
+    }
+
     /// The operations and attributes of IDL valuetype `::Shapes::Square`, implemented by the application
     /// on the state struct; called on a locked value (`value.lock()`).
     pub trait SquareOperations: FigureOperations {
@@ -412,6 +418,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Disc {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Disc::type_code()
+        }
+    }
+
     /// IDL exception `::Shapes::TooBig` (`IDL:Shapes/TooBig:1.0`).
     #[derive(Debug, Clone, PartialEq, Default)]
     pub struct TooBig {
@@ -468,6 +480,112 @@ pub mod shapes {
         fn type_code() -> ::corbina::TypeCode {
             TooBig::type_code()
         }
+    }
+
+    /// IDL exception `::Shapes::Negative` (`IDL:Shapes/Negative:1.0`).
+    #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
+    pub struct Negative {}
+
+    impl ::core::fmt::Display for Negative {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            write!(f, "IDL exception ::Shapes::Negative: {self:?}")
+        }
+    }
+
+    impl ::std::error::Error for Negative {}
+
+    impl ::corbina::UserException for Negative {
+        const REPOSITORY_ID: &'static str = "IDL:Shapes/Negative:1.0";
+    }
+
+    impl Negative {
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_exception_tc("IDL:Shapes/Negative:1.0", "Negative", ::std::vec::Vec::new()).expect("generated TypeCode is valid"))
+                .clone()
+        }
+    }
+
+    /// Writes the repository id, then the members (a user exception reply body).
+    impl ::corbina::cdr::CdrEncode for Negative {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::exception::write_exception_id(w, <Self as ::corbina::UserException>::REPOSITORY_ID)?;
+            Ok(())
+        }
+    }
+
+    /// Reads the members (the repository id has been read already).
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Negative {
+        const MIN_WIRE_SIZE: usize = 1;
+        fn decode(_r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            Ok(Self {})
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Negative {
+        fn type_code() -> ::corbina::TypeCode {
+            Negative::type_code()
+        }
+    }
+
+    /// IDL valuetype `::Shapes::Tile` (`IDL:Shapes/Tile:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Tile>`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Tile {
+        pub side: f64,
+    }
+
+    impl Tile {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Shapes/Tile:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Shapes/Tile:1.0",
+                "Tile",
+                0,
+                None,
+                vec![
+                    ::corbina::typecode::ValueMember::new("side", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Double), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Tile {
+        const REPOSITORY_ID: &'static str = "IDL:Shapes/Tile:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Shapes/Tile:1.0"];
+        const CHUNKED: bool = false;
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            w.write_double(self.side);
+            Ok(())
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let side = r.read_double()?;
+            Ok(Self { side })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Tile {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Tile::type_code()
+        }
+    }
+
+    /// The `factory` initializers of IDL valuetype `::Shapes::Tile`: implemented by the application's
+    /// value factory, registered with `Orb::register_value_factory(Tile::REPOSITORY_ID, …)`.
+    pub trait TileFactory: ::corbina::valuetype::ValueFactory {
+        /// IDL `factory cut`.
+        fn cut(&self, side: f64, max: f64) -> ::core::result::Result<::corbina::valuetype::ValueRef<Tile>, tile::CutError>;
+
+        /// IDL `factory unit`.
+        fn unit(&self) -> ::corbina::valuetype::ValueRef<Tile>;
     }
 
     /// IDL typedef `::Shapes::Figures` (`IDL:Shapes/Figures:1.0`).
@@ -779,6 +897,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Canvas {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Canvas::type_code()
+        }
+    }
+
     /// The operations and attributes of IDL valuetype `::Shapes::Canvas`, implemented by the application
     /// on the state struct; called on a locked value (`value.lock()`).
     pub trait CanvasOperations {
@@ -856,6 +980,7 @@ pub mod shapes {
             ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
                 out.begin_member(w)?;
                 w.write_wstring(c)?;
+                out.end_member_chunk(w)?;
                 Ok(())
             })
         }
@@ -877,6 +1002,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for WideLabel {
+        fn type_code() -> ::corbina::TypeCode {
+            WideLabel::type_code()
         }
     }
 
@@ -907,6 +1038,7 @@ pub mod shapes {
             ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
                 out.begin_member(w)?;
                 w.write_bounded_string(c, 8)?;
+                out.end_member_chunk(w)?;
                 Ok(())
             })
         }
@@ -934,6 +1066,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for ShortName {
+        fn type_code() -> ::corbina::TypeCode {
+            ShortName::type_code()
         }
     }
 
@@ -988,6 +1126,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::any::AnyInsert for NamedBox {
+        fn type_code() -> ::corbina::TypeCode {
+            NamedBox::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Shapes::FigureList` (`IDL:Shapes/FigureList:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct FigureList(pub ::core::option::Option<::std::sync::Arc<Figures>>);
@@ -1032,6 +1176,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for FigureList {
+        fn type_code() -> ::corbina::TypeCode {
+            FigureList::type_code()
         }
     }
 
@@ -1087,6 +1237,12 @@ pub mod shapes {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::read_box(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for AnyBox {
+        fn type_code() -> ::corbina::TypeCode {
+            AnyBox::type_code()
         }
     }
 
@@ -1180,6 +1336,12 @@ pub mod shapes {
         }
     }
 
+    impl ::corbina::any::AnyInsert for GridBox {
+        fn type_code() -> ::corbina::TypeCode {
+            GridBox::type_code()
+        }
+    }
+
     /// Client proxy for IDL interface `::Shapes::Gallery` (`IDL:Shapes/Gallery:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Gallery {
@@ -1225,8 +1387,8 @@ pub mod shapes {
             self.obj.invoke(
                 "biggest",
                 |w| {
-                    w.write_length(all.len())?;
-                    <Figure as ::corbina::cdr::CdrEncode>::encode_slice(all, w)?;
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(all, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1315,8 +1477,8 @@ pub mod shapes {
             self.obj.invoke_async(
                 "biggest",
                 |w| {
-                    w.write_length(all.len())?;
-                    <Figure as ::corbina::cdr::CdrEncode>::encode_slice(all, w)?;
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(all, w, &mut values)?;
                     Ok(())
                 },
                 |r| {
@@ -1447,7 +1609,8 @@ pub mod shapes {
             match request.operation() {
                 "biggest" => {
                     let r = request.arguments();
-                    let arg_all = <::std::vec::Vec<Figure> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_all = <Figures as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
                     let ret_ = S::biggest(&self.servant, &arg_all)?;
                     request.reply(|w| {
@@ -1484,6 +1647,48 @@ pub mod shapes {
                 }
             }
         }
+    }
+
+    /// IDL scope `::Shapes::Tile`.
+    pub mod tile {
+        /// Errors of `::Shapes::Tile::factory cut`.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum CutError {
+            TooBig(super::TooBig),
+            Negative(super::Negative),
+            /// A system exception.
+            System(::corbina::SystemException),
+        }
+
+        impl ::core::convert::From<super::TooBig> for CutError {
+            fn from(e: super::TooBig) -> Self {
+                Self::TooBig(e)
+            }
+        }
+
+        impl ::core::convert::From<super::Negative> for CutError {
+            fn from(e: super::Negative) -> Self {
+                Self::Negative(e)
+            }
+        }
+
+        impl ::core::convert::From<::corbina::SystemException> for CutError {
+            fn from(e: ::corbina::SystemException) -> Self {
+                Self::System(e)
+            }
+        }
+
+        impl ::core::fmt::Display for CutError {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self {
+                    Self::TooBig(e) => ::core::fmt::Display::fmt(e, f),
+                    Self::Negative(e) => ::core::fmt::Display::fmt(e, f),
+                    Self::System(e) => ::core::fmt::Display::fmt(e, f),
+                }
+            }
+        }
+
+        impl ::std::error::Error for CutError {}
     }
 
     /// IDL scope `::Shapes::Canvas`.

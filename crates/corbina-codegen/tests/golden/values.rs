@@ -50,6 +50,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Node {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Node::type_code()
+        }
+    }
+
     /// IDL typedef `::Values::StringSeq` (`IDL:Values/StringSeq:1.0`).
     pub type StringSeq = ::std::vec::Vec<::std::string::String>;
 
@@ -141,6 +147,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Names {
+        fn type_code() -> ::corbina::TypeCode {
+            Names::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Values::Label` (`IDL:Values/Label:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct Label(pub ::core::option::Option<::std::sync::Arc<::std::string::String>>);
@@ -196,6 +208,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for Label {
+        fn type_code() -> ::corbina::TypeCode {
+            Label::type_code()
+        }
+    }
+
     /// IDL boxed valuetype `::Values::Count` (`IDL:Values/Count:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
     #[derive(Debug, Clone, Default, PartialEq)]
     pub struct Count(pub ::core::option::Option<::std::sync::Arc<i32>>);
@@ -248,6 +266,12 @@ pub mod values {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             ::corbina::valuetype::read_box(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Count {
+        fn type_code() -> ::corbina::TypeCode {
+            Count::type_code()
         }
     }
 
@@ -421,6 +445,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::any::AnyInsert for PointBox {
+        fn type_code() -> ::corbina::TypeCode {
+            PointBox::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Shape` (`IDL:Values/Shape:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Shape>`.
     #[derive(Debug, Clone, Default)]
     pub struct Shape {
@@ -458,6 +488,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             Ok(())
@@ -468,6 +499,12 @@ pub mod values {
             input.begin_member(r)?;
             let secret = r.read_long()?;
             Ok(Self { name, secret })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Shape {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Shape::type_code()
         }
     }
 
@@ -511,6 +548,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -527,6 +565,12 @@ pub mod values {
             let radius = r.read_double()?;
             let tag = ::corbina::valuetype::ValueMember::read_member(r, input)?;
             Ok(Self { name, secret, radius, tag })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Circle {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Circle::type_code()
         }
     }
 
@@ -570,6 +614,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -590,6 +635,12 @@ pub mod values {
             input.begin_member(r)?;
             let inner = r.read_double()?;
             Ok(Self { name, secret, radius, tag, inner })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Ring {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Ring::type_code()
         }
     }
 
@@ -631,6 +682,7 @@ pub mod values {
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
             out.begin_member(w)?;
             w.write_long(self.secret);
             out.begin_member(w)?;
@@ -645,6 +697,12 @@ pub mod values {
             input.begin_member(r)?;
             let r#where = <Point as ::corbina::cdr::CdrDecode>::decode(r)?;
             Ok(Self { name, secret, r#where })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Plain {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Plain::type_code()
         }
     }
 
@@ -698,6 +756,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Odd {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Odd::type_code()
+        }
+    }
+
     /// IDL valuetype `::Values::Even` (`IDL:Values/Even:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Even>`.
     #[derive(Debug, Clone, Default)]
     pub struct Even {
@@ -748,6 +812,12 @@ pub mod values {
         }
     }
 
+    impl ::corbina::valuetype::TypedValue for Even {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Even::type_code()
+        }
+    }
+
     /// IDL eventtype `::Values::Tick` (`IDL:Values/Tick:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Tick>`.
     #[derive(Debug, Clone, Default)]
     pub struct Tick {
@@ -788,6 +858,400 @@ pub mod values {
             input.begin_member(r)?;
             let at = r.read_ulonglong()?;
             Ok(Self { at })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Tick {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Tick::type_code()
+        }
+    }
+
+    /// IDL union `::Values::Either` (`IDL:Values/Either:1.0`).
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Either {
+        /// case 1
+        First(::corbina::valuetype::ValueRef<Node>),
+        /// case 2, 3
+        Tag(i16, Label),
+        /// the `default` case; holds the discriminator
+        Text(i16, ::std::string::String),
+    }
+
+    impl Either {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Either:1.0";
+
+        /// The discriminator value sent on the wire.
+        pub fn discriminator(&self) -> i16 {
+            match self {
+                Self::First(_) => 1,
+                Self::Tag(d, _) => *d,
+                Self::Text(d, _) => *d,
+            }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = Node::type_code();
+                let m1 = Label::type_code();
+                let m2 = ::corbina::TypeCode::create_string_tc(0);
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Values/Either:1.0",
+                    "Either",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Short),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("first", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                        ::corbina::typecode::UnionMember::new("tag", ::corbina::typecode::UnionLabel::Value(2), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("tag", ::corbina::typecode::UnionLabel::Value(3), m1.clone()),
+                        ::corbina::typecode::UnionMember::new("text", ::corbina::typecode::UnionLabel::Default, m2.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Either {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Either {
+        const MIN_WIRE_SIZE: usize = 2;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Either {
+        #[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            match self {
+                Self::First(v) => {
+                    let d: i16 = 1;
+                    w.write_short(d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Tag(d, v) => {
+                    if !matches!(*d, 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Text(d, v) => {
+                    if matches!(*d, 1 | 2 | 3) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_short(*d);
+                    out.begin_member(w)?;
+                    w.write_string(v)?;
+                    out.end_member_chunk(w)?;
+                }
+            }
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let d: i16 = r.read_short()?;
+            Ok(match d {
+                1 => Self::First(::corbina::valuetype::ValueMember::read_member(r, input)?),
+                2 | 3 => Self::Tag(d, ::corbina::valuetype::ValueMember::read_member(r, input)?),
+                _ => Self::Text(d, {
+                    input.begin_member(r)?;
+                    r.read_string()?
+                }),
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Either {
+        fn type_code() -> ::corbina::TypeCode {
+            Either::type_code()
+        }
+    }
+
+    /// IDL union `::Values::Maybe` (`IDL:Values/Maybe:1.0`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub enum Maybe {
+        /// case true
+        Some(::corbina::valuetype::ValueRef<Node>),
+        /// No member: a discriminator value that no case label names.
+        Default_(bool),
+    }
+
+    impl Maybe {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Maybe:1.0";
+
+        /// The discriminator value sent on the wire.
+        pub fn discriminator(&self) -> bool {
+            match self {
+                Self::Some(_) => true,
+                Self::Default_(d) => *d,
+            }
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| {
+                let m0 = Node::type_code();
+                ::corbina::TypeCode::create_union_tc(
+                    "IDL:Values/Maybe:1.0",
+                    "Maybe",
+                    ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Boolean),
+                    vec![
+                        ::corbina::typecode::UnionMember::new("some", ::corbina::typecode::UnionLabel::Value(1), m0.clone()),
+                    ],
+                ).expect("generated TypeCode is valid")
+            })
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Maybe {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Maybe {
+        const MIN_WIRE_SIZE: usize = 1;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Maybe {
+        #[allow(clippy::manual_range_patterns, clippy::redundant_pattern_matching)]
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            match self {
+                Self::Some(v) => {
+                    let d: bool = true;
+                    w.write_boolean(d);
+                    ::corbina::valuetype::ValueMember::write_member(v, w, out)?;
+                }
+                Self::Default_(d) => {
+                    if matches!(*d, true) {
+                        return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "the discriminator does not select this member" });
+                    }
+                    w.write_boolean(*d);
+                }
+            }
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let d: bool = r.read_boolean()?;
+            Ok(match d {
+                true => Self::Some(::corbina::valuetype::ValueMember::read_member(r, input)?),
+                _ => Self::Default_(d),
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Maybe {
+        fn type_code() -> ::corbina::TypeCode {
+            Maybe::type_code()
+        }
+    }
+
+    /// IDL valuetype `::Values::Pair` (`IDL:Values/Pair:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Pair>`.
+    #[derive(Debug, Clone)]
+    pub struct Pair {
+        pub name: ::std::string::String,
+        /// (private in IDL)
+        pub secret: i32,
+        pub left: Either,
+        pub right: Either,
+        pub optional: Maybe,
+    }
+
+    impl ::core::default::Default for Pair {
+        fn default() -> Self {
+            Self {
+                name: ::core::default::Default::default(),
+                secret: ::core::default::Default::default(),
+                left: Either::First(::core::default::Default::default()),
+                right: Either::First(::core::default::Default::default()),
+                optional: Maybe::Some(::core::default::Default::default()),
+            }
+        }
+    }
+
+    impl Pair {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Pair:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Values/Pair:1.0",
+                "Pair",
+                3,
+                Some(Shape::type_code()),
+                vec![
+                    ::corbina::typecode::ValueMember::new("left", Either::type_code(), 1),
+                    ::corbina::typecode::ValueMember::new("right", Either::type_code(), 1),
+                    ::corbina::typecode::ValueMember::new("optional", Maybe::type_code(), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Pair {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Pair:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Pair:1.0", "IDL:Values/Shape:1.0"];
+        const CHUNKED: bool = true;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
+            out.begin_member(w)?;
+            w.write_long(self.secret);
+            ::corbina::valuetype::ValueMember::write_member(&self.left, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.right, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.optional, w, out)?;
+            Ok(())
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let name = r.read_string()?;
+            input.begin_member(r)?;
+            let secret = r.read_long()?;
+            let left = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            let right = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            let optional = ::corbina::valuetype::ValueMember::read_member(r, input)?;
+            Ok(Self { name, secret, left, right, optional })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Pair {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Pair::type_code()
+        }
+    }
+
+    /// IDL boxed valuetype `::Values::EitherBox` (`IDL:Values/EitherBox:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
+    #[derive(Debug, Clone, Default, PartialEq)]
+    pub struct EitherBox(pub ::core::option::Option<::std::sync::Arc<Either>>);
+
+    impl EitherBox {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/EitherBox:1.0";
+
+        /// A box holding `v`.
+        pub fn new(v: Either) -> Self {
+            Self(Some(::std::sync::Arc::new(v)))
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_box_tc("IDL:Values/EitherBox:1.0", "EitherBox", Either::type_code())
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for EitherBox {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::write_boxed(self.0.as_ref(), Self::REPOSITORY_ID, w, out, |c, w, out| {
+                ::corbina::valuetype::ValueMember::write_member(c, w, out)?;
+                Ok(())
+            })
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::read_boxed(r, input, Self::REPOSITORY_ID, ::corbina::valuetype::ValueMember::read_member).map(Self)
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for EitherBox {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for EitherBox {
+        const MIN_WIRE_SIZE: usize = 4;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for EitherBox {
+        fn type_code() -> ::corbina::TypeCode {
+            EitherBox::type_code()
+        }
+    }
+
+    /// IDL struct `::Values::Wrapped` (`IDL:Values/Wrapped:1.0`).
+    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+    pub struct Wrapped {
+        pub m: Maybe,
+        pub n: ::corbina::valuetype::ValueRef<Node>,
+    }
+
+    impl Wrapped {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Wrapped:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
+                "IDL:Values/Wrapped:1.0",
+                "Wrapped",
+                vec![
+                    ::corbina::typecode::StructMember::new("m", Maybe::type_code()),
+                    ::corbina::typecode::StructMember::new("n", Node::type_code()),
+                ],
+            ).expect("generated TypeCode is valid"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::cdr::CdrEncode for Wrapped {
+        fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(self, w, &mut ::corbina::valuetype::ValueOutput::new())
+        }
+    }
+
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Wrapped {
+        const MIN_WIRE_SIZE: usize = 5;
+        fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+            ::corbina::valuetype::ValueMember::read_member(r, &mut ::corbina::valuetype::ValueInput::new())
+        }
+    }
+
+    impl ::corbina::valuetype::ValueMember for Wrapped {
+        fn write_member<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            ::corbina::valuetype::ValueMember::write_member(&self.m, w, out)?;
+            ::corbina::valuetype::ValueMember::write_member(&self.n, w, out)?;
+            Ok(())
+        }
+        fn read_member(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            Ok(Self {
+                m: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+                n: ::corbina::valuetype::ValueMember::read_member(r, input)?,
+            })
+        }
+    }
+
+    impl ::corbina::any::AnyInsert for Wrapped {
+        fn type_code() -> ::corbina::TypeCode {
+            Wrapped::type_code()
         }
     }
 
@@ -847,6 +1311,1314 @@ pub mod values {
     impl ::corbina::any::AnyInsert for Holder {
         fn type_code() -> ::corbina::TypeCode {
             Holder::type_code()
+        }
+    }
+
+    /// IDL typedef `::Values::NodeSeq` (`IDL:Values/NodeSeq:1.0`).
+    pub type NodeSeq = ::std::vec::Vec<::corbina::valuetype::ValueRef<Node>>;
+
+    /// The TypeCode of typedef `::Values::NodeSeq` (built once).
+    pub fn node_seq_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Values/NodeSeq:1.0", "NodeSeq", ::corbina::TypeCode::create_sequence_tc(0, Node::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Values::NodeSeq` (its alias TypeCode).
+    pub fn node_seq_insert(v: &NodeSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v NodeSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                w.write_length(v.len())?;
+                <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(node_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::NodeSeq`'s.
+    pub fn node_seq_extract(a: &::corbina::Any) -> ::core::option::Option<NodeSeq> {
+        struct V(NodeSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V(<::std::vec::Vec<::corbina::valuetype::ValueRef<Node>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            }
+        }
+        a.extract_as::<V>(&node_seq_type_code()).map(|v| v.0)
+    }
+
+    /// IDL typedef `::Values::ShortNodeSeq` (`IDL:Values/ShortNodeSeq:1.0`).
+    pub type ShortNodeSeq = ::std::vec::Vec<::corbina::valuetype::ValueRef<Node>>;
+
+    /// The TypeCode of typedef `::Values::ShortNodeSeq` (built once).
+    pub fn short_node_seq_type_code() -> ::corbina::TypeCode {
+        static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+        TC.get_or_init(|| ::corbina::TypeCode::create_alias_tc("IDL:Values/ShortNodeSeq:1.0", "ShortNodeSeq", ::corbina::TypeCode::create_sequence_tc(4, Node::type_code())).expect("generated TypeCode is valid"))
+            .clone()
+    }
+
+    /// An `Any` holding `v` as typedef `::Values::ShortNodeSeq` (its alias TypeCode).
+    pub fn short_node_seq_insert(v: &ShortNodeSeq) -> ::corbina::cdr::Result<::corbina::Any> {
+        struct V<'v>(&'v ShortNodeSeq);
+        impl ::corbina::cdr::CdrEncode for V<'_> {
+            fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
+                let v = self.0;
+                if v.len() > 4 {
+                    return Err(::corbina::cdr::MarshalError::BoundExceeded { length: v.len() as u64, bound: 4 });
+                }
+                w.write_length(v.len())?;
+                <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrEncode>::encode_slice(v, w)?;
+                Ok(())
+            }
+        }
+        ::corbina::Any::insert_as(short_node_seq_type_code(), &V(v))
+    }
+
+    /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::ShortNodeSeq`'s.
+    pub fn short_node_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortNodeSeq> {
+        struct V(ShortNodeSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            const MIN_WIRE_SIZE: usize = 4;
+            fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
+                Ok(V({
+                    let n = r.read_length(4)?;
+                    if n > 4 {
+                        Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
+                    }
+                    r.enter()?;
+                    let v = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode_vec(r, n);
+                    r.leave();
+                    v?
+                }))
+            }
+        }
+        a.extract_as::<V>(&short_node_seq_type_code()).map(|v| v.0)
+    }
+
+    /// Client proxy for IDL interface `::Values::Shares` (`IDL:Values/Shares:1.0`).
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct Shares {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl Shares {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Shares:1.0";
+
+        /// A proxy for `obj` if it implements this interface (asking the object when the
+        /// reference's type id is not conclusive); `BAD_PARAM` if it does not.
+        pub fn narrow(obj: &::corbina::ObjectRef) -> ::core::result::Result<Self, ::corbina::SystemException> {
+            if obj.is_a(Self::REPOSITORY_ID)? {
+                Ok(Self { obj: obj.clone() })
+            } else {
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
+            }
+        }
+
+        /// A proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Values/Shares:1.0", "Shares").expect("generated TypeCode is valid"))
+                .clone()
+        }
+
+        /// IDL `distinct_in`.
+        pub fn distinct_in(&self, nodes: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Shares:1.0", |servant: &dyn SharesServant| SharesServant::distinct_in(servant, nodes)) {
+                return done;
+            }
+            self.obj.invoke(
+                "distinct_in",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(nodes, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `holder_shares`.
+        pub fn holder_shares(&self, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<bool, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Shares:1.0", |servant: &dyn SharesServant| SharesServant::holder_shares(servant, h, n)) {
+                return done;
+            }
+            self.obj.invoke(
+                "holder_shares",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::ValueMember::write_member(h, w, &mut values)?;
+                    ::corbina::valuetype::ValueMember::write_member(n, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_boolean()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `twice`.
+        pub fn twice(&self, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<NodeSeq, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Shares:1.0", |servant: &dyn SharesServant| SharesServant::twice(servant, n)) {
+                return done;
+            }
+            self.obj.invoke(
+                "twice",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `bounded`.
+        pub fn bounded(&self, s: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(ShortNodeSeq, ::corbina::valuetype::ValueRef<Node>), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Shares:1.0", |servant: &dyn SharesServant| SharesServant::bounded(servant, s)) {
+                return done;
+            }
+            self.obj.invoke(
+                "bounded",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    if s.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                    ::corbina::valuetype::write_seq(s, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = ::corbina::valuetype::read_seq(r, &mut values, 4)?;
+                    let first_out = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    Ok((ret, first_out))
+                },
+                ::corbina::no_user,
+            )
+        }
+    }
+
+    impl ::corbina::object::Proxy for Shares {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Shares:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Values::Shares`: [`Shares`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct SharesAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl SharesAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Shares:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `distinct_in`.
+        pub async fn distinct_in(&self, nodes: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "distinct_in",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(nodes, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_long()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `holder_shares`.
+        pub async fn holder_shares(&self, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<bool, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "holder_shares",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::ValueMember::write_member(h, w, &mut values)?;
+                    ::corbina::valuetype::ValueMember::write_member(n, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = r.read_boolean()?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `twice`.
+        pub async fn twice(&self, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<NodeSeq, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "twice",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(n, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `bounded`.
+        pub async fn bounded(&self, s: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(ShortNodeSeq, ::corbina::valuetype::ValueRef<Node>), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "bounded",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    if s.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                    ::corbina::valuetype::write_seq(s, w, &mut values)?;
+                    Ok(())
+                },
+                |r| {
+                    let mut values = ::corbina::valuetype::ValueInput::new();
+                    let ret = ::corbina::valuetype::read_seq(r, &mut values, 4)?;
+                    let first_out = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values)?;
+                    Ok((ret, first_out))
+                },
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for SharesAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Shares:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<Shares> for SharesAsync {
+        fn from(p: Shares) -> SharesAsync {
+            SharesAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<SharesAsync> for Shares {
+        fn from(p: SharesAsync) -> Shares {
+            Shares { obj: p.obj }
+        }
+    }
+
+    /// What a servant for IDL interface `::Values::Shares` implements; serve it with [`SharesSkeleton`].
+    pub trait SharesServant: Send + Sync + 'static {
+        /// IDL `distinct_in`.
+        fn distinct_in(&self, nodes: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<i32, ::corbina::SystemException>;
+
+        /// IDL `holder_shares`.
+        fn holder_shares(&self, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<bool, ::corbina::SystemException>;
+
+        /// IDL `twice`.
+        fn twice(&self, n: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<NodeSeq, ::corbina::SystemException>;
+
+        /// IDL `bounded`.
+        fn bounded(&self, s: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(ShortNodeSeq, ::corbina::valuetype::ValueRef<Node>), ::corbina::SystemException>;
+    }
+
+    /// Dispatches requests for IDL interface `::Values::Shares` to a [`SharesServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct SharesSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn SharesServant>,
+    }
+
+    impl<S: SharesServant> SharesSkeleton<S> {
+        /// A skeleton serving `servant`.
+        pub fn new(servant: S) -> Self {
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
+        }
+    }
+
+    impl<S: SharesServant> ::corbina::Servant for SharesSkeleton<S> {
+        fn primary_interface(&self) -> &'static str {
+            "IDL:Values/Shares:1.0"
+        }
+
+        fn is_a(&self, repository_id: &str) -> bool {
+            matches!(
+                repository_id,
+                "IDL:Values/Shares:1.0"
+                    | "IDL:omg.org/CORBA/Object:1.0"
+            )
+        }
+
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:Values/Shares:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
+        fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            match request.operation() {
+                "distinct_in" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_nodes = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    let ret_ = S::distinct_in(&self.servant, &arg_nodes)?;
+                    request.reply(|w| {
+                        w.write_long(ret_);
+                        Ok(())
+                    })
+                }
+                "holder_shares" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_h = <Holder as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    let ret_ = S::holder_shares(&self.servant, &arg_h, &arg_n)?;
+                    request.reply(|w| {
+                        w.write_boolean(ret_);
+                        Ok(())
+                    })
+                }
+                "twice" => {
+                    let r = request.arguments();
+                    let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let ret_ = S::twice(&self.servant, &arg_n)?;
+                    request.reply(|w| {
+                        let mut values_ = ::corbina::valuetype::ValueOutput::new();
+                        ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
+                        Ok(())
+                    })
+                }
+                "bounded" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_s = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
+                    request.arguments_done()?;
+                    let (ret_, out_first) = S::bounded(&self.servant, &arg_s)?;
+                    request.reply(|w| {
+                        let mut values_ = ::corbina::valuetype::ValueOutput::new();
+                        if ret_.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                        ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
+                        ::corbina::valuetype::ValueMember::write_member(&out_first, w, &mut values_)?;
+                        Ok(())
+                    })
+                }
+                _ => {
+                    if ::corbina::servant::dispatch_object_operation(self, request)? {
+                        Ok(())
+                    } else {
+                        Err(::corbina::servant::bad_operation())
+                    }
+                }
+            }
+        }
+    }
+
+    /// An asynchronous servant for IDL interface `::Values::Shares` (AMH): each twoway operation gets a
+    /// [`AmhSharesResponseHandler`] and returns at once; the handler, `Send + 'static`, answers later from any
+    /// thread. A handler dropped without an answer sends `INTERNAL`. Serve it with
+    /// [`AmhSharesSkeleton`].
+    pub trait AmhSharesServant: Send + Sync + 'static {
+        /// IDL `distinct_in`: answer through `rh` (`inout` values given here are the
+        /// client's; the new ones go in the answer).
+        fn distinct_in(&self, rh: AmhSharesResponseHandler, nodes: &[::corbina::valuetype::ValueRef<Node>]);
+
+        /// IDL `holder_shares`: answer through `rh` (`inout` values given here are the
+        /// client's; the new ones go in the answer).
+        fn holder_shares(&self, rh: AmhSharesResponseHandler, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>);
+
+        /// IDL `twice`: answer through `rh` (`inout` values given here are the
+        /// client's; the new ones go in the answer).
+        fn twice(&self, rh: AmhSharesResponseHandler, n: &::corbina::valuetype::ValueRef<Node>);
+
+        /// IDL `bounded`: answer through `rh` (`inout` values given here are the
+        /// client's; the new ones go in the answer).
+        fn bounded(&self, rh: AmhSharesResponseHandler, s: &[::corbina::valuetype::ValueRef<Node>]);
+    }
+
+    /// Answers one request of IDL interface `::Values::Shares` dispatched to an AMH servant: with the
+    /// method named after the request's operation (its results) or that name with `_excep`
+    /// (an exception). Another operation's method sends `BAD_OPERATION` to the client.
+    #[derive(Debug)]
+    pub struct AmhSharesResponseHandler(::corbina::ami::AmhResponse);
+
+    impl AmhSharesResponseHandler {
+        /// The results of `distinct_in`.
+        pub fn distinct_in(self, ami_return_val: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("distinct_in")?;
+            handle.reply(|w| {
+                w.write_long(ami_return_val);
+                Ok(())
+            })
+        }
+
+        /// An exception as the reply to `distinct_in`.
+        pub fn distinct_in_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("distinct_in")?;
+            handle.reply_system_exception(e)
+        }
+
+        /// The results of `holder_shares`.
+        pub fn holder_shares(self, ami_return_val: bool) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("holder_shares")?;
+            handle.reply(|w| {
+                w.write_boolean(ami_return_val);
+                Ok(())
+            })
+        }
+
+        /// An exception as the reply to `holder_shares`.
+        pub fn holder_shares_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("holder_shares")?;
+            handle.reply_system_exception(e)
+        }
+
+        /// The results of `twice`.
+        pub fn twice(self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("twice")?;
+            handle.reply(|w| {
+                let mut values = ::corbina::valuetype::ValueOutput::new();
+                ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                Ok(())
+            })
+        }
+
+        /// An exception as the reply to `twice`.
+        pub fn twice_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("twice")?;
+            handle.reply_system_exception(e)
+        }
+
+        /// The results of `bounded`.
+        pub fn bounded(self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>], first: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("bounded")?;
+            handle.reply(|w| {
+                let mut values = ::corbina::valuetype::ValueOutput::new();
+                if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
+                Ok(())
+            })
+        }
+
+        /// An exception as the reply to `bounded`.
+        pub fn bounded_excep(self, e: ::corbina::SystemException) -> ::core::result::Result<(), ::corbina::SystemException> {
+            let handle = self.0.for_operation("bounded")?;
+            handle.reply_system_exception(e)
+        }
+    }
+
+    /// Dispatches requests for IDL interface `::Values::Shares` to an [`AmhSharesServant`], deferring each
+    /// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
+    /// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+    pub struct AmhSharesSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+    }
+
+    impl<S: AmhSharesServant> AmhSharesSkeleton<S> {
+        /// A skeleton serving `servant`.
+        pub fn new(servant: S) -> Self {
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self { servant }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
+        }
+    }
+
+    impl<S: AmhSharesServant> ::corbina::Servant for AmhSharesSkeleton<S> {
+        fn primary_interface(&self) -> &'static str {
+            "IDL:Values/Shares:1.0"
+        }
+
+        fn is_a(&self, repository_id: &str) -> bool {
+            matches!(
+                repository_id,
+                "IDL:Values/Shares:1.0"
+                    | "IDL:omg.org/CORBA/Object:1.0"
+            )
+        }
+
+        fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            match request.operation() {
+                "distinct_in" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_nodes = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "distinct_in"));
+                    S::distinct_in(&self.servant, rh, &arg_nodes);
+                    Ok(())
+                }
+                "holder_shares" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_h = <Holder as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "holder_shares"));
+                    S::holder_shares(&self.servant, rh, &arg_h, &arg_n);
+                    Ok(())
+                }
+                "twice" => {
+                    let r = request.arguments();
+                    let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "twice"));
+                    S::twice(&self.servant, rh, &arg_n);
+                    Ok(())
+                }
+                "bounded" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_s = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
+                    request.arguments_done()?;
+                    let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "bounded"));
+                    S::bounded(&self.servant, rh, &arg_s);
+                    Ok(())
+                }
+                _ => {
+                    if ::corbina::servant::dispatch_object_operation(self, request)? {
+                        Ok(())
+                    } else {
+                        Err(::corbina::servant::bad_operation())
+                    }
+                }
+            }
+        }
+    }
+
+    /// Client proxy for IDL interface `::Values::AMI_SharesHandler` (`IDL:Values/AMI_SharesHandler:1.0`).
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct AmiSharesHandler {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl AmiSharesHandler {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/AMI_SharesHandler:1.0";
+
+        /// A proxy for `obj` if it implements this interface (asking the object when the
+        /// reference's type id is not conclusive); `BAD_PARAM` if it does not.
+        pub fn narrow(obj: &::corbina::ObjectRef) -> ::core::result::Result<Self, ::corbina::SystemException> {
+            if obj.is_a(Self::REPOSITORY_ID)? {
+                Ok(Self { obj: obj.clone() })
+            } else {
+                Err(::corbina::Error::NotOfType { repository_id: Self::REPOSITORY_ID }.into())
+            }
+        }
+
+        /// A proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_interface_tc("IDL:Values/AMI_SharesHandler:1.0", "AMI_SharesHandler").expect("generated TypeCode is valid"))
+                .clone()
+        }
+
+        /// IDL `distinct_in`.
+        pub fn distinct_in(&self, ami_return_val: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::distinct_in(servant, ami_return_val)) {
+                return done;
+            }
+            self.obj.invoke(
+                "distinct_in",
+                |w| {
+                    w.write_long(ami_return_val);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `distinct_in_excep`.
+        pub fn distinct_in_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::distinct_in_excep(servant, excep_holder)) {
+                return done;
+            }
+            self.obj.invoke(
+                "distinct_in_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `holder_shares`.
+        pub fn holder_shares(&self, ami_return_val: bool) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::holder_shares(servant, ami_return_val)) {
+                return done;
+            }
+            self.obj.invoke(
+                "holder_shares",
+                |w| {
+                    w.write_boolean(ami_return_val);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `holder_shares_excep`.
+        pub fn holder_shares_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::holder_shares_excep(servant, excep_holder)) {
+                return done;
+            }
+            self.obj.invoke(
+                "holder_shares_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `twice`.
+        pub fn twice(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::twice(servant, ami_return_val)) {
+                return done;
+            }
+            self.obj.invoke(
+                "twice",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `twice_excep`.
+        pub fn twice_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::twice_excep(servant, excep_holder)) {
+                return done;
+            }
+            self.obj.invoke(
+                "twice_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `bounded`.
+        pub fn bounded(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>], first: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::bounded(servant, ami_return_val, first)) {
+                return done;
+            }
+            self.obj.invoke(
+                "bounded",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                    ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+
+        /// IDL `bounded_excep`.
+        pub fn bounded_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/AMI_SharesHandler:1.0", |servant: &dyn AmiSharesHandlerServant| AmiSharesHandlerServant::bounded_excep(servant, excep_holder)) {
+                return done;
+            }
+            self.obj.invoke(
+                "bounded_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            )
+        }
+    }
+
+    impl ::corbina::object::Proxy for AmiSharesHandler {
+        const REPOSITORY_ID: &'static str = "IDL:Values/AMI_SharesHandler:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    /// Asynchronous proxy for IDL interface `::Values::AMI_SharesHandler`: [`AmiSharesHandler`]'s operations as `async fn`s
+    /// with the same results; the futures are `Send` and run on any executor (oneways
+    /// complete once written). Dropping a future before its reply cancels the request.
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct AmiSharesHandlerAsync {
+        obj: ::corbina::ObjectRef,
+    }
+
+    impl AmiSharesHandlerAsync {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/AMI_SharesHandler:1.0";
+
+        /// An asynchronous proxy for `obj` without checking its type.
+        pub fn unchecked_narrow(obj: &::corbina::ObjectRef) -> Self {
+            Self { obj: obj.clone() }
+        }
+
+        /// The object reference.
+        pub fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+
+        /// IDL `distinct_in`.
+        pub async fn distinct_in(&self, ami_return_val: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "distinct_in",
+                |w| {
+                    w.write_long(ami_return_val);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `distinct_in_excep`.
+        pub async fn distinct_in_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "distinct_in_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `holder_shares`.
+        pub async fn holder_shares(&self, ami_return_val: bool) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "holder_shares",
+                |w| {
+                    w.write_boolean(ami_return_val);
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `holder_shares_excep`.
+        pub async fn holder_shares_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "holder_shares_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `twice`.
+        pub async fn twice(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "twice",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `twice_excep`.
+        pub async fn twice_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "twice_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `bounded`.
+        pub async fn bounded(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>], first: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "bounded",
+                |w| {
+                    let mut values = ::corbina::valuetype::ValueOutput::new();
+                    if ami_return_val.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
+                    ::corbina::valuetype::write_seq(ami_return_val, w, &mut values)?;
+                    ::corbina::valuetype::ValueMember::write_member(first, w, &mut values)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+
+        /// IDL `bounded_excep`.
+        pub async fn bounded_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "bounded_excep",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(excep_holder, w)?;
+                    Ok(())
+                },
+                |_| Ok(()),
+                ::corbina::no_user,
+            ).await
+        }
+    }
+
+    impl ::corbina::object::Proxy for AmiSharesHandlerAsync {
+        const REPOSITORY_ID: &'static str = "IDL:Values/AMI_SharesHandler:1.0";
+
+        fn from_object(obj: ::corbina::ObjectRef) -> Self {
+            Self { obj }
+        }
+
+        fn as_object(&self) -> &::corbina::ObjectRef {
+            &self.obj
+        }
+    }
+
+    impl ::core::convert::From<AmiSharesHandler> for AmiSharesHandlerAsync {
+        fn from(p: AmiSharesHandler) -> AmiSharesHandlerAsync {
+            AmiSharesHandlerAsync { obj: p.obj }
+        }
+    }
+
+    impl ::core::convert::From<AmiSharesHandlerAsync> for AmiSharesHandler {
+        fn from(p: AmiSharesHandlerAsync) -> AmiSharesHandler {
+            AmiSharesHandler { obj: p.obj }
+        }
+    }
+
+    /// What a servant for IDL interface `::Values::AMI_SharesHandler` implements; serve it with [`AmiSharesHandlerSkeleton`].
+    pub trait AmiSharesHandlerServant: Send + Sync + 'static {
+        /// IDL `distinct_in`.
+        fn distinct_in(&self, ami_return_val: i32) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `distinct_in_excep`.
+        fn distinct_in_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `holder_shares`.
+        fn holder_shares(&self, ami_return_val: bool) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `holder_shares_excep`.
+        fn holder_shares_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `twice`.
+        fn twice(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>]) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `twice_excep`.
+        fn twice_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `bounded`.
+        fn bounded(&self, ami_return_val: &[::corbina::valuetype::ValueRef<Node>], first: &::corbina::valuetype::ValueRef<Node>) -> ::core::result::Result<(), ::corbina::SystemException>;
+
+        /// IDL `bounded_excep`.
+        fn bounded_excep(&self, excep_holder: &::corbina::ami::ExceptionHolder) -> ::core::result::Result<(), ::corbina::SystemException>;
+    }
+
+    /// Dispatches requests for IDL interface `::Values::AMI_SharesHandler` to a [`AmiSharesHandlerServant`], and hands the
+    /// servant to collocated proxies (`::corbina::Servant::local_interface`).
+    pub struct AmiSharesHandlerSkeleton<S> {
+        servant: ::std::sync::Arc<S>,
+        local_0: ::std::sync::Arc<dyn AmiSharesHandlerServant>,
+    }
+
+    impl<S: AmiSharesHandlerServant> AmiSharesHandlerSkeleton<S> {
+        /// A skeleton serving `servant`.
+        pub fn new(servant: S) -> Self {
+            Self::from_arc(::std::sync::Arc::new(servant))
+        }
+
+        /// A skeleton serving a servant that is shared with other code.
+        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+            Self {
+                local_0: servant.clone(),
+                servant,
+            }
+        }
+
+        /// The servant.
+        pub fn servant(&self) -> &S {
+            &self.servant
+        }
+    }
+
+    impl<S: AmiSharesHandlerServant> ::corbina::Servant for AmiSharesHandlerSkeleton<S> {
+        fn primary_interface(&self) -> &'static str {
+            "IDL:Values/AMI_SharesHandler:1.0"
+        }
+
+        fn is_a(&self, repository_id: &str) -> bool {
+            matches!(
+                repository_id,
+                "IDL:Values/AMI_SharesHandler:1.0"
+                    | "IDL:omg.org/Messaging/ReplyHandler:1.0"
+                    | "IDL:omg.org/CORBA/Object:1.0"
+            )
+        }
+
+        fn local_interface(&self, repository_id: &str) -> ::core::option::Option<&dyn ::core::any::Any> {
+            match repository_id {
+                "IDL:Values/AMI_SharesHandler:1.0" => Some(&self.local_0),
+                _ => None,
+            }
+        }
+
+        fn dispatch(&self, request: &mut ::corbina::ServerRequest<'_, '_>) -> ::core::result::Result<(), ::corbina::SystemException> {
+            match request.operation() {
+                "distinct_in" => {
+                    let r = request.arguments();
+                    let arg_ami_return_val = r.read_long()?;
+                    request.arguments_done()?;
+                    S::distinct_in(&self.servant, arg_ami_return_val)?;
+                    request.reply(|_| Ok(()))
+                }
+                "distinct_in_excep" => {
+                    let r = request.arguments();
+                    let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    S::distinct_in_excep(&self.servant, &arg_excep_holder)?;
+                    request.reply(|_| Ok(()))
+                }
+                "holder_shares" => {
+                    let r = request.arguments();
+                    let arg_ami_return_val = r.read_boolean()?;
+                    request.arguments_done()?;
+                    S::holder_shares(&self.servant, arg_ami_return_val)?;
+                    request.reply(|_| Ok(()))
+                }
+                "holder_shares_excep" => {
+                    let r = request.arguments();
+                    let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    S::holder_shares_excep(&self.servant, &arg_excep_holder)?;
+                    request.reply(|_| Ok(()))
+                }
+                "twice" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_ami_return_val = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    S::twice(&self.servant, &arg_ami_return_val)?;
+                    request.reply(|_| Ok(()))
+                }
+                "twice_excep" => {
+                    let r = request.arguments();
+                    let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    S::twice_excep(&self.servant, &arg_excep_holder)?;
+                    request.reply(|_| Ok(()))
+                }
+                "bounded" => {
+                    let r = request.arguments();
+                    let mut values_ = ::corbina::valuetype::ValueInput::new();
+                    let arg_ami_return_val = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
+                    let arg_first = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
+                    request.arguments_done()?;
+                    S::bounded(&self.servant, &arg_ami_return_val, &arg_first)?;
+                    request.reply(|_| Ok(()))
+                }
+                "bounded_excep" => {
+                    let r = request.arguments();
+                    let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    S::bounded_excep(&self.servant, &arg_excep_holder)?;
+                    request.reply(|_| Ok(()))
+                }
+                _ => {
+                    if ::corbina::servant::dispatch_object_operation(self, request)? {
+                        Ok(())
+                    } else {
+                        Err(::corbina::servant::bad_operation())
+                    }
+                }
+            }
+        }
+    }
+
+    impl Shares {
+        /// AMI `sendc_distinct_in`: sends the request, and delivers its outcome to `ami_handler` (its `distinct_in` or
+        /// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.
+        pub fn sendc_distinct_in(&self, ami_handler: ::core::option::Option<&AmiSharesHandler>, nodes: &[::corbina::valuetype::ValueRef<Node>]) {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let ami_handler = ami_handler.cloned();
+            let nodes = nodes.to_vec();
+            ::corbina::ami::send(async move {
+                let ami_result = ami_proxy.distinct_in(&nodes).await;
+                let ami_delivery: ::corbina::ami::Delivery = ::std::boxed::Box::new(move || {
+                    if let Some(ami_handler) = ami_handler {
+                        // The handler's own errors have nowhere to go: the caller has moved on.
+                        let _ = match ami_result {
+                            Ok(ami_return_val) => ami_handler.distinct_in(ami_return_val),
+                            Err(e) => {
+                                let ami_holder = ::corbina::ami::ExceptionHolder::new(&e);
+                                ami_handler.distinct_in_excep(&ami_holder)
+                            }
+                        };
+                    }
+                });
+                ami_delivery
+            });
+        }
+
+        /// AMI `sendc_holder_shares`: sends the request, and delivers its outcome to `ami_handler` (its `holder_shares` or
+        /// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.
+        pub fn sendc_holder_shares(&self, ami_handler: ::core::option::Option<&AmiSharesHandler>, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>) {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let ami_handler = ami_handler.cloned();
+            let h = h.clone();
+            let n = n.clone();
+            ::corbina::ami::send(async move {
+                let ami_result = ami_proxy.holder_shares(&h, &n).await;
+                let ami_delivery: ::corbina::ami::Delivery = ::std::boxed::Box::new(move || {
+                    if let Some(ami_handler) = ami_handler {
+                        // The handler's own errors have nowhere to go: the caller has moved on.
+                        let _ = match ami_result {
+                            Ok(ami_return_val) => ami_handler.holder_shares(ami_return_val),
+                            Err(e) => {
+                                let ami_holder = ::corbina::ami::ExceptionHolder::new(&e);
+                                ami_handler.holder_shares_excep(&ami_holder)
+                            }
+                        };
+                    }
+                });
+                ami_delivery
+            });
+        }
+
+        /// AMI `sendc_twice`: sends the request, and delivers its outcome to `ami_handler` (its `twice` or
+        /// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.
+        pub fn sendc_twice(&self, ami_handler: ::core::option::Option<&AmiSharesHandler>, n: &::corbina::valuetype::ValueRef<Node>) {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let ami_handler = ami_handler.cloned();
+            let n = n.clone();
+            ::corbina::ami::send(async move {
+                let ami_result = ami_proxy.twice(&n).await;
+                let ami_delivery: ::corbina::ami::Delivery = ::std::boxed::Box::new(move || {
+                    if let Some(ami_handler) = ami_handler {
+                        // The handler's own errors have nowhere to go: the caller has moved on.
+                        let _ = match ami_result {
+                            Ok(ami_return_val) => ami_handler.twice(&ami_return_val),
+                            Err(e) => {
+                                let ami_holder = ::corbina::ami::ExceptionHolder::new(&e);
+                                ami_handler.twice_excep(&ami_holder)
+                            }
+                        };
+                    }
+                });
+                ami_delivery
+            });
+        }
+
+        /// AMI `sendc_bounded`: sends the request, and delivers its outcome to `ami_handler` (its `bounded` or
+        /// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.
+        pub fn sendc_bounded(&self, ami_handler: ::core::option::Option<&AmiSharesHandler>, s: &[::corbina::valuetype::ValueRef<Node>]) {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let ami_handler = ami_handler.cloned();
+            let s = s.to_vec();
+            ::corbina::ami::send(async move {
+                let ami_result = ami_proxy.bounded(&s).await;
+                let ami_delivery: ::corbina::ami::Delivery = ::std::boxed::Box::new(move || {
+                    if let Some(ami_handler) = ami_handler {
+                        // The handler's own errors have nowhere to go: the caller has moved on.
+                        let _ = match ami_result {
+                            Ok((ami_return_val, first_out)) => ami_handler.bounded(&ami_return_val, &first_out),
+                            Err(e) => {
+                                let ami_holder = ::corbina::ami::ExceptionHolder::new(&e);
+                                ami_handler.bounded_excep(&ami_holder)
+                            }
+                        };
+                    }
+                });
+                ami_delivery
+            });
+        }
+
+        /// AMI `sendp_distinct_in`: sends the request; the returned poller's `distinct_in` takes the reply.
+        pub fn sendp_distinct_in(&self, nodes: &[::corbina::valuetype::ValueRef<Node>]) -> AmiSharesPoller {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let nodes = nodes.to_vec();
+            AmiSharesPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "distinct_in", async move {
+                    ami_proxy.distinct_in(&nodes).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_holder_shares`: sends the request; the returned poller's `holder_shares` takes the reply.
+        pub fn sendp_holder_shares(&self, h: &Holder, n: &::corbina::valuetype::ValueRef<Node>) -> AmiSharesPoller {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let h = h.clone();
+            let n = n.clone();
+            AmiSharesPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "holder_shares", async move {
+                    ami_proxy.holder_shares(&h, &n).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_twice`: sends the request; the returned poller's `twice` takes the reply.
+        pub fn sendp_twice(&self, n: &::corbina::valuetype::ValueRef<Node>) -> AmiSharesPoller {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let n = n.clone();
+            AmiSharesPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "twice", async move {
+                    ami_proxy.twice(&n).await
+                }),
+            }
+        }
+
+        /// AMI `sendp_bounded`: sends the request; the returned poller's `bounded` takes the reply.
+        pub fn sendp_bounded(&self, s: &[::corbina::valuetype::ValueRef<Node>]) -> AmiSharesPoller {
+            let ami_proxy = SharesAsync { obj: self.obj.clone() };
+            let s = s.to_vec();
+            AmiSharesPoller {
+                poller: ::corbina::ami::Poller::start(self.obj.clone(), "bounded", async move {
+                    ami_proxy.bounded(&s).await
+                }),
+            }
+        }
+    }
+
+    /// CORBA AMI poller for IDL interface `::Values::Shares` (implied IDL `AMI_SharesPoller`): what the
+    /// `sendp_` methods return. Its method for the operation takes the reply, waiting up to
+    /// `timeout` ms (0: no wait; `corbina::ami::WAIT_FOREVER`); `TIMEOUT` if it is not here
+    /// yet, `OBJECT_NOT_EXIST` once taken. `Messaging::Poller`'s operations come through
+    /// `Deref` to [`::corbina::ami::Poller`].
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct AmiSharesPoller {
+        poller: ::corbina::ami::Poller,
+    }
+
+    impl AmiSharesPoller {
+        /// The reply of `distinct_in` (implied IDL `distinct_in(in unsigned long timeout, …)`).
+        pub fn distinct_in(&self, timeout: u32) -> ::core::result::Result<i32, ::corbina::SystemException> {
+            self.poller.take("distinct_in", timeout)
+        }
+
+        /// The reply of `holder_shares` (implied IDL `holder_shares(in unsigned long timeout, …)`).
+        pub fn holder_shares(&self, timeout: u32) -> ::core::result::Result<bool, ::corbina::SystemException> {
+            self.poller.take("holder_shares", timeout)
+        }
+
+        /// The reply of `twice` (implied IDL `twice(in unsigned long timeout, …)`).
+        pub fn twice(&self, timeout: u32) -> ::core::result::Result<NodeSeq, ::corbina::SystemException> {
+            self.poller.take("twice", timeout)
+        }
+
+        /// The reply of `bounded` (implied IDL `bounded(in unsigned long timeout, …)`).
+        pub fn bounded(&self, timeout: u32) -> ::core::result::Result<(ShortNodeSeq, ::corbina::valuetype::ValueRef<Node>), ::corbina::SystemException> {
+            self.poller.take("bounded", timeout)
+        }
+    }
+
+    impl ::core::ops::Deref for AmiSharesPoller {
+        type Target = ::corbina::ami::Poller;
+
+        fn deref(&self) -> &::corbina::ami::Poller {
+            &self.poller
         }
     }
 
@@ -964,6 +2736,25 @@ pub mod values {
                 ::corbina::no_user,
             )
         }
+
+        /// IDL `echo_pair`.
+        pub fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/Graphs:1.0", |servant: &dyn GraphsServant| GraphsServant::echo_pair(servant, p)) {
+                return done;
+            }
+            self.obj.invoke(
+                "echo_pair",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(p, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
     }
 
     impl ::corbina::object::Proxy for Graphs {
@@ -1065,6 +2856,22 @@ pub mod values {
                 ::corbina::no_user,
             ).await
         }
+
+        /// IDL `echo_pair`.
+        pub async fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "echo_pair",
+                |w| {
+                    ::corbina::cdr::CdrEncode::encode(p, w)?;
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
     }
 
     impl ::corbina::object::Proxy for GraphsAsync {
@@ -1104,6 +2911,9 @@ pub mod values {
 
         /// IDL `hold`.
         fn hold(&self, h: &Holder) -> ::core::result::Result<Holder, ::corbina::SystemException>;
+
+        /// IDL `echo_pair`.
+        fn echo_pair(&self, p: &::corbina::valuetype::ValueRef<Pair>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Pair>, ::corbina::SystemException>;
     }
 
     /// Dispatches requests for IDL interface `::Values::Graphs` to a [`GraphsServant`], and hands the
@@ -1192,6 +3002,16 @@ pub mod values {
                     let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
                     let ret_ = S::hold(&self.servant, &arg_h)?;
+                    request.reply(|w| {
+                        ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
+                        Ok(())
+                    })
+                }
+                "echo_pair" => {
+                    let r = request.arguments();
+                    let arg_p = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    request.arguments_done()?;
+                    let ret_ = S::echo_pair(&self.servant, &arg_p)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())

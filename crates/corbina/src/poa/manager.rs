@@ -202,6 +202,9 @@ impl PoaManager {
     }
 
     /// on every wake-up (the POA was destroyed).
+    // Inline: rustc kept it out of line after unrelated changes elsewhere in the crate
+    // (server Ir per null twoway +23, scripts/server-ir.sh).
+    #[inline]
     pub(crate) fn enter(
         &self,
         max_wait: Duration,

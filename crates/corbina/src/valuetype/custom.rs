@@ -7,7 +7,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use corbina_cdr::value::{ValueInput, ValueOutput, VALUE_TAG_MIN};
+use corbina_cdr::value::{StateChunk, ValueInput, ValueOutput};
 use corbina_cdr::{ByteOrder, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError, Result};
 
 use super::ValueMember;
@@ -169,34 +169,20 @@ impl CustomState {
         let order = r.byte_order();
         let (mut chunks, mut aligns) = (Vec::new(), Vec::new());
         loop {
-            // Whole chunks are taken here: at a chunk's end the reader must not step into the
-            // next chunk by itself (`CdrReader::set_chunk_end`), this loop reads its length.
-            if let Some(end) = r.take_chunk_end() {
-                if r.position() != end {
+            match input.next_chunk(r)? {
+                StateChunk::Chunk { position, bytes } => {
+                    aligns.push(position % 8);
+                    chunks.push(Arc::from(bytes));
+                }
+                // The end tag: `ValueInput::end_value` reads it.
+                StateChunk::End => break,
+                StateChunk::Value => {
                     return Err(MarshalError::InvalidValue {
                         offset: r.position(),
-                        reason: "custom value state read from inside a chunk",
-                    });
+                        reason: "custom value state holding values cannot be kept opaque: register an unmarshaller for its id",
+                    })
                 }
             }
-            let mut peek = r.clone();
-            peek.align(4)?;
-            let at = peek.position();
-            let tag = peek.read_long()?;
-            if tag < 0 {
-                // The end tag: `ValueInput::end_value` reads it.
-                break;
-            }
-            if tag == 0 || tag as u32 >= VALUE_TAG_MIN {
-                return Err(MarshalError::InvalidValue {
-                    offset: at,
-                    reason: "custom value state holding values cannot be kept opaque: register an unmarshaller for its id",
-                });
-            }
-            // Checked against the data left by `begin_member`.
-            input.begin_member(r)?;
-            aligns.push(r.position() % 8);
-            chunks.push(Arc::from(r.read_bytes(tag as usize)?));
         }
         if chunks.is_empty() {
             return Ok(CustomState::Empty);

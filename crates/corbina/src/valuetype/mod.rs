@@ -41,6 +41,20 @@ pub trait ValueType: Default + Send + 'static {
     fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self>;
 }
 
+/// A valuetype with a TypeCode of its own (generated for every concrete valuetype that is not
+/// `custom`): its [`ValueRef`] goes into an `Any` and comes out typed, `Any::insert(&v)` and
+/// `any.extract::<ValueRef<V>>()`.
+pub trait TypedValue: ValueType {
+    /// The valuetype's TypeCode (`tk_value` or `tk_event`).
+    fn value_type_code() -> crate::TypeCode;
+}
+
+impl<T: TypedValue> crate::any::AnyInsert for ValueRef<T> {
+    fn type_code() -> crate::TypeCode {
+        T::value_type_code()
+    }
+}
+
 /// A value that can sit in another value's state, sharing its stream state (indirections,
 /// chunking).
 pub trait ValueMember: Sized {
