@@ -157,11 +157,11 @@ impl AsyncStrands {
             }
         };
         Ok(Pick::Wait(
-            ConnectWait {
+            ConnectWait(Box::new(Waiting {
                 connecting,
                 deadline,
                 alarm: None,
-            },
+            })),
             start,
         ))
     }
@@ -273,7 +273,10 @@ impl Connecting {
 }
 
 /// A call waiting for its rope's first asynchronous connection, until its own deadline.
-pub(crate) struct ConnectWait {
+/// Boxed: it is part of every call's future, and rarely used.
+pub(crate) struct ConnectWait(Box<Waiting>);
+
+struct Waiting {
     connecting: Arc<Connecting>,
     /// The call's.
     deadline: Option<Instant>,
@@ -285,7 +288,7 @@ impl ConnectWait {
     /// Whether a call with `deadline` should connect again after this connect timed out:
     /// it was bounded by an earlier call's shorter deadline.
     pub(crate) fn bounded_by_other(&self, deadline: Option<Instant>) -> bool {
-        match (self.connecting.deadline, deadline) {
+        match (self.0.connecting.deadline, deadline) {
             (Some(theirs), Some(ours)) => ours > theirs,
             (Some(_), None) => true,
             (None, _) => false,
@@ -297,7 +300,7 @@ impl Future for ConnectWait {
     type Output = Result<Arc<AsyncConnection>, SystemException>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
+        let this = &mut *self.get_mut().0;
         let peer = &this.connecting.peer;
         let Ok(mut cs) = this.connecting.state.lock() else {
             return Poll::Ready(Err(Error::PoolPoisoned {
