@@ -16,6 +16,7 @@
 //! What a peer can make it hold: one message being received (reassembly capped by
 //! `-ORBmaxMessageSize` as on any connection), and replies only for calls in flight.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -564,15 +565,22 @@ impl Future for PendingReply {
             }
         };
         let ended = st.ended;
-        if let (Some(Slot::Waiting(w)), None) = (st.calls.get_mut(&this.request_id), ended) {
-            // Still waiting: the reader (or the timer) wakes this task.
-            match w {
-                Some(old) if old.will_wake(cx.waker()) => {}
-                _ => *w = Some(cx.waker().clone()),
+        // One lookup: the slot is either updated or taken.
+        let slot = match st.calls.entry(this.request_id) {
+            Entry::Occupied(mut e) => {
+                if let (Slot::Waiting(w), None) = (e.get_mut(), ended) {
+                    // Still waiting: the reader (or the timer) wakes this task.
+                    match w {
+                        Some(old) if old.will_wake(cx.waker()) => {}
+                        _ => *w = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
+                Some(e.remove())
             }
-            return Poll::Pending;
-        }
-        let out = match st.calls.remove(&this.request_id) {
+            Entry::Vacant(_) => None,
+        };
+        let out = match slot {
             Some(Slot::Replied(reply)) => Ok(AsyncOutcome::Reply(reply)),
             Some(Slot::TimedOut) => Err(conn.timed_out(Phase::Receive)),
             Some(Slot::Waiting(_)) if ended == Some(Ended::Orderly) => Ok(AsyncOutcome::Resend),
