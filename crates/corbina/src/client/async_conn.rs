@@ -22,6 +22,7 @@ use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -37,6 +38,9 @@ use crate::giop::{TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
 use crate::SystemException;
+
+/// [`AsyncConnection::load`]: no call can go out on it.
+const CLOSED: usize = usize::MAX;
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
@@ -71,6 +75,9 @@ pub(crate) struct AsyncConnection {
     /// requests leave in the order of their ids (the first carries the CODE_SETS context).
     writer: Mutex<Writer>,
     state: Mutex<State>,
+    /// Calls waiting for their reply, or [`CLOSED`]: published under the state lock at
+    /// every change, so that choosing a connection for a call takes no lock of it.
+    load: AtomicUsize,
     timers: Timers,
     /// The read half.
     reader: Stream,
@@ -135,6 +142,7 @@ impl AsyncConnection {
                 calls: HashMap::default(),
                 ended: None,
             }),
+            load: AtomicUsize::new(0),
             timers: Timers::default(),
             reader: stream,
             #[cfg(feature = "tokio")]
@@ -173,11 +181,19 @@ impl AsyncConnection {
 
     /// Calls waiting for their reply if calls can still go out on it, else `None`.
     pub(crate) fn load(&self) -> Option<usize> {
-        self.state
-            .lock()
-            .ok()
-            .filter(|st| st.ended.is_none() && st.giop.is_open())
-            .map(|st| st.calls.len())
+        let load = self.load.load(Ordering::Relaxed);
+        (load != CLOSED).then_some(load)
+    }
+
+    /// Publishes the load of `st` (its lock held).
+    #[inline]
+    fn publish(&self, st: &State) {
+        let load = if st.ended.is_none() && st.giop.is_open() {
+            st.calls.len()
+        } else {
+            CLOSED
+        };
+        self.load.store(load, Ordering::Relaxed);
     }
 
     /// Whether a runtime's I/O driver reads it (not a reader thread).
@@ -224,6 +240,7 @@ impl AsyncConnection {
         let mut writer = self.writer.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() || !st.giop.is_open() {
+            self.publish(&st);
             return Ok(Err(AsyncOutcome::Resend));
         }
         let start = |_| SystemException::from(Error::StartRequest);
@@ -247,6 +264,7 @@ impl AsyncConnection {
         if response_expected {
             st.calls
                 .insert(request_id, Slot::Waiting(Some(waker.clone())));
+            self.publish(&st);
         }
         drop(st);
         if let Some(d) = deadline {
@@ -299,6 +317,7 @@ impl AsyncConnection {
         if let Ok(mut st) = self.state.lock() {
             st.calls.remove(&request_id);
             st.giop.abandon(request_id);
+            self.publish(&st);
         }
     }
 
@@ -323,7 +342,9 @@ impl AsyncConnection {
     fn cancel(&self, request_id: u32) {
         let transmits = match self.state.lock() {
             Ok(mut st) => {
-                if !matches!(st.calls.remove(&request_id), Some(Slot::Waiting(_))) {
+                let removed = st.calls.remove(&request_id);
+                self.publish(&st);
+                if !matches!(removed, Some(Slot::Waiting(_))) {
                     return;
                 }
                 st.giop.cancel(request_id);
@@ -399,6 +420,7 @@ impl AsyncConnection {
         let mut wake = Wakes::default();
         guard.giop.push(bytes);
         let open = file_replies(&mut guard, &mut wake);
+        self.publish(&guard);
         let transmits = drain_transmits(&mut guard.giop);
         drop(guard);
         self.write_controls(&transmits);
@@ -412,6 +434,7 @@ impl AsyncConnection {
         if let Ok(mut st) = self.state.lock() {
             st.ended.get_or_insert(how);
             st.giop.end_of_stream();
+            self.publish(&st);
             for slot in st.calls.values_mut() {
                 if let Slot::Waiting(w) = slot {
                     wake.extend(w.take());
@@ -580,6 +603,7 @@ impl Future for PendingReply {
             }
             Entry::Vacant(_) => None,
         };
+        conn.publish(&st);
         let out = match slot {
             Some(Slot::Replied(reply)) => Ok(AsyncOutcome::Reply(reply)),
             Some(Slot::TimedOut) => Err(conn.timed_out(Phase::Receive)),
@@ -788,6 +812,7 @@ mod reactor {
                 }
                 break;
             }
+            self.publish(&st);
             let transmits = drain_transmits(&mut st.giop);
             drop(st);
             self.write_controls(&transmits);
