@@ -133,7 +133,7 @@ pub mod minor {
     pub const INTERNAL_INCARNATION_LOST: u32 = CORBINA_VMCID | 0x262;
     /// INTERNAL: a deferred reply's handle was dropped without a reply.
     pub const INTERNAL_REPLY_HANDLE_DROPPED: u32 = CORBINA_VMCID | 0x263;
-    /// NO_IMPLEMENT: the request cannot be answered after its upcall (dispatched in process).
+    /// NO_IMPLEMENT: the request cannot be answered after its upcall (a `ServantInvoker` call).
     pub const NO_IMPLEMENT_DEFERRED_REPLY: u32 = CORBINA_VMCID | 0x271;
     /// BAD_INV_ORDER: the servant replied twice (OMG: set_result called more than once).
     pub const BAD_INV_ORDER_REPLIED: u32 = OMG_VMCID | 9;
