@@ -119,45 +119,52 @@ pub(crate) fn wake_at(at: Instant, waker: &Waker) -> Option<Alarm> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
     use std::task::Wake;
     use std::time::Duration;
 
-    struct Count(AtomicUsize);
-    impl Wake for Count {
+    /// When it was woken.
+    #[derive(Default)]
+    struct Woken(Mutex<Option<Instant>>);
+    impl Wake for Woken {
         fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
+            self.0.lock().unwrap().get_or_insert_with(Instant::now);
         }
     }
 
-    /// An alarm wakes its task at its deadline, a later one after it, a dropped one never.
+    fn woken_at(w: &Woken) -> Instant {
+        let t = Instant::now();
+        loop {
+            if let Some(at) = *w.0.lock().unwrap() {
+                return at;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "never woken");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Alarms wake their tasks at (not before) their deadlines, in deadline order whatever
+    /// the order they were set in; a dropped one never.
     #[test]
     fn alarms_wake_at_their_deadlines_and_not_once_dropped() {
         let (a, b, c) = (
-            Arc::new(Count(AtomicUsize::new(0))),
-            Arc::new(Count(AtomicUsize::new(0))),
-            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Woken::default()),
+            Arc::new(Woken::default()),
+            Arc::new(Woken::default()),
         );
         let now = Instant::now();
+        let (at_a, at_b) = (
+            now + Duration::from_millis(50),
+            now + Duration::from_millis(300),
+        );
         let wa = Waker::from(a.clone());
-        let later = wake_at(now + Duration::from_millis(300), &Waker::from(b.clone())).unwrap();
-        let soon = wake_at(now + Duration::from_millis(50), &wa).unwrap();
+        let later = wake_at(at_b, &Waker::from(b.clone())).unwrap();
+        let soon = wake_at(at_a, &wa).unwrap();
         assert!(soon.wakes(&wa));
-        drop(wake_at(now + Duration::from_millis(50), &Waker::from(c.clone())).unwrap());
-        let t = Instant::now();
-        while a.0.load(Ordering::SeqCst) == 0 {
-            assert!(t.elapsed() < Duration::from_secs(10), "never woken");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(now.elapsed() >= Duration::from_millis(50));
-        assert_eq!(b.0.load(Ordering::SeqCst), 0);
-        while b.0.load(Ordering::SeqCst) == 0 {
-            assert!(t.elapsed() < Duration::from_secs(10), "never woken");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(now.elapsed() >= Duration::from_millis(300));
-        assert_eq!(c.0.load(Ordering::SeqCst), 0);
+        drop(wake_at(now + Duration::from_millis(200), &Waker::from(c.clone())).unwrap());
+        assert!(woken_at(&a) >= at_a);
+        assert!(woken_at(&b) >= at_b);
+        assert!(c.0.lock().unwrap().is_none());
         drop((soon, later));
     }
 }
