@@ -228,11 +228,9 @@ impl Gen<'_> {
             def.scoped_name
         ));
         self.out.line(
-            "/// twoway reply to the servant's response handler. Collocated calls cannot defer a reply",
+            "/// twoway reply to the servant's response handler. A collocated call waits on its thread",
         );
-        self.out.line(
-            "/// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.",
-        );
+        self.out.line("/// for the response handler's answer.");
         self.out.open(format!("pub struct {amh}Skeleton<S>"));
         self.out.line("servant: ::std::sync::Arc<S>,");
         self.out.close();

@@ -1,7 +1,8 @@
 //! CORBA AMI polling model (`sendp_<op>` returning `AMI_<I>Poller`, golden
 //! `tests/golden/ami.rs`), Corbina client against a Corbina server: a ready reply, a poll that
 //! times out, user and system exceptions, attributes, a reply taken twice, a poll for the
-//! wrong operation, a lost connection, many pollers in flight and a `PollableSet`.
+//! wrong operation, a lost connection, many pollers in flight, a `PollableSet`, and a dropped
+//! poller cancelling its request.
 
 use std::io::Read;
 use std::sync::{Arc, Mutex};
@@ -235,5 +236,116 @@ fn a_lost_connection_resolves_the_poll_with_comm_failure() {
         "{e}"
     );
     assert!(!p.is_from_poller());
+    orb.destroy();
+}
+
+/// What the raw server of [`dropping_a_poller_cancels_its_request`] saw.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Request(u32),
+    Cancel(u32),
+}
+
+/// A raw GIOP server on one connection: reports requests and cancels, writes what the test
+/// sends it.
+fn raw_server() -> (
+    u16,
+    std::sync::mpsc::Receiver<Seen>,
+    std::sync::mpsc::Sender<Vec<u8>>,
+) {
+    use corbina::giop::connection::{Event, GiopConnection, Role, Settings};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (seen_tx, seen) = std::sync::mpsc::channel();
+    let (send, send_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut w = s.try_clone().unwrap();
+        std::thread::spawn(move || {
+            while let Ok(bytes) = send_rx.recv() {
+                if std::io::Write::write_all(&mut w, &bytes).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut conn = GiopConnection::new(Settings::new(Role::Server));
+        loop {
+            let seen = match conn.poll_event() {
+                Ok(Some(Event::Request { header, .. })) => Seen::Request(header.request_id),
+                Ok(Some(Event::CancelRequest { request_id })) => Seen::Cancel(request_id),
+                Ok(Some(_)) => continue,
+                Ok(None) => match s.read(conn.read_buf()) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        conn.commit(n);
+                        continue;
+                    }
+                },
+                Err(_) => return,
+            };
+            if seen_tx.send(seen).is_err() {
+                return;
+            }
+        }
+    });
+    (port, seen, send)
+}
+
+/// A GIOP 1.2 reply to `add` with `sum`.
+fn add_reply(request_id: u32, sum: i32) -> Vec<u8> {
+    use corbina::cdr::{ByteOrder, CodeSets};
+    use corbina::giop::{MessageWriter, ReplyHeader, ReplyStatus, Version};
+    let h = ReplyHeader::new(request_id, ReplyStatus::NoException);
+    let mut m =
+        MessageWriter::reply(Version::V1_2, ByteOrder::NATIVE, CodeSets::DEFAULT, &h).unwrap();
+    m.body().write_long(sum);
+    m.finish_bytes().unwrap()
+}
+
+/// A poller dropped (every clone of it) before its reply cancels the request, as a dropped
+/// future does: the server gets CancelRequest, the id is freed, the late reply is
+/// discarded, and the next poller gets its own reply.
+#[test]
+fn dropping_a_poller_cancels_its_request() {
+    let (port, seen, send) = raw_server();
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let obj = orb
+        .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/calc"))
+        .unwrap();
+    let calc = idl::Calc::unchecked_narrow(&obj);
+    let next = || seen.recv_timeout(Duration::from_secs(10)).unwrap();
+
+    let p = calc.sendp_add(1, 2);
+    let Seen::Request(first) = next() else {
+        panic!("expected a request")
+    };
+    // A clone in a set keeps the call.
+    let mut set = PollableSet::new();
+    set.add_pollable(&p);
+    drop(p);
+    assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
+    assert_eq!(orb.client_context().ropes()[0].async_in_flight(), 1);
+    drop(set);
+    assert_eq!(next(), Seen::Cancel(first));
+    assert_eq!(orb.client_context().ropes()[0].async_in_flight(), 0);
+
+    // The late reply is discarded; the next poller gets the reply to its own request.
+    send.send(add_reply(first, 3)).unwrap();
+    let p = calc.sendp_add(2, 2);
+    let Seen::Request(second) = next() else {
+        panic!("expected a request")
+    };
+    assert_ne!(second, first);
+    send.send(add_reply(second, 4)).unwrap();
+    assert_eq!(p.add(WAIT).unwrap(), 4);
+    // A poller dropped after its reply arrived has nothing to cancel.
+    let p = calc.sendp_add(5, 5);
+    let Seen::Request(third) = next() else {
+        panic!("expected a request")
+    };
+    send.send(add_reply(third, 10)).unwrap();
+    assert!(p.is_ready(WAIT));
+    drop(p);
+    assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
     orb.destroy();
 }

@@ -125,35 +125,50 @@ pub fn run(
         let mut peak = rss0;
         let mut us = Vec::with_capacity(total);
         let t0 = Instant::now();
-        rt.block_on(async {
-            let mut window = FuturesUnordered::new();
-            let call = |a: &BenchAsync| {
-                let a = a.clone();
-                async move {
+        if n == 1 {
+            // One call at a time, as a user awaits one: no window of futures around it,
+            // whose own wake-ups and task allocations would be counted in its latency.
+            rt.block_on(async {
+                for _ in 0..total {
                     let t = Instant::now();
-                    a.ping().await.map(|()| t.elapsed().as_secs_f64() * 1e6)
+                    a.ping().await?;
+                    us.push(t.elapsed().as_secs_f64() * 1e6);
                 }
-            };
-            let mut sent = 0;
-            while sent < n.min(total) {
-                window.push(call(&a));
-                sent += 1;
-            }
-            let mut first = true;
-            while let Some(r) = window.next().await {
-                if first {
-                    // The window is full and sent: what N calls in flight hold.
-                    peak = peak.max(rss());
-                    first = false;
-                }
-                us.push(r.map_err(sys)?);
-                if sent < total {
+                peak = peak.max(rss());
+                Ok::<(), SystemException>(())
+            })
+            .map_err(sys)?;
+        } else {
+            rt.block_on(async {
+                let mut window = FuturesUnordered::new();
+                let call = |a: &BenchAsync| {
+                    let a = a.clone();
+                    async move {
+                        let t = Instant::now();
+                        a.ping().await.map(|()| t.elapsed().as_secs_f64() * 1e6)
+                    }
+                };
+                let mut sent = 0;
+                while sent < n.min(total) {
                     window.push(call(&a));
                     sent += 1;
                 }
-            }
-            Ok::<(), String>(())
-        })?;
+                let mut first = true;
+                while let Some(r) = window.next().await {
+                    if first {
+                        // The window is full and sent: what N calls in flight hold.
+                        peak = peak.max(rss());
+                        first = false;
+                    }
+                    us.push(r.map_err(sys)?);
+                    if sent < total {
+                        window.push(call(&a));
+                        sent += 1;
+                    }
+                }
+                Ok::<(), String>(())
+            })?;
+        }
         let dt = t0.elapsed().as_secs_f64();
         let mut r = rec(label, "async").latency(&summarize(&mut us));
         r.threads = Some(1);
@@ -166,6 +181,30 @@ pub fn run(
     }
     orb.destroy();
     out(amh(label)?);
+    Ok(())
+}
+
+/// `n` null twoway calls, each awaited before the next, in a single-threaded tokio runtime
+/// (whose I/O driver reads the connection), nothing timed: the asynchronous client the
+/// suite runs under callgrind (`ping IOR N --invocation async`).
+pub fn ping_n(ior: &str, n: usize) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let orb = Orb::with_config(crate::experiments::with_noop_interceptors(
+        OrbConfig::default().async_calls_per_strand(0),
+    ));
+    let a = BenchAsync::from(Bench::narrow(&orb.string_to_object(ior).map_err(sys)?).map_err(sys)?);
+    rt.block_on(async {
+        for _ in 0..n {
+            a.ping().await?;
+        }
+        Ok::<(), SystemException>(())
+    })
+    .map_err(sys)?;
+    println!("{n} calls");
+    orb.shutdown(true);
     Ok(())
 }
 

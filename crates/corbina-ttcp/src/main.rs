@@ -288,18 +288,23 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Hidden: `ping IOR|FILE N [--invocation static|dii|dii_reuse]`: N null twoway calls and
+/// Hidden: `ping IOR|FILE N [--invocation static|dii|dii_reuse|async]`: N null twoway calls and
 /// nothing else (the client the suite counts instructions of, like `omni_ping IORFILE N`).
 fn ping(args: Vec<String>) -> Result<ExitCode, String> {
     let mut pos = Vec::new();
     let mut inv = corbina_ttcp::experiments::Invocation::Static;
+    // `--invocation async`: the async proxy, one call awaited at a time.
+    let mut asynch = false;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
             "--invocation" => {
                 let v = take_value(&args, &mut i, "--invocation")?;
-                inv = corbina_ttcp::experiments::Invocation::parse(&v)
-                    .ok_or_else(|| format!("unknown invocation {v}"))?;
+                asynch = v == "async";
+                if !asynch {
+                    inv = corbina_ttcp::experiments::Invocation::parse(&v)
+                        .ok_or_else(|| format!("unknown invocation {v}"))?;
+                }
             }
             other => pos.push(other.to_owned()),
         }
@@ -313,7 +318,11 @@ fn ping(args: Vec<String>) -> Result<ExitCode, String> {
         Err(_) => target.clone(),
     };
     let n = n.parse().map_err(|_| format!("bad call count {n}"))?;
-    corbina_ttcp::experiments::ping_n(&ior, n, inv)?;
+    if asynch {
+        corbina_ttcp::async_bench::ping_n(&ior, n)?;
+    } else {
+        corbina_ttcp::experiments::ping_n(&ior, n, inv)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

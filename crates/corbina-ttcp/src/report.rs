@@ -419,7 +419,7 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
         f.one_inv("instructions", imp, inv, |_| true)
             .and_then(|r| r.instructions_per_call)
     };
-    for inv in ["static", "dii_reuse", "dii"] {
+    for inv in ["static", "dii_reuse", "dii", "async"] {
         let (c, p) = (ir(CORBINA, inv), ir(OMNIORB, "static"));
         if c.is_none() {
             continue;

@@ -706,30 +706,35 @@ impl Ctx {
             .map(|s| s.success())
             .unwrap_or(false);
         let mut out = Vec::new();
-        let rec = |imp: &str, inv: Invocation| {
+        let rec = |imp: &str, inv: &str| {
             let mut r = Record::new("instructions", imp).mode("twoway").op("ping");
-            r.invocation = Some(inv.name().into());
+            r.invocation = Some(inv.into());
             r
         };
         if !have {
             eprintln!("corbina-ttcp: valgrind is not installed: no instruction counts");
-            out.push(rec(CORBINA, Invocation::Static).unavailable("valgrind not installed"));
+            out.push(rec(CORBINA, Invocation::Static.name()).unavailable("valgrind not installed"));
             return Ok(out);
         }
-        let mut clients: Vec<(&str, Invocation, Command)> = Vec::new();
-        for inv in [Invocation::Static, Invocation::DiiReuse, Invocation::Dii] {
+        let mut clients: Vec<(&str, &str, Command)> = Vec::new();
+        // `async`: the async proxy, one call awaited at a time in a tokio runtime.
+        let corbina = [Invocation::Static, Invocation::DiiReuse, Invocation::Dii]
+            .map(Invocation::name)
+            .into_iter()
+            .chain(["async"]);
+        for inv in corbina {
             let mut c = Command::new(&self.exe);
-            c.arg("ping").arg(cior).args(["--invocation", inv.name()]);
+            c.arg("ping").arg(cior).args(["--invocation", inv]);
             clients.push((CORBINA, inv, c));
         }
         if let Some(bin) = omni_ping {
             let mut c = Command::new(bin);
             c.arg(cior);
-            clients.push((OMNIORB, Invocation::Static, c));
+            clients.push((OMNIORB, Invocation::Static.name(), c));
         }
         for (k, (imp, inv, cmd)) in clients.into_iter().enumerate() {
             self.progress
-                .stage(&format!("callgrind: {imp} {} client", inv.name()));
+                .stage(&format!("callgrind: {imp} {inv} client"));
             let mut counts = [0u64; 2];
             for (j, n) in [n1, n2].into_iter().enumerate() {
                 let file = self.dir.join(format!("callgrind.{k}.{j}.out"));
@@ -1140,7 +1145,7 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     // The callgrind stage costs a few seconds at the quick suite's call counts: on there.
     let callgrind =
         o.callgrind || o.quick || o.only.as_ref().is_some_and(|l| l.contains(&"callgrind"));
-    let n_cg = only(if callgrind { 4 } else { 0 }, "callgrind");
+    let n_cg = only(if callgrind { 5 } else { 0 }, "callgrind");
     let locals: Vec<&'static str> = o
         .transports
         .iter()

@@ -8,13 +8,15 @@
 //! of generated stubs and skeletons.
 
 use std::any::Any;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use crate::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter};
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::orb::WeakOrb;
 use crate::poa::{DispatchError, PoaRegistry};
-use crate::servant::{BufferReplySink, ReplyKind, Servant, ServerRequest};
+use crate::servant::{
+    BufferReplySink, DeferredReplySink, ReplyKind, ReplySink, Servant, ServerRequest,
+};
 use crate::{CompletionStatus, SystemException};
 
 /// How many LOCATION_FORWARDs an in-process call follows before TRANSIENT.
@@ -120,9 +122,12 @@ impl CollocatedInvoker {
         };
         let context = in_process_context();
         let args = marshal_arguments(encode, context)?;
-        let mut sink = BufferReplySink {
-            context,
-            reply: None,
+        let mut sink = CollocatedSink {
+            buffer: BufferReplySink {
+                context,
+                reply: None,
+            },
+            deferred: None,
         };
         let mut req = ServerRequest::new(
             operation,
@@ -152,7 +157,11 @@ impl CollocatedInvoker {
             Err(DispatchError::System(e)) if !replied => return Err(e),
             _ => {}
         }
-        deliver_reply(&mut sink, replied, decode)
+        if let Some(deferred) = sink.deferred.take() {
+            // An AMH servant kept the reply: this thread waits for its handle to answer.
+            sink.buffer.reply = Some(deferred.wait()?);
+        }
+        deliver_reply(&mut sink.buffer, replied, decode)
     }
 }
 
@@ -237,5 +246,106 @@ fn deliver_reply(
             let id = r.read_string().map_err(SystemException::from)?;
             decode(ReplyBody::UserException(&id, &mut r))
         }
+    }
+}
+
+/// The reply sink of a call dispatched in process: the reply kept in memory, or, when an
+/// AMH servant defers it ([`ServerRequest::defer_reply`]), given by its handle later (from
+/// any thread) to the caller, which waits for it.
+struct CollocatedSink {
+    buffer: BufferReplySink,
+    /// The deferred reply's outcome, once the servant deferred it.
+    deferred: Option<Arc<DeferredOutcome>>,
+}
+
+impl ReplySink for CollocatedSink {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        self.buffer.reply(kind, body)
+    }
+
+    fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {
+        let outcome = Arc::new(DeferredOutcome::default());
+        self.deferred = Some(outcome.clone());
+        Some(Box::new(CollocatedDeferredReply {
+            context: self.buffer.context,
+            outcome,
+        }))
+    }
+}
+
+/// A reply's kind and body bytes.
+type ReplyBytes = (ReplyKind, Vec<u8>);
+
+/// A deferred in-process reply: its body (or the system exception that replaced it), and
+/// the caller waiting for it.
+#[derive(Default)]
+struct DeferredOutcome {
+    outcome: Mutex<Option<Result<ReplyBytes, SystemException>>>,
+    given: Condvar,
+}
+
+impl DeferredOutcome {
+    /// The first outcome given counts.
+    fn give(&self, outcome: Result<ReplyBytes, SystemException>) {
+        let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        if o.is_none() {
+            *o = Some(outcome);
+            self.given.notify_all();
+        }
+    }
+
+    fn wait(&self) -> Result<ReplyBytes, SystemException> {
+        let mut o = self.outcome.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(outcome) = o.take() {
+                return outcome;
+            }
+            o = self.given.wait(o).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// What the [`crate::ReplyHandle`] of an in-process request answers through.
+struct CollocatedDeferredReply {
+    context: CdrContext,
+    outcome: Arc<DeferredOutcome>,
+}
+
+impl DeferredReplySink for CollocatedDeferredReply {
+    fn reply<'a>(
+        &mut self,
+        kind: ReplyKind,
+        body: &mut dyn FnMut(&mut CdrWriter<'a>) -> crate::cdr::Result<()>,
+    ) -> Result<(), SystemException> {
+        let mut w = CdrWriter::new(self.context);
+        match body(&mut w) {
+            Ok(()) => {
+                self.outcome.give(Ok((kind, w.into_bytes())));
+                Ok(())
+            }
+            Err(e) => {
+                // The caller gets what a remote client would: MARSHAL, completed YES.
+                let e = SystemException::from(e).completed(CompletionStatus::Yes);
+                self.outcome.give(Err(e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    fn system_exception(&mut self, e: SystemException) -> Result<(), SystemException> {
+        self.outcome.give(Err(e));
+        Ok(())
+    }
+}
+
+impl Drop for CollocatedDeferredReply {
+    fn drop(&mut self) {
+        // Never leaves the caller waiting (a handle answers, or sends INTERNAL, first).
+        self.outcome
+            .give(Err(crate::Error::ReplyHandleDropped.into()));
     }
 }

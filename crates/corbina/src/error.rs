@@ -39,7 +39,7 @@
 //! | COMM_FAILURE | `0x43424e03` ([`minor::COMM_FAILURE_ONEWAYS_LOST`]) | NO (a call), MAYBE (a flush) | buffered oneways were lost by an earlier write |
 //! | TIMEOUT | `0x43420220` | NO | sending the request timed out |
 //! | TIMEOUT | `0x43420221` | MAYBE | receiving the reply timed out |
-//! | TIMEOUT | `0x43420222` | NO | waiting for a free connection timed out |
+//! | TIMEOUT | `0x43420222` | NO | waiting for a free connection (an asynchronous call: for a connect under way) timed out |
 //! | INV_OBJREF | `0x43420230` | NO | the reference has no usable IIOP profile |
 //! | INV_OBJREF | `0x43420231` | NO | the profile's GIOP version is not supported |
 //! | MARSHAL | `0x43420240` | NO | the request could not be encoded (GIOP header, closed connection) |
@@ -54,6 +54,8 @@
 //! | NO_IMPLEMENT | `0x43420270` | NO | `_interface`: there is no interface repository |
 //! | NO_IMPLEMENT | `0x43420271` | NO | the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`) |
 //! | BAD_PARAM | `0x434202a0` | NO | narrow: the object does not implement the interface |
+//! | BAD_OPERATION | `0x434202b0` ([`minor::BAD_OPERATION_WRONG_POLLER_OPERATION`]) | NO | AMI: a poller polled for another operation than its request's |
+//! | BAD_OPERATION | `0x434202b1` ([`minor::BAD_OPERATION_WRONG_RESPONSE`]) | MAYBE | AMH: a response handler answered with another operation's results |
 //! | NO_RESOURCES | `0x43420280` | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
 //! | INITIALIZE | `0x43420290` | NO | the ORB's server could not listen on its endpoints |
 //! | INITIALIZE | `0x43420291` | NO | the ORB has no endpoint to publish in references |
@@ -131,7 +133,7 @@ pub mod minor {
     pub const INTERNAL_INCARNATION_LOST: u32 = CORBINA_VMCID | 0x262;
     /// INTERNAL: a deferred reply's handle was dropped without a reply.
     pub const INTERNAL_REPLY_HANDLE_DROPPED: u32 = CORBINA_VMCID | 0x263;
-    /// NO_IMPLEMENT: the request cannot be answered after its upcall (dispatched in process).
+    /// NO_IMPLEMENT: the request cannot be answered after its upcall (a `ServantInvoker` call).
     pub const NO_IMPLEMENT_DEFERRED_REPLY: u32 = CORBINA_VMCID | 0x271;
     /// BAD_INV_ORDER: the servant replied twice (OMG: set_result called more than once).
     pub const BAD_INV_ORDER_REPLIED: u32 = OMG_VMCID | 9;
@@ -142,6 +144,12 @@ pub mod minor {
     /// NO_IMPLEMENT: the servant does not implement the operation (the default method of a
     /// servant trait generated with `corbina_codegen::Builder::no_implement_defaults`).
     pub const NO_IMPLEMENT_OPERATION: u32 = CORBINA_VMCID | 0x271;
+    /// BAD_OPERATION: an AMI poller was polled for another operation than its request's
+    /// (omniORB's code for it is vendor-specific).
+    pub const BAD_OPERATION_WRONG_POLLER_OPERATION: u32 = CORBINA_VMCID | 0x2b0;
+    /// BAD_OPERATION: an AMH response handler answered with another operation's results (the
+    /// client gets it too, rather than results it would misread).
+    pub const BAD_OPERATION_WRONG_RESPONSE: u32 = CORBINA_VMCID | 0x2b1;
     /// NO_RESOURCES: a thread could not be started.
     pub const NO_RESOURCES_THREAD: u32 = CORBINA_VMCID | 0x280;
     /// INITIALIZE: the ORB's server could not listen on its endpoints.

@@ -210,9 +210,9 @@ impl<'b, 's> ServerRequest<'b, 's> {
 
     /// Takes the right to reply out of the upcall (Asynchronous Method Handling): the
     /// upcall returns at once and the [`ReplyHandle`], `Send + 'static`, answers later from
-    /// any thread or task. `NO_IMPLEMENT` where the request cannot outlive its upcall (a
-    /// collocated call dispatched in process: use a direct call, or a reference made with
-    /// `without_collocation`); `BAD_INV_ORDER` if a reply was sent already.
+    /// any thread or task. A collocated call dispatched in process waits for the handle's
+    /// answer on its own thread. `NO_IMPLEMENT` where the request cannot outlive its upcall
+    /// (a [`crate::ServantInvoker`]); `BAD_INV_ORDER` if a reply was sent already.
     pub fn defer_reply(&mut self) -> Result<ReplyHandle, SystemException> {
         if self.replied {
             return Err(crate::Error::RepliedTwice.into());

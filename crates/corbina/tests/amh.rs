@@ -1,6 +1,6 @@
 //! Asynchronous Method Handling: a servant takes the reply out of its upcall
 //! (`ServerRequest::defer_reply`) and answers later from another thread or task, while the
-//! connection thread goes on reading requests.
+//! connection thread goes on reading requests; an in-process call waits for the handle.
 
 mod common;
 
@@ -267,5 +267,41 @@ fn deferred_oneways_send_nothing() {
     });
     assert_eq!(call.unwrap(), "after");
     orb.destroy();
+    server.destroy();
+}
+
+fn echo_sync(obj: &corbina::ObjectRef, s: &str) -> Result<String, SystemException> {
+    obj.invoke(
+        "echo",
+        |w| w.write_string(s),
+        |r| r.read_string(),
+        corbina::no_user,
+    )
+}
+
+/// An in-process call to a servant that defers its reply waits for the handle, answered
+/// from another thread; a handle dropped unanswered raises INTERNAL, as over the wire.
+#[test]
+fn collocated_calls_wait_for_deferred_replies() {
+    let parking = Parking::new(Mode::Park);
+    let (server, ior) = serve(Arc::new(ParkingServant(parking.clone())));
+    let obj = server.string_to_object(&ior).unwrap();
+    assert!(obj.is_collocated());
+    let answering = std::thread::spawn(move || {
+        for (h, arg) in parking.take(1) {
+            h.reply(|w| w.write_string(&format!("answer {arg}")))
+                .unwrap();
+        }
+    });
+    assert_eq!(echo_sync(&obj, "in").unwrap(), "answer in");
+    answering.join().unwrap();
+    server.destroy();
+
+    let (server, ior) = serve(Arc::new(ParkingServant(Parking::new(Mode::Drop))));
+    let obj = server.string_to_object(&ior).unwrap();
+    assert!(obj.is_collocated());
+    let e = echo_sync(&obj, "x").unwrap_err();
+    assert_eq!(e.kind, SystemExceptionKind::Internal);
+    assert_eq!(e.minor, minor::INTERNAL_REPLY_HANDLE_DROPPED);
     server.destroy();
 }

@@ -176,7 +176,13 @@ enum Seen {
 /// A raw GIOP server on one connection: reports what arrives, and writes what the test
 /// sends it (`None` closes the connection).
 fn raw_server() -> (u16, mpsc::Receiver<Seen>, mpsc::Sender<Option<Vec<u8>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    raw_server_on(TcpListener::bind("127.0.0.1:0").unwrap())
+}
+
+/// [`raw_server`] on `listener`: the next connection it accepts.
+fn raw_server_on(
+    listener: TcpListener,
+) -> (u16, mpsc::Receiver<Seen>, mpsc::Sender<Option<Vec<u8>>>) {
     let port = listener.local_addr().unwrap().port();
     let (seen_tx, seen) = mpsc::channel();
     let (send, send_rx) = mpsc::channel::<Option<Vec<u8>>>();
@@ -638,4 +644,61 @@ fn a_connection_outlives_its_runtime() {
     assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
     orb.destroy();
     server.destroy();
+}
+
+/// Calls waiting for a connect under way each give up at their own deadline (TIMEOUT,
+/// completed NO), whichever of them started it, and the connect goes on for the others: a
+/// call without a deadline gets its reply once the server accepts.
+#[test]
+fn waiting_calls_time_out_at_their_own_deadlines() {
+    let (listener, fill, port) = unanswered_listener();
+    let orb = Orb::with_config(OrbConfig {
+        connect_timeout: Duration::from_secs(8),
+        ..OrbConfig::default()
+    });
+    let obj = orb
+        .string_to_object(&format!("corbaloc:iiop:1.2@127.0.0.1:{port}/k"))
+        .unwrap();
+    let short = orb
+        .object_with_timeout(&obj, Duration::from_millis(200))
+        .unwrap();
+    let longer = orb
+        .object_with_timeout(&obj, Duration::from_millis(500))
+        .unwrap();
+    let rt = runtime();
+    let started = Instant::now();
+    let call = |o: ObjectRef| {
+        rt.spawn(async move {
+            let r = echo(&o, "x".into()).await;
+            (r, started.elapsed())
+        })
+    };
+    // The shortest deadline starts the connect (a worker polls it meanwhile).
+    let a = call(short);
+    std::thread::sleep(Duration::from_millis(50));
+    let (b, c) = (call(longer), call(obj.clone()));
+    for (task, at_least) in [(a, 200), (b, 500)] {
+        let (r, took) = rt.block_on(task).unwrap();
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.kind, e.completed),
+            (SystemExceptionKind::Timeout, corbina::CompletionStatus::No),
+            "{e}"
+        );
+        assert!(took >= Duration::from_millis(at_least), "{took:?}");
+        assert!(took < Duration::from_millis(at_least + 1500), "{took:?}");
+    }
+    // The server takes its queued connections in: the client's connect (its SYN dropped
+    // while the queue was full) succeeds when it is sent again.
+    let listener: TcpListener = listener.into();
+    for _ in &fill {
+        drop(listener.accept().unwrap());
+    }
+    let (_, seen, send) = raw_server_on(listener);
+    let (id, arg) = next_request(&seen);
+    assert_eq!(arg, "x");
+    send.send(Some(reply(id, "done"))).unwrap();
+    let (r, _) = rt.block_on(c).unwrap();
+    assert_eq!(r.unwrap(), "done");
+    orb.destroy();
 }

@@ -307,8 +307,8 @@ pub mod ami {
     }
 
     /// Dispatches requests for IDL interface `::Ami::Base` to an [`AmhBaseServant`], deferring each
-    /// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
-    /// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+    /// twoway reply to the servant's response handler. A collocated call waits on its thread
+    /// for the response handler's answer.
     pub struct AmhBaseSkeleton<S> {
         servant: ::std::sync::Arc<S>,
     }
@@ -1366,8 +1366,8 @@ pub mod ami {
     }
 
     /// Dispatches requests for IDL interface `::Ami::Calc` to an [`AmhCalcServant`], deferring each
-    /// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
-    /// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+    /// twoway reply to the servant's response handler. A collocated call waits on its thread
+    /// for the response handler's answer.
     pub struct AmhCalcSkeleton<S> {
         servant: ::std::sync::Arc<S>,
     }

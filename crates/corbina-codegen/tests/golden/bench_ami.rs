@@ -1603,8 +1603,8 @@ impl AmhBenchResponseHandler {
 }
 
 /// Dispatches requests for IDL interface `::Bench` to an [`AmhBenchServant`], deferring each
-/// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
-/// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+/// twoway reply to the servant's response handler. A collocated call waits on its thread
+/// for the response handler's answer.
 pub struct AmhBenchSkeleton<S> {
     servant: ::std::sync::Arc<S>,
 }

@@ -3,8 +3,9 @@
 
 use crate::{CompletionStatus, ReplyHandle, SystemException, SystemExceptionKind};
 
-/// BAD_OPERATION: an AMH response handler answered with another operation's results.
-pub const BAD_OPERATION_WRONG_RESPONSE: u32 = crate::cdr::CORBINA_VMCID | 0x2b1;
+/// BAD_OPERATION: an AMH response handler answered with another operation's results (in
+/// the minor-code table of [`crate::error`]).
+pub use crate::error::minor::BAD_OPERATION_WRONG_RESPONSE;
 
 /// A deferred reply ([`ReplyHandle`]) and the IDL operation of its request, so that a typed
 /// response handler writes only that operation's results. Dropping it without an answer

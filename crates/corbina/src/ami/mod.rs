@@ -27,7 +27,7 @@ use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 /// What a finished `sendc_` call does: the upcall on its reply handler.
@@ -68,6 +68,11 @@ pub fn dispatch_threads() -> usize {
 /// dispatcher, which runs its [`Delivery`] when it completes. Generated `sendc_` methods
 /// call this; a `Delivery` never runs on the calling thread.
 pub fn send(call: impl Future<Output = Delivery> + Send + 'static) {
+    start(call);
+}
+
+/// [`send`], returning what cancels the call (a poller's).
+pub(crate) fn start(call: impl Future<Output = Delivery> + Send + 'static) -> CallHandle {
     let task = Arc::new(ReplyTask {
         call: Mutex::new(Some(Box::pin(call))),
     });
@@ -75,6 +80,26 @@ pub fn send(call: impl Future<Output = Delivery> + Send + 'static) {
     // written before `sendc_` returns.
     if let Some(delivery) = crate::client::connecting_inline(|| task.poll()) {
         dispatcher().push(Job::Deliver(delivery));
+    }
+    CallHandle(Arc::downgrade(&task))
+}
+
+/// An AMI call in flight, held weakly: while it waits for its reply, the connection's slot
+/// holds its task (through the waker).
+pub(crate) struct CallHandle(Weak<ReplyTask>);
+
+impl CallHandle {
+    /// Gives the call up: its future is dropped, which cancels the request on the wire
+    /// (`CancelRequest`, the id freed, a late reply discarded), and nothing is delivered.
+    /// Nothing happens once it has completed.
+    pub(crate) fn cancel(&self) {
+        let Some(task) = self.0.upgrade() else { return };
+        let call = match task.call.lock() {
+            Ok(mut c) => c.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        // Dropped outside the lock: it takes the connection's.
+        drop(call);
     }
 }
 

@@ -40,9 +40,9 @@ pub enum PollerError {
     },
 }
 
-/// BAD_OPERATION: a poller polled for another operation (omniORB's minor code for it is
-/// vendor-specific; this one is Corbina's).
-pub const BAD_OPERATION_WRONG_POLLER_OPERATION: u32 = crate::cdr::CORBINA_VMCID | 0x2b0;
+/// BAD_OPERATION: a poller polled for another operation (in the minor-code table of
+/// [`crate::error`]).
+pub use crate::error::minor::BAD_OPERATION_WRONG_POLLER_OPERATION;
 
 impl From<PollerError> for SystemException {
     fn from(e: PollerError) -> Self {
@@ -116,14 +116,26 @@ impl State {
 }
 
 /// The `Messaging::Poller` part of a generated `AMI_<I>Poller`: one asynchronous call's
-/// pending reply. Clones share the reply (it can be taken once). Dropping every clone before
-/// the reply arrives lets the call finish and discards its outcome.
+/// pending reply. Clones share the reply (it can be taken once). Dropping every clone (a
+/// [`PollableSet`] holds one) before the reply arrives cancels the request, as dropping an
+/// asynchronous call's future does: `CancelRequest` goes to the server, the request id is
+/// freed and a reply that comes later is discarded.
 #[derive(Clone)]
 pub struct Poller {
     state: Arc<State>,
     target: ObjectRef,
     operation: &'static str,
     from_poller: Arc<std::sync::atomic::AtomicBool>,
+    _call: Arc<Outstanding>,
+}
+
+/// Cancels the call when the last clone of its poller goes.
+struct Outstanding(super::CallHandle);
+
+impl Drop for Outstanding {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 impl std::fmt::Debug for Poller {
@@ -163,7 +175,7 @@ impl Poller {
             ready: Condvar::new(),
         });
         let filed = state.clone();
-        super::send(async move {
+        let call = super::start(async move {
             let outcome = call.await;
             let delivery: super::Delivery = Box::new(move || filed.fill(Box::new(outcome)));
             delivery
@@ -173,6 +185,7 @@ impl Poller {
             target,
             operation,
             from_poller: Default::default(),
+            _call: Arc::new(Outstanding(call)),
         }
     }
 

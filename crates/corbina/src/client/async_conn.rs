@@ -16,10 +16,13 @@
 //! What a peer can make it hold: one message being received (reassembly capped by
 //! `-ORBmaxMessageSize` as on any connection), and replies only for calls in flight.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -35,6 +38,9 @@ use crate::giop::{TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
 use crate::SystemException;
+
+/// [`AsyncConnection::load`]: no call can go out on it.
+const CLOSED: usize = usize::MAX;
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
@@ -58,11 +64,8 @@ enum Slot {
 
 struct State {
     giop: GiopConnection,
-    calls: HashMap<u32, Slot>,
+    calls: HashMap<u32, Slot, BuildHasherDefault<RequestIdHasher>>,
     ended: Option<Ended>,
-    /// What the reactor reads into (the reader thread has its own).
-    #[cfg(feature = "tokio")]
-    inbox: Vec<u8>,
 }
 
 /// One connection carrying asynchronous calls (see the [module docs](self)).
@@ -72,6 +75,9 @@ pub(crate) struct AsyncConnection {
     /// requests leave in the order of their ids (the first carries the CODE_SETS context).
     writer: Mutex<Writer>,
     state: Mutex<State>,
+    /// Calls waiting for their reply, or [`CLOSED`]: published under the state lock at
+    /// every change, so that choosing a connection for a call takes no lock of it.
+    load: AtomicUsize,
     timers: Timers,
     /// The read half.
     reader: Stream,
@@ -96,6 +102,8 @@ struct Writer {
     stream: Stream,
     /// Whether a write timeout is set on the connection.
     timeout_set: bool,
+    /// The last request's buffer, for the next one.
+    out: Vec<u8>,
 }
 
 /// What became of an asynchronous request.
@@ -127,14 +135,14 @@ impl AsyncConnection {
             writer: Mutex::new(Writer {
                 stream: stream.clone(),
                 timeout_set: false,
+                out: Vec::new(),
             }),
             state: Mutex::new(State {
                 giop,
-                calls: HashMap::new(),
+                calls: HashMap::default(),
                 ended: None,
-                #[cfg(feature = "tokio")]
-                inbox: Vec::new(),
             }),
+            load: AtomicUsize::new(0),
             timers: Timers::default(),
             reader: stream,
             #[cfg(feature = "tokio")]
@@ -173,11 +181,19 @@ impl AsyncConnection {
 
     /// Calls waiting for their reply if calls can still go out on it, else `None`.
     pub(crate) fn load(&self) -> Option<usize> {
-        self.state
-            .lock()
-            .ok()
-            .filter(|st| st.ended.is_none() && st.giop.is_open())
-            .map(|st| st.calls.len())
+        let load = self.load.load(Ordering::Relaxed);
+        (load != CLOSED).then_some(load)
+    }
+
+    /// Publishes the load of `st` (its lock held).
+    #[inline]
+    fn publish(&self, st: &State) {
+        let load = if st.ended.is_none() && st.giop.is_open() {
+            st.calls.len()
+        } else {
+            CLOSED
+        };
+        self.load.store(load, Ordering::Relaxed);
     }
 
     /// Whether a runtime's I/O driver reads it (not a reader thread).
@@ -206,8 +222,9 @@ impl AsyncConnection {
     }
 
     /// Sends a request. For a twoway the reply is awaited with the returned
-    /// [`PendingReply`]; `Err(outcome)` when nothing more is to be awaited (a oneway
-    /// written, or a resend).
+    /// [`PendingReply`], polled next with `waker` (the calling task's, woken when the reply
+    /// arrives); `Err(outcome)` when nothing more is to be awaited (a oneway written, or a
+    /// resend).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send<'a>(
         self: &Arc<Self>,
@@ -218,17 +235,19 @@ impl AsyncConnection {
         encode: &EncodeArgs<'_, 'a>,
         response_expected: bool,
         deadline: Option<Instant>,
+        waker: &Waker,
     ) -> Result<Result<PendingReply, AsyncOutcome>, SystemException> {
         let mut writer = self.writer.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() || !st.giop.is_open() {
+            self.publish(&st);
             return Ok(Err(AsyncOutcome::Resend));
         }
         let start = |_| SystemException::from(Error::StartRequest);
         let mut req = st
             .giop
             .start_request(
-                Vec::new(),
+                std::mem::take(&mut writer.out),
                 version,
                 code_sets,
                 target,
@@ -243,7 +262,9 @@ impl AsyncConnection {
         }
         let w = st.giop.finish_request(req).map_err(start)?;
         if response_expected {
-            st.calls.insert(request_id, Slot::Waiting(None));
+            st.calls
+                .insert(request_id, Slot::Waiting(Some(waker.clone())));
+            self.publish(&st);
         }
         drop(st);
         if let Some(d) = deadline {
@@ -261,6 +282,7 @@ impl AsyncConnection {
             }
         }
         let written = write_outgoing(&mut writer.stream, None, &w);
+        writer.out = crate::transport::recycle(w.into_buffer());
         drop(writer);
         if let Err(e) = written {
             // Not written whole: the peer cannot have processed it, and the connection is
@@ -286,6 +308,7 @@ impl AsyncConnection {
             conn: self.clone(),
             request_id,
             settled: false,
+            fresh: true,
         }))
     }
 
@@ -294,6 +317,7 @@ impl AsyncConnection {
         if let Ok(mut st) = self.state.lock() {
             st.calls.remove(&request_id);
             st.giop.abandon(request_id);
+            self.publish(&st);
         }
     }
 
@@ -318,7 +342,9 @@ impl AsyncConnection {
     fn cancel(&self, request_id: u32) {
         let transmits = match self.state.lock() {
             Ok(mut st) => {
-                if !matches!(st.calls.remove(&request_id), Some(Slot::Waiting(_))) {
+                let removed = st.calls.remove(&request_id);
+                self.publish(&st);
+                if !matches!(removed, Some(Slot::Waiting(_))) {
                     return;
                 }
                 st.giop.cancel(request_id);
@@ -391,14 +417,14 @@ impl AsyncConnection {
         let Ok(mut guard) = self.state.lock() else {
             return false;
         };
-        let mut wake = Vec::new();
-        let open = file_replies(&mut guard, bytes, &mut wake);
+        let mut wake = Wakes::default();
+        guard.giop.push(bytes);
+        let open = file_replies(&mut guard, &mut wake);
+        self.publish(&guard);
         let transmits = drain_transmits(&mut guard.giop);
         drop(guard);
         self.write_controls(&transmits);
-        for w in wake {
-            w.wake();
-        }
+        wake.wake();
         open
     }
 
@@ -408,6 +434,7 @@ impl AsyncConnection {
         if let Ok(mut st) = self.state.lock() {
             st.ended.get_or_insert(how);
             st.giop.end_of_stream();
+            self.publish(&st);
             for slot in st.calls.values_mut() {
                 if let Slot::Waiting(w) = slot {
                     wake.extend(w.take());
@@ -435,12 +462,11 @@ impl Drop for AsyncConnection {
     }
 }
 
-/// Takes in `bytes` and files every reply received whole in its call's slot, collecting
-/// the wakers to wake; false once the connection is over.
-fn file_replies(st: &mut State, bytes: &[u8], wake: &mut Vec<Waker>) -> bool {
+/// Files every reply received whole in its call's slot, collecting the wakers to wake;
+/// false once the connection is over.
+fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
     let mut ended = st.ended;
     let State { giop, calls, .. } = &mut *st;
-    giop.push(bytes);
     while ended.is_none() {
         match giop.poll_event() {
             Ok(None) => break,
@@ -453,7 +479,7 @@ fn file_replies(st: &mut State, bytes: &[u8], wake: &mut Vec<Waker>) -> bool {
                 // has no slot any more.
                 if let Some(slot) = calls.get_mut(&header.request_id) {
                     if let Slot::Waiting(w) = slot {
-                        wake.extend(w.take());
+                        wake.push(w.take());
                     }
                     *slot = Slot::Replied(OwnedReply {
                         header,
@@ -475,6 +501,56 @@ fn file_replies(st: &mut State, bytes: &[u8], wake: &mut Vec<Waker>) -> bool {
     ended.is_none()
 }
 
+/// Hashes request ids, which the connection hands out itself (no peer chooses them): one
+/// multiplication, spreading consecutive ids over the table's control bytes, instead of
+/// SipHash.
+#[derive(Default)]
+struct RequestIdHasher(u64);
+
+impl Hasher for RequestIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, id: u32) {
+        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The tasks to wake once the state lock is released: the first one inline (a read brings
+/// one reply, usually), so that the common case allocates nothing.
+#[derive(Default)]
+struct Wakes {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakes {
+    fn push(&mut self, waker: Option<Waker>) {
+        if let Some(w) = waker {
+            match self.first {
+                None => self.first = Some(w),
+                Some(_) => self.rest.push(w),
+            }
+        }
+    }
+
+    fn wake(self) {
+        if let Some(w) = self.first {
+            w.wake();
+        }
+        for w in self.rest {
+            w.wake();
+        }
+    }
+}
+
 /// Every control message the connection queued.
 fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
     std::iter::from_fn(|| giop.poll_transmit()).collect()
@@ -488,6 +564,8 @@ pub(crate) struct PendingReply {
     request_id: u32,
     /// The outcome was handed out: nothing to cancel.
     settled: bool,
+    /// Not polled yet: its slot holds the waker of the poll that sent it.
+    fresh: bool,
 }
 
 impl Future for PendingReply {
@@ -495,6 +573,12 @@ impl Future for PendingReply {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        if std::mem::take(&mut this.fresh) {
+            // Sent during this very poll, its slot holding this poll's waker: whatever came
+            // since woke this task already, so there is nothing to look at (one lock less
+            // per call).
+            return Poll::Pending;
+        }
         let conn = &this.conn;
         let mut st = match conn.lock() {
             Ok(st) => st,
@@ -504,15 +588,23 @@ impl Future for PendingReply {
             }
         };
         let ended = st.ended;
-        if let (Some(Slot::Waiting(w)), None) = (st.calls.get_mut(&this.request_id), ended) {
-            // Still waiting: the reader (or the timer) wakes this task.
-            match w {
-                Some(old) if old.will_wake(cx.waker()) => {}
-                _ => *w = Some(cx.waker().clone()),
+        // One lookup: the slot is either updated or taken.
+        let slot = match st.calls.entry(this.request_id) {
+            Entry::Occupied(mut e) => {
+                if let (Slot::Waiting(w), None) = (e.get_mut(), ended) {
+                    // Still waiting: the reader (or the timer) wakes this task.
+                    match w {
+                        Some(old) if old.will_wake(cx.waker()) => {}
+                        _ => *w = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
+                Some(e.remove())
             }
-            return Poll::Pending;
-        }
-        let out = match st.calls.remove(&this.request_id) {
+            Entry::Vacant(_) => None,
+        };
+        conn.publish(&st);
+        let out = match slot {
             Some(Slot::Replied(reply)) => Ok(AsyncOutcome::Reply(reply)),
             Some(Slot::TimedOut) => Err(conn.timed_out(Phase::Receive)),
             Some(Slot::Waiting(_)) if ended == Some(Ended::Orderly) => Ok(AsyncOutcome::Resend),
@@ -633,7 +725,7 @@ mod reactor {
     use std::sync::{Arc, Weak};
     use std::task::{Context, Poll, Wake};
 
-    use super::{drain_transmits, file_replies, AsyncConnection, Ended, READ_CHUNK};
+    use super::{drain_transmits, file_replies, AsyncConnection, Ended, Wakes};
 
     /// Reads per turn of the state lock (calls polled meanwhile get a turn).
     const READS_PER_TURN: usize = 16;
@@ -696,18 +788,23 @@ mod reactor {
             let Ok(mut st) = self.state.lock() else {
                 return Read::Over;
             };
-            let mut inbox = std::mem::take(&mut st.inbox);
-            inbox.resize(READ_CHUNK, 0);
-            let mut wake = Vec::new();
+            let mut wake = Wakes::default();
             let mut read = Read::More;
             for _ in 0..READS_PER_TURN {
-                match self.reader.read_nonblocking(&mut inbox) {
+                // Straight into the connection's receive buffer (no copy).
+                let buf = st.giop.read_buf();
+                let asked = buf.len();
+                let got = self.reader.read_nonblocking(buf);
+                if let Ok(n @ 1..) = got {
+                    st.giop.commit(n);
+                }
+                match got {
                     Ok(0) => read = Read::Over,
-                    Ok(n) if !file_replies(&mut st, &inbox[..n], &mut wake) => read = Read::Over,
+                    Ok(_) if !file_replies(&mut st, &mut wake) => read = Read::Over,
                     // Less than asked for: the socket was drained (what comes later is a new
                     // edge for the driver), so no read to see `WouldBlock`, as tokio's own
                     // sockets do.
-                    Ok(n) if n < inbox.len() => read = Read::Drained,
+                    Ok(n) if n < asked => read = Read::Drained,
                     Ok(_) => continue,
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => read = Read::Drained,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -715,13 +812,11 @@ mod reactor {
                 }
                 break;
             }
-            st.inbox = inbox;
+            self.publish(&st);
             let transmits = drain_transmits(&mut st.giop);
             drop(st);
             self.write_controls(&transmits);
-            for w in wake {
-                w.wake();
-            }
+            wake.wake();
             read
         }
     }

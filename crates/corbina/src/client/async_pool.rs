@@ -9,8 +9,9 @@
 //! connection), so more connections let a server work on more of them at once.
 //!
 //! Connecting never happens on the thread that polls the call (a blocking connect would
-//! stall its executor): a helper thread connects, within the connect timeout and the call's
-//! deadline, and wakes the calls waiting for it.
+//! stall its executor): a helper thread connects, within the connect timeout, and wakes the
+//! calls waiting for it. Each waiting call gives up at its own deadline (TIMEOUT, as waiting
+//! for a connection of the synchronous pool), and the connect goes on for the others.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use super::async_conn::AsyncConnection;
-use crate::error::Error;
+use crate::error::{Error, Phase};
 use crate::transport::Address;
 use crate::SystemException;
 
@@ -85,7 +86,8 @@ pub(crate) struct Connecting {
     peer: Address,
     /// The pool's generation when it started.
     generation: u64,
-    /// The deadline it connects within (the first waiting call's).
+    /// The deadline it connects within: the first waiting call's when that call connects on
+    /// its own thread ([`connecting_inline`]), else none (each waiter has its own).
     deadline: Option<Instant>,
     state: Mutex<ConnectState>,
 }
@@ -150,11 +152,18 @@ impl AsyncStrands {
         let (connecting, start) = match &st.connecting {
             Some(c) => (c.clone(), None),
             None => {
-                let c = st.start(peer, deadline);
+                let c = st.start(peer, deadline.filter(|_| connects_inline()));
                 (c.clone(), Some(c))
             }
         };
-        Ok(Pick::Wait(ConnectWait(connecting), start))
+        Ok(Pick::Wait(
+            ConnectWait(Box::new(Waiting {
+                connecting,
+                deadline,
+                alarm: None,
+            })),
+            start,
+        ))
     }
 
     /// Files the outcome of `connecting`: the new connection joins the pool (unless the
@@ -263,14 +272,23 @@ impl Connecting {
     }
 }
 
-/// A call waiting for its rope's first asynchronous connection.
-pub(crate) struct ConnectWait(Arc<Connecting>);
+/// A call waiting for its rope's first asynchronous connection, until its own deadline.
+/// Boxed: it is part of every call's future, and rarely used.
+pub(crate) struct ConnectWait(Box<Waiting>);
+
+struct Waiting {
+    connecting: Arc<Connecting>,
+    /// The call's.
+    deadline: Option<Instant>,
+    /// Wakes the call at its deadline.
+    alarm: Option<super::async_timer::Alarm>,
+}
 
 impl ConnectWait {
     /// Whether a call with `deadline` should connect again after this connect timed out:
     /// it was bounded by an earlier call's shorter deadline.
     pub(crate) fn bounded_by_other(&self, deadline: Option<Instant>) -> bool {
-        match (self.0.deadline, deadline) {
+        match (self.0.connecting.deadline, deadline) {
             (Some(theirs), Some(ours)) => ours > theirs,
             (Some(_), None) => true,
             (None, _) => false,
@@ -282,14 +300,30 @@ impl Future for ConnectWait {
     type Output = Result<Arc<AsyncConnection>, SystemException>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Ok(mut cs) = self.0.state.lock() else {
+        let this = &mut *self.get_mut().0;
+        let peer = &this.connecting.peer;
+        let Ok(mut cs) = this.connecting.state.lock() else {
             return Poll::Ready(Err(Error::PoolPoisoned {
-                endpoint: self.0.peer.clone(),
+                endpoint: peer.clone(),
             }
             .into()));
         };
         if let Some(outcome) = &cs.outcome {
             return Poll::Ready(outcome.clone());
+        }
+        if let Some(d) = this.deadline {
+            if Instant::now() >= d {
+                // Given up: the connect goes on for the other calls.
+                cs.waiting.retain(|w| !w.will_wake(cx.waker()));
+                return Poll::Ready(Err(Error::Timeout {
+                    endpoint: peer.clone(),
+                    phase: Phase::Wait,
+                }
+                .into()));
+            }
+            if !this.alarm.as_ref().is_some_and(|a| a.wakes(cx.waker())) {
+                this.alarm = super::async_timer::wake_at(d, cx.waker());
+            }
         }
         if !cs.waiting.iter().any(|w| w.will_wake(cx.waker())) {
             cs.waiting.push(cx.waker().clone());

@@ -102,6 +102,7 @@
 mod async_conn;
 mod async_pool;
 mod async_reactor;
+mod async_timer;
 pub(crate) mod invoker;
 mod rope;
 

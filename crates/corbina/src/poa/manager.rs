@@ -188,8 +188,6 @@ impl PoaManager {
         self.inner.cond.notify_all();
     }
 
-    /// Passes the gate: `Ok` with a ticket that counts the request until dropped, or the
-    /// exception the state calls for. Holding waits at most `max_wait`; `abort` is checked
     /// Counts a request whose reply is deferred past its upcall: deactivation with
     /// `wait_for_completion` waits for it too.
     pub(crate) fn hold_call(&self) {
@@ -201,9 +199,9 @@ impl PoaManager {
         self.inner.calls.release();
     }
 
+    /// Passes the gate: `Ok` with a ticket that counts the request until dropped, or the
+    /// exception the state calls for. Holding waits at most `max_wait`; `abort` is checked
     /// on every wake-up (the POA was destroyed).
-    // Inline: rustc kept it out of line after unrelated changes elsewhere in the crate
-    // (server Ir per null twoway +23, scripts/server-ir.sh).
     #[inline]
     pub(crate) fn enter(
         &self,
@@ -216,6 +214,19 @@ impl PoaManager {
             return Ok(ticket);
         }
         drop(ticket);
+        self.enter_not_active(max_wait, &abort)
+    }
+
+    /// [`PoaManager::enter`] when the manager is not active: out of line, so that the active
+    /// case stays inlined in the call path whatever else the crate holds.
+    #[cold]
+    #[inline(never)]
+    fn enter_not_active(
+        &self,
+        max_wait: Duration,
+        abort: &dyn Fn() -> bool,
+    ) -> Result<CallTicket<'_>, SystemException> {
+        let inner = &*self.inner;
         let deadline = Instant::now() + max_wait;
         let mut g = lock(&inner.lock);
         loop {

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 
 use super::{forward_limit, resend_limit, Attempt, IiopInvoker, MAX_RESENDS};
@@ -125,6 +126,9 @@ impl IiopInvoker {
                 }
                 Err(e) => return Err(e),
             };
+            // The task's waker, filed with the request: its first poll then has nothing
+            // to look at.
+            let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
             let sent = {
                 let target = self.target();
                 conn.send(
@@ -135,6 +139,7 @@ impl IiopInvoker {
                     encode,
                     decode.is_some(),
                     deadline,
+                    &waker,
                 )?
             };
             let outcome = match sent {
