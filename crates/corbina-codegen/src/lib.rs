@@ -38,6 +38,7 @@
 //! `file:line:col: error: not yet supported: …`.
 #![forbid(unsafe_code)]
 
+mod abstract_iface;
 mod amh;
 mod ami;
 mod builder;

@@ -4,7 +4,9 @@
 //! trailing underscores, given in declaration order, instead of being refused.
 
 use crate::names::{bump, camel, screaming, snake, unique};
-use corbina_idl::model::{Definition, DefinitionKind, Enum, Interface, Member, ScopedName};
+use corbina_idl::model::{
+    Definition, DefinitionKind, Enum, Interface, InterfaceForward, Member, ScopedName,
+};
 use std::collections::HashMap;
 
 /// Methods every proxy has; an operation mapped to one of these names is renamed.
@@ -130,6 +132,26 @@ impl NameTable {
         let name = match &d.kind {
             DefinitionKind::Module(_) | DefinitionKind::Native => return,
             DefinitionKind::Const(_) => Taken::claim(&mut taken.consts, screaming(&d.name), &[""]),
+            // An abstract interface's object form is `<A>Object`.
+            DefinitionKind::Interface(Interface {
+                is_abstract: true, ..
+            })
+            | DefinitionKind::InterfaceForward(InterfaceForward {
+                is_abstract: true, ..
+            }) => Taken::claim(
+                &mut taken.types,
+                camel(&d.name),
+                &[
+                    "",
+                    "Servant",
+                    "Skeleton",
+                    "Object",
+                    "ObjectAsync",
+                    "ServantProbe",
+                    "ServantProbeHit",
+                    "ServantProbeMiss",
+                ],
+            ),
             DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => Taken::claim(
                 &mut taken.types,
                 camel(&d.name),

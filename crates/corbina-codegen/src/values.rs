@@ -127,14 +127,19 @@ impl Gen<'_> {
 
     /// Whether `ty` is a value that marshals through `ValueMember` (after typedefs).
     pub(crate) fn direct_value(&self, ty: &Type) -> bool {
-        matches!(
-            self.resolve(ty),
+        match self.resolve(ty) {
             Type::ValueBase
-                | Type::Named {
-                    kind: NamedKind::ValueType | NamedKind::ValueBox,
-                    ..
-                }
-        )
+            | Type::Named {
+                kind: NamedKind::ValueType | NamedKind::ValueBox,
+                ..
+            } => true,
+            // An abstract interface may hold a value (`abstract_iface.rs`).
+            Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } => self.is_abstract_interface(name),
+            _ => false,
+        }
     }
 
     /// Whether values below `ty` can share a value's stream state: through structs,
@@ -205,6 +210,10 @@ impl Gen<'_> {
                     kind: NamedKind::ValueType | NamedKind::ValueBox,
                     ..
                 } => true,
+                Type::Named {
+                    name,
+                    kind: NamedKind::Interface,
+                } => g.is_abstract_interface(name),
                 Type::Named { name, .. } => {
                     if !seen.insert(name.clone()) {
                         return false;

@@ -16,6 +16,7 @@
 use super::cdr::{decode_type_code, encode_type_code, read_label, write_label};
 use super::layout::{Check, FixedLayout};
 use super::{Body, Node, TcKind, TypeCode, UnionLabel};
+use crate::valuetype::{ValueBase, VALUE_BASE_ID};
 use corbina_cdr::value::{
     RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds,
 };
@@ -316,7 +317,7 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                 if is_objref {
                     self.ior(r)?;
                 } else {
-                    self.value_type(n, r)?;
+                    self.abstract_value(n, r)?;
                 }
             }
             TcKind::Native | TcKind::LocalInterface => {
@@ -475,6 +476,31 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
         };
         vs.input.begin_member(r)?;
         out!(self, |w| vs.output.begin_member(w)?);
+        Ok(())
+    }
+
+    /// The value form of an abstract interface. Its concrete type is not in the TypeCode: a
+    /// value whose type has a registered factory (and null, and an indirection) is read
+    /// through the registry and written back from the value built; any other value is walked
+    /// as `n`, which skips it when it is chunked and refuses it otherwise.
+    fn abstract_value<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
+        let registered = match ValueInput::new().read_value(&mut r.clone()) {
+            Ok(ValueStart::Value(h)) => h
+                .repository_ids
+                .iter()
+                .any(|id| crate::valuetype::lookup_value_factory(id).is_some()),
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !registered {
+            return self.value_type(n, r);
+        }
+        let vs = self.values.get_or_insert_with(Default::default);
+        let v = ValueBase::read_as(r, &mut vs.input, VALUE_BASE_ID, &[])?;
+        out!(self, |w| match v.handle() {
+            None => vs.output.write_null(w)?,
+            Some(h) => h.write_value(w, &mut vs.output)?,
+        });
         Ok(())
     }
 
