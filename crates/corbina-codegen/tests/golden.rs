@@ -18,6 +18,8 @@ pub const CORPUS: &[(&str, &str)] = &[
     ("../../peers/bidir.idl", "bidir.rs"),
     // The valuetype interop peers' interface, shared with omniORB and JacORB (peers/).
     ("../../peers/values.idl", "peers_values.rs"),
+    // The abstract interface interop peers' interface, shared with omniORB (peers/).
+    ("../../peers/abstract.idl", "peers_abstract.rs"),
 ];
 
 fn generate(idl: &str) -> String {
