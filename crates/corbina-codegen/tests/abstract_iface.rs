@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use corbina::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, CodeSets};
-use corbina::valuetype::{DefaultFactory, ValueRef};
+use corbina::valuetype::{DefaultFactory, ValueInput, ValueMember, ValueOutput, ValueRef};
 use corbina::{AbstractRef, Any, SystemException, SystemExceptionKind, ValueBase};
 
 mod common;
@@ -405,11 +405,35 @@ fn any_holds_both_forms_and_the_walker_copies_them() {
     let mut r = CdrReader::new(&bytes, ByteOrder::Big, ctx());
     r.read_octet().unwrap();
     let copied = Any::decode(&mut r).unwrap();
-    corbina::valuetype::unregister_value_factory(Pet::REPOSITORY_ID);
     assert_eq!(
         pet_name(&copied.extract::<Named>().unwrap()).as_deref(),
         Some("Kit")
     );
+
+    // Two members sharing one value: the copy keeps the indirection.
+    let pair = corbina::TypeCode::create_struct_tc(
+        "IDL:Abs/Pair:1.0",
+        "Pair",
+        vec![
+            corbina::typecode::StructMember::new("a", Named::type_code()),
+            corbina::typecode::StructMember::new("b", Named::type_code()),
+        ],
+    )
+    .unwrap();
+    let shared = Named::from(pet("Twice"));
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Big, ctx());
+    let mut out = ValueOutput::new();
+    shared.write_member(&mut w, &mut out).unwrap();
+    shared.write_member(&mut w, &mut out).unwrap();
+    let bytes = w.into_bytes();
+    let any = Any::from_cdr(pair, &bytes, ByteOrder::Big, ctx(), 0).unwrap();
+    corbina::valuetype::unregister_value_factory(Pet::REPOSITORY_ID);
+    let mut r = any.value_reader();
+    let mut input = ValueInput::new();
+    let a = Named::read_member(&mut r, &mut input).unwrap();
+    let b = Named::read_member(&mut r, &mut input).unwrap();
+    assert_eq!(pet_name(&a).as_deref(), Some("Twice"));
+    assert!(a.0.as_value().unwrap().ptr_eq(b.0.as_value().unwrap()));
 }
 
 /// Abstract interfaces in every position and combination the mapping has: several abstract

@@ -484,13 +484,17 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
     /// through the registry and written back from the value built; any other value is walked
     /// as `n`, which skips it when it is chunked and refuses it otherwise.
     fn abstract_value<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
-        let registered = match ValueInput::new().read_value(&mut r.clone()) {
-            Ok(ValueStart::Value(h)) => h
-                .repository_ids
-                .iter()
-                .any(|id| crate::valuetype::lookup_value_factory(id).is_some()),
-            Ok(_) => true,
-            Err(_) => false,
+        // A look ahead at the tag (and the header) decides; the indirection's target is
+        // checked when it is read.
+        let registered = match r.clone().read_ulong() {
+            Ok(0 | 0xffff_ffff) => true,
+            _ => match ValueInput::new().read_value(&mut r.clone()) {
+                Ok(ValueStart::Value(h)) => h
+                    .repository_ids
+                    .iter()
+                    .any(|id| crate::valuetype::lookup_value_factory(id).is_some()),
+                _ => false,
+            },
         };
         if !registered {
             return self.value_type(n, r);
