@@ -16,7 +16,7 @@
 use super::cdr::{decode_type_code, encode_type_code, read_label, write_label};
 use super::layout::{Check, FixedLayout};
 use super::{Body, Node, TcKind, TypeCode, UnionLabel};
-use crate::valuetype::{ValueBase, VALUE_BASE_ID};
+use crate::valuetype::{ValueBase, ValueObject, VALUE_BASE_ID};
 use corbina_cdr::value::{
     RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds,
 };
@@ -86,6 +86,24 @@ struct Walker<'n, 'x, 'w> {
 struct ValueStreams {
     input: ValueInput,
     output: ValueOutput,
+    /// Abstract interfaces' values built through the registry (tag positions from, to, by 4):
+    /// a hostile graph may be cyclic, so their states are emptied when the walk ends.
+    built: Vec<(usize, usize)>,
+}
+
+impl Drop for ValueStreams {
+    fn drop(&mut self) {
+        for &(from, to) in &self.built {
+            for p in (from..to).step_by(4) {
+                let Ok(v) = self.input.resolve(p, p) else {
+                    continue;
+                };
+                if let Ok(v) = v.downcast::<Arc<dyn ValueObject>>() {
+                    v.reset_state();
+                }
+            }
+        }
+    }
 }
 
 macro_rules! out {
@@ -500,7 +518,13 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
             return self.value_type(n, r);
         }
         let vs = self.values.get_or_insert_with(Default::default);
-        let v = ValueBase::read_as(r, &mut vs.input, VALUE_BASE_ID, &[])?;
+        // Every value tag inside is 4-aligned as the first one is.
+        let from = r.aligned_position(4).unwrap_or(usize::MAX);
+        let read = ValueBase::read_as(r, &mut vs.input, VALUE_BASE_ID, &[]);
+        if from != usize::MAX {
+            vs.built.push((from, r.position()));
+        }
+        let v = read?;
         out!(self, |w| match v.handle() {
             None => vs.output.write_null(w)?,
             Some(h) => h.write_value(w, &mut vs.output)?,
