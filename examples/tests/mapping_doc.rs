@@ -181,3 +181,50 @@ fn valuetype_example_runs() {
 fn value_in_an_any_example_runs() {
     assert_eq!(blocks::block_8::square_in_an_any(2.5), Some(2.5));
 }
+
+#[test]
+fn abstract_interface_example_runs() {
+    struct Warden;
+    impl zoo::AnimalServant for Warden {
+        fn speak(&self) -> Result<String, corbina::SystemException> {
+            Ok("hello".into())
+        }
+    }
+    impl zoo::KeeperServant for Warden {
+        fn feed(&self) -> Result<(), corbina::SystemException> {
+            Ok(())
+        }
+    }
+    struct Shelter;
+    impl zoo::ShelterServant for Shelter {
+        fn adopt(&self, a: &zoo::Animal) -> Result<zoo::Animal, corbina::SystemException> {
+            Ok(a.clone())
+        }
+    }
+    let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
+    let poa = orb.root_poa();
+    let k = poa
+        .activate_object(Arc::new(zoo::KeeperSkeleton::new(Warden)))
+        .unwrap();
+    let s = poa
+        .activate_object(Arc::new(zoo::ShelterSkeleton::new(Shelter)))
+        .unwrap();
+    poa.the_poa_manager().activate().unwrap();
+    let remote = |id| poa.id_to_reference(id).unwrap().without_collocation();
+    let keeper = zoo::Keeper::unchecked_narrow(&remote(&k));
+    let shelter = zoo::Shelter::unchecked_narrow(&remote(&s));
+    // Each form through a remote call and back, then its operation.
+    let said: Vec<String> = blocks::block_10::animals(keeper)
+        .iter()
+        .map(|a| blocks::block_10::describe(&shelter.adopt(a).unwrap()))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "a keeper says Ok(\"hello\")",
+            "a dog says Ok(\"Rex: woof\")",
+            "nobody"
+        ]
+    );
+    orb.destroy();
+}

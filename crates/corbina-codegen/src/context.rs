@@ -153,6 +153,10 @@ impl<'s> Gen<'s> {
                 t
             }
             Type::Named {
+                name,
+                kind: NamedKind::Interface,
+            } if self.is_abstract_interface(name) => self.type_path(name),
+            Type::Named {
                 kind: NamedKind::Interface,
                 ..
             } => format!(
@@ -193,7 +197,7 @@ impl<'s> Gen<'s> {
             Type::Named {
                 name,
                 kind: NamedKind::Interface,
-            } => Some(self.type_path(name)),
+            } if !self.is_abstract_interface(name) => Some(self.type_path(name)),
             _ => None,
         }
     }
@@ -232,13 +236,7 @@ impl<'s> Gen<'s> {
             }
             Type::Named { name, kind } => match kind {
                 NamedKind::Interface => match self.lookup(name).map(|d| &d.kind) {
-                    Some(DefinitionKind::Interface(i)) if i.is_abstract => {
-                        Some(format!("reference to abstract interface '{name}'"))
-                    }
-                    Some(DefinitionKind::InterfaceForward(f)) if f.is_abstract => {
-                        Some(format!("reference to abstract interface '{name}'"))
-                    }
-                    // Local interfaces, and interfaces forward-declared and never defined
+                    // Abstract and local interfaces, and interfaces forward-declared and never defined
                     // (a proxy without operations is generated for them).
                     Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => {
                         None
@@ -423,6 +421,12 @@ impl<'s> Gen<'s> {
                 }
                 Some(DefinitionKind::Union(u)) => self.min_wire_size(&u.discriminator),
                 Some(DefinitionKind::Enum(_)) => 4,
+                // A boolean, then a null value tag at least.
+                Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_))
+                    if self.is_abstract_interface(name) =>
+                {
+                    5
+                }
                 Some(DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_)) => 8,
                 // A value tag, null or indirection.
                 Some(DefinitionKind::ValueType(_) | DefinitionKind::ValueBox(_)) => 4,

@@ -162,7 +162,6 @@ impl<'s> Gen<'s> {
                 // An interface declared and never defined: a reference type of its own.
                 DefinitionKind::InterfaceForward(f)
                     if included
-                        && !f.is_abstract
                         && self
                             .lookup(&d.scoped_name)
                             .is_some_and(|only| std::ptr::eq(only, d)) =>
@@ -226,6 +225,14 @@ impl<'s> Gen<'s> {
                     DefinitionKind::Interface(i) => self.gen_interface(d, i),
                     DefinitionKind::ValueType(v) => self.gen_value(d, v),
                     DefinitionKind::ValueBox(b) => self.gen_value_box(d, b),
+                    DefinitionKind::InterfaceForward(f) if f.is_abstract => self
+                        .gen_abstract_interface(
+                            d,
+                            &corbina_idl::model::Interface {
+                                is_abstract: true,
+                                ..Default::default()
+                            },
+                        ),
                     DefinitionKind::InterfaceForward(f) => {
                         self.gen_undefined_interface(d, f.is_local)
                     }

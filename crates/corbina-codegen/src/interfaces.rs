@@ -209,13 +209,7 @@ impl Gen<'_> {
 
     pub fn gen_interface(&mut self, def: &Definition, i: &Interface) {
         if i.is_abstract {
-            self.error(
-                &def.loc,
-                format!(
-                    "not yet supported: abstract interface '{}'",
-                    def.scoped_name
-                ),
-            );
+            self.gen_abstract_interface(def, i);
             return;
         }
         if i.is_local {
@@ -235,8 +229,15 @@ impl Gen<'_> {
         }
     }
 
-    /// The proxy, and with `servant` the servant trait and skeleton.
-    fn gen_unconstrained_interface(&mut self, def: &Definition, i: &Interface, servant: bool) {
+    /// The proxy, and with `servant` the servant trait and skeleton. For an abstract interface
+    /// the proxy is its object form (`<A>Object`) and there is no skeleton; returns the
+    /// methods (`None` when an error was reported).
+    pub(crate) fn gen_unconstrained_interface(
+        &mut self,
+        def: &Definition,
+        i: &Interface,
+        servant: bool,
+    ) -> Option<Vec<Method>> {
         let all: Vec<&Definition> = self.spec.all_bases(def).into_iter().chain([def]).collect();
         let mut methods = Vec::new();
         for d in &all {
@@ -249,7 +250,7 @@ impl Gen<'_> {
             ok &= self.check_method(m, &def.scoped_name);
         }
         if !ok {
-            return;
+            return None;
         }
         // Methods of different bases mapped to one name (`fooBar`, `foo_bar`) are told
         // apart in the proxy; the skeleton names the trait of each.
@@ -259,11 +260,16 @@ impl Gen<'_> {
             m.qualified = trait_names.iter().filter(|n| **n == m.rust).count() > 1;
             m.proxy = p;
         }
-        let name = self.names.item(&def.scoped_name);
+        let name = if i.is_abstract {
+            format!("{}Object", self.names.item(&def.scoped_name))
+        } else {
+            self.names.item(&def.scoped_name)
+        };
         let id = &def.repository_id;
         // Proxy.
         self.out.line(format!(
-            "/// Client proxy for IDL interface `{}` (`{id}`).",
+            "/// Client proxy for IDL {}interface `{}` (`{id}`).",
+            if i.is_abstract { "abstract " } else { "" },
             def.scoped_name
         ));
         self.out
@@ -331,6 +337,10 @@ impl Gen<'_> {
         self.out.close();
         for b in self.spec.all_bases(def) {
             let bp = self.type_path(&b.scoped_name);
+            if self.is_abstract_interface(&b.scoped_name) {
+                self.gen_into_abstract(&name, &bp);
+                continue;
+            }
             self.out.blank();
             self.out
                 .open(format!("impl ::core::convert::From<{name}> for {bp}"));
@@ -342,7 +352,7 @@ impl Gen<'_> {
         }
         self.gen_async_proxy(def, &name, &methods);
         if !servant {
-            return;
+            return Some(methods);
         }
         // Servant trait.
         let supers: Vec<String> = i
@@ -360,7 +370,13 @@ impl Gen<'_> {
             supers.join(" + ")
         };
         self.out.blank();
-        self.out.line(format!("/// What a servant for IDL interface `{}` implements; serve it with [`{name}Skeleton`].", def.scoped_name));
+        let name = self.names.item(&def.scoped_name);
+        if i.is_abstract {
+            self.out.line(format!("/// The operations of IDL abstract interface `{}`: implemented by the servants of the", def.scoped_name));
+            self.out.line("/// interfaces deriving from it and by the state structs of the valuetypes supporting it.");
+        } else {
+            self.out.line(format!("/// What a servant for IDL interface `{}` implements; serve it with [`{name}Skeleton`].", def.scoped_name));
+        }
         self.out.open(format!("pub trait {name}Servant: {supers}"));
         let own: Vec<&Method> = methods
             .iter()
@@ -391,6 +407,10 @@ impl Gen<'_> {
             }
         }
         self.out.close();
+        if i.is_abstract {
+            self.gen_abstract_value_servant(def, &methods);
+            return Some(methods);
+        }
         self.out.blank();
         self.gen_skeleton(def, &name, &methods);
         if self.amh_enabled(def) {
@@ -399,6 +419,7 @@ impl Gen<'_> {
         if self.ami_enabled(def) {
             self.gen_ami(def, &name, &methods);
         }
+        Some(methods)
     }
 
     /// The asynchronous proxy `<Name>Async`: the same operations as `async fn`s, with the

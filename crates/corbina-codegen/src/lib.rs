@@ -33,11 +33,11 @@
 //! Every named type gets its TypeCode (`Name::type_code()`, or `<alias>_type_code()` for a
 //! typedef) and, for structs, unions, enums and exceptions, `corbina::any::AnyInsert`.
 //!
-//! Constructs that are parsed but not generated yet (valuetypes, abstract interfaces and
-//! references to them) are reported as
-//! `file:line:col: error: not yet supported: …`.
+//! Constructs that are parsed but not generated yet (native types, a few valuetype constructs:
+//! see `docs/mapping.md`) are reported as `file:line:col: error: not yet supported: …`.
 #![forbid(unsafe_code)]
 
+mod abstract_iface;
 mod amh;
 mod ami;
 mod builder;

@@ -5,7 +5,7 @@
 
 use crate::names::{bump, camel, screaming, snake, unique};
 use corbina_idl::model::{
-    Definition, DefinitionKind, Enum, Interface, Member, ScopedName, ValueType,
+    Definition, DefinitionKind, Enum, Interface, InterfaceForward, Member, ScopedName, ValueType,
 };
 use std::collections::HashMap;
 
@@ -133,6 +133,26 @@ impl NameTable {
         let name = match &d.kind {
             DefinitionKind::Module(_) | DefinitionKind::Native => return,
             DefinitionKind::Const(_) => Taken::claim(&mut taken.consts, screaming(&d.name), &[""]),
+            // An abstract interface's object form is `<A>Object`.
+            DefinitionKind::Interface(Interface {
+                is_abstract: true, ..
+            })
+            | DefinitionKind::InterfaceForward(InterfaceForward {
+                is_abstract: true, ..
+            }) => Taken::claim(
+                &mut taken.types,
+                camel(&d.name),
+                &[
+                    "",
+                    "Servant",
+                    "Skeleton",
+                    "Object",
+                    "ObjectAsync",
+                    "ServantProbe",
+                    "ServantProbeHit",
+                    "ServantProbeMiss",
+                ],
+            ),
             DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => Taken::claim(
                 &mut taken.types,
                 camel(&d.name),

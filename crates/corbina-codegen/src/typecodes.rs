@@ -243,6 +243,12 @@ impl Gen<'_> {
             | DefinitionKind::InterfaceForward(InterfaceForward { is_local: true, .. }) => {
                 format!("{TC}::create_local_interface_tc({id}, {name}){VALID}")
             }
+            DefinitionKind::Interface(Interface {
+                is_abstract: true, ..
+            })
+            | DefinitionKind::InterfaceForward(InterfaceForward {
+                is_abstract: true, ..
+            }) => format!("{TC}::create_abstract_interface_tc({id}, {name}){VALID}"),
             DefinitionKind::Interface(_) | DefinitionKind::InterfaceForward(_) => {
                 format!("{TC}::create_interface_tc({id}, {name}){VALID}")
             }

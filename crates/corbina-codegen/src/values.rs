@@ -274,6 +274,10 @@ impl Gen<'_> {
                     kind: NamedKind::ValueType | NamedKind::ValueBox,
                     ..
                 } => true,
+                Type::Named {
+                    name,
+                    kind: NamedKind::Interface,
+                } => g.is_abstract_interface(name),
                 Type::Named { name, .. } => {
                     if !seen.insert(name.clone()) {
                         return false;

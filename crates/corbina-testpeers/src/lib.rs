@@ -145,6 +145,19 @@ pub fn value_peers() -> Option<&'static Path> {
     })
 }
 
+/// `peers/omni_abstract_peer`: an omniORB server (`--server IORFILE`) and checking client
+/// (`--client IOR`) of `peers/abstract.idl`, abstract interfaces (an object reference or a
+/// value) through omniORB's C++ mapping; `None` (with a note) without omniORB. It links
+/// `omniDynamic4` (values).
+pub fn abstract_peers() -> Option<&'static Path> {
+    build_peers(&PeerBuild {
+        name: "abstract",
+        makefile_dir: peers_source_dir(),
+        targets: &["omni_abstract_peer"],
+        pkg_config: "omniDynamic4",
+    })
+}
+
 /// The `-ORB` options the value peer runs with: UTF-8 as its native char code set, so that
 /// the non-ASCII strings of its checks are the same text on both sides (omniORB's default,
 /// ISO-8859-1, cannot hold them).

@@ -114,6 +114,7 @@ pub use corbina_giop as giop;
 pub use corbina_cdr::{Fixed, LongDouble};
 pub use corbina_giop::{CompletionStatus, SystemException, SystemExceptionKind};
 
+pub mod abstract_interface;
 pub mod ami;
 pub mod any;
 pub mod bidir;
@@ -139,6 +140,7 @@ pub mod transport;
 pub mod typecode;
 pub mod valuetype;
 
+pub use abstract_interface::AbstractRef;
 pub use any::Any;
 pub use collocation::{CollocatedInvoker, ServantInvoker};
 pub use config::OrbConfig;

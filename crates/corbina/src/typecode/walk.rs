@@ -16,6 +16,7 @@
 use super::cdr::{decode_type_code, encode_type_code, read_label, write_label};
 use super::layout::{Check, FixedLayout};
 use super::{Body, Node, TcKind, TypeCode, UnionLabel};
+use crate::valuetype::{ValueBase, ValueObject, VALUE_BASE_ID};
 use corbina_cdr::value::{
     RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds,
 };
@@ -85,6 +86,24 @@ struct Walker<'n, 'x, 'w> {
 struct ValueStreams {
     input: ValueInput,
     output: ValueOutput,
+    /// Abstract interfaces' values built through the registry (tag positions from, to, by 4):
+    /// a hostile graph may be cyclic, so their states are emptied when the walk ends.
+    built: Vec<(usize, usize)>,
+}
+
+impl Drop for ValueStreams {
+    fn drop(&mut self) {
+        for &(from, to) in &self.built {
+            for p in (from..to).step_by(4) {
+                let Ok(v) = self.input.resolve(p, p) else {
+                    continue;
+                };
+                if let Ok(v) = v.downcast::<Arc<dyn ValueObject>>() {
+                    v.reset_state();
+                }
+            }
+        }
+    }
 }
 
 macro_rules! out {
@@ -316,7 +335,7 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                 if is_objref {
                     self.ior(r)?;
                 } else {
-                    self.value_type(n, r)?;
+                    self.abstract_value(n, r)?;
                 }
             }
             TcKind::Native | TcKind::LocalInterface => {
@@ -475,6 +494,41 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
         };
         vs.input.begin_member(r)?;
         out!(self, |w| vs.output.begin_member(w)?);
+        Ok(())
+    }
+
+    /// The value form of an abstract interface. Its concrete type is not in the TypeCode: a
+    /// value whose type has a registered factory (and null, and an indirection) is read
+    /// through the registry and written back from the value built; any other value is walked
+    /// as `n`, which skips it when it is chunked and refuses it otherwise.
+    fn abstract_value<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
+        // A look ahead at the tag (and the header) decides; the indirection's target is
+        // checked when it is read.
+        let registered = match r.clone().read_ulong() {
+            Ok(0 | 0xffff_ffff) => true,
+            _ => match ValueInput::new().read_value(&mut r.clone()) {
+                Ok(ValueStart::Value(h)) => h
+                    .repository_ids
+                    .iter()
+                    .any(|id| crate::valuetype::lookup_value_factory(id).is_some()),
+                _ => false,
+            },
+        };
+        if !registered {
+            return self.value_type(n, r);
+        }
+        let vs = self.values.get_or_insert_with(Default::default);
+        // Every value tag inside is 4-aligned as the first one is.
+        let from = r.aligned_position(4).unwrap_or(usize::MAX);
+        let read = ValueBase::read_as(r, &mut vs.input, VALUE_BASE_ID, &[]);
+        if from != usize::MAX {
+            vs.built.push((from, r.position()));
+        }
+        let v = read?;
+        out!(self, |w| match v.handle() {
+            None => vs.output.write_null(w)?,
+            Some(h) => h.write_value(w, &mut vs.output)?,
+        });
         Ok(())
     }
 

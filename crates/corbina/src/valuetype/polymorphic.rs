@@ -26,6 +26,9 @@ pub trait ValueObject: Any + Send + Sync {
     fn is_a(&self, id: &str) -> bool;
     /// Writes the value (or an indirection when it was written before).
     fn write_value(&self, w: &mut CdrWriter<'_>, out: &mut ValueOutput) -> Result<()>;
+    /// Replaces the state with a default one, dropping the values it held: the TypeCode
+    /// walker breaks the cycles of the values it built only to copy them.
+    fn reset_state(&self) {}
 }
 
 impl<T: ValueType> ValueObject for Mutex<T> {
@@ -39,6 +42,12 @@ impl<T: ValueType> ValueObject for Mutex<T> {
 
     fn write_value(&self, w: &mut CdrWriter<'_>, out: &mut ValueOutput) -> Result<()> {
         super::write_locked(self, w, out)
+    }
+
+    fn reset_state(&self) {
+        // Dropped after the lock is released: the old state may lead back to this value.
+        let old = std::mem::take(&mut *super::lock(self));
+        drop(old);
     }
 }
 
