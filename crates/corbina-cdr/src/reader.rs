@@ -36,8 +36,10 @@ pub struct CdrReader<'a> {
     order: ByteOrder,
     ctx: CdrContext,
     breaks: &'a [AlignBreak],
-    /// The nearer of the next alignment restart and the open value chunk's end: the one
-    /// position the hot path compares against.
+    /// Where alignment leaves the hot path: the nearer of the next alignment restart and
+    /// `chunk_end`, kept by [`CdrReader::stop_at`] once made (0: find the restart again). Scalar
+    /// reads need this one compare; arrays and blocks, which may cross fragment breaks,
+    /// compare against `chunk_end` itself.
     next_break: usize,
     /// End of the open value chunk (`u32::MAX`: none), see [`CdrReader::set_chunk_end`]. A
     /// `u32` fits in the struct's padding, so readers cost no more to make on the call path;
@@ -93,14 +95,17 @@ impl<'a> CdrReader<'a> {
         self
     }
 
-    /// Alignment restarts for reassembled GIOP 1.1 fragments (sorted by `at`).
+    /// Alignment restarts for reassembled GIOP 1.1 fragments (sorted by `at`). Part of making
+    /// a reader: no value chunk is open yet.
     #[inline]
     pub fn with_align_breaks(mut self, breaks: &'a [AlignBreak]) -> Self {
+        debug_assert_eq!(
+            self.chunk_end,
+            u32::MAX,
+            "align breaks set inside a value chunk"
+        );
         self.breaks = breaks;
-        self.next_break = breaks
-            .first()
-            .map_or(usize::MAX, |b| b.at)
-            .min(self.chunk_end_pos());
+        self.next_break = breaks.first().map_or(usize::MAX, |b| b.at);
         self
     }
 
@@ -117,11 +122,18 @@ impl<'a> CdrReader<'a> {
         self.chunk_end = end.map_or(u32::MAX, |e| u32::try_from(e).unwrap_or(u32::MAX - 1));
         // With fragments, the next alignment takes the cold path, which finds the next
         // fragment break again from the position.
-        self.next_break = if self.breaks.is_empty() {
-            self.chunk_end_pos()
+        self.stop_at(if self.breaks.is_empty() {
+            usize::MAX
         } else {
             0
-        };
+        });
+    }
+
+    /// Sets where alignment leaves the hot path: at `fragment_break` (the next alignment
+    /// restart; 0: unknown, look again) or the open chunk's end, whichever is nearer.
+    #[inline]
+    fn stop_at(&mut self, fragment_break: usize) {
+        self.next_break = fragment_break.min(self.chunk_end_pos());
     }
 
     /// The end of the open value chunk, if one is open.
@@ -272,11 +284,7 @@ impl<'a> CdrReader<'a> {
         if idx > 0 {
             self.origin = self.breaks[idx - 1].origin;
         }
-        self.next_break = self
-            .breaks
-            .get(idx)
-            .map_or(usize::MAX, |b| b.at)
-            .min(self.chunk_end_pos());
+        self.stop_at(self.breaks.get(idx).map_or(usize::MAX, |b| b.at));
         let pad = self.origin.wrapping_sub(self.pos as isize) as usize & (align - 1);
         if pad > self.end - self.pos {
             return Err(self.eod(pad));

@@ -653,6 +653,39 @@ fn state_members_split_across_chunks_are_read() {
     assert_eq!(c, [10, 20, 30]);
 }
 
+/// Fragment breaks (GIOP 1.1) where chunks are open, some inside their padding: the reader
+/// handles both in its cold path and reads the same state.
+#[test]
+fn split_members_read_the_same_across_fragment_breaks() {
+    let v = split_members_vector();
+    let read = |breaks: &[crate::AlignBreak]| {
+        let mut r = reader(&v).with_align_breaks(breaks);
+        let mut input = ValueInput::new();
+        input.read_value(&mut r)?;
+        input.begin_member(&mut r)?;
+        let (a, b) = (r.read_long()?, r.read_short()?);
+        input.begin_member(&mut r)?;
+        let c = r.read_primitive_seq::<i32>()?;
+        input.begin_member(&mut r)?;
+        let d = r.read_string()?;
+        input.end_value(&mut r)?;
+        let tail = r.read_ulong()?;
+        r.expect_end()?;
+        Ok::<_, MarshalError>((a, b, c, d, tail))
+    };
+    let want = (1, 2, vec![10, 20, 30], "xy".to_owned(), 0xdead_beef);
+    // Alignment origins kept 8-aligned, so the bytes mean the same with the breaks.
+    let brk = |at: usize| crate::AlignBreak {
+        at,
+        origin: (at & !7) as isize,
+    };
+    for at in (4..84).step_by(2) {
+        assert_eq!(read(&[brk(at)]).unwrap(), want, "break at {at}");
+    }
+    let all: Vec<_> = (4..84).step_by(4).map(brk).collect();
+    assert_eq!(read(&all).unwrap(), want);
+}
+
 #[test]
 fn truncation_skips_state_split_across_chunks() {
     // A receiver that knows only `a` skips the rest, whatever the chunking.

@@ -181,6 +181,22 @@ impl Gen<'_> {
         o.line(format!(
             "let block = w.reserve_block({fa}, (items.len() - 1) * {stride} + {size});"
         ));
+        // Elements as arrays: constant offsets, so no bounds check per field.
+        let elems = if size == stride {
+            o.line(format!(
+                "let (elems, _) = block.as_chunks_mut::<{stride}>();"
+            ));
+            "elems.iter_mut()"
+        } else {
+            o.line(
+                "// The last element has no trailing padding in the block: it is written to a padded copy.",
+            );
+            o.line(format!(
+                "let (elems, tail) = block.as_chunks_mut::<{stride}>();"
+            ));
+            o.line(format!("let mut last = [0u8; {stride}];"));
+            "elems.iter_mut().chain((!tail.is_empty()).then_some(&mut last))"
+        };
         for swap in [false, true] {
             if swap {
                 o.close_with(" else {");
@@ -188,9 +204,7 @@ impl Gen<'_> {
             } else {
                 o.open("if !swap");
             }
-            o.open(format!(
-                "for (item, c) in items.iter().zip(block.chunks_mut({stride}))"
-            ));
+            o.open(format!("for (item, c) in items.iter().zip({elems})"));
             let mut lines = Vec::new();
             for (f, n) in &l.fields {
                 encode_node(n, &format!("item.{f}"), swap, &mut lines);
@@ -201,6 +215,10 @@ impl Gen<'_> {
             o.close();
         }
         o.close();
+        if size != stride {
+            o.line("let n = tail.len();");
+            o.line("tail.copy_from_slice(&last[..n]);");
+        }
         o.line("Ok(())");
         o.close();
     }
@@ -231,11 +249,24 @@ impl Gen<'_> {
         o.line(format!(
             "let block = r.read_block({fa}, (count - v.len() - 1) * {stride} + {size})?;"
         ));
-        let chunks = if l.validates {
+        if l.validates {
             o.line("let start = r.position() - block.len();");
-            format!("for (i, c) in block.chunks({stride}).enumerate()")
+        }
+        // Elements as arrays: constant offsets, so no bounds check per field.
+        let elems = if size == stride {
+            o.line(format!("let (elems, _) = block.as_chunks::<{stride}>();"));
+            "elems.iter()"
         } else {
-            format!("for c in block.chunks({stride})")
+            o.line(
+                "// The last element has no trailing padding in the block: it is read from a padded copy.",
+            );
+            o.line(format!(
+                "let (elems, tail) = block.as_chunks::<{stride}>();"
+            ));
+            o.line(format!("let mut last = [0u8; {stride}];"));
+            o.line("last[..tail.len()].copy_from_slice(tail);");
+            o.line("let last = (!tail.is_empty()).then_some(&last);");
+            "elems.iter().chain(last)"
         };
         for swap in [false, true] {
             if swap {
@@ -244,20 +275,25 @@ impl Gen<'_> {
             } else {
                 o.open("if !r.swaps()");
             }
-            o.open(&chunks);
-            if l.validates {
-                o.line(format!("let base = start + i * {stride};"));
-            }
             let fields: Vec<String> = l
                 .fields
                 .iter()
                 .map(|(f, n)| format!("{f}: {}", decode_node(n, swap)))
                 .collect();
-            o.line(format!(
-                "v.push(Self {{\n{},\n}});",
+            let value = format!(
+                "Self {{\n{},\n}}",
                 crate::marshal::indent(&fields.join(",\n"))
-            ));
-            o.close();
+            );
+            if l.validates {
+                // A bad byte returns from the loop.
+                o.open(format!("for (i, c) in {elems}.enumerate()"));
+                o.line(format!("let base = start + i * {stride};"));
+                o.line(format!("v.push({value});"));
+                o.close();
+            } else {
+                // One pass with the length known: no capacity check per element.
+                o.line(format!("v.extend({elems}.map(|c| {value}));"));
+            }
         }
         o.close();
         o.line("Ok(v)");

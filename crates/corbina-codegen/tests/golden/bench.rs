@@ -60,8 +60,9 @@ impl ::corbina::cdr::CdrEncode for BinStruct {
         }
         let swap = w.swaps();
         let block = w.reserve_block(2, (items.len() - 1) * 24 + 24);
+        let (elems, _) = block.as_chunks_mut::<24>();
         if !swap {
-            for (item, c) in items.iter().zip(block.chunks_mut(24)) {
+            for (item, c) in items.iter().zip(elems.iter_mut()) {
                 c[0..2].copy_from_slice(&item.s.to_ne_bytes());
                 c[2] = item.c;
                 c[4..8].copy_from_slice(&item.l.to_ne_bytes());
@@ -69,7 +70,7 @@ impl ::corbina::cdr::CdrEncode for BinStruct {
                 c[16..24].copy_from_slice(&item.d.to_ne_bytes());
             }
         } else {
-            for (item, c) in items.iter().zip(block.chunks_mut(24)) {
+            for (item, c) in items.iter().zip(elems.iter_mut()) {
                 c[0..2].copy_from_slice(&item.s.swap_bytes().to_ne_bytes());
                 c[2] = item.c;
                 c[4..8].copy_from_slice(&item.l.swap_bytes().to_ne_bytes());
@@ -109,26 +110,23 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for BinStruct {
             return Ok(v);
         }
         let block = r.read_block(2, (count - v.len() - 1) * 24 + 24)?;
+        let (elems, _) = block.as_chunks::<24>();
         if !r.swaps() {
-            for c in block.chunks(24) {
-                v.push(Self {
-                    s: i16::from_ne_bytes([c[0], c[1]]),
-                    c: c[2],
-                    l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-                    o: c[8],
-                    d: f64::from_ne_bytes([c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23]]),
-                });
-            }
+            v.extend(elems.iter().map(|c| Self {
+                s: i16::from_ne_bytes([c[0], c[1]]),
+                c: c[2],
+                l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                o: c[8],
+                d: f64::from_ne_bytes([c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23]]),
+            }));
         } else {
-            for c in block.chunks(24) {
-                v.push(Self {
-                    s: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
-                    c: c[2],
-                    l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
-                    o: c[8],
-                    d: f64::from_bits(u64::from_ne_bytes([c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23]]).swap_bytes()),
-                });
-            }
+            v.extend(elems.iter().map(|c| Self {
+                s: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
+                c: c[2],
+                l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
+                o: c[8],
+                d: f64::from_bits(u64::from_ne_bytes([c[16], c[17], c[18], c[19], c[20], c[21], c[22], c[23]]).swap_bytes()),
+            }));
         }
         Ok(v)
     }

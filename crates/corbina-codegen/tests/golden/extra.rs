@@ -128,17 +128,22 @@ pub mod extra {
             }
             let swap = w.swaps();
             let block = w.reserve_block(2, (items.len() - 1) * 4 + 3);
+            // The last element has no trailing padding in the block: it is written to a padded copy.
+            let (elems, tail) = block.as_chunks_mut::<4>();
+            let mut last = [0u8; 4];
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut().chain((!tail.is_empty()).then_some(&mut last))) {
                     c[0..2].copy_from_slice(&item.a.to_ne_bytes());
                     c[2] = item.b;
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut().chain((!tail.is_empty()).then_some(&mut last))) {
                     c[0..2].copy_from_slice(&item.a.swap_bytes().to_ne_bytes());
                     c[2] = item.b;
                 }
             }
+            let n = tail.len();
+            tail.copy_from_slice(&last[..n]);
             Ok(())
         }
     }
@@ -168,20 +173,21 @@ pub mod extra {
                 return Ok(v);
             }
             let block = r.read_block(2, (count - v.len() - 1) * 4 + 3)?;
+            // The last element has no trailing padding in the block: it is read from a padded copy.
+            let (elems, tail) = block.as_chunks::<4>();
+            let mut last = [0u8; 4];
+            last[..tail.len()].copy_from_slice(tail);
+            let last = (!tail.is_empty()).then_some(&last);
             if !r.swaps() {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        a: i16::from_ne_bytes([c[0], c[1]]),
-                        b: c[2],
-                    });
-                }
+                v.extend(elems.iter().chain(last).map(|c| Self {
+                    a: i16::from_ne_bytes([c[0], c[1]]),
+                    b: c[2],
+                }));
             } else {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        a: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
-                        b: c[2],
-                    });
-                }
+                v.extend(elems.iter().chain(last).map(|c| Self {
+                    a: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
+                    b: c[2],
+                }));
             }
             Ok(v)
         }
@@ -255,8 +261,9 @@ pub mod extra {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 32 + 32);
+            let (elems, _) = block.as_chunks_mut::<32>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(32)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.id.to_ne_bytes());
                     c[4] = u8::from(item.ok);
                     c[8..12].copy_from_slice(&(item.mode as u32).to_ne_bytes());
@@ -269,7 +276,7 @@ pub mod extra {
                     c[24..32].copy_from_slice(&item.value.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(32)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.id.swap_bytes().to_ne_bytes());
                     c[4] = u8::from(item.ok);
                     c[8..12].copy_from_slice(&(item.mode as u32).swap_bytes().to_ne_bytes());
@@ -316,8 +323,9 @@ pub mod extra {
             }
             let block = r.read_block(4, (count - v.len() - 1) * 32 + 32)?;
             let start = r.position() - block.len();
+            let (elems, _) = block.as_chunks::<32>();
             if !r.swaps() {
-                for (i, c) in block.chunks(32).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 32;
                     v.push(Self {
                         id: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
@@ -339,7 +347,7 @@ pub mod extra {
                     });
                 }
             } else {
-                for (i, c) in block.chunks(32).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 32;
                     v.push(Self {
                         id: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
@@ -457,13 +465,14 @@ pub mod extra {
             }
             let swap = w.swaps();
             let block = w.reserve_block(2, (items.len() - 1) * 8 + 8);
+            let (elems, _) = block.as_chunks_mut::<8>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..2].copy_from_slice(&item.s.to_ne_bytes());
                     c[4..8].copy_from_slice(&item.l.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..2].copy_from_slice(&item.s.swap_bytes().to_ne_bytes());
                     c[4..8].copy_from_slice(&item.l.swap_bytes().to_ne_bytes());
                 }
@@ -497,20 +506,17 @@ pub mod extra {
                 return Ok(v);
             }
             let block = r.read_block(2, (count - v.len() - 1) * 8 + 8)?;
+            let (elems, _) = block.as_chunks::<8>();
             if !r.swaps() {
-                for c in block.chunks(8) {
-                    v.push(Self {
-                        s: i16::from_ne_bytes([c[0], c[1]]),
-                        l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    s: i16::from_ne_bytes([c[0], c[1]]),
+                    l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                }));
             } else {
-                for c in block.chunks(8) {
-                    v.push(Self {
-                        s: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
-                        l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    s: i16::from_ne_bytes([c[0], c[1]]).swap_bytes(),
+                    l: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }
@@ -1059,13 +1065,14 @@ pub mod extra {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 8 + 8);
+            let (elems, _) = block.as_chunks_mut::<8>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.inner_value.x.to_ne_bytes());
                     c[4..8].copy_from_slice(&(item.which as u32).to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.inner_value.x.swap_bytes().to_ne_bytes());
                     c[4..8].copy_from_slice(&(item.which as u32).swap_bytes().to_ne_bytes());
                 }
@@ -1100,8 +1107,9 @@ pub mod extra {
             }
             let block = r.read_block(4, (count - v.len() - 1) * 8 + 8)?;
             let start = r.position() - block.len();
+            let (elems, _) = block.as_chunks::<8>();
             if !r.swaps() {
-                for (i, c) in block.chunks(8).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 8;
                     v.push(Self {
                         inner_value: outer::Nested {
@@ -1114,7 +1122,7 @@ pub mod extra {
                     });
                 }
             } else {
-                for (i, c) in block.chunks(8).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 8;
                     v.push(Self {
                         inner_value: outer::Nested {
@@ -2076,12 +2084,13 @@ pub mod extra {
                 }
                 let swap = w.swaps();
                 let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+                let (elems, _) = block.as_chunks_mut::<4>();
                 if !swap {
-                    for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                    for (item, c) in items.iter().zip(elems.iter_mut()) {
                         c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                     }
                 } else {
-                    for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                    for (item, c) in items.iter().zip(elems.iter_mut()) {
                         c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                     }
                 }
@@ -2113,18 +2122,15 @@ pub mod extra {
                     return Ok(v);
                 }
                 let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+                let (elems, _) = block.as_chunks::<4>();
                 if !r.swaps() {
-                    for c in block.chunks(4) {
-                        v.push(Self {
-                            x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                        });
-                    }
+                    v.extend(elems.iter().map(|c| Self {
+                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                    }));
                 } else {
-                    for c in block.chunks(4) {
-                        v.push(Self {
-                            x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                        });
-                    }
+                    v.extend(elems.iter().map(|c| Self {
+                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                    }));
                 }
                 Ok(v)
             }

@@ -505,12 +505,13 @@ pub mod names {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+            let (elems, _) = block.as_chunks_mut::<4>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                 }
             }
@@ -542,18 +543,15 @@ pub mod names {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+            let (elems, _) = block.as_chunks::<4>();
             if !r.swaps() {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                }));
             } else {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }
@@ -612,12 +610,13 @@ pub mod names {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+            let (elems, _) = block.as_chunks_mut::<4>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.y.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.y.swap_bytes().to_ne_bytes());
                 }
             }
@@ -649,18 +648,15 @@ pub mod names {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+            let (elems, _) = block.as_chunks::<4>();
             if !r.swaps() {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        y: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    y: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                }));
             } else {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        y: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    y: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }
@@ -728,15 +724,16 @@ pub mod names {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 16 + 16);
+            let (elems, _) = block.as_chunks_mut::<16>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.i_f.to_ne_bytes());
                     c[4..8].copy_from_slice(&item.i_f_.to_ne_bytes());
                     c[8..12].copy_from_slice(&item.foo_bar.to_ne_bytes());
                     c[12..16].copy_from_slice(&item.foo_bar_.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.i_f.swap_bytes().to_ne_bytes());
                     c[4..8].copy_from_slice(&item.i_f_.swap_bytes().to_ne_bytes());
                     c[8..12].copy_from_slice(&item.foo_bar.swap_bytes().to_ne_bytes());
@@ -774,24 +771,21 @@ pub mod names {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 16 + 16)?;
+            let (elems, _) = block.as_chunks::<16>();
             if !r.swaps() {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        i_f: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                        i_f_: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-                        foo_bar: i32::from_ne_bytes([c[8], c[9], c[10], c[11]]),
-                        foo_bar_: i32::from_ne_bytes([c[12], c[13], c[14], c[15]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    i_f: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                    i_f_: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                    foo_bar: i32::from_ne_bytes([c[8], c[9], c[10], c[11]]),
+                    foo_bar_: i32::from_ne_bytes([c[12], c[13], c[14], c[15]]),
+                }));
             } else {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        i_f: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                        i_f_: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
-                        foo_bar: i32::from_ne_bytes([c[8], c[9], c[10], c[11]]).swap_bytes(),
-                        foo_bar_: i32::from_ne_bytes([c[12], c[13], c[14], c[15]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    i_f: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                    i_f_: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
+                    foo_bar: i32::from_ne_bytes([c[8], c[9], c[10], c[11]]).swap_bytes(),
+                    foo_bar_: i32::from_ne_bytes([c[12], c[13], c[14], c[15]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }
@@ -850,12 +844,13 @@ pub mod names {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+            let (elems, _) = block.as_chunks_mut::<4>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.z.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.z.swap_bytes().to_ne_bytes());
                 }
             }
@@ -887,18 +882,15 @@ pub mod names {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+            let (elems, _) = block.as_chunks::<4>();
             if !r.swaps() {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        z: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    z: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                }));
             } else {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        z: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    z: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }

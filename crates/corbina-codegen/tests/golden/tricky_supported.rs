@@ -2338,12 +2338,13 @@ impl ::corbina::cdr::CdrEncode for Forward {
         }
         let swap = w.swaps();
         let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+        let (elems, _) = block.as_chunks_mut::<4>();
         if !swap {
-            for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+            for (item, c) in items.iter().zip(elems.iter_mut()) {
                 c[0..4].copy_from_slice(&item.x.to_ne_bytes());
             }
         } else {
-            for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+            for (item, c) in items.iter().zip(elems.iter_mut()) {
                 c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
             }
         }
@@ -2375,18 +2376,15 @@ impl<'a> ::corbina::cdr::CdrDecode<'a> for Forward {
             return Ok(v);
         }
         let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+        let (elems, _) = block.as_chunks::<4>();
         if !r.swaps() {
-            for c in block.chunks(4) {
-                v.push(Self {
-                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                });
-            }
+            v.extend(elems.iter().map(|c| Self {
+                x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+            }));
         } else {
-            for c in block.chunks(4) {
-                v.push(Self {
-                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                });
-            }
+            v.extend(elems.iter().map(|c| Self {
+                x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+            }));
         }
         Ok(v)
     }
@@ -3134,13 +3132,14 @@ pub mod outer {
                 }
                 let swap = w.swaps();
                 let block = w.reserve_block(4, (items.len() - 1) * 8 + 8);
+                let (elems, _) = block.as_chunks_mut::<8>();
                 if !swap {
-                    for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                    for (item, c) in items.iter().zip(elems.iter_mut()) {
                         c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                         c[4..8].copy_from_slice(&item.y.to_ne_bytes());
                     }
                 } else {
-                    for (item, c) in items.iter().zip(block.chunks_mut(8)) {
+                    for (item, c) in items.iter().zip(elems.iter_mut()) {
                         c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                         c[4..8].copy_from_slice(&item.y.swap_bytes().to_ne_bytes());
                     }
@@ -3174,20 +3173,17 @@ pub mod outer {
                     return Ok(v);
                 }
                 let block = r.read_block(4, (count - v.len() - 1) * 8 + 8)?;
+                let (elems, _) = block.as_chunks::<8>();
                 if !r.swaps() {
-                    for c in block.chunks(8) {
-                        v.push(Self {
-                            x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                            y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-                        });
-                    }
+                    v.extend(elems.iter().map(|c| Self {
+                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                        y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                    }));
                 } else {
-                    for c in block.chunks(8) {
-                        v.push(Self {
-                            x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                            y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
-                        });
-                    }
+                    v.extend(elems.iter().map(|c| Self {
+                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                        y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
+                    }));
                 }
                 Ok(v)
             }
@@ -3491,12 +3487,13 @@ pub mod typed {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 4 + 4);
+            let (elems, _) = block.as_chunks_mut::<4>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(4)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                 }
             }
@@ -3528,18 +3525,15 @@ pub mod typed {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 4 + 4)?;
+            let (elems, _) = block.as_chunks::<4>();
             if !r.swaps() {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                }));
             } else {
-                for c in block.chunks(4) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                }));
             }
             Ok(v)
         }

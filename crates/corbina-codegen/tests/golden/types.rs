@@ -210,14 +210,15 @@ pub mod interop {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 16 + 16);
+            let (elems, _) = block.as_chunks_mut::<16>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                     c[4..8].copy_from_slice(&item.y.to_ne_bytes());
                     c[8..16].copy_from_slice(&item.z.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                     c[4..8].copy_from_slice(&item.y.swap_bytes().to_ne_bytes());
                     c[8..16].copy_from_slice(&item.z.to_bits().swap_bytes().to_ne_bytes());
@@ -253,22 +254,19 @@ pub mod interop {
                 return Ok(v);
             }
             let block = r.read_block(4, (count - v.len() - 1) * 16 + 16)?;
+            let (elems, _) = block.as_chunks::<16>();
             if !r.swaps() {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
-                        y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
-                        z: f64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                    y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+                    z: f64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]),
+                }));
             } else {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
-                        y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
-                        z: f64::from_bits(u64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]).swap_bytes()),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                    y: i32::from_ne_bytes([c[4], c[5], c[6], c[7]]).swap_bytes(),
+                    z: f64::from_bits(u64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]).swap_bytes()),
+                }));
             }
             Ok(v)
         }
@@ -369,8 +367,9 @@ pub mod interop {
             }
             let swap = w.swaps();
             let block = w.reserve_block(4, (items.len() - 1) * 56 + 56);
+            let (elems, _) = block.as_chunks_mut::<56>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(56)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.origin.x.to_ne_bytes());
                     c[4..8].copy_from_slice(&item.origin.y.to_ne_bytes());
                     c[8..16].copy_from_slice(&item.origin.z.to_ne_bytes());
@@ -383,7 +382,7 @@ pub mod interop {
                     c[48..56].copy_from_slice(&item.corners[1].z.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(56)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..4].copy_from_slice(&item.origin.x.swap_bytes().to_ne_bytes());
                     c[4..8].copy_from_slice(&item.origin.y.swap_bytes().to_ne_bytes());
                     c[8..16].copy_from_slice(&item.origin.z.to_bits().swap_bytes().to_ne_bytes());
@@ -427,8 +426,9 @@ pub mod interop {
             }
             let block = r.read_block(4, (count - v.len() - 1) * 56 + 56)?;
             let start = r.position() - block.len();
+            let (elems, _) = block.as_chunks::<56>();
             if !r.swaps() {
-                for (i, c) in block.chunks(56).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 56;
                     v.push(Self {
                         origin: Point {
@@ -452,7 +452,7 @@ pub mod interop {
                     });
                 }
             } else {
-                for (i, c) in block.chunks(56).enumerate() {
+                for (i, c) in elems.iter().enumerate() {
                     let base = start + i * 56;
                     v.push(Self {
                         origin: Point {

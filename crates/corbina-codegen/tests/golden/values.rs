@@ -325,13 +325,14 @@ pub mod values {
             }
             let swap = w.swaps();
             let block = w.reserve_block(8, (items.len() - 1) * 16 + 16);
+            let (elems, _) = block.as_chunks_mut::<16>();
             if !swap {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..8].copy_from_slice(&item.x.to_ne_bytes());
                     c[8..16].copy_from_slice(&item.y.to_ne_bytes());
                 }
             } else {
-                for (item, c) in items.iter().zip(block.chunks_mut(16)) {
+                for (item, c) in items.iter().zip(elems.iter_mut()) {
                     c[0..8].copy_from_slice(&item.x.to_bits().swap_bytes().to_ne_bytes());
                     c[8..16].copy_from_slice(&item.y.to_bits().swap_bytes().to_ne_bytes());
                 }
@@ -365,20 +366,17 @@ pub mod values {
                 return Ok(v);
             }
             let block = r.read_block(8, (count - v.len() - 1) * 16 + 16)?;
+            let (elems, _) = block.as_chunks::<16>();
             if !r.swaps() {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        x: f64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
-                        y: f64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: f64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+                    y: f64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]),
+                }));
             } else {
-                for c in block.chunks(16) {
-                    v.push(Self {
-                        x: f64::from_bits(u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).swap_bytes()),
-                        y: f64::from_bits(u64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]).swap_bytes()),
-                    });
-                }
+                v.extend(elems.iter().map(|c| Self {
+                    x: f64::from_bits(u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).swap_bytes()),
+                    y: f64::from_bits(u64::from_ne_bytes([c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]]).swap_bytes()),
+                }));
             }
             Ok(v)
         }
