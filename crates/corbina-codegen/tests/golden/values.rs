@@ -1867,8 +1867,8 @@ pub mod values {
     }
 
     /// Dispatches requests for IDL interface `::Values::Shares` to an [`AmhSharesServant`], deferring each
-    /// twoway reply to the servant's response handler. Collocated calls cannot defer a reply
-    /// (`NO_IMPLEMENT`): reach an AMH servant through a reference made `without_collocation`.
+    /// twoway reply to the servant's response handler. A collocated call waits on its thread
+    /// for the response handler's answer.
     pub struct AmhSharesSkeleton<S> {
         servant: ::std::sync::Arc<S>,
     }
