@@ -363,6 +363,11 @@ impl<'a> CdrReader<'a> {
     /// Reads an IDL `octet`.
     #[inline]
     pub fn read_octet(&mut self) -> Result<u8> {
+        // A value chunk may end right before an octet (or a fragment restart alignment
+        // there): the same single compare as aligned reads, and the same cold path.
+        if self.pos >= self.next_break {
+            self.align_across_break(1)?;
+        }
         let [b] = self.take_array::<1>()?;
         Ok(b)
     }

@@ -850,3 +850,46 @@ fn a_boolean_after_a_chunk_end_is_read_from_the_next_chunk() {
     input.end_value(&mut r).unwrap();
     assert_eq!(r.remaining(), 0);
 }
+
+/// A sender may end a chunk inside a state member, right before an octet, a boolean or a
+/// char (CORBA 3.0 §15.3.4.6 forbids only splitting a primitive or a string): the reader steps
+/// into the next chunk for single-byte reads as it does for aligned ones.
+#[test]
+fn octets_booleans_and_chars_after_a_chunk_end_inside_a_member_are_read() {
+    let mut v = bytes(&[
+        P::W(0x7fff_ff0a), // 0: one id, chunked
+        P::S("IDL:S:1.0"), // 4
+        P::W(4),           // 20: chunk: s.a
+        P::W(1),           // 24
+        P::W(1),           // 28: chunk: s.o
+    ]);
+    v.extend_from_slice(&[9, 0, 0, 0]); // 32: s.o, padding
+    v.extend_from_slice(&bytes(&[P::W(2)])); // 36: chunk: s.flag, s.c
+    v.extend_from_slice(&[1, b'x', 0, 0]); // 40
+    v.extend_from_slice(&bytes(&[
+        P::W(-1i32 as u32), // 44: end tag
+        P::W(0xdead_beef),  // 48
+    ]));
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    assert_eq!(r.read_long().unwrap(), 1);
+    assert_eq!(r.read_octet().unwrap(), 9);
+    assert!(r.read_boolean().unwrap());
+    assert_eq!(r.read_char().unwrap(), b'x');
+    input.end_value(&mut r).unwrap();
+    assert_eq!(r.read_ulong().unwrap(), 0xdead_beef);
+    assert!(r.is_empty());
+
+    // Reading on past the last chunk is refused, not read from the end tag.
+    let mut r = reader(&v);
+    let mut input = ValueInput::new();
+    input.read_value(&mut r).unwrap();
+    input.begin_member(&mut r).unwrap();
+    r.read_long().unwrap();
+    for _ in 0..3 {
+        r.read_octet().unwrap();
+    }
+    assert!(r.read_octet().is_err());
+}
