@@ -584,8 +584,8 @@ impl ValueInput {
         let pos = r.position();
         if let Some(end) = r.chunk_end() {
             // Inside a chunk the member goes on in it. At its end the next chunk is stepped
-            // into here, not left to the reader: octets, booleans and chars are read without
-            // its chunk check (writers end chunks after strings and arrays, before any member).
+            // into here (the reader would do it at the member's first read; doing it here
+            // keeps a member's position, e.g. for custom state, at its first byte).
             if pos < end {
                 return Ok(());
             }
