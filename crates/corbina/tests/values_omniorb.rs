@@ -4,7 +4,8 @@
 //! content, and a truncatable `Derived` is read whole by a side that knows it and as its
 //! `Base` by one that does not.
 //!
-//! Corbina has no value factories yet (a formal `Base` is always read as a `Base`), so sending
+//! A parameter of a concrete valuetype is read as exactly that type (`ValueRef<Base>` cannot
+//! hold a `Derived`; polymorphism goes through `ValueBase` and abstract valuetypes), so sending
 //! or reading a `Derived` where IDL says `Base` goes through [`ObjectRef::invoke`] with
 //! `ValueRef<Derived>` (client side) and through [`PolymorphicBase`] (server side): the bytes
 //! are those a factory-driven mapping would send.
