@@ -211,46 +211,15 @@ impl Gen<'_> {
             .iter()
             .filter(|m| m.owner == def.scoped_name)
             .collect();
-        self.out.blank();
-        self.out.line(format!(
+        let doc = format!(
             "/// A value whose state struct implements IDL abstract interface `{}` implements it as a shared value.",
             def.scoped_name
-        ));
-        let s = if own.is_empty() { "_S" } else { "S" };
-        self.out.open(format!(
-            "impl<{s}: {servant}> {servant} for {VT}::ValueRef<{s}>"
-        ));
-        for (k, m) in own.iter().enumerate() {
-            if k > 0 {
-                self.out.blank();
-            }
-            self.out.open(self.signature(m, &m.rust));
-            let args: Vec<&str> = m
-                .params
-                .iter()
-                .filter(|p| p.2 != ParamDir::Out)
-                .map(|p| p.1.as_str())
-                .collect();
-            let call_args = std::iter::once("&*g")
-                .chain(args.iter().copied())
-                .collect::<Vec<_>>()
-                .join(", ");
-            self.out.open("match self.lock()");
-            self.out.line(format!(
-                "Some(g) => <S as {servant}>::{}({call_args}),",
-                m.rust
-            ));
-            let none = format!("{SYS}::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)");
-            self.out
-                .line(format!("None => Err({}),", self.as_method_error(m, &none)));
-            self.out.close();
-            self.out.close();
-        }
-        self.out.close();
+        );
+        self.gen_value_ref_servant(&servant, &doc, &own);
     }
 
     /// `e` (a system exception) as the method's error type.
-    fn as_method_error(&self, m: &Method, e: &str) -> String {
+    pub(crate) fn as_method_error(&self, m: &Method, e: &str) -> String {
         if !m.oneway && self.error_type(m) != SYS {
             format!("{e}.into()")
         } else {

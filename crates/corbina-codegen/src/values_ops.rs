@@ -4,7 +4,7 @@
 //! holding values inside a value's state.
 
 use crate::context::Gen;
-use crate::interfaces::methods_of;
+use crate::interfaces::{methods_of, Method};
 use crate::marshal::Val;
 use crate::names::{camel, snake, unique};
 use corbina_idl::ast::ParamDir;
@@ -201,47 +201,53 @@ impl Gen<'_> {
                 .into_iter()
                 .filter(|m| m.owner == idef.scoped_name)
                 .collect();
-            self.out.blank();
-            self.out.line(format!(
+            let doc = format!(
                 "/// A value whose state struct serves IDL interface `{}` serves it as a shared value.",
                 idef.scoped_name
-            ));
-            let s = if methods.is_empty() { "_S" } else { "S" };
-            self.out.open(format!(
-                "impl<{s}: {servant}> {servant} for {VT}::ValueRef<{s}>"
-            ));
-            for (k, m) in methods.iter().enumerate() {
-                if k > 0 {
-                    self.out.blank();
-                }
-                self.out.open(self.signature(m, &m.rust));
-                let args: Vec<&str> = m
-                    .params
-                    .iter()
-                    .filter(|p| p.2 != ParamDir::Out)
-                    .map(|p| p.1.as_str())
-                    .collect();
-                let call_args = std::iter::once("&*g")
-                    .chain(args.iter().copied())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.out.open("match self.lock()");
-                self.out.line(format!(
-                    "Some(g) => <S as {servant}>::{}({call_args}),",
-                    m.rust
-                ));
-                let none = "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)";
-                let none = if !m.oneway && self.error_type(m) != "::corbina::SystemException" {
-                    format!("{none}.into()")
-                } else {
-                    none.to_string()
-                };
-                self.out.line(format!("None => Err({none}),"));
-                self.out.close();
-                self.out.close();
+            );
+            let methods: Vec<&Method> = methods.iter().collect();
+            self.gen_value_ref_servant(&servant, &doc, &methods);
+        }
+    }
+
+    /// `impl<S: XServant> XServant for ValueRef<S>` (`servant`: the trait's path), `methods`
+    /// each locking the shared value and calling `S`'s; OBJECT_NOT_EXIST once it is gone.
+    pub(crate) fn gen_value_ref_servant(&mut self, servant: &str, doc: &str, methods: &[&Method]) {
+        self.out.blank();
+        self.out.line(doc);
+        let s = if methods.is_empty() { "_S" } else { "S" };
+        self.out.open(format!(
+            "impl<{s}: {servant}> {servant} for {VT}::ValueRef<{s}>"
+        ));
+        for (k, m) in methods.iter().enumerate() {
+            if k > 0 {
+                self.out.blank();
             }
+            self.out.open(self.signature(m, &m.rust));
+            let args: Vec<&str> = m
+                .params
+                .iter()
+                .filter(|p| p.2 != ParamDir::Out)
+                .map(|p| p.1.as_str())
+                .collect();
+            let call_args = std::iter::once("&*g")
+                .chain(args.iter().copied())
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.out.open("match self.lock()");
+            self.out.line(format!(
+                "Some(g) => <S as {servant}>::{}({call_args}),",
+                m.rust
+            ));
+            let none = self.as_method_error(
+                m,
+                "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)",
+            );
+            self.out.line(format!("None => Err({none}),"));
+            self.out.close();
             self.out.close();
         }
+        self.out.close();
     }
 
     /// An abstract valuetype: a newtype over `ValueBase` holding a value of any concrete type
