@@ -113,3 +113,75 @@ fn the_walker_frees_the_cyclic_values_it_builds() {
         "values built by the walker leaked"
     );
 }
+
+/// `DynAny` on `tk_abstract_interface`: nil, the object form (`insert_reference`) and the
+/// value form (`insert_abstract_value`), each through an `Any` and back.
+#[test]
+fn dyn_any_holds_each_form_of_an_abstract_interface() {
+    use crate::dynany::{DynAnyError, DynAnyFactory};
+    use crate::giop::{Ior, TaggedProfile};
+    use crate::valuetype::{register_value_factory, DefaultFactory, ValueRef};
+    register_value_factory(
+        <Cycle as crate::valuetype::ValueType>::REPOSITORY_ID,
+        std::sync::Arc::new(DefaultFactory::<Cycle>::new()),
+    );
+    let tc = crate::TypeCode::create_abstract_interface_tc("IDL:AbstractTests/A:1.0", "A").unwrap();
+    let round_trip =
+        |d: &crate::dynany::DynAny| DynAnyFactory::create_dyn_any(&d.to_any().unwrap()).unwrap();
+
+    // Nil by default, sent as FALSE and a null value.
+    let mut d = DynAnyFactory::create_dyn_any_from_type_code(&tc).unwrap();
+    assert_eq!(d.get_reference().unwrap(), None);
+    assert_eq!(d.to_any().unwrap().value_bytes().len(), 8);
+    assert_eq!(round_trip(&d).get_reference().unwrap(), None);
+
+    // The object form.
+    let ior = Ior {
+        type_id: "IDL:AbstractTests/K:1.0".into(),
+        profiles: vec![TaggedProfile {
+            tag: 0x4342_0001,
+            profile_data: vec![1, 2, 3],
+        }],
+        byte_order: ByteOrder::Big,
+    };
+    d.insert_reference(Some(ior.clone())).unwrap();
+    assert_eq!(
+        d.get_abstract_value().unwrap_err(),
+        DynAnyError::TypeMismatch
+    );
+    let back = round_trip(&d);
+    let got = back.get_reference().unwrap().unwrap();
+    assert_eq!((got.type_id, got.profiles), (ior.type_id, ior.profiles));
+
+    // The value form, rebuilt through the registry on the way back.
+    let c = ValueRef::new(Cycle::default());
+    d.insert_abstract_value(c.clone().into()).unwrap();
+    assert_eq!(d.get_reference().unwrap_err(), DynAnyError::TypeMismatch);
+    assert!(d
+        .get_abstract_value()
+        .unwrap()
+        .downcast::<Cycle>()
+        .is_some());
+    let back = round_trip(&d);
+    let v = back.get_abstract_value().unwrap();
+    assert!(v.downcast::<Cycle>().is_some());
+    assert!(
+        v != ValueBase::from(c.clone()),
+        "a copy, not the same value"
+    );
+
+    // A null value is nil; the reference form again replaces the value.
+    d.insert_abstract_value(ValueBase::null()).unwrap();
+    assert_eq!(d.get_reference().unwrap(), None);
+    d.insert_abstract_value(c.into()).unwrap();
+    d.insert_reference(None).unwrap();
+    assert_eq!(d.get_reference().unwrap(), None);
+
+    // Only an abstract interface takes a value this way.
+    let mut l =
+        DynAnyFactory::create_dyn_any_from_type_code(&crate::TypeCode::LONG.into()).unwrap();
+    assert_eq!(
+        l.insert_abstract_value(ValueBase::null()).unwrap_err(),
+        DynAnyError::TypeMismatch
+    );
+}

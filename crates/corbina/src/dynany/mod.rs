@@ -36,6 +36,7 @@ use crate::cdr::value::{ValueInput, ValueOutput};
 use crate::cdr::{CdrReader, CdrWriter, Fixed, LongDouble, MarshalError};
 use crate::giop::Ior;
 use crate::typecode::{TcKind, TypeCode, UnionLabel};
+use crate::valuetype::ValueBase;
 use thiserror::Error;
 
 mod ops;
@@ -147,7 +148,11 @@ enum Value {
     Fixed(Fixed),
     Any(Any),
     TypeCode(TypeCode),
+    /// An object reference (nil: `None`); also nil and the object form of an abstract
+    /// interface.
     Objref(Option<Ior>),
+    /// The value form of an abstract interface (never null: a null value is nil, `Objref(None)`).
+    AbstractValue(ValueBase),
     Enum(u32),
     /// Struct and exception members.
     Members(Vec<DynAny>),
@@ -286,7 +291,54 @@ primitive_ops! {
     insert_longdouble, get_longdouble, LongDouble, LongDouble;
     insert_typecode, get_typecode, TypeCode, TypeCode;
     insert_any, get_any, Any, Any;
-    insert_reference, get_reference, Option<Ior>, Objref;
+}
+
+impl DynAny {
+    /// `insert_reference` (on the current component of a constructed value): for an abstract
+    /// interface, makes it the object form (nil for `None`).
+    pub fn insert_reference(&mut self, v: Option<Ior>) -> DResult<()> {
+        let d = self.leaf_mut()?;
+        let abstract_iface = d.kind() == TcKind::AbstractInterface;
+        match &mut d.v {
+            Value::Objref(x) => *x = v,
+            x @ Value::AbstractValue(_) if abstract_iface => *x = Value::Objref(v),
+            _ => return Err(DynAnyError::TypeMismatch),
+        }
+        Ok(())
+    }
+
+    /// `get_reference` (of the current component of a constructed value): `TypeMismatch` for
+    /// an abstract interface holding a value.
+    pub fn get_reference(&self) -> DResult<Option<Ior>> {
+        match &self.leaf()?.v {
+            Value::Objref(x) => Ok(x.clone()),
+            _ => Err(DynAnyError::TypeMismatch),
+        }
+    }
+
+    /// The value half of `insert_abstract` (CORBA 3.0 §9.2.3.4): makes an abstract interface
+    /// the value form (nil for a null value). `TypeMismatch` for any other type.
+    pub fn insert_abstract_value(&mut self, v: ValueBase) -> DResult<()> {
+        let d = self.leaf_mut()?;
+        if d.kind() != TcKind::AbstractInterface {
+            return Err(DynAnyError::TypeMismatch);
+        }
+        d.v = if v.is_null() {
+            Value::Objref(None)
+        } else {
+            Value::AbstractValue(v)
+        };
+        Ok(())
+    }
+
+    /// The value half of `get_abstract`: the value an abstract interface holds, sharing its
+    /// handle. `TypeMismatch` for the object form, nil, or any other type.
+    pub fn get_abstract_value(&self) -> DResult<ValueBase> {
+        match &self.leaf()?.v {
+            Value::AbstractValue(v) => Ok(v.clone()),
+            _ => Err(DynAnyError::TypeMismatch),
+        }
+    }
 }
 
 impl DynAny {

@@ -1,6 +1,7 @@
 //! Default values by TypeCode, and DynAny values read from and written to CDR.
 
 use super::*;
+use crate::valuetype::VALUE_BASE_ID;
 
 impl DynAny {
     pub(super) fn default_of(tc: &TypeCode) -> DResult<DynAny> {
@@ -29,7 +30,9 @@ impl DynAny {
             }
             TcKind::Any => Value::Any(Any::default()),
             TcKind::TypeCode => Value::TypeCode(TypeCode::primitive(TcKind::Null)),
-            TcKind::Objref | TcKind::Component | TcKind::Home => Value::Objref(None),
+            TcKind::Objref | TcKind::Component | TcKind::Home | TcKind::AbstractInterface => {
+                Value::Objref(None)
+            }
             TcKind::Enum => Value::Enum(0),
             TcKind::Struct | TcKind::Except => {
                 let n = t.member_count().map_err(tc_err)?;
@@ -118,6 +121,21 @@ impl DynAny {
             TcKind::Objref | TcKind::Component | TcKind::Home => {
                 let ior = Ior::decode(r).map_err(|_| invalid(r, "malformed IOR"))?;
                 Value::Objref((!ior.is_nil()).then_some(ior))
+            }
+            // TRUE and an IOR, or FALSE and a value (CORBA 3.0 §15.3.7). A value's type is
+            // not in the TypeCode: it is built through the value factory registry.
+            TcKind::AbstractInterface => {
+                if r.read_boolean()? {
+                    let ior = Ior::decode(r).map_err(|_| invalid(r, "malformed IOR"))?;
+                    Value::Objref((!ior.is_nil()).then_some(ior))
+                } else {
+                    let v = ValueBase::read_as(r, values, VALUE_BASE_ID, &[])?;
+                    if v.is_null() {
+                        Value::Objref(None)
+                    } else {
+                        Value::AbstractValue(v)
+                    }
+                }
             }
             TcKind::Enum => Value::Enum(r.read_enum(t.member_count().map_err(|_| bad_tc(r))?)?),
             TcKind::Struct | TcKind::Except => {
@@ -245,7 +263,22 @@ impl DynAny {
                 crate::typecode::copy_value(a.type_code(), &mut r, w)?;
             }
             Value::TypeCode(t) => crate::typecode::encode_type_code(t, w)?,
+            Value::Objref(None) if self.kind() == TcKind::AbstractInterface => {
+                // Nil as a null value, as omniORB and JacORB send it.
+                w.write_boolean(false);
+                values.write_null(w)?;
+            }
+            Value::AbstractValue(v) => {
+                w.write_boolean(false);
+                match v.handle() {
+                    Some(h) => h.write_value(w, values)?,
+                    None => values.write_null(w)?,
+                }
+            }
             Value::Objref(ior) => {
+                if self.kind() == TcKind::AbstractInterface {
+                    w.write_boolean(true);
+                }
                 let nil = Ior::nil();
                 ior.as_ref()
                     .unwrap_or(&nil)
