@@ -152,7 +152,7 @@ enum Value {
     /// interface.
     Objref(Option<Ior>),
     /// The value form of an abstract interface (never null: a null value is nil, `Objref(None)`).
-    AbstractValue(ValueBase),
+    Abstract(ValueBase),
     Enum(u32),
     /// Struct and exception members.
     Members(Vec<DynAny>),
@@ -301,7 +301,7 @@ impl DynAny {
         let abstract_iface = d.kind() == TcKind::AbstractInterface;
         match &mut d.v {
             Value::Objref(x) => *x = v,
-            x @ Value::AbstractValue(_) if abstract_iface => *x = Value::Objref(v),
+            x @ Value::Abstract(_) if abstract_iface => *x = Value::Objref(v),
             _ => return Err(DynAnyError::TypeMismatch),
         }
         Ok(())
@@ -326,7 +326,7 @@ impl DynAny {
         d.v = if v.is_null() {
             Value::Objref(None)
         } else {
-            Value::AbstractValue(v)
+            Value::Abstract(v)
         };
         Ok(())
     }
@@ -335,7 +335,7 @@ impl DynAny {
     /// handle. `TypeMismatch` for the object form, nil, or any other type.
     pub fn get_abstract_value(&self) -> DResult<ValueBase> {
         match &self.leaf()?.v {
-            Value::AbstractValue(v) => Ok(v.clone()),
+            Value::Abstract(v) => Ok(v.clone()),
             _ => Err(DynAnyError::TypeMismatch),
         }
     }

@@ -133,7 +133,7 @@ impl DynAny {
                     if v.is_null() {
                         Value::Objref(None)
                     } else {
-                        Value::AbstractValue(v)
+                        Value::Abstract(v)
                     }
                 }
             }
@@ -268,7 +268,7 @@ impl DynAny {
                 w.write_boolean(false);
                 values.write_null(w)?;
             }
-            Value::AbstractValue(v) => {
+            Value::Abstract(v) => {
                 w.write_boolean(false);
                 match v.handle() {
                     Some(h) => h.write_value(w, values)?,
