@@ -1,14 +1,16 @@
 //! Drives the abstract interface readers over hostile bytes: the boolean discriminator, then
 //! an object reference or a value (through the factory registry and the known types), typed
 //! (`AbstractRef::read`) and through the TypeCode walker (an `Any` of a
-//! `tk_abstract_interface`, and of a struct of two, sharing one value scope). Every read must
-//! return Ok or Err, never panic, loop or allocate without bound; what is read re-encodes.
+//! `tk_abstract_interface` and a `DynAny` of it, and of a struct of two, sharing one value
+//! scope). Every read must return Ok or Err, never panic, loop or allocate without bound;
+//! what is read re-encodes.
 #![no_main]
 
 use std::sync::{Arc, Once};
 
 use corbina::cdr::value::{ValueInput, ValueOutput};
 use corbina::cdr::{ByteOrder, CdrContext, CdrEncode, CdrReader, CdrWriter, Result};
+use corbina::dynany::DynAnyFactory;
 use corbina::typecode::StructMember;
 use corbina::valuetype::{
     register_value_factory, DefaultFactory, KnownValue, ValueMember, ValueType,
@@ -117,6 +119,15 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(any) = Any::from_cdr(tc.clone(), rest, order, ctx, 0) {
                 let mut w = CdrWriter::with_byte_order(order, ctx);
                 any.encode(&mut w).expect("an Any read re-encodes");
+                if m == 1 {
+                    // A DynAny of it holds either form and converts back.
+                    if let Ok(d) = DynAnyFactory::create_dyn_any(&any) {
+                        d.to_any().expect("a DynAny of a read Any converts back");
+                        if let Ok(v) = d.get_abstract_value() {
+                            clear(&v);
+                        }
+                    }
+                }
             }
         }
     }
