@@ -512,6 +512,53 @@ impl ValueInput {
         })
     }
 
+    /// The repository ids of the value header at `r`, looked at ahead: neither `r` nor this
+    /// state moves. Indirected ids resolve through what this stream has read (a writer sends
+    /// a repeated id as an indirection). `None` where no well-formed value header stands.
+    pub fn peek_repository_ids(&self, r: &CdrReader<'_>) -> Option<Vec<Arc<str>>> {
+        let mut r = r.clone();
+        r.take_chunk_end();
+        r.align(4).ok()?;
+        let tag = r.read_ulong().ok()?;
+        if !(VALUE_TAG_MIN..=0x7fff_ffff).contains(&tag) {
+            return None;
+        }
+        if tag & CODEBASE_FLAG != 0 {
+            self.peek_string(&mut r)?;
+        }
+        match tag & REPOSITORY_ID_MASK {
+            REPOSITORY_ID_NONE => Some(Vec::new()),
+            REPOSITORY_ID_SINGLE => Some(vec![self.peek_string(&mut r)?]),
+            REPOSITORY_ID_LIST => {
+                r.align(4).ok()?;
+                let pos = r.position();
+                let count = r.read_ulong().ok()?;
+                if count == INDIRECTION_TAG {
+                    let target = read_indirection(&mut r, pos).ok()?;
+                    return self.lists.get(&target).map(|l| l.to_vec());
+                }
+                let count = count as usize;
+                if count == 0 || count > MAX_REPOSITORY_IDS || r.check_length(count, 8).is_err() {
+                    return None;
+                }
+                (0..count).map(|_| self.peek_string(&mut r)).collect()
+            }
+            _ => None,
+        }
+    }
+
+    /// [`ValueInput::read_indirectable_string`] without recording anything.
+    fn peek_string(&self, r: &mut CdrReader<'_>) -> Option<Arc<str>> {
+        r.align(4).ok()?;
+        let pos = r.position();
+        if r.clone().read_ulong().ok()? == INDIRECTION_TAG {
+            r.read_ulong().ok()?;
+            let target = read_indirection(r, pos).ok()?;
+            return self.strings.get(&target).cloned();
+        }
+        Some(r.read_string().ok()?.into())
+    }
+
     fn read_indirectable_string(&mut self, r: &mut CdrReader<'_>) -> Result<Arc<str>> {
         r.align(4)?;
         let pos = r.position();

@@ -185,3 +185,44 @@ fn dyn_any_holds_each_form_of_an_abstract_interface() {
         DynAnyError::TypeMismatch
     );
 }
+
+/// Two values of one type in an `Any` of a struct of two abstract interfaces: the writer sends
+/// the second value's repository id as an indirection to the first, and the TypeCode walker
+/// must resolve it to find the registered factory (it was refused as a value of a type the
+/// TypeCode does not describe; found by the `abstract_iface` fuzz target).
+#[test]
+fn the_walker_resolves_an_indirected_repository_id() {
+    use crate::typecode::StructMember;
+    use crate::valuetype::{register_value_factory, DefaultFactory};
+    register_value_factory(
+        <Cycle as crate::valuetype::ValueType>::REPOSITORY_ID,
+        std::sync::Arc::new(DefaultFactory::<Cycle>::new()),
+    );
+    let a = crate::TypeCode::create_abstract_interface_tc("IDL:AbstractTests/A:1.0", "A").unwrap();
+    let pair = crate::TypeCode::create_struct_tc(
+        "IDL:AbstractTests/Pair:1.0",
+        "Pair",
+        vec![StructMember::new("a", a.clone()), StructMember::new("b", a)],
+    )
+    .unwrap();
+    // a: FALSE, a Cycle (tag, id, `next` null); b: FALSE, another Cycle whose repository
+    // id is an indirection to a's (the id's length field at 8).
+    let id = <Cycle as crate::valuetype::ValueType>::REPOSITORY_ID;
+    let mut bytes = vec![0, 0, 0, 0, 0x7f, 0xff, 0xff, 0x02];
+    bytes.extend_from_slice(&(id.len() as u32 + 1).to_be_bytes());
+    bytes.extend_from_slice(id.as_bytes());
+    bytes.push(0);
+    while bytes.len() % 4 != 0 {
+        bytes.push(0);
+    }
+    bytes.extend_from_slice(&[0; 4]); // a.next: null
+    bytes.extend_from_slice(&[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0x02, 0xff, 0xff, 0xff, 0xff]);
+    let offset = 8 - bytes.len() as i32;
+    bytes.extend_from_slice(&offset.to_be_bytes());
+    bytes.extend_from_slice(&[0; 4]); // b.next: null
+    let any = crate::Any::from_cdr(pair, &bytes, ByteOrder::Big, CdrContext::GIOP_1_2, 0).unwrap();
+    // The copy re-encodes (forwarding an Any walks it again).
+    let mut w = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::GIOP_1_2);
+    crate::cdr::CdrEncode::encode(&any, &mut w).unwrap();
+    assert!(w.into_bytes().len() > any.value_bytes().len());
+}

@@ -506,13 +506,21 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
         // checked when it is read.
         let registered = match r.clone().read_ulong() {
             Ok(0 | 0xffff_ffff) => true,
-            _ => match ValueInput::new().read_value(&mut r.clone()) {
-                Ok(ValueStart::Value(h)) => h
-                    .repository_ids
-                    .iter()
-                    .any(|id| crate::valuetype::lookup_value_factory(id).is_some()),
-                _ => false,
-            },
+            _ => {
+                // Through this walk's value state: an id sent before comes as an indirection.
+                let fresh;
+                let input = match &self.values {
+                    Some(vs) => &vs.input,
+                    None => {
+                        fresh = ValueInput::new();
+                        &fresh
+                    }
+                };
+                input.peek_repository_ids(r).is_some_and(|ids| {
+                    ids.iter()
+                        .any(|id| crate::valuetype::lookup_value_factory(id).is_some())
+                })
+            }
         };
         if !registered {
             return self.value_type(n, r);
