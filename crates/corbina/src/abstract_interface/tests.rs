@@ -50,6 +50,14 @@ struct Cycle {
 
 static LIVE: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
 
+/// Held by every test that makes `Cycle`s, so that the leak test's count of live ones is its
+/// own (tests run in parallel).
+static CYCLES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cycles() -> std::sync::MutexGuard<'static, ()> {
+    CYCLES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Default for Cycle {
     fn default() -> Self {
         LIVE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -88,6 +96,7 @@ impl crate::valuetype::ValueType for Cycle {
 /// a cyclic graph (a hostile `Any` can hold one) must not outlive the walk.
 #[test]
 fn the_walker_frees_the_cyclic_values_it_builds() {
+    let _cycles = cycles();
     use crate::valuetype::{register_value_factory, DefaultFactory, ValueRef};
     use std::sync::atomic::Ordering::SeqCst;
     register_value_factory(
@@ -118,6 +127,7 @@ fn the_walker_frees_the_cyclic_values_it_builds() {
 /// value form (`insert_abstract_value`), each through an `Any` and back.
 #[test]
 fn dyn_any_holds_each_form_of_an_abstract_interface() {
+    let _cycles = cycles();
     use crate::dynany::{DynAnyError, DynAnyFactory};
     use crate::giop::{Ior, TaggedProfile};
     use crate::valuetype::{register_value_factory, DefaultFactory, ValueRef};
@@ -192,6 +202,7 @@ fn dyn_any_holds_each_form_of_an_abstract_interface() {
 /// TypeCode does not describe; found by the `abstract_iface` fuzz target).
 #[test]
 fn the_walker_resolves_an_indirected_repository_id() {
+    let _cycles = cycles();
     use crate::typecode::StructMember;
     use crate::valuetype::{register_value_factory, DefaultFactory};
     register_value_factory(
