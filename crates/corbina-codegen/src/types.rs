@@ -455,13 +455,9 @@ impl Gen<'_> {
         self.out.close();
     }
 
-    pub fn gen_union(&mut self, def: &Definition, u: &Union) {
-        let members: Vec<Member> = u.cases.iter().map(|c| c.member.clone()).collect();
-        if !self.check_members(def, &members) {
-            return;
-        }
-        let name = self.names.item(&def.scoped_name);
-        let dt = self.rust_type(&u.discriminator);
+    /// A union's variants as [`Gen::gen_union`] maps them (names, label patterns, whether the
+    /// variant keeps the discriminator).
+    pub(crate) fn union_shape(&self, u: &Union) -> UnionShape {
         let disc = self.resolve(&u.discriminator).clone();
         let labels: Vec<&ConstValue> = u
             .cases
@@ -486,36 +482,56 @@ impl Gen<'_> {
             .iter()
             .any(|c| c.labels.contains(&CaseLabel::Default));
         let all_pats: Vec<String> = labels.iter().map(|v| self.literal(v, &disc)).collect();
-        struct Var {
-            name: String,
-            pats: Vec<String>,
-            holds_disc: bool,
-            is_default: bool,
-            ty: Type,
-        }
         let implicit_default = !has_default && !covered;
-        // The implicit default variant keeps its name; a member mapped to it moves.
         let reserved: &[&str] = if implicit_default { &["Default_"] } else { &[] };
-        let var_names = unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
-        let mut vars: Vec<Var> = Vec::new();
-        for (c, var_name) in u.cases.iter().zip(var_names) {
-            let is_default = c.labels.contains(&CaseLabel::Default);
-            let pats: Vec<String> = c
-                .labels
-                .iter()
-                .filter_map(|l| match l {
-                    CaseLabel::Value(v) => Some(self.literal(v, &disc)),
-                    CaseLabel::Default => None,
-                })
-                .collect();
-            vars.push(Var {
-                name: var_name,
-                holds_disc: is_default || pats.len() > 1,
-                pats,
-                is_default,
-                ty: c.member.ty.clone(),
-            });
+        let names = unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
+        let vars = u
+            .cases
+            .iter()
+            .zip(names)
+            .map(|(c, name)| {
+                let is_default = c.labels.contains(&CaseLabel::Default);
+                let pats: Vec<String> = c
+                    .labels
+                    .iter()
+                    .filter_map(|l| match l {
+                        CaseLabel::Value(v) => Some(self.literal(v, &disc)),
+                        CaseLabel::Default => None,
+                    })
+                    .collect();
+                UnionVariant {
+                    name,
+                    holds_disc: is_default || pats.len() > 1,
+                    pats,
+                    is_default,
+                    ty: c.member.ty.clone(),
+                }
+            })
+            .collect();
+        UnionShape {
+            disc,
+            vars,
+            all_pats,
+            implicit_default,
+            covered,
         }
+    }
+
+    pub fn gen_union(&mut self, def: &Definition, u: &Union) {
+        let members: Vec<Member> = u.cases.iter().map(|c| c.member.clone()).collect();
+        if !self.check_members(def, &members) {
+            return;
+        }
+        let name = self.names.item(&def.scoped_name);
+        let dt = self.rust_type(&u.discriminator);
+        let UnionShape {
+            disc,
+            vars,
+            all_pats,
+            implicit_default,
+            covered,
+        } = self.union_shape(u);
+        let has_default = vars.iter().any(|v| v.is_default);
         let caps = self.caps(&Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Union,
@@ -665,4 +681,28 @@ impl Gen<'_> {
         self.out.close();
         self.gen_any_insert(&name);
     }
+}
+
+/// A union as mapped to a Rust enum (see [`Gen::union_shape`]).
+pub(crate) struct UnionShape {
+    /// The discriminator's type, typedefs resolved.
+    pub disc: Type,
+    pub vars: Vec<UnionVariant>,
+    /// Every case label, as Rust patterns.
+    pub all_pats: Vec<String>,
+    /// Whether there is a `Default_` variant (no `default` case, labels not covering the type).
+    pub implicit_default: bool,
+    /// Whether the labels cover every discriminator value.
+    pub covered: bool,
+}
+
+/// One case of a union.
+pub(crate) struct UnionVariant {
+    pub name: String,
+    /// Its labels as Rust patterns (none for `default` alone).
+    pub pats: Vec<String>,
+    /// Whether the variant holds the discriminator (a `default` case, or several labels).
+    pub holds_disc: bool,
+    pub is_default: bool,
+    pub ty: Type,
 }

@@ -9,9 +9,9 @@ use crate::marshal::Val;
 use crate::names::{camel, snake, unique};
 use corbina_idl::ast::ParamDir;
 use corbina_idl::model::{
-    CaseLabel, Definition, DefinitionKind, Interface, Member, Operation, Union, ValueType,
+    Definition, DefinitionKind, Interface, Member, Operation, Union, ValueType,
 };
-use corbina_idl::{ConstValue, ScopedName, Type};
+use corbina_idl::{ScopedName, Type};
 
 const VT: &str = "::corbina::valuetype";
 
@@ -630,90 +630,4 @@ impl Gen<'_> {
         self.out.close();
         self.out.close();
     }
-
-    /// A union's variants as `gen_union` maps them (names, label patterns, whether the
-    /// variant keeps the discriminator).
-    pub(crate) fn union_shape(&self, u: &Union) -> UnionShape {
-        let disc = self.resolve(&u.discriminator).clone();
-        let labels: Vec<&ConstValue> = u
-            .cases
-            .iter()
-            .flat_map(|c| c.labels.iter())
-            .filter_map(|l| match l {
-                CaseLabel::Value(v) => Some(v),
-                CaseLabel::Default => None,
-            })
-            .collect();
-        let covered = match &disc {
-            Type::Boolean => labels.len() >= 2,
-            Type::Named { name, .. } => match self.lookup(name).map(|d| &d.kind) {
-                Some(DefinitionKind::Enum(e)) => labels.len() >= e.enumerators.len(),
-                _ => false,
-            },
-            Type::Char | Type::Octet => labels.len() >= 256,
-            _ => false,
-        };
-        let has_default = u
-            .cases
-            .iter()
-            .any(|c| c.labels.contains(&CaseLabel::Default));
-        let all_pats: Vec<String> = labels.iter().map(|v| self.literal(v, &disc)).collect();
-        let implicit_default = !has_default && !covered;
-        let reserved: &[&str] = if implicit_default { &["Default_"] } else { &[] };
-        let names = unique(u.cases.iter().map(|c| camel(&c.member.name)), reserved);
-        let vars = u
-            .cases
-            .iter()
-            .zip(names)
-            .map(|(c, name)| {
-                let is_default = c.labels.contains(&CaseLabel::Default);
-                let pats: Vec<String> = c
-                    .labels
-                    .iter()
-                    .filter_map(|l| match l {
-                        CaseLabel::Value(v) => Some(self.literal(v, &disc)),
-                        CaseLabel::Default => None,
-                    })
-                    .collect();
-                UnionVariant {
-                    name,
-                    holds_disc: is_default || pats.len() > 1,
-                    pats,
-                    is_default,
-                    ty: c.member.ty.clone(),
-                }
-            })
-            .collect();
-        UnionShape {
-            disc,
-            vars,
-            all_pats,
-            implicit_default,
-            covered,
-        }
-    }
-}
-
-/// A union as mapped to a Rust enum (see [`Gen::union_shape`]).
-pub(crate) struct UnionShape {
-    /// The discriminator's type, typedefs resolved.
-    pub disc: Type,
-    pub vars: Vec<UnionVariant>,
-    /// Every case label, as Rust patterns.
-    pub all_pats: Vec<String>,
-    /// Whether there is a `Default_` variant (no `default` case, labels not covering the type).
-    pub implicit_default: bool,
-    /// Whether the labels cover every discriminator value.
-    pub covered: bool,
-}
-
-/// One case of a union.
-pub(crate) struct UnionVariant {
-    pub name: String,
-    /// Its labels as Rust patterns (none for `default` alone).
-    pub pats: Vec<String>,
-    /// Whether the variant holds the discriminator (a `default` case, or several labels).
-    pub holds_disc: bool,
-    pub is_default: bool,
-    pub ty: Type,
 }
