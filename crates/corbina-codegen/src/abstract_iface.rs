@@ -52,19 +52,7 @@ impl Gen<'_> {
         self.out
             .line(format!("pub const REPOSITORY_ID: &'static str = {id:?};"));
         self.out.blank();
-        self.out.line(
-            "/// The concrete valuetypes of this IDL supporting it: their default factories build a",
-        );
-        self.out
-            .line("/// value received with their id when the registry has no factory for it.");
-        let list: Vec<String> = known
-            .iter()
-            .map(|k| format!("{VT}::KnownValue::of::<{k}>()"))
-            .collect();
-        self.out.line(format!(
-            "pub const KNOWN: &'static [{VT}::KnownValue] = &[{}];",
-            list.join(", ")
-        ));
+        self.gen_known_values("supporting it", &known);
         self.out.blank();
         self.out.line("/// The nil reference.");
         self.out.open("pub const fn null() -> Self");

@@ -273,19 +273,7 @@ impl Gen<'_> {
         self.out
             .line(format!("pub const REPOSITORY_ID: &'static str = {id:?};"));
         self.out.blank();
-        self.out.line(
-            "/// The concrete valuetypes of this IDL derived from it: their default factories build",
-        );
-        self.out
-            .line("/// a value received with their id when the registry has no factory for it.");
-        let list: Vec<String> = known
-            .iter()
-            .map(|k| format!("{VT}::KnownValue::of::<{k}>()"))
-            .collect();
-        self.out.line(format!(
-            "pub const KNOWN: &'static [{VT}::KnownValue] = &[{}];",
-            list.join(", ")
-        ));
+        self.gen_known_values("derived from it", &known);
         self.out.blank();
         self.out.line("/// The null value.");
         self.out.open("pub const fn null() -> Self");
@@ -366,6 +354,25 @@ impl Gen<'_> {
     }
 
     /// Paths of the concrete valuetypes of the main file derived from `abs`.
+    /// `KNOWN`: the concrete valuetypes of this IDL `related` to the type being generated
+    /// (Rust paths in `known`), whose default factories build a value received with their id
+    /// when the registry has none.
+    pub(crate) fn gen_known_values(&mut self, related: &str, known: &[String]) {
+        self.out.line(format!(
+            "/// The concrete valuetypes of this IDL {related}: their default factories build a"
+        ));
+        self.out
+            .line("/// value received with their id when the registry has no factory for it.");
+        let list: Vec<String> = known
+            .iter()
+            .map(|k| format!("{VT}::KnownValue::of::<{k}>()"))
+            .collect();
+        self.out.line(format!(
+            "pub const KNOWN: &'static [{VT}::KnownValue] = &[{}];",
+            list.join(", ")
+        ));
+    }
+
     fn known_derived(&self, abs: &Definition) -> Vec<String> {
         let mut out = Vec::new();
         self.spec.walk(&mut |d| {

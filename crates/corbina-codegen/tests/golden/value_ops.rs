@@ -212,8 +212,8 @@ pub mod shapes {
         /// The repository id.
         pub const REPOSITORY_ID: &'static str = "IDL:Shapes/Figure:1.0";
 
-        /// The concrete valuetypes of this IDL derived from it: their default factories build
-        /// a value received with their id when the registry has no factory for it.
+        /// The concrete valuetypes of this IDL derived from it: their default factories build a
+        /// value received with their id when the registry has no factory for it.
         pub const KNOWN: &'static [::corbina::valuetype::KnownValue] = &[::corbina::valuetype::KnownValue::of::<Square>(), ::corbina::valuetype::KnownValue::of::<Disc>()];
 
         /// The null value.
