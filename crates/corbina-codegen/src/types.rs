@@ -517,6 +517,42 @@ impl Gen<'_> {
         }
     }
 
+    /// `Ok(match d { … })`: the variant of `vars` that discriminator `d` selects, its member
+    /// read by `read` (an expression for a type).
+    pub(crate) fn gen_union_read_match(
+        &mut self,
+        vars: &[UnionVariant],
+        covered: bool,
+        implicit_default: bool,
+        read: impl Fn(&Self, &Type) -> String,
+    ) {
+        if covered && vars.iter().any(|v| v.is_default) {
+            self.out.line("#[allow(unreachable_patterns)]");
+        }
+        self.out.open("Ok(match d");
+        let mut default_arm = None;
+        for v in vars {
+            let val = read(self, &v.ty);
+            let ctor = if v.holds_disc {
+                format!("Self::{}(d, {val})", v.name)
+            } else {
+                format!("Self::{}({val})", v.name)
+            };
+            if !v.pats.is_empty() {
+                self.out.line(format!("{} => {ctor},", v.pats.join(" | ")));
+            }
+            if v.is_default {
+                default_arm = Some(ctor);
+            }
+        }
+        if let Some(ctor) = default_arm {
+            self.out.line(format!("_ => {ctor},"));
+        } else if implicit_default {
+            self.out.line("_ => Self::Default_(d),");
+        }
+        self.out.close_with(")");
+    }
+
     pub fn gen_union(&mut self, def: &Definition, u: &Union) {
         let members: Vec<Member> = u.cases.iter().map(|c| c.member.clone()).collect();
         if !self.check_members(def, &members) {
@@ -531,7 +567,6 @@ impl Gen<'_> {
             implicit_default,
             covered,
         } = self.union_shape(u);
-        let has_default = vars.iter().any(|v| v.is_default);
         let caps = self.caps(&Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Union,
@@ -652,31 +687,9 @@ impl Gen<'_> {
         );
         self.out
             .line(format!("let d: {dt} = {};", self.decode_value(&disc, "r")));
-        if covered && has_default {
-            self.out.line("#[allow(unreachable_patterns)]");
-        }
-        self.out.open("Ok(match d");
-        let mut default_arm = None;
-        for v in &vars {
-            let val = self.decode_value(&v.ty, "r");
-            let ctor = if v.holds_disc {
-                format!("Self::{}(d, {val})", v.name)
-            } else {
-                format!("Self::{}({val})", v.name)
-            };
-            if !v.pats.is_empty() {
-                self.out.line(format!("{} => {ctor},", v.pats.join(" | ")));
-            }
-            if v.is_default {
-                default_arm = Some(ctor);
-            }
-        }
-        if let Some(ctor) = default_arm {
-            self.out.line(format!("_ => {ctor},"));
-        } else if implicit_default {
-            self.out.line("_ => Self::Default_(d),");
-        }
-        self.out.close_with(")");
+        self.gen_union_read_match(&vars, covered, implicit_default, |g, ty| {
+            g.decode_value(ty, "r")
+        });
         self.out.close();
         self.out.close();
         self.gen_any_insert(&name);

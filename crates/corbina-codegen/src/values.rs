@@ -569,26 +569,11 @@ impl Gen<'_> {
         self.out.line(format!("{VT}::read_box(r, input)"));
         self.out.close();
         self.out.close();
-        self.out.blank();
-        self.out
-            .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
-        self.out.open("fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
-        self.out.line(format!(
-            "{VT}::write_box(self, w, &mut {VT}::ValueOutput::new())"
-        ));
-        self.out.close();
-        self.out.close();
-        self.out.blank();
-        self.out
-            .open(format!("impl<'a> ::corbina::cdr::CdrDecode<'a> for {name}"));
-        self.out.line("const MIN_WIRE_SIZE: usize = 4;");
-        self.out.open(
-            "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
+        self.gen_stream_codec_impls(
+            &name,
+            &format!("{VT}::write_box(self, w, &mut {VT}::ValueOutput::new())"),
+            &format!("{VT}::read_box(r, &mut {VT}::ValueInput::new())"),
         );
-        self.out
-            .line(format!("{VT}::read_box(r, &mut {VT}::ValueInput::new())"));
-        self.out.close();
-        self.out.close();
         self.gen_any_insert(&name);
     }
 

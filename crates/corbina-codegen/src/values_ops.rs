@@ -330,13 +330,21 @@ impl Gen<'_> {
 
     /// `CdrEncode`/`CdrDecode` through `ValueMember`, a stream state of its own.
     pub(crate) fn gen_value_codec_impls(&mut self, name: &str) {
+        self.gen_stream_codec_impls(
+            name,
+            &format!("{VT}::ValueMember::write_member(self, w, &mut {VT}::ValueOutput::new())"),
+            &format!("{VT}::ValueMember::read_member(r, &mut {VT}::ValueInput::new())"),
+        );
+    }
+
+    /// `CdrEncode`/`CdrDecode` for a value type: `write` (of `self` to `w`) and `read` (from
+    /// `r`), each with a value stream state of its own.
+    pub(crate) fn gen_stream_codec_impls(&mut self, name: &str, write: &str, read: &str) {
         self.out.blank();
         self.out
             .open(format!("impl ::corbina::cdr::CdrEncode for {name}"));
         self.out.open("fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
-        self.out.line(format!(
-            "{VT}::ValueMember::write_member(self, w, &mut {VT}::ValueOutput::new())"
-        ));
+        self.out.line(write);
         self.out.close();
         self.out.close();
         self.out.blank();
@@ -346,14 +354,11 @@ impl Gen<'_> {
         self.out.open(
             "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
         );
-        self.out.line(format!(
-            "{VT}::ValueMember::read_member(r, &mut {VT}::ValueInput::new())"
-        ));
+        self.out.line(read);
         self.out.close();
         self.out.close();
     }
 
-    /// Paths of the concrete valuetypes of the main file derived from `abs`.
     /// `KNOWN`: the concrete valuetypes of this IDL `related` to the type being generated
     /// (Rust paths in `known`), whose default factories build a value received with their id
     /// when the registry has none.
@@ -373,6 +378,7 @@ impl Gen<'_> {
         ));
     }
 
+    /// Paths of the concrete valuetypes of the main file derived from `abs`.
     fn known_derived(&self, abs: &Definition) -> Vec<String> {
         let mut out = Vec::new();
         self.spec.walk(&mut |d| {
@@ -609,31 +615,12 @@ impl Gen<'_> {
         self.out.line("input.begin_member(r)?;");
         self.out
             .line(format!("let d: {dt} = {};", self.decode_value(&disc, "r")));
-        if shape.covered && shape.vars.iter().any(|v| v.is_default) {
-            self.out.line("#[allow(unreachable_patterns)]");
-        }
-        self.out.open("Ok(match d");
-        let mut default_arm = None;
-        for v in &shape.vars {
-            let val = self.read_in_value(&v.ty);
-            let ctor = if v.holds_disc {
-                format!("Self::{}(d, {val})", v.name)
-            } else {
-                format!("Self::{}({val})", v.name)
-            };
-            if !v.pats.is_empty() {
-                self.out.line(format!("{} => {ctor},", v.pats.join(" | ")));
-            }
-            if v.is_default {
-                default_arm = Some(ctor);
-            }
-        }
-        if let Some(ctor) = default_arm {
-            self.out.line(format!("_ => {ctor},"));
-        } else if shape.implicit_default {
-            self.out.line("_ => Self::Default_(d),");
-        }
-        self.out.close_with(")");
+        self.gen_union_read_match(
+            &shape.vars,
+            shape.covered,
+            shape.implicit_default,
+            |g, ty| g.read_in_value(ty),
+        );
         self.out.close();
         self.out.close();
     }
