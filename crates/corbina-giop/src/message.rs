@@ -82,6 +82,11 @@ impl Message {
         &self.bytes
     }
 
+    /// The memory the message holds, as allocated (what a receive budget counts).
+    pub(crate) fn allocated(&self) -> usize {
+        self.bytes.capacity() + self.align_breaks.capacity() * std::mem::size_of::<AlignBreak>()
+    }
+
     /// The bytes, for reuse.
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes

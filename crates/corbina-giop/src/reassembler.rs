@@ -18,6 +18,15 @@ struct Partial {
     breaks: Vec<AlignBreak>,
 }
 
+impl Partial {
+    /// What the partial message holds as allocated: capacity, not length (a buffer grown by
+    /// doubling holds up to twice what it was sent, and each break is 16 bytes however few
+    /// data bytes its fragment carried).
+    fn allocated(&self) -> usize {
+        self.bytes.capacity() + self.breaks.capacity() * std::mem::size_of::<AlignBreak>()
+    }
+}
+
 /// Reassembles fragmented messages arriving on one connection.
 ///
 /// A [`GiopConnection`](crate::connection::GiopConnection) owns one and feeds it every
@@ -52,7 +61,7 @@ impl Reassembler {
         }
     }
 
-    /// Bytes currently held.
+    /// Bytes currently held, as allocated (the capacity of the buffers of incomplete messages).
     pub fn held_bytes(&self) -> usize {
         self.held
     }
@@ -66,7 +75,7 @@ impl Reassembler {
     pub fn cancel(&mut self, request_id: u32) -> bool {
         match self.v12.remove(&request_id) {
             Some(p) => {
-                self.held = self.held.saturating_sub(p.bytes.len());
+                self.held = self.held.saturating_sub(p.allocated());
                 true
             }
             None => false,
@@ -121,13 +130,13 @@ impl Reassembler {
                     request_id: Some(id),
                 });
             }
-            self.reserve(partial.bytes.len())?;
+            self.reserve(partial.allocated())?;
             self.v12.insert(id, partial);
         } else {
             if self.v11.is_some() {
                 return Err(GiopError::DuplicateFragmentedMessage { request_id: None });
             }
-            self.reserve(partial.bytes.len())?;
+            self.reserve(partial.allocated())?;
             self.v11 = Some(partial);
         }
         Ok(None)
@@ -142,29 +151,55 @@ impl Reassembler {
             available: m.bytes().len(),
         })?;
         let id = peek_request_id(&h, m.bytes());
-        let held_len = match (minor >= 2, id) {
-            (true, Some(id)) => self.v12.get(&id).map(|p| p.bytes.len()),
-            _ => self.v11.as_ref().map(|p| p.bytes.len()),
-        };
-        if held_len.is_none() {
-            return Err(GiopError::UnexpectedFragment { request_id: id });
-        }
-        self.reserve(data.len())?;
+        let (limit, held) = (self.limit, self.held);
         let partial = match (minor >= 2, id) {
             (true, Some(id)) => self.v12.get_mut(&id),
             _ => self.v11.as_mut(),
         }
         .ok_or(GiopError::UnexpectedFragment { request_id: id })?;
+        let before = partial.allocated();
         let at = partial.bytes.len();
         // 1.1: alignment restarts at each Fragment header. 1.2: it simply continues when
         // the sender kept parts to multiples of 8; if not, count from the fragment header.
-        if !data.is_empty() && (minor < 2 || at % 8 != 0) {
+        let needs_break = !data.is_empty() && (minor < 2 || at % 8 != 0);
+        let breaks_more = if needs_break && partial.breaks.len() == partial.breaks.capacity() {
+            partial.breaks.capacity().max(2) * std::mem::size_of::<AlignBreak>()
+        } else {
+            0
+        };
+        // The buffer grows by doubling (appends stay amortised O(1)), but never past what the
+        // budget leaves it: growth is charged as allocated, before it is made.
+        let needed = at.saturating_add(data.len());
+        let mut bytes_more = 0;
+        if needed > partial.bytes.capacity() {
+            let cap = partial.bytes.capacity();
+            let room = limit.saturating_sub(held).saturating_sub(breaks_more);
+            if needed - cap > room {
+                return Err(GiopError::ReassemblyLimitExceeded {
+                    held: (held + breaks_more + needed - cap) as u64,
+                    limit: limit as u64,
+                });
+            }
+            let grown = (cap * 2).clamp(needed, cap + room);
+            partial.bytes.reserve_exact(grown - at);
+            bytes_more = grown - cap;
+        }
+        if held + breaks_more + bytes_more > limit {
+            return Err(GiopError::ReassemblyLimitExceeded {
+                held: (held + breaks_more + bytes_more) as u64,
+                limit: limit as u64,
+            });
+        }
+        if needs_break {
             partial.breaks.push(AlignBreak {
                 at,
                 origin: at as isize - hlen as isize,
             });
         }
         partial.bytes.extend_from_slice(data);
+        // What was allocated, exactly (the allocator may give more than asked).
+        let after = partial.allocated();
+        self.held = held + after - before;
         if h.more_fragments {
             return Ok(None);
         }
@@ -173,7 +208,7 @@ impl Reassembler {
             _ => self.v11.take(),
         }
         .ok_or(GiopError::UnexpectedFragment { request_id: id })?;
-        self.held = self.held.saturating_sub(done.bytes.len());
+        self.held = self.held.saturating_sub(done.allocated());
         finish(done).map(Some)
     }
 }
@@ -284,5 +319,57 @@ mod tests {
         f12[5] = 2;
         let m = Message::from_bytes(f12).unwrap();
         assert!(Reassembler::default().push(m).is_err());
+    }
+
+    /// What the reassembler says it holds is what its buffers allocated, and never more
+    /// than its limit: many messages interleaved, in fragments of every size (1.1 and 1.2,
+    /// fragments of a few bytes each adding an alignment break), until the limit refuses one.
+    #[test]
+    fn held_bytes_count_allocation_and_stay_within_the_limit() {
+        for (v, limit, n) in [
+            (Version::V1_2, 4 << 10, 100),
+            (Version::V1_2, 64 << 10, 1200),
+            (Version::V1_1, 8 << 10, 1200),
+        ] {
+            let mut r = Reassembler::new(limit);
+            let messages: Vec<Vec<u8>> = (0..8).map(|i| request(2 * i + 2, v, n)).collect();
+            let chains: Vec<Vec<Message>> = messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    fragment_message(&[m], 64 + 8 * i)
+                        .unwrap()
+                        .iter()
+                        .map(|p| Message::from_bytes(p.to_vec()).unwrap())
+                        .collect()
+                })
+                .collect();
+            let lanes = if v == Version::V1_1 { 1 } else { chains.len() };
+            let mut refused = false;
+            'all: for step in 0..chains.iter().map(Vec::len).max().unwrap() {
+                for chain in &chains[..lanes] {
+                    let Some(part) = chain.get(step) else {
+                        continue;
+                    };
+                    match r.push(part.clone()) {
+                        Ok(_) => {}
+                        Err(GiopError::ReassemblyLimitExceeded { .. }) => {
+                            refused = true;
+                            break 'all;
+                        }
+                        Err(e) => panic!("{v:?}: {e}"),
+                    }
+                    let allocated: usize = r
+                        .v12
+                        .values()
+                        .chain(r.v11.as_ref())
+                        .map(Partial::allocated)
+                        .sum();
+                    assert_eq!(r.held_bytes(), allocated, "{v:?} step {step}");
+                    assert!(allocated <= limit, "{v:?}: {allocated} held over {limit}");
+                }
+            }
+            assert!(refused, "{v:?}: the limit {limit} was never reached");
+        }
     }
 }

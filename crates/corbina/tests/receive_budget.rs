@@ -427,3 +427,71 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
         OVERHEAD >> 20
     );
 }
+
+/// One connection opening 1,000 fragmented requests (distinct request ids) and sending
+/// 132 KiB of fragments for each, never the last (just past a power of two of the first
+/// part's size, so that a buffer grown by doubling holds nearly twice what it was sent): reassembly holds them until the budget is
+/// spent and the connection gets MessageError. What the heap holds meanwhile is the
+/// budget's count of what reassembly allocated (capacity, not the bytes in it): when it
+/// counted length, buffers grown by doubling held up to twice the budget (RSS +66 MiB over
+/// a 64 MiB budget).
+#[test]
+fn fragment_chains_on_one_connection_stay_within_the_budget_as_allocated() {
+    let _serial = serial();
+    let _ = warnings();
+    const BUDGET: usize = 64 << 20;
+    const CHAINS: u32 = 1000;
+    const FRAGMENT: usize = 4 << 10;
+    const CHAIN: usize = 132 << 10;
+    let s = setup(BUDGET);
+    let id_at = 12..16;
+    let base_id = u32::from_ne_bytes(s.ping[id_at.clone()].try_into().unwrap());
+    let heap0 = heap::reset_peak();
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    let mut refused_at = None;
+    'chains: for k in 0..CHAINS {
+        let id = (base_id + 1 + k).to_ne_bytes();
+        let mut first = s.ping.clone();
+        first[6] |= 2;
+        first[id_at.clone()].copy_from_slice(&id);
+        let mut m = first;
+        for _ in 0..CHAIN / FRAGMENT {
+            let mut f = *b"GIOP\x01\x02\x00\x07\x00\x00\x00\x00";
+            f[6] = s.ping[6] | 2;
+            f[8..].copy_from_slice(&(FRAGMENT as u32 + 4).to_ne_bytes());
+            m.extend_from_slice(&f);
+            m.extend_from_slice(&id);
+            m.resize(m.len() + FRAGMENT, 0x3c);
+        }
+        if let Err(e) = c.write_all(&m) {
+            assert!(
+                matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset),
+                "chain {k}: {e}"
+            );
+            refused_at = Some(k);
+            break 'chains;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let heap_grown = heap::peak_above(heap0);
+    eprintln!(
+        "{CHAINS} fragment chains: heap peak +{} MiB (budget {} MiB), refused at chain {refused_at:?}",
+        heap_grown >> 20,
+        BUDGET >> 20
+    );
+    // Reassembly may hold 64 MiB; the connection's receive buffer and the message being
+    // appended are the rest.
+    const HEAP_OVERHEAD: usize = 4 << 20;
+    assert!(
+        heap_grown < BUDGET + HEAP_OVERHEAD,
+        "the heap peaked {} MiB up, over the budget ({} MiB) + {} MiB",
+        heap_grown >> 20,
+        BUDGET >> 20,
+        HEAP_OVERHEAD >> 20
+    );
+    assert!(
+        refused_at.is_some() || got_message_error(&mut c),
+        "132 MiB of fragments over a 64 MiB budget were not refused"
+    );
+    s.bench.ping().unwrap();
+}

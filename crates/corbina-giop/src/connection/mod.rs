@@ -314,8 +314,8 @@ impl GiopConnection {
     /// Settles reassembly's charge (fragments held, and a reassembled message until it is
     /// released); `false`: refused by the budget.
     fn settle_reassembly(&mut self) -> bool {
-        let held = self.reassembler.held_bytes()
-            + self.reassembled.as_ref().map_or(0, |m| m.bytes().len());
+        let held =
+            self.reassembler.held_bytes() + self.reassembled.as_ref().map_or(0, Message::allocated);
         self.recv.account().is_none_or(|a| a.reassembly(held))
     }
 
@@ -536,7 +536,7 @@ impl GiopConnection {
         };
         if !self.settle_reassembly() {
             let held = self.reassembler.held_bytes()
-                + self.reassembled.as_ref().map_or(0, |m| m.bytes().len());
+                + self.reassembled.as_ref().map_or(0, Message::allocated);
             return Err(GiopError::ReceiveBudgetExceeded { held: held as u64 }.into());
         }
         Ok(whole)
