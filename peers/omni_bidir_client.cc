@@ -2,7 +2,10 @@
 // reachable only through bidirectional GIOP.
 //
 // usage: omni_bidir_client --ior FILE [options] [-ORB... options]
-//   --mode M           check | serve | drive                          [check]
+//   --mode M           check | serve | drive | bench                  [check]
+//   --count N          bench: calls timed per point                   [20000]
+//   --label L          bench: ordinary | bidirectional (what the -ORB options
+//                      made this client's connection)                 [bidirectional]
 //   --n N              callbacks per step                             [5]
 //   --publish P        refused | real | HOST:PORT                     [refused]
 //                      the endpoint published in the Callback's IOR:
@@ -33,6 +36,11 @@
 // N(N+1).  With a serve client, it makes a server call back over another
 // client's bidirectional connection, or find that connection gone.
 //
+// bench: times --count ping() calls (after count/10 unmeasured), and when
+// --label is bidirectional, call_back(cb, 1) calls (one callback over this
+// connection each); prints one JSON record per point in corbina-ttcp's schema
+// (experiment "bidir", impl "omniORB"), the suite's omniORB comparison.
+//
 // The -ORBendPointPublish for --publish goes before the command line's
 // -ORB options (a later one wins).  omniORB offers bidirectional GIOP only
 // with both of these (giopRope.cc:filterAndSortAddressList,
@@ -57,6 +65,8 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -155,7 +165,8 @@ void run_step(std::vector<Step>& steps, const std::string& name,
 
 int main(int argc, char** argv) {
   std::string mode = "check", publish = "refused", poa_policy = "both", iorfile;
-  long later_delay = 100, expect_notify = 0, expect_ticks = 0;
+  long later_delay = 100, expect_notify = 0, expect_ticks = 0, count = 20000;
+  std::string label = "bidirectional";
   double seconds = 60, wait_s = 10;
 
   // Our options first (ORB_init would leave them alone, but the publish
@@ -172,6 +183,8 @@ int main(int argc, char** argv) {
     };
     if (a == "--ior") iorfile = val("--ior");
     else if (a == "--mode") mode = val("--mode");
+    else if (a == "--count") count = std::strtol(val("--count"), nullptr, 10);
+    else if (a == "--label") label = val("--label");
     else if (a == "--n") g_n = std::strtol(val("--n"), nullptr, 10);
     else if (a == "--publish") publish = val("--publish");
     else if (a == "--poa-policy") poa_policy = val("--poa-policy");
@@ -188,11 +201,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (iorfile.empty() || (mode != "check" && mode != "serve" && mode != "drive") || g_n < 1 ||
+  if (iorfile.empty() || (mode != "check" && mode != "serve" && mode != "drive" && mode != "bench") ||
+      count < 1 || (label != "ordinary" && label != "bidirectional") || g_n < 1 ||
       g_n > 46340 /* N(N+1) fits a long */ ||
       (poa_policy != "both" && poa_policy != "normal")) {
     std::fprintf(stderr,
-                 "usage: %s --ior FILE [--mode check|serve|drive] [--n N] "
+                 "usage: %s --ior FILE [--mode check|serve|drive|bench] [--n N] "
+                 "[--count N] [--label ordinary|bidirectional] "
                  "[--publish refused|real|HOST:PORT] [--poa-policy both|normal] "
                  "[--later-delay MS] [--wait-s S] [--seconds S] [--expect-notify K] "
                  "[--expect-ticks T] [-ORB options]\n",
@@ -319,6 +334,45 @@ int main(int argc, char** argv) {
               ",\"ticks\":" + std::to_string(g_ticks.load()) + "}";
       std::printf("%s\n", line.c_str());
       rc = all_ok ? 0 : 1;
+    } else if (mode == "bench") {
+      // Microseconds per call of `call` (count/10 unmeasured first); the median of the
+      // samples, and the rest of corbina-ttcp's latency fields.
+      auto point = [&](const char* op, const std::function<CORBA::Long()>& call,
+                       CORBA::Long want) {
+        for (long i = 0; i < count / 10; ++i) {
+          if (call() != want) throw CORBA::BAD_PARAM();
+        }
+        std::vector<double> us(count);
+        for (long i = 0; i < count; ++i) {
+          auto t = std::chrono::steady_clock::now();
+          CORBA::Long r = call();
+          us[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t)
+                      .count();
+          if (r != want) throw CORBA::BAD_PARAM();
+        }
+        std::sort(us.begin(), us.end());
+        double sum = 0;
+        for (double v : us) sum += v;
+        size_t n = us.size();
+        double median = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+        size_t r99 = static_cast<size_t>(std::ceil(0.99 * n));
+        std::printf(
+            "{\"experiment\":\"bidir\",\"impl\":\"omniORB\",\"transport\":\"tcp\","
+            "\"invocation\":\"static\",\"mode\":%s,\"op\":%s,\"n\":%zu,\"median_us\":%.3f,"
+            "\"p99_us\":%.3f,\"mean_us\":%.3f,\"min_us\":%.3f}\n",
+            q(label).c_str(), q(op).c_str(), n, median, us[r99 ? r99 - 1 : 0], sum / n, us[0]);
+        std::fflush(stdout);
+      };
+      if (label == "bidirectional") {
+        // A callback first: the connection is bidirectional from here on.
+        if (reg->call_back(cb, 1) != 2) throw CORBA::BAD_PARAM();
+      }
+      point("ping", [&] { return reg->ping(); }, 1);
+      if (label == "bidirectional") {
+        g_n = 1;
+        point("call_back", [&] { return reg->call_back(cb, 1); }, 2);
+      }
+      rc = 0;
     } else if (mode == "drive") {
       run_step(steps, "notify_registered", [&] {
         CORBA::Long r = reg->notify_registered(n);

@@ -36,7 +36,14 @@ pub mod bench {
     include!(concat!(env!("OUT_DIR"), "/bench.rs"));
 }
 
+/// Code generated from `idl/bidir.idl` (bidirectional GIOP callbacks) by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod bidir {
+    include!(concat!(env!("OUT_DIR"), "/bidir.rs"));
+}
+
 pub mod async_bench;
+pub mod bidir_bench;
 pub mod check;
 pub mod dsi;
 pub mod experiments;

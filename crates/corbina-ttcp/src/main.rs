@@ -3,6 +3,8 @@
 //! ```text
 //! corbina-ttcp server [--endpoint HOST:PORT|ssl:HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]
 //! corbina-ttcp client --ior IOR|FILE|corbaloc [--check | --mode lat|payload|thr|scal|conc …] [-ORB…]
+//! corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]
+//! corbina-ttcp bidir-client --ior IOR|FILE [--count N]
 //! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
 //!     [--rounds N] [--callgrind] [--transports tcp,unix,shm] [--only EXPERIMENTS]
 //! ```
@@ -36,9 +38,11 @@ fn usage() -> ExitCode {
          [--sizes LIST] [--payload-types LIST] [--nobj N] [--scal-calls N]\n      \
          [--threads LIST] [--sharing own,shared] [--conc-seconds S] [--label L]\n      \
          [--invocation static|dii|dii_reuse|dsi] [-ORB…]\n  \
+         corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]\n  \
+         corbina-ttcp bidir-client --ior IOR|FILE [--count N]\n  \
          corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]\n      \
          [--pin same|split|none] [--rounds N] [--callgrind] [--transports tcp,unix,shm]\n      \
-         [--only latency,payload,throughput,concurrency,callgrind,scalability]"
+         [--only latency,payload,throughput,concurrency,callgrind,scalability,async,bidir]"
     );
     ExitCode::from(2)
 }
@@ -64,6 +68,14 @@ fn main() -> ExitCode {
                 client(config, rest)
             }
         }
+        "bidir-server" => match OrbConfig::from_args_and_env(args) {
+            Ok((config, rest)) => bidir_server(config, rest),
+            Err(e) => {
+                eprintln!("corbina-ttcp: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        "bidir-client" => bidir_client(args),
         "suite" => corbina_ttcp::suite::main(args),
         "sock-server" => sock_server(args),
         "sock-client" => sock_client(args),
@@ -81,6 +93,73 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `bidir-server`: a Registrar of `idl/bidir.idl` accepting bidirectional GIOP; its IOR to
+/// the IOR file (stdout without one).
+fn bidir_server(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
+    let (mut ior_file, mut lifetime) = (None, None);
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--ior-file" => ior_file = Some(take_value(&args, &mut i, "--ior-file")?),
+            "--lifetime" => {
+                let v = take_value(&args, &mut i, "--lifetime")?;
+                lifetime = Some(
+                    v.parse::<f64>()
+                        .map_err(|e| format!("--lifetime {v}: {e}"))?,
+                );
+            }
+            other => return Err(format!("unknown bidir-server option {other}")),
+        }
+        i += 1;
+    }
+    let (orb, ior) = corbina_ttcp::bidir_bench::serve(config)?;
+    match &ior_file {
+        Some(f) => std::fs::write(f, format!("{ior}\n")).map_err(|e| format!("{f}: {e}"))?,
+        None => println!("{ior}"),
+    }
+    if let Some(s) = lifetime {
+        exit_after(s);
+    }
+    orb.run();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bidir-client`: the bidirectional experiment's JSON records on stdout.
+fn bidir_client(args: Vec<String>) -> Result<ExitCode, String> {
+    let (mut ior, mut count) = (None, 20_000usize);
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--ior" => ior = Some(take_value(&args, &mut i, "--ior")?),
+            "--count" => {
+                let v = take_value(&args, &mut i, "--count")?;
+                count = v.parse().map_err(|e| format!("--count {v}: {e}"))?;
+            }
+            other => return Err(format!("unknown bidir-client option {other}")),
+        }
+        i += 1;
+    }
+    let ior = ior.ok_or("bidir-client needs --ior")?;
+    let ior = if ior.starts_with("IOR:") || ior.starts_with("corba") {
+        ior
+    } else {
+        std::fs::read_to_string(&ior)
+            .map_err(|e| format!("--ior {ior}: {e}"))?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    let stdout = std::io::stdout();
+    corbina_ttcp::bidir_bench::run(&ior, count.max(1), &mut |r| {
+        let mut out = stdout.lock();
+        let _ = writeln!(out, "{}", r.to_json());
+        let _ = out.flush();
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn take_value(args: &[String], i: &mut usize, flag: &str) -> Result<String, String> {

@@ -781,6 +781,78 @@ fn async_targets(records: &[Record], out: &mut Vec<Target>) {
     );
 }
 
+/// The bidirectional experiment's targets (issue 28): each goal begins with `bidir`.
+fn bidir_targets(records: &[Record], out: &mut Vec<Target>) {
+    let point = |imp: &str, mode: &str, op: &str| {
+        records
+            .iter()
+            .find(|r| {
+                r.experiment == "bidir"
+                    && r.implementation == imp
+                    && is(&r.mode, mode)
+                    && is(&r.op, op)
+            })
+            .and_then(|r| r.median_us)
+    };
+    let ordinary = point(CORBINA, "ordinary", "ping");
+    let bidir = point(CORBINA, "bidirectional", "ping");
+    if ordinary.is_none() && bidir.is_none() {
+        return;
+    }
+    out.push(Target {
+        goal: "bidir: call over a bidirectional connection ≤ 1.2× an ordinary one".into(),
+        ratio: ratio(bidir, ordinary),
+        limit: 1.2,
+        at_most: true,
+        how: format!(
+            "median ping µs, bidirectional / ordinary connection, {} vs {}",
+            opt(bidir),
+            opt(ordinary)
+        ),
+        info: false,
+    });
+    let (omni_ordinary, omni_bidir) = (
+        point(OMNIORB, "ordinary", "ping"),
+        point(OMNIORB, "bidirectional", "ping"),
+    );
+    if omni_ordinary.is_some() {
+        out.push(Target {
+            goal: "bidir: omniORB's call over a bidirectional connection / its ordinary one".into(),
+            ratio: ratio(omni_bidir, omni_ordinary),
+            limit: 1.2,
+            at_most: true,
+            how: format!(
+                "median ping µs, omniORB client and server, {} vs {}",
+                opt(omni_bidir),
+                opt(omni_ordinary)
+            ),
+            info: true,
+        });
+    }
+    // A callback's own round trip: call_back(cb, 1) less the call that carries it.
+    let callback = |imp: &str| {
+        let cb = point(imp, "bidirectional", "call_back")?;
+        let ping = point(imp, "bidirectional", "ping")?;
+        Some((cb - ping).max(0.0))
+    };
+    let (ours, omni) = (callback(CORBINA), callback(OMNIORB));
+    if omni.is_some() {
+        out.push(Target {
+            goal: "bidir: callback round trip ≤ omniORB's".into(),
+            ratio: ratio(ours, omni),
+            limit: 1.0,
+            at_most: true,
+            how: format!(
+                "median call_back(cb, 1) − median ping µs on the bidirectional connection, \
+                 Corbina vs omniORB's own bidir peers, {} vs {}",
+                opt(ours),
+                opt(omni)
+            ),
+            info: false,
+        });
+    }
+}
+
 fn transport_targets(records: &[Record], out: &mut Vec<Target>) {
     let tcp = over(records, "tcp");
     let tcp = Find(&tcp);
@@ -1195,6 +1267,7 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
     }
     transport_targets(records, &mut out);
     async_targets(records, &mut out);
+    bidir_targets(records, &mut out);
     out
 }
 

@@ -87,7 +87,7 @@ pub struct SuiteOpts {
 
 /// The experiments `--only` can pick, in run order (`latency` is the interleaved pinned
 /// rounds: latency, oneway rate and CPU per call; `scalability` includes memory).
-pub const EXPERIMENTS: [&str; 7] = [
+pub const EXPERIMENTS: [&str; 8] = [
     "latency",
     "payload",
     "throughput",
@@ -95,10 +95,14 @@ pub const EXPERIMENTS: [&str; 7] = [
     "callgrind",
     "scalability",
     "async",
+    "bidir",
 ];
 
 /// Calls per point of the async experiment (at least 3× the calls outstanding).
 const ASYNC_CALLS: usize = 20_000;
+
+/// Calls per point of the bidirectional experiment (fewer when the latency loops are).
+const BIDIR_CALLS: usize = 2_000;
 
 /// `--only latency,scalability`: the list, checked.
 fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
@@ -459,6 +463,21 @@ impl TlsFiles {
     }
 }
 
+/// omniORB offers and accepts bidirectional GIOP only with both of its options
+/// (`peers/omni_bidir_client.cc` says why).
+const OMNI_BIDIR_SERVER_ARGS: &[&str] = &[
+    "-ORBacceptBiDirectionalGIOP",
+    "1",
+    "-ORBserverTransportRule",
+    "* unix,ssl,tcp,bidir",
+];
+const OMNI_BIDIR_CLIENT_ARGS: &[&str] = &[
+    "-ORBofferBiDirectionalGIOP",
+    "1",
+    "-ORBclientTransportRule",
+    "* unix,ssl,tcp,bidir",
+];
+
 /// The records of a client against a server on transport `tr`, tagged with it.
 fn tagged(mut recs: Vec<Record>, tr: &str) -> Vec<Record> {
     for r in &mut recs {
@@ -606,6 +625,65 @@ impl Ctx {
         )?;
         wait_file(&file, &mut p, Duration::from_secs(600))?;
         Ok((p, file))
+    }
+
+    /// The bidirectional experiment (`bidir_bench`): Corbina's client and server, then
+    /// omniORB's own bidirectional peers (`omni_bidir_*`, `--mode bench`) when `peer` has them.
+    fn bidir(&mut self, peer: Option<&Path>) -> Result<(), String> {
+        self.progress
+            .stage("bidir: calls and callbacks over a bidirectional connection: corbina");
+        let file = self.dir.join("bidir-corbina.ior");
+        let _ = std::fs::remove_file(&file);
+        let mut server = self.spawn(
+            "corbina bidir server",
+            self.self_cmd("bidir-server")
+                .arg("--ior-file")
+                .arg(&file)
+                .args(["--lifetime", &self.lifetime.to_string()]),
+        )?;
+        wait_file(&file, &mut server, Duration::from_secs(600))?;
+        let count = BIDIR_CALLS.min(self.plan.lat_count).to_string();
+        let mut c = self.self_cmd("bidir-client");
+        c.arg("--ior").arg(&file).args(["--count", &count]);
+        let (recs, _) = self.client("corbina bidir client", &mut c, false)?;
+        self.records.extend(recs);
+        drop(server);
+        let Some(bin) = peer else {
+            return Ok(());
+        };
+        self.progress
+            .stage("bidir: calls and callbacks over a bidirectional connection: omniORB");
+        let file = self.dir.join("bidir-omni.ior");
+        let _ = std::fs::remove_file(&file);
+        let mut server = self.spawn(
+            "omni_server (bidir)",
+            Command::new(bin.join("omni_bidir_server"))
+                .arg(&file)
+                .arg(self.lifetime.to_string())
+                .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
+                .args(OMNI_BIDIR_SERVER_ARGS),
+        )?;
+        wait_file(&file, &mut server, Duration::from_secs(600))?;
+        for (label, args) in [
+            ("ordinary", &[][..]),
+            ("bidirectional", OMNI_BIDIR_CLIENT_ARGS),
+        ] {
+            let mut c = Command::new(bin.join("omni_bidir_client"));
+            c.arg("--ior")
+                .arg(&file)
+                .args(["--mode", "bench", "--label", label])
+                .args(["--count", &count])
+                .args(if label == "ordinary" {
+                    &["--publish", "real"][..]
+                } else {
+                    &[]
+                })
+                .args(args);
+            let (recs, _) = self.client("omniORB bidir client", &mut c, false)?;
+            self.records.extend(recs);
+        }
+        drop(server);
+        Ok(())
     }
 
     /// Runs a client to completion, streaming its JSON lines into records (ticking the
@@ -1167,13 +1245,15 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     };
     // One record per point: 2 sync, 4 async, 1 AMH.
     let n_async = only(7, "async");
+    // Corbina's three points; omniORB's ordinary ping and its bidirectional two.
+    let n_bidir = only(if peer.is_some() { 6 } else { 3 }, "bidir");
     // omniORB over its SSL transport, beside Corbina's TLS rows.
     let n_omni_tls = if peer.is_some() && o.transports.contains(&"tls") {
         only(plan.rounds * 3, "latency") + only(plan.kbs.len() * 2, "throughput")
     } else {
         0
     };
-    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async + n_omni_tls;
+    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async + n_bidir + n_omni_tls;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -1423,6 +1503,9 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
             .args(["--mode", "async", "--count", &ASYNC_CALLS.to_string()]);
         let (recs, _) = cx.client("corbina async client", &mut c, false)?;
         cx.records.extend(tagged(recs, "tcp"));
+    }
+    if cx.runs("bidir") {
+        cx.bidir(peer)?;
     }
     if cx.runs("payload") {
         cx.progress.stage("latency with payloads: socket, corbina");

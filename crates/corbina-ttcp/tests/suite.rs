@@ -69,6 +69,7 @@ fn quick_suite_writes_every_experiment_kind() {
         ("scalability", "corbina"),
         ("memory", "corbina"),
         ("concurrency", "corbina"),
+        ("bidir", "corbina"),
     ] {
         assert!(kinds.contains(&want), "no {want:?} in {kinds:?}");
     }
