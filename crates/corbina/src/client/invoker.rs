@@ -19,10 +19,12 @@ use crate::giop::{
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
 use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::{SystemException, SystemExceptionKind};
 
 mod asynch;
+mod policy;
 pub use asynch::{AsyncDecodeReply, AsyncEncodeArgs};
+pub(crate) use policy::CallPolicy;
 
 /// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
 /// chain that ends this way is not unwound to the original target).
@@ -150,6 +152,21 @@ impl IiopInvoker {
         }
     }
 
+    /// No connection could be had on `rope` (nothing was sent): when it is this
+    /// invoker's local endpoint and the failure TRANSIENT, it is marked stale and the call
+    /// goes over the profile's TCP address instead (`true`: attempt again).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn fall_back_to_tcp(&self, rope: &Arc<Rope>, e: &SystemException) -> bool {
+        let stale = e.kind == SystemExceptionKind::Transient
+            && self.tcp_fallback.is_some()
+            && Arc::ptr_eq(rope, &self.rope);
+        if stale {
+            self.rope.mark_stale();
+        }
+        stale
+    }
+
     /// The profile calls go to.
     pub fn profile(&self) -> &IiopProfile {
         &self.profile
@@ -189,97 +206,53 @@ impl IiopInvoker {
         self.ctx.config.forward_limit
     }
 
+    /// A call: attempts driven by the one [`CallPolicy`] (forwards, resends, fallbacks).
     fn call<'a>(
         &self,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         mut decode: Option<&mut DecodeReply<'_>>,
-        hops: u32,
         deadline: Option<Instant>,
     ) -> Result<(), SystemException> {
-        let forwarded = if self.forwarded.load(Ordering::Acquire) {
-            self.forward.read().ok().and_then(|f| f.clone())
-        } else {
-            None
-        };
-        if let Some(fwd) = forwarded {
-            match fwd.call(operation, encode, decode.as_deref_mut(), hops + 1, deadline) {
-                // The forward target is unreachable and nothing ran there: fall back to the
-                // original reference, as the specification says (not when the chain ended
-                // at the hop limit: going back would only walk it again).
-                Err(e)
-                    if matches!(
-                        e.kind,
-                        SystemExceptionKind::Transient | SystemExceptionKind::CommFailure
-                    ) && e.completed == CompletionStatus::No
-                        && e.minor != MINOR_FORWARD_LIMIT =>
-                {
-                    if let Ok(mut f) = self.forward.write() {
-                        *f = None;
-                        self.forwarded.store(false, Ordering::Release);
-                    }
-                }
-                other => return other,
-            }
-        }
-        // Transparent resends for strands the server closed before reading the request.
-        for _ in 0..MAX_RESENDS {
-            let rope = self.current_rope();
+        let mut policy = CallPolicy::new(self);
+        loop {
+            let inv = policy.invoker(self);
+            let rope = inv.current_rope();
             let lost = rope.take_unreported_lost();
-            if lost > 0 {
-                return Err(oneways_lost(rope, lost));
-            }
-            // Bidirectional GIOP: one flag each when it is not in use.
-            let attempt = if rope.is_routed() || self.ctx.config.offer_bidir {
-                self.bidir_attempt(rope, operation, encode, decode.as_deref_mut(), deadline)
+            let attempt = if lost > 0 {
+                Some(Err(oneways_lost(rope, lost)))
+            } else if rope.is_routed() || inv.ctx.config.offer_bidir {
+                // Bidirectional GIOP: one flag each when it is not in use.
+                inv.bidir_attempt(rope, operation, encode, decode.as_deref_mut(), deadline)
             } else {
                 None
             };
-            let attempt = if let Some(attempt) = attempt {
-                attempt?
-            } else {
-                let strand = match rope.acquire_until(deadline) {
-                    Ok(s) => s,
-                    // A stale local endpoint: nothing was sent, go by TCP instead.
-                    Err(e)
-                        if e.kind == SystemExceptionKind::Transient
-                            && self.tcp_fallback.is_some()
-                            && Arc::ptr_eq(rope, &self.rope) =>
-                    {
-                        self.rope.mark_stale();
+            let attempt = match attempt {
+                Some(attempt) => attempt,
+                None => match rope.acquire_until(deadline) {
+                    Ok(strand) => inv.attempt(
+                        rope,
+                        strand,
+                        operation,
+                        encode,
+                        decode.as_deref_mut(),
+                        deadline,
+                    ),
+                    Err(e) => {
+                        if inv.fall_back_to_tcp(rope, &e) {
+                            policy.resent(self)?;
+                        } else {
+                            policy.failed(self, e)?;
+                        }
                         continue;
                     }
-                    Err(e) => return Err(e),
-                };
-                self.attempt(
-                    rope,
-                    strand,
-                    operation,
-                    encode,
-                    decode.as_deref_mut(),
-                    deadline,
-                )?
+                },
             };
             match attempt {
-                Attempt::Done => return Ok(()),
-                Attempt::Retry => {
-                    crate::trace::retried(rope.address(), operation);
-                    continue;
-                }
-                Attempt::Forward(target) => {
-                    crate::trace::forwarded(operation, target.ior());
-                    if hops >= self.ctx.config.forward_limit {
-                        return Err(forward_limit(self.ctx.config.forward_limit));
-                    }
-                    if let Ok(mut f) = self.forward.write() {
-                        *f = Some(target.clone());
-                        self.forwarded.store(true, Ordering::Release);
-                    }
-                    return target.call(operation, encode, decode, hops + 1, deadline);
-                }
+                Ok(Attempt::Done) => return Ok(()),
+                other => policy.outcome(self, operation, other)?,
             }
         }
-        Err(resend_limit(self.current_rope()))
     }
 
     fn attempt<'a>(
@@ -844,7 +817,7 @@ impl Invoker for IiopInvoker {
         // Oneways are bounded too: a server that stops reading must not block the caller
         // forever.
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
-        self.call(operation, encode, decode, 0, deadline)
+        self.call(operation, encode, decode, deadline)
     }
 
     // The DII's path: as `invoke`, without the default method's extra call.
@@ -857,7 +830,7 @@ impl Invoker for IiopInvoker {
         decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
-        self.call(operation, encode, decode, 0, deadline)
+        self.call(operation, encode, decode, deadline)
     }
 
     fn as_iiop(&self) -> Option<&IiopInvoker> {

@@ -133,16 +133,9 @@ pub(crate) fn invoke_intercepted(
                 }
                 d(body)
             };
-            invoker.call_intercepted(
-                &mut hooks,
-                operation,
-                encode,
-                Some(&mut wrapped),
-                0,
-                deadline,
-            )
+            invoker.call_intercepted(&mut hooks, operation, encode, Some(&mut wrapped), deadline)
         }
-        None => invoker.call_intercepted(&mut hooks, operation, encode, None, 0, deadline),
+        None => invoker.call_intercepted(&mut hooks, operation, encode, None, deadline),
     };
     match hooks.finish(invoker, result, exception_id) {
         Ok(()) => Ok(()),

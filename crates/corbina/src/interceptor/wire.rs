@@ -1,78 +1,46 @@
-//! The client's call path with request interceptors: [`IiopInvoker::call`]'s steps with each
-//! request started and its reply read through [`PiHooks`]. Kept apart, in another module than the
+//! The client's call path with request interceptors: [`IiopInvoker::call`]'s steps, driven by
+//! the same [`CallPolicy`], with each request started and its reply read through [`PiHooks`]. Kept apart, in another module than the
 //! plain path, so that the plain path compiles as without interceptors (measured: a second
 //! call site of the receive and send functions changed what the compiler inlined there,
 //! so this path calls their outlined versions); oneways are written at once (not buffered) here.
 //! Calls over a bidirectional connection run the interception points as others do.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::bidir::{BidirConnection, Outcome};
 use crate::client::invoker::{
-    closed, fail, forward_limit, is_timeout, message_error, oneways_lost, protocol_error,
-    read_failure, resend_limit, send_failed, unexpected_message, write_transmits, Attempt,
-    IiopInvoker, MAX_RESENDS, MINOR_FORWARD_LIMIT,
+    closed, fail, is_timeout, message_error, oneways_lost, protocol_error, read_failure,
+    send_failed, unexpected_message, write_transmits, Attempt, CallPolicy, IiopInvoker,
 };
 use crate::client::{Rope, Strand};
 use crate::giop::connection::Event;
 use crate::interceptor::client::PiHooks;
 use crate::object::{DecodeReply, EncodeArgs};
 use crate::transport::write_outgoing_outlined;
-use crate::{CompletionStatus, SystemException, SystemExceptionKind};
+use crate::SystemException;
 
 impl IiopInvoker {
-    /// [`IiopInvoker::call`] through `hooks`.
+    /// [`IiopInvoker::call`] through `hooks`: the same [`CallPolicy`], each attempt's
+    /// request and reply through the interception points.
     pub(crate) fn call_intercepted<'a>(
         &self,
         hooks: &mut PiHooks<'_>,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         mut decode: Option<&mut DecodeReply<'_>>,
-        hops: u32,
         deadline: Option<Instant>,
     ) -> Result<(), SystemException> {
-        let forwarded = if self.forwarded.load(Ordering::Acquire) {
-            self.forward.read().ok().and_then(|f| f.clone())
-        } else {
-            None
-        };
-        if let Some(fwd) = forwarded {
-            let r = fwd.call_intercepted(
-                hooks,
-                operation,
-                encode,
-                decode.as_deref_mut(),
-                hops + 1,
-                deadline,
-            );
-            match r {
-                // As `call`: an unreachable forward target falls back to the original.
-                Err(e)
-                    if matches!(
-                        e.kind,
-                        SystemExceptionKind::Transient | SystemExceptionKind::CommFailure
-                    ) && e.completed == CompletionStatus::No
-                        && e.minor != MINOR_FORWARD_LIMIT =>
-                {
-                    if let Ok(mut f) = self.forward.write() {
-                        *f = None;
-                        self.forwarded.store(false, Ordering::Release);
-                    }
-                }
-                other => return other,
-            }
-        }
-        for _ in 0..MAX_RESENDS {
-            let rope = self.current_rope();
+        let mut policy = CallPolicy::new(self);
+        loop {
+            let inv = policy.invoker(self);
+            let rope = inv.current_rope();
             let lost = rope.take_unreported_lost();
-            if lost > 0 {
-                return Err(oneways_lost(rope, lost));
-            }
-            let attempt = if rope.is_routed() || self.ctx.config.offer_bidir {
-                match self.bidir_connection(rope, deadline) {
-                    Ok(Some(conn)) => Some(self.attempt_bidir_intercepted(
+            let attempt = if lost > 0 {
+                Some(Err(oneways_lost(rope, lost)))
+            } else if rope.is_routed() || inv.ctx.config.offer_bidir {
+                match inv.bidir_connection(rope, deadline) {
+                    Ok(Some(conn)) => Some(inv.attempt_bidir_intercepted(
                         &conn,
                         hooks,
                         operation,
@@ -86,54 +54,33 @@ impl IiopInvoker {
             } else {
                 None
             };
-            let attempt = if let Some(attempt) = attempt {
-                attempt?
-            } else {
-                let strand = match rope.acquire_until(deadline) {
-                    Ok(s) => s,
-                    Err(e)
-                        if e.kind == SystemExceptionKind::Transient
-                            && self.tcp_fallback.is_some()
-                            && Arc::ptr_eq(rope, &self.rope) =>
-                    {
-                        self.rope.mark_stale();
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                };
-                self.attempt_intercepted(
-                    rope,
-                    strand,
-                    hooks,
-                    operation,
-                    encode,
-                    decode.as_deref_mut(),
-                    deadline,
-                )?
-            };
-            match attempt {
-                Attempt::Done => return Ok(()),
-                Attempt::Retry => continue,
-                Attempt::Forward(target) => {
-                    if hops >= self.ctx.config.forward_limit {
-                        return Err(forward_limit(self.ctx.config.forward_limit));
-                    }
-                    if let Ok(mut f) = self.forward.write() {
-                        *f = Some(target.clone());
-                        self.forwarded.store(true, Ordering::Release);
-                    }
-                    return target.call_intercepted(
+            let attempt = match attempt {
+                Some(attempt) => attempt,
+                None => match rope.acquire_until(deadline) {
+                    Ok(strand) => inv.attempt_intercepted(
+                        rope,
+                        strand,
                         hooks,
                         operation,
                         encode,
-                        decode,
-                        hops + 1,
+                        decode.as_deref_mut(),
                         deadline,
-                    );
-                }
+                    ),
+                    Err(e) => {
+                        if inv.fall_back_to_tcp(rope, &e) {
+                            policy.resent(self)?;
+                        } else {
+                            policy.failed(self, e)?;
+                        }
+                        continue;
+                    }
+                },
+            };
+            match attempt {
+                Ok(Attempt::Done) => return Ok(()),
+                other => policy.outcome(self, operation, other)?,
             }
         }
-        Err(resend_limit(self.current_rope()))
     }
 
     /// One attempt over a bidirectional connection through `hooks` (a call back to a
