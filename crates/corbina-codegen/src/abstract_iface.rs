@@ -259,7 +259,7 @@ impl Gen<'_> {
         self.out.close_with(",");
         let nil = self.as_method_error(
             m,
-            &format!("{SYS}::new(::corbina::SystemExceptionKind::InvObjref, 0)"),
+            &format!("{SYS}::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)"),
         );
         self.out.line(format!("{AR}::Null => Err({nil}),"));
         self.out.close();

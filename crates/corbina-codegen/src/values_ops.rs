@@ -243,7 +243,7 @@ impl Gen<'_> {
             ));
             let none = self.as_method_error(
                 m,
-                "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)",
+                "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)",
             );
             self.out.line(format!("None => Err({none}),"));
             self.out.close();

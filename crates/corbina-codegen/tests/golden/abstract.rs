@@ -141,7 +141,7 @@ pub mod abs {
         fn kind(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as BaseServant>::kind(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -189,7 +189,7 @@ pub mod abs {
                     Some(s) => BaseServant::kind(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }
@@ -606,28 +606,28 @@ pub mod abs {
         fn name(&self) -> ::core::result::Result<::std::string::String, named::NameError> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0).into()),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE).into()),
             }
         }
 
         fn rename(&self, to: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::rename(&*g, to),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
 
         fn get_counter(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::get_counter(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
 
         fn set_counter(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::set_counter(&*g, value),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -675,7 +675,7 @@ pub mod abs {
                     Some(s) => BaseServant::kind(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -687,7 +687,7 @@ pub mod abs {
                     Some(s) => NamedServant::name(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION).into()),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0).into()),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL).into()),
             }
         }
 
@@ -699,7 +699,7 @@ pub mod abs {
                     Some(s) => NamedServant::rename(&*s, to),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -711,7 +711,7 @@ pub mod abs {
                     Some(s) => NamedServant::get_counter(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -723,7 +723,7 @@ pub mod abs {
                     Some(s) => NamedServant::set_counter(&*s, value),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }

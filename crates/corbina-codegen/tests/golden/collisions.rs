@@ -3229,7 +3229,7 @@ pub mod clash {
         fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -3274,7 +3274,7 @@ pub mod clash {
                     Some(s) => NamedServant::name(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }

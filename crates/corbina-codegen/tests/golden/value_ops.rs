@@ -364,7 +364,7 @@ pub mod shapes {
         fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
                 Some(g) => <_S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
