@@ -511,7 +511,7 @@ impl Request {
     pub fn set_argument(&mut self, index: u32, value: Any) -> Result<(), SystemException> {
         self.args
             .item_mut(index)
-            .ok_or_else(|| bad_argument())?
+            .ok_or_else(bad_argument)?
             .set_value(value)
     }
 
