@@ -242,7 +242,7 @@ fn failures_say_where_and_why() {
     assert_eq!(
         err,
         format!(
-            "hello-client: TRANSIENT (minor 0x4f4d0002, completed NO): connect to tcp \
+            "hello-client: TRANSIENT (minor 0x43420212, completed NO): connect to tcp \
              127.0.0.1:{port} failed: Connection refused (os error 111)"
         )
     );

@@ -124,12 +124,14 @@ impl Gen<'_> {
         // implements the servant trait, the `Miss` impl (one auto-deref away) otherwise.
         self.out.blank();
         self.out.line("#[doc(hidden)]");
+        self.allow_camel(&format!("{name}ServantProbe"));
         self.out.line(format!(
-            "pub struct {name}ServantProbe<K>(pub ::core::marker::PhantomData<fn() -> K>);"
+            "pub struct {name}ServantProbe<_K>(pub ::core::marker::PhantomData<fn() -> _K>);"
         ));
         let ret = format!("::core::option::Option<::std::boxed::Box<dyn {name}Servant>>");
         self.out.blank();
         self.out.line("#[doc(hidden)]");
+        self.allow_camel(&format!("{name}ServantProbeHit"));
         self.out.open(format!("pub trait {name}ServantProbeHit"));
         self.out.line(format!(
             "fn servant(&self, v: &::corbina::ValueBase) -> {ret};"
@@ -137,18 +139,19 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.out.open(format!(
-            "impl<K: {name}Servant + {VT}::ValueType> {name}ServantProbeHit for &{name}ServantProbe<K>"
+            "impl<_K: {name}Servant + {VT}::ValueType> {name}ServantProbeHit for &{name}ServantProbe<_K>"
         ));
         self.out.open(format!(
             "fn servant(&self, v: &::corbina::ValueBase) -> {ret}"
         ));
         self.out.line(format!(
-            "v.downcast::<K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn {name}Servant>)"
+            "v.downcast::<_K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn {name}Servant>)"
         ));
         self.out.close();
         self.out.close();
         self.out.blank();
         self.out.line("#[doc(hidden)]");
+        self.allow_camel(&format!("{name}ServantProbeMiss"));
         self.out.open(format!("pub trait {name}ServantProbeMiss"));
         self.out.open(format!(
             "fn servant(&self, _v: &::corbina::ValueBase) -> {ret}"
@@ -158,7 +161,7 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.out.line(format!(
-            "impl<K> {name}ServantProbeMiss for {name}ServantProbe<K> {{}}"
+            "impl<_K> {name}ServantProbeMiss for {name}ServantProbe<_K> {{}}"
         ));
     }
 
@@ -256,7 +259,7 @@ impl Gen<'_> {
         self.out.close_with(",");
         let nil = self.as_method_error(
             m,
-            &format!("{SYS}::new(::corbina::SystemExceptionKind::InvObjref, 0)"),
+            &format!("{SYS}::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)"),
         );
         self.out.line(format!("{AR}::Null => Err({nil}),"));
         self.out.close();

@@ -6,7 +6,7 @@
 use crate::context::Gen;
 use crate::interfaces::Method;
 use crate::marshal::{block, Val};
-use crate::names::{camel, fresh, snake};
+use crate::names::{fresh, suffixed, unique};
 use corbina_idl::ast::ParamDir;
 use corbina_idl::model::Definition;
 use corbina_idl::Type;
@@ -32,7 +32,8 @@ impl Gen<'_> {
     /// The AMH servant trait, response handler and skeleton of interface `def`; `methods`
     /// are its operations and its bases'.
     pub(crate) fn gen_amh(&mut self, def: &Definition, methods: &[Method]) {
-        let amh = camel(&format!("AMH_{}", def.name));
+        // `AMH_<I>` → `Amh<I>`, from `I`'s Rust name (its family, `naming::FAMILY`).
+        let amh = format!("Amh{}", self.names.item(&def.scoped_name));
         let rh = format!("{amh}ResponseHandler");
         self.out.blank();
         self.gen_amh_trait(def, &amh, &rh, methods);
@@ -40,6 +41,22 @@ impl Gen<'_> {
         self.gen_amh_response_handler(def, &rh, methods);
         self.out.blank();
         self.gen_amh_skeleton(def, &amh, &rh, methods);
+    }
+
+    /// The response handler's two methods (results, `_excep`) per twoway method, from the
+    /// proxy's unique names and unique among themselves (`op_excep` may be an operation).
+    fn amh_rh_methods(methods: &[Method]) -> Vec<(String, String)> {
+        let twoways: Vec<&Method> = methods.iter().filter(|m| !m.oneway).collect();
+        let names = unique(
+            twoways
+                .iter()
+                .flat_map(|m| [m.proxy.clone(), suffixed(&m.proxy, "_excep")]),
+            &[],
+        );
+        names
+            .chunks(2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect()
     }
 
     fn amh_rh_param(m: &Method) -> String {
@@ -59,8 +76,11 @@ impl Gen<'_> {
             "/// thread. A handler dropped without an answer sends `INTERNAL`. Serve it with",
         );
         self.out.line(format!("/// [`{amh}Skeleton`]."));
+        self.allow_camel(&format!("{amh}Servant"));
         self.out
             .open(format!("pub trait {amh}Servant: Send + Sync + 'static"));
+        let rh_methods = Self::amh_rh_methods(methods);
+        let mut twoway = 0;
         for (k, m) in methods.iter().enumerate() {
             if k > 0 {
                 self.out.blank();
@@ -93,7 +113,8 @@ impl Gen<'_> {
             self.out.line("#[allow(unused_variables)]");
             self.out.open(sig);
             if !m.oneway {
-                let op = snake(m.wire.strip_prefix('_').unwrap_or(&m.wire));
+                let excep = &rh_methods[twoway].1;
+                twoway += 1;
                 let into = if self.error_type(m) != SYS {
                     ".into()"
                 } else {
@@ -103,9 +124,8 @@ impl Gen<'_> {
                     "let e = ::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION);",
                 );
                 self.out.line(format!(
-                    "let _ = {}.{}_excep(e{into});",
+                    "let _ = {}.{excep}(e{into});",
                     Self::amh_rh_param(m),
-                    op.trim_start_matches("r#")
                 ));
             }
             self.out.close();
@@ -125,19 +145,19 @@ impl Gen<'_> {
             "/// (an exception). Another operation's method sends `BAD_OPERATION` to the client.",
         );
         self.out.line("#[derive(Debug)]");
+        self.allow_camel(rh);
         self.out
             .line(format!("pub struct {rh}(::corbina::ami::AmhResponse);"));
         self.out.blank();
         self.out.open(format!("impl {rh}"));
         let mut first = true;
-        for m in methods.iter().filter(|m| !m.oneway) {
+        let rh_methods = Self::amh_rh_methods(methods);
+        for (m, (name, excep)) in methods.iter().filter(|m| !m.oneway).zip(&rh_methods) {
             if !first {
                 self.out.blank();
             }
             first = false;
             let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
-            let op = m.wire.strip_prefix('_').unwrap_or(&m.wire);
-            let name = snake(op);
             let h = fresh("handle", &taken);
             // Results: the return value, then inout and out values in declaration order.
             let mut results: Vec<(String, Type)> = Vec::new();
@@ -194,8 +214,7 @@ impl Gen<'_> {
             self.out
                 .line(format!("/// An exception as the reply to `{}`.", m.wire));
             self.out.open(format!(
-                "pub fn {}_excep(self, {e}: {et}) -> ::core::result::Result<(), {SYS}>",
-                name.trim_start_matches("r#")
+                "pub fn {excep}(self, {e}: {et}) -> ::core::result::Result<(), {SYS}>"
             ));
             self.out
                 .line(format!("let {h} = self.0.for_operation({:?})?;", m.wire));
@@ -231,14 +250,15 @@ impl Gen<'_> {
             "/// twoway reply to the servant's response handler. A collocated call waits on its thread",
         );
         self.out.line("/// for the response handler's answer.");
-        self.out.open(format!("pub struct {amh}Skeleton<S>"));
-        self.out.line("servant: ::std::sync::Arc<S>,");
+        self.allow_camel(&format!("{amh}Skeleton"));
+        self.out.open(format!("pub struct {amh}Skeleton<_S>"));
+        self.out.line("servant: ::std::sync::Arc<_S>,");
         self.out.close();
         self.out.blank();
         self.out
-            .open(format!("impl<S: {amh}Servant> {amh}Skeleton<S>"));
+            .open(format!("impl<_S: {amh}Servant> {amh}Skeleton<_S>"));
         self.out.line("/// A skeleton serving `servant`.");
-        self.out.open("pub fn new(servant: S) -> Self");
+        self.out.open("pub fn new(servant: _S) -> Self");
         self.out
             .line("Self::from_arc(::std::sync::Arc::new(servant))");
         self.out.close();
@@ -246,18 +266,18 @@ impl Gen<'_> {
         self.out
             .line("/// A skeleton serving a servant that is shared with other code.");
         self.out
-            .open("pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self");
+            .open("pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self");
         self.out.line("Self { servant }");
         self.out.close();
         self.out.blank();
         self.out.line("/// The servant.");
-        self.out.open("pub fn servant(&self) -> &S");
+        self.out.open("pub fn servant(&self) -> &_S");
         self.out.line("&self.servant");
         self.out.close();
         self.out.close();
         self.out.blank();
         self.out.open(format!(
-            "impl<S: {amh}Servant> ::corbina::Servant for {amh}Skeleton<S>"
+            "impl<_S: {amh}Servant> ::corbina::Servant for {amh}Skeleton<_S>"
         ));
         self.out.open("fn primary_interface(&self) -> &'static str");
         self.out.line(format!("{:?}", def.repository_id));
@@ -347,7 +367,7 @@ impl Gen<'_> {
             ));
         }
         self.out
-            .line(format!("S::{}({});", m.proxy, call_args.join(", ")));
+            .line(format!("_S::{}({});", m.proxy, call_args.join(", ")));
         if m.oneway {
             self.out.line("request.reply(|_| Ok(()))");
         } else {

@@ -4,7 +4,7 @@
 
 use crate::context::Gen;
 use crate::interfaces::Method;
-use crate::names::{camel, fresh, snake};
+use crate::names::{fresh, snake};
 use corbina_idl::ast::ParamDir;
 use corbina_idl::model::{
     Definition, DefinitionKind, Interface, NamedKind, Operation, Parameter, ScopedName,
@@ -55,23 +55,65 @@ impl Gen<'_> {
     pub(crate) fn gen_ami(&mut self, def: &Definition, name: &str, methods: &[Method]) {
         let twoways: Vec<&Method> = methods.iter().filter(|m| !m.oneway).collect();
         let (hdef, hi) = self.handler_interface(def, &twoways);
-        let handler = camel(&hdef.name);
+        let handler = self.names.item(&hdef.scoped_name);
+        // The handler's methods, two per twoway operation (reply, `_excep`), as its servant
+        // trait names them.
+        let hmethods: Vec<String> = crate::interfaces::methods_of(&self.names, &hdef, &hi)
+            .into_iter()
+            .map(|m| m.rust)
+            .collect();
+        for (op, rust) in hi.operations.iter().zip(&hmethods) {
+            if *rust != snake(&op.name) {
+                let idl = hdef.scoped_name.child(&op.name);
+                let msg = crate::naming::renamed(
+                    "the AMI reply handler method",
+                    &idl,
+                    rust,
+                    &snake(&op.name),
+                );
+                self.warn(&op.loc, msg);
+            }
+        }
         self.out.blank();
         self.in_ami_handler = true;
         self.gen_interface(&hdef, &hi);
         self.in_ami_handler = false;
+        // `sendc_<m>` and `sendp_<m>` after the proxy's methods, unique among them
+        // (an IDL operation may be named `sendc_op`).
+        let mut taken: Vec<String> = methods.iter().map(|m| m.proxy.clone()).collect();
+        taken.extend(crate::naming::PROXY_RESERVED.iter().map(|s| s.to_string()));
+        let mut claim = |g: &mut Self, prefix: &str, m: &Method| {
+            let want = format!("{prefix}_{}", m.proxy.trim_start_matches("r#"));
+            let n = fresh(&want, &taken);
+            if n != want {
+                g.warn(
+                    &m.loc,
+                    crate::naming::renamed(
+                        &format!("AMI `{prefix}_` of"),
+                        &m.owner.child(&m.wire),
+                        &n,
+                        &want,
+                    ),
+                );
+            }
+            taken.push(n.clone());
+            n
+        };
+        let sendc: Vec<String> = twoways.iter().map(|m| claim(self, "sendc", m)).collect();
+        let sendp: Vec<String> = twoways.iter().map(|m| claim(self, "sendp", m)).collect();
         self.out.blank();
         self.out.open(format!("impl {name}"));
         for (k, m) in twoways.iter().enumerate() {
             if k > 0 {
                 self.out.blank();
             }
-            self.gen_sendc(m, name, &handler);
+            let on = (&hmethods[2 * k], &hmethods[2 * k + 1]);
+            self.gen_sendc(m, name, &sendc[k], &handler, on);
         }
-        let poller = camel(&format!("AMI_{}Poller", def.name));
-        for m in &twoways {
+        let (_, poller) = self.names.ami_poller(&def.scoped_name);
+        for (m, n) in twoways.iter().zip(&sendp) {
             self.out.blank();
-            self.gen_sendp(m, name, &poller);
+            self.gen_sendp(m, name, n, &poller);
         }
         self.out.close();
         self.gen_poller(def, &poller, &twoways);
@@ -100,8 +142,9 @@ impl Gen<'_> {
     fn gen_poller(&mut self, def: &Definition, poller: &str, twoways: &[&Method]) {
         self.out.blank();
         self.out.line(format!(
-            "/// CORBA AMI poller for IDL interface `{}` (implied IDL `AMI_{}Poller`): what the",
-            def.scoped_name, def.name
+            "/// CORBA AMI poller for IDL interface `{}` (implied IDL `{}`): what the",
+            def.scoped_name,
+            self.names.ami_poller(&def.scoped_name).0
         ));
         self.out.line(
             "/// `sendp_` methods return. Its method for the operation takes the reply, waiting up to",
@@ -114,6 +157,7 @@ impl Gen<'_> {
         );
         self.out.line("/// `Deref` to [`::corbina::ami::Poller`].");
         self.out.line("#[derive(Clone, Debug, PartialEq, Eq)]");
+        self.allow_camel(poller);
         self.out.open(format!("pub struct {poller}"));
         self.out.line("poller: ::corbina::ami::Poller,");
         self.out.close();
@@ -129,7 +173,7 @@ impl Gen<'_> {
             ));
             self.out.open(format!(
                 "pub fn {}(&self, timeout: u32) -> ::core::result::Result<{}, {}>",
-                snake(&op),
+                m.proxy,
                 self.poll_ok_type(m),
                 self.error_type(m)
             ));
@@ -148,10 +192,9 @@ impl Gen<'_> {
         self.out.close();
     }
 
-    fn gen_sendp(&mut self, m: &Method, name: &str, poller: &str) {
+    fn gen_sendp(&mut self, m: &Method, name: &str, sendp: &str, poller: &str) {
         let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
         let proxy = fresh("ami_proxy", &taken);
-        let base = m.rust.trim_start_matches("r#");
         let op = handler_op(m);
         let mut args = vec!["&self".to_string()];
         for (_, n, dir, ty) in &m.params {
@@ -161,12 +204,10 @@ impl Gen<'_> {
         }
         self.out.line(format!(
             "/// AMI `sendp_{op}`: sends the request; the returned poller's `{}` takes the reply.",
-            snake(&op).trim_start_matches("r#"),
+            m.proxy.trim_start_matches("r#"),
         ));
-        self.out.open(format!(
-            "pub fn sendp_{base}({}) -> {poller}",
-            args.join(", ")
-        ));
+        self.out
+            .open(format!("pub fn {sendp}({}) -> {poller}", args.join(", ")));
         self.out.line(format!(
             "let {proxy} = {name}Async {{ obj: self.obj.clone() }};"
         ));
@@ -238,7 +279,7 @@ impl Gen<'_> {
     /// ami_return_val, in <inout and out parameters>)` and `void op_excep(in
     /// Messaging::ExceptionHolder excep_holder)`; the same for attribute accessors.
     fn handler_interface(&self, def: &Definition, twoways: &[&Method]) -> (Definition, Interface) {
-        let hname = format!("AMI_{}Handler", def.name);
+        let (hname, _) = self.names.ami_handler(&def.scoped_name);
         let mut scoped = def.scoped_name.clone();
         if let Some(last) = scoped.0.last_mut() {
             *last = hname.clone();
@@ -323,6 +364,7 @@ impl Gen<'_> {
             return n.to_string();
         }
         match self.resolve(ty) {
+            _ if self.caps(ty).copy => format!("*{n}"),
             Type::String { .. } | Type::WString { .. } => format!("{n}.to_owned()"),
             Type::Sequence { .. } => format!("{n}.to_vec()"),
             _ => format!("{n}.clone()"),
@@ -340,13 +382,19 @@ impl Gen<'_> {
         }
     }
 
-    fn gen_sendc(&mut self, m: &Method, name: &str, handler: &str) {
+    fn gen_sendc(
+        &mut self,
+        m: &Method,
+        name: &str,
+        sendc: &str,
+        handler: &str,
+        (hm, excep): (&String, &String),
+    ) {
         let taken: Vec<String> = m.params.iter().map(|p| p.1.clone()).collect();
         let h = fresh("ami_handler", &taken);
         let proxy = fresh("ami_proxy", &taken);
         let result = fresh("ami_result", &taken);
         let holder = fresh("ami_holder", &taken);
-        let base = m.rust.trim_start_matches("r#");
         let mut args = vec![
             "&self".to_string(),
             format!("{h}: ::core::option::Option<&{handler}>"),
@@ -359,12 +407,12 @@ impl Gen<'_> {
         self.out.line(format!(
             "/// AMI `sendc_{}`: sends the request, and delivers its outcome to `{h}` (its `{}` or",
             handler_op(m),
-            snake(&handler_op(m)).trim_start_matches("r#"),
+            hm.trim_start_matches("r#"),
         ));
         self.out
             .line("/// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.");
         self.out
-            .open(format!("pub fn sendc_{base}({})", args.join(", ")));
+            .open(format!("pub fn {sendc}({})", args.join(", ")));
         self.out.line(format!(
             "let {proxy} = {name}Async {{ obj: self.obj.clone() }};"
         ));
@@ -391,7 +439,7 @@ impl Gen<'_> {
         self.out.open("::corbina::ami::send(async move");
         self.out.line(format!(
             "let {result} = {proxy}.{}({}).await;",
-            m.rust,
+            m.proxy,
             call_args.join(", ")
         ));
         // The success pattern: return value, then out parameters (inouts were written back).
@@ -418,8 +466,6 @@ impl Gen<'_> {
             1 => names[0].clone(),
             _ => format!("({})", names.join(", ")),
         };
-        let hm = snake(&handler_op(m));
-        let excep = format!("{}_excep", hm.trim_start_matches("r#"));
         let delivery = fresh("ami_delivery", &taken);
         self.out.open(format!(
             "let {delivery}: ::corbina::ami::Delivery = ::std::boxed::Box::new(move ||"
@@ -463,10 +509,9 @@ impl Gen<'_> {
         self.out.blank();
         self.out.open("fn encode_user_exception<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()>");
         self.out.open("match self");
-        for ex in &m.raises {
+        for v in &m.variants {
             self.out.line(format!(
-                "Self::{}(e) => ::corbina::cdr::CdrEncode::encode(e, w),",
-                camel(ex.name())
+                "Self::{v}(e) => ::corbina::cdr::CdrEncode::encode(e, w),"
             ));
         }
         self.out.line("Self::System(_) => Ok(()),");
@@ -475,13 +520,12 @@ impl Gen<'_> {
         self.out.blank();
         self.out.open("fn decode_user_exception(repository_id: &str, r: &mut ::corbina::cdr::CdrReader<'_>) -> ::corbina::cdr::Result<::core::option::Option<Self>>");
         self.out.open("Ok(match repository_id");
-        for ex in &m.raises {
+        for (ex, v) in m.raises.iter().zip(&m.variants) {
             let Some(exd) = self.lookup(ex) else { continue };
             let path = self.type_path(ex);
             self.out.line(format!(
-                "{:?} => Some(Self::{}(<{path} as ::corbina::cdr::CdrDecode>::decode(r)?)),",
+                "{:?} => Some(Self::{v}(<{path} as ::corbina::cdr::CdrDecode>::decode(r)?)),",
                 exd.repository_id,
-                camel(ex.name())
             ));
         }
         self.out.line("_ => None,");

@@ -36,7 +36,8 @@ pub struct Compiled {
     /// Every file the front end read: the main file, then each included file that
     /// contributed a definition (sorted).
     pub files_read: Vec<PathBuf>,
-    /// Warnings from the front end.
+    /// Warnings from the front end, then the generator's (renamed names, docs/mapping.md
+    /// "Names").
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -52,12 +53,14 @@ pub fn compile_file_with(
     options: &crate::Options,
 ) -> Result<Compiled, Diagnostics> {
     let spec = frontend.parse_file(path)?;
-    let warnings = frontend.warnings().to_vec();
+    let mut warnings = frontend.warnings().to_vec();
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let source = crate::generate_with(&spec, &name, options)?;
+    let generated = crate::generate_reporting(&spec, &name, options)?;
+    let source = generated.source;
+    warnings.extend(generated.warnings);
     // The front end does not list the files it read: included files are recovered from the
     // locations of their definitions (an included file holding only macros is missed).
     let mut included = BTreeSet::new();

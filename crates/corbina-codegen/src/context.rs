@@ -57,6 +57,8 @@ impl Caps {
 pub struct Gen<'s> {
     pub spec: &'s Specification,
     pub errors: Vec<Diagnostic>,
+    /// Renames of generated names (docs/mapping.md, "Names"), reported as warnings.
+    pub warnings: Vec<Diagnostic>,
     /// Rust module path of the module being written, relative to the generated file's root.
     pub module: Vec<String>,
     pub out: Out,
@@ -76,6 +78,7 @@ impl<'s> Gen<'s> {
         Gen {
             spec,
             errors: Vec::new(),
+            warnings: Vec::new(),
             module: Vec::new(),
             out: Out::default(),
             options: crate::Options::default(),
@@ -90,6 +93,22 @@ impl<'s> Gen<'s> {
         let d = Diagnostic::error(loc, msg);
         if !self.errors.contains(&d) {
             self.errors.push(d);
+        }
+    }
+
+    /// `#[allow(non_camel_case_types)]` before a generated type whose name a rename left
+    /// with an underscore inside (`NamedObject_` → `NamedObject_Servant`).
+    pub fn allow_camel(&mut self, name: &str) {
+        if name.trim_matches('_').contains('_') {
+            self.out.line("#[allow(non_camel_case_types)]");
+        }
+    }
+
+    /// A warning at `loc`, once.
+    pub fn warn(&mut self, loc: &SourceLoc, msg: impl Into<String>) {
+        let d = Diagnostic::warning(loc, msg);
+        if !self.warnings.contains(&d) {
+            self.warnings.push(d);
         }
     }
 

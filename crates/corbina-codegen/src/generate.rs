@@ -303,7 +303,31 @@ pub fn generate_with(
     source_name: &str,
     options: &Options,
 ) -> Result<String, Diagnostics> {
+    generate_reporting(spec, source_name, options).map(|g| g.source)
+}
+
+/// What [`generate_reporting`] returns: the Rust source and the generator's warnings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Generated {
+    /// The Rust source.
+    pub source: String,
+    /// One warning per name the generator had to rename because an earlier IDL name or a
+    /// generated name took its mapped Rust name (docs/mapping.md, "Names"), and per
+    /// exception a `raises` clause names twice, sorted by position.
+    pub warnings: Vec<corbina_idl::Diagnostic>,
+}
+
+/// [`generate_with`], also returning the generator's warnings.
+pub fn generate_reporting(
+    spec: &Specification,
+    source_name: &str,
+    options: &Options,
+) -> Result<Generated, Diagnostics> {
     let mut g = Gen::new(spec);
+    for (loc, msg) in g.names.take_renames() {
+        g.warn(&loc, msg);
+    }
     g.options = options.clone();
     let need = needed(spec);
     let mut root = ModNode::default();
@@ -316,8 +340,14 @@ pub fn generate_with(
     g.emit(&root);
     g.errors
         .sort_by(|a, b| (&a.file, a.line, a.col).cmp(&(&b.file, b.line, b.col)));
+    let key = |d: &corbina_idl::Diagnostic| (d.file.clone(), d.line, d.col, d.message.clone());
+    g.warnings.sort_by_key(key);
+    g.warnings.dedup();
     if g.errors.is_empty() {
-        Ok(g.out.finish())
+        Ok(Generated {
+            source: g.out.finish(),
+            warnings: g.warnings,
+        })
     } else {
         Err(Diagnostics(g.errors))
     }

@@ -50,6 +50,19 @@ fn param_names(params: &[(String, ParamDir, Type)]) -> Vec<(String, String, Para
 }
 
 pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> Vec<Method> {
+    // An interface the table does not know (an AMI reply handler, implied IDL) gets its
+    // method names here, unique the same way.
+    let wires = i
+        .operations
+        .iter()
+        .map(|o| o.name.clone())
+        .chain(i.attributes.iter().flat_map(|a| {
+            let set = (!a.readonly).then(|| format!("_set_{}", a.name));
+            [Some(format!("_get_{}", a.name)), set]
+                .into_iter()
+                .flatten()
+        }));
+    let mut fallback = unique(wires.map(|w| snake(&w)), PROXY_RESERVED).into_iter();
     let mut v = Vec::new();
     let mut push = |wire: String,
                     oneway: bool,
@@ -57,9 +70,11 @@ pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> 
                     ret: Option<Type>,
                     raises: &[ScopedName],
                     loc: &SourceLoc| {
+        let own = fallback.next();
         let rust = names
             .method(&def.scoped_name, &wire)
-            .map_or_else(|| snake(&wire), str::to_string);
+            .map_or_else(|| own.unwrap_or_else(|| snake(&wire)), str::to_string);
+        let raises = crate::naming::dedup_raises(raises);
         let error_enum = names
             .error_enum(&def.scoped_name, &wire)
             .map_or_else(String::new, str::to_string);
@@ -71,8 +86,8 @@ pub(crate) fn methods_of(names: &NameTable, def: &Definition, i: &Interface) -> 
             oneway,
             params: param_names(&params),
             ret,
-            raises: raises.to_vec(),
             variants: unique(raises.iter().map(|e| camel(e.name())), &["System"]),
+            raises,
             error_enum,
             owner: def.scoped_name.clone(),
             owner_id: def.repository_id.clone(),
@@ -256,9 +271,18 @@ impl Gen<'_> {
         // apart in the proxy; the skeleton names the trait of each.
         let proxy = unique(methods.iter().map(|m| m.rust.clone()), PROXY_RESERVED);
         let trait_names: Vec<String> = methods.iter().map(|m| m.rust.clone()).collect();
+        let mut renamed = Vec::new();
         for (m, p) in methods.iter_mut().zip(proxy) {
             m.qualified = trait_names.iter().filter(|n| **n == m.rust).count() > 1;
+            if p != m.rust {
+                let what = format!("the `{}` proxy's method for", def.scoped_name);
+                let msg = crate::naming::renamed(&what, &m.owner.child(&m.wire), &p, &m.rust);
+                renamed.push((m.loc.clone(), msg));
+            }
             m.proxy = p;
+        }
+        for (loc, msg) in renamed {
+            self.warn(&loc, msg);
         }
         let name = if i.is_abstract {
             format!("{}Object", self.names.item(&def.scoped_name))
@@ -377,6 +401,7 @@ impl Gen<'_> {
         } else {
             self.out.line(format!("/// What a servant for IDL interface `{}` implements; serve it with [`{name}Skeleton`].", def.scoped_name));
         }
+        self.allow_camel(&format!("{name}Servant"));
         self.out.open(format!("pub trait {name}Servant: {supers}"));
         let own: Vec<&Method> = methods
             .iter()
@@ -439,6 +464,7 @@ impl Gen<'_> {
         );
         self.out
             .line("#[derive(Clone, Debug, PartialEq, Eq, Hash)]");
+        self.allow_camel(&format!("{name}Async"));
         self.out.open(format!("pub struct {name}Async"));
         self.out.line("obj: ::corbina::ObjectRef,");
         self.out.close();
@@ -696,8 +722,9 @@ impl Gen<'_> {
         ));
         self.out
             .line("/// servant to collocated proxies (`::corbina::Servant::local_interface`).");
-        self.out.open(format!("pub struct {name}Skeleton<S>"));
-        self.out.line("servant: ::std::sync::Arc<S>,");
+        self.allow_camel(&format!("{name}Skeleton"));
+        self.out.open(format!("pub struct {name}Skeleton<_S>"));
+        self.out.line("servant: ::std::sync::Arc<_S>,");
         for (k, (_, t)) in local.iter().enumerate() {
             self.out
                 .line(format!("local_{k}: ::std::sync::Arc<dyn {t}>,"));
@@ -705,9 +732,9 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.out
-            .open(format!("impl<S: {name}Servant> {name}Skeleton<S>"));
+            .open(format!("impl<_S: {name}Servant> {name}Skeleton<_S>"));
         self.out.line("/// A skeleton serving `servant`.");
-        self.out.open("pub fn new(servant: S) -> Self");
+        self.out.open("pub fn new(servant: _S) -> Self");
         self.out
             .line("Self::from_arc(::std::sync::Arc::new(servant))");
         self.out.close();
@@ -715,7 +742,7 @@ impl Gen<'_> {
         self.out
             .line("/// A skeleton serving a servant that is shared with other code.");
         self.out
-            .open("pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self");
+            .open("pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self");
         self.out.open("Self");
         for k in 0..local.len() {
             self.out.line(format!("local_{k}: servant.clone(),"));
@@ -725,13 +752,13 @@ impl Gen<'_> {
         self.out.close();
         self.out.blank();
         self.out.line("/// The servant.");
-        self.out.open("pub fn servant(&self) -> &S");
+        self.out.open("pub fn servant(&self) -> &_S");
         self.out.line("&self.servant");
         self.out.close();
         self.out.close();
         self.out.blank();
         self.out.open(format!(
-            "impl<S: {name}Servant> ::corbina::Servant for {name}Skeleton<S>"
+            "impl<_S: {name}Servant> ::corbina::Servant for {name}Skeleton<_S>"
         ));
         self.out.open("fn primary_interface(&self) -> &'static str");
         self.out.line(format!("{:?}", def.repository_id));
@@ -837,9 +864,9 @@ impl Gen<'_> {
         let target = if m.qualified {
             let mut t = self.type_path(&m.owner);
             t.push_str("Servant");
-            format!("<S as {t}>")
+            format!("<_S as {t}>")
         } else {
-            "S".to_string()
+            "_S".to_string()
         };
         let call = format!(
             "{target}::{}({})",

@@ -56,4 +56,4 @@ mod values;
 mod values_ops;
 
 pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
-pub use generate::{generate, generate_with, Options};
+pub use generate::{generate, generate_reporting, generate_with, Generated, Options};

@@ -131,6 +131,14 @@ pub fn bump(name: &str) -> String {
     format!("{}_", name.trim_start_matches("r#"))
 }
 
+/// `name` with `suffix` before its trailing underscores (`foo_bar_` + `_excep` →
+/// `foo_bar_excep_`), so that a renamed name's derived names keep their case style.
+pub fn suffixed(name: &str, suffix: &str) -> String {
+    let n = name.trim_start_matches("r#");
+    let stem = n.trim_end_matches('_');
+    format!("{stem}{suffix}{}", &n[stem.len()..])
+}
+
 /// Disambiguates names mapped into one Rust namespace (docs/mapping.md, "Name clashes"):
 /// in declaration order, a name already taken (or in `reserved`) gets one more trailing
 /// underscore until it is free.
@@ -192,5 +200,7 @@ mod tests {
             v(&["System_", "Err"])
         );
         assert_eq!(bump("r#type"), "type_");
+        assert_eq!(suffixed("foo_bar_", "_excep"), "foo_bar_excep_");
+        assert_eq!(suffixed("r#type", "_excep"), "type_excep");
     }
 }

@@ -417,8 +417,9 @@ impl Gen<'_> {
         self.out.open(format!(
             "pub fn {ins}(v: &{alias}) -> ::corbina::cdr::Result<::corbina::Any>"
         ));
-        self.out.line(format!("struct V<'v>(&'v {alias});"));
-        self.out.open("impl ::corbina::cdr::CdrEncode for V<'_>");
+        // `_V`: a leading underscore, which no IDL-derived name has.
+        self.out.line(format!("struct _V<'v>(&'v {alias});"));
+        self.out.open("impl ::corbina::cdr::CdrEncode for _V<'_>");
         self.out.open(ENC_FN);
         self.out.line("let v = self.0;");
         self.encode_value(ty, &Val::borrowed("v"), "w", 0);
@@ -426,7 +427,7 @@ impl Gen<'_> {
         self.out.close();
         self.out.close();
         self.out
-            .line(format!("::corbina::Any::insert_as({tc_fn}(), &V(v))"));
+            .line(format!("::corbina::Any::insert_as({tc_fn}(), &_V(v))"));
         self.out.close();
         self.out.blank();
         self.out.line(format!(
@@ -436,9 +437,9 @@ impl Gen<'_> {
         self.out.open(format!(
             "pub fn {ext}(a: &::corbina::Any) -> ::core::option::Option<{alias}>"
         ));
-        self.out.line(format!("struct V({alias});"));
+        self.out.line(format!("struct _V({alias});"));
         self.out
-            .open("impl<'a> ::corbina::cdr::CdrDecode<'a> for V");
+            .open("impl<'a> ::corbina::cdr::CdrDecode<'a> for _V");
         self.out.line(format!(
             "const MIN_WIRE_SIZE: usize = {};",
             self.min_wire_size(ty).max(1)
@@ -447,11 +448,11 @@ impl Gen<'_> {
             "fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self>",
         );
         let d = self.decode_value(ty, "r");
-        self.out.line(format!("Ok(V({d}))"));
+        self.out.line(format!("Ok(_V({d}))"));
         self.out.close();
         self.out.close();
         self.out
-            .line(format!("a.extract_as::<V>(&{tc_fn}()).map(|v| v.0)"));
+            .line(format!("a.extract_as::<_V>(&{tc_fn}()).map(|v| v.0)"));
         self.out.close();
     }
 
@@ -567,6 +568,14 @@ impl Gen<'_> {
             implicit_default,
             covered,
         } = self.union_shape(u);
+        for (c, v) in u.cases.iter().zip(&vars) {
+            let mapped = camel(&c.member.name);
+            if v.name != mapped {
+                let idl = def.scoped_name.child(&c.member.name);
+                let msg = crate::naming::renamed("the union variant of", &idl, &v.name, &mapped);
+                self.warn(&c.member.loc, msg);
+            }
+        }
         let caps = self.caps(&Type::Named {
             name: def.scoped_name.clone(),
             kind: corbina_idl::model::NamedKind::Union,

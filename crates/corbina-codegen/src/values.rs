@@ -4,7 +4,7 @@
 
 use crate::context::Gen;
 use crate::marshal::Val;
-use crate::names::{camel, snake};
+use crate::names::snake;
 use corbina_idl::model::{Definition, DefinitionKind, NamedKind, StateMember, ValueBox, ValueType};
 use corbina_idl::{ScopedName, Type};
 use std::collections::HashSet;
@@ -378,7 +378,7 @@ impl Gen<'_> {
         if !self.check_state(def, &state) {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         let kind = if v.is_event { "eventtype" } else { "valuetype" };
         self.out.line(format!(
             "/// IDL {kind} `{}` (`{}`): its state. Used as `{VT}::ValueRef<{name}>`.",
@@ -507,7 +507,7 @@ impl Gen<'_> {
         if !self.check_type(&b.ty, &def.loc, &what) {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         let t = self.rust_type(&b.ty);
         let general = !self.plain(&b.ty) || self.contains_value(&b.ty);
         self.out.line(format!(

@@ -6,7 +6,7 @@
 use crate::context::Gen;
 use crate::interfaces::{methods_of, Method};
 use crate::marshal::Val;
-use crate::names::{camel, snake, unique};
+use crate::names::{snake, unique};
 use corbina_idl::ast::ParamDir;
 use corbina_idl::model::{
     Definition, DefinitionKind, Interface, Member, Operation, Union, ValueType,
@@ -78,7 +78,7 @@ impl Gen<'_> {
         if !ok {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         self.out.blank();
         let supers: Vec<String> = self
             .value_bases_with_operations(v)
@@ -102,6 +102,7 @@ impl Gen<'_> {
                 ""
             }
         ));
+        self.allow_camel(&format!("{name}Operations"));
         self.out.open(format!("pub trait {name}Operations{supers}"));
         for (k, m) in methods.iter().enumerate() {
             if k > 0 {
@@ -139,7 +140,7 @@ impl Gen<'_> {
         if !ok {
             return;
         }
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         self.out.blank();
         self.out.line(format!(
             "/// The `factory` initializers of IDL valuetype `{}`: implemented by the application's",
@@ -148,6 +149,7 @@ impl Gen<'_> {
         self.out.line(format!(
             "/// value factory, registered with `Orb::register_value_factory({name}::REPOSITORY_ID, …)`."
         ));
+        self.allow_camel(&format!("{name}Factory"));
         self.out
             .open(format!("pub trait {name}Factory: {VT}::ValueFactory"));
         let fns = unique(v.initializers.iter().map(|i| snake(&i.name)), &[]);
@@ -215,7 +217,7 @@ impl Gen<'_> {
     pub(crate) fn gen_value_ref_servant(&mut self, servant: &str, doc: &str, methods: &[&Method]) {
         self.out.blank();
         self.out.line(doc);
-        let s = if methods.is_empty() { "_S" } else { "S" };
+        let s = "_S";
         self.out.open(format!(
             "impl<{s}: {servant}> {servant} for {VT}::ValueRef<{s}>"
         ));
@@ -236,12 +238,12 @@ impl Gen<'_> {
                 .join(", ");
             self.out.open("match self.lock()");
             self.out.line(format!(
-                "Some(g) => <S as {servant}>::{}({call_args}),",
+                "Some(g) => <_S as {servant}>::{}({call_args}),",
                 m.rust
             ));
             let none = self.as_method_error(
                 m,
-                "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)",
+                "::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)",
             );
             self.out.line(format!("None => Err({none}),"));
             self.out.close();
@@ -253,7 +255,7 @@ impl Gen<'_> {
     /// An abstract valuetype: a newtype over `ValueBase` holding a value of any concrete type
     /// derived from it, decoded through the registry, then the derived types this IDL defines.
     pub(crate) fn gen_abstract_value(&mut self, def: &Definition, v: &ValueType) {
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         let id = &def.repository_id;
         let known = self.known_derived(def);
         self.out.line(format!(
@@ -283,7 +285,7 @@ impl Gen<'_> {
         self.out
             .line("/// The value as a `ValueRef<T>` sharing its handle, if it is a `T`.");
         self.out.open(format!(
-            "pub fn downcast<T: {VT}::ValueType>(&self) -> ::core::option::Option<{VT}::ValueRef<T>>"
+            "pub fn downcast<_T: {VT}::ValueType>(&self) -> ::core::option::Option<{VT}::ValueRef<_T>>"
         ));
         self.out.line("self.0.downcast()");
         self.out.close();
@@ -399,7 +401,7 @@ impl Gen<'_> {
 
     /// A custom valuetype: its state is the application's (`CustomState`), marshalled by it.
     pub(crate) fn gen_custom_value(&mut self, def: &Definition, v: &ValueType) {
-        let name = camel(&def.name);
+        let name = self.names.item(&def.scoped_name);
         self.out.line(format!(
             "/// IDL custom valuetype `{}` (`{}`): its state, marshalled by the application",
             def.scoped_name, def.repository_id

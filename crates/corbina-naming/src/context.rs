@@ -40,8 +40,15 @@ pub(crate) struct Shared {
     pub(crate) root_key: Vec<u8>,
 }
 
-fn sys(kind: SystemExceptionKind) -> SystemException {
-    SystemException::new(kind, 0)
+/// A system exception with its minor code (`corbina::error::minor`).
+use corbina::error::minor::{
+    BAD_PARAM_NIL_CONTEXT, INTERNAL_NAMING, MARSHAL_NAMING_REFERENCE, NO_PERMISSION_DESTROY_ROOT,
+    OBJECT_NOT_EXIST_NAMING_CONTEXT, OBJECT_NOT_EXIST_NAMING_SERVICE, PERSIST_STORE_BAD_REFERENCE,
+};
+
+/// A system exception with its minor code (`corbina::error::minor`).
+fn sys(kind: SystemExceptionKind, minor: u32) -> SystemException {
+    SystemException::new(kind, minor)
 }
 
 fn oid(ctx: u64) -> ObjectId {
@@ -74,8 +81,12 @@ impl Shared {
 
     /// A reference from a stored IOR (`None` for nil).
     fn object(&self, ior: &[u8]) -> Result<Option<ObjectRef>, SystemException> {
-        let ior =
-            Ior::from_encapsulation(ior).map_err(|_| sys(SystemExceptionKind::PersistStore))?;
+        let ior = Ior::from_encapsulation(ior).map_err(|_| {
+            sys(
+                SystemExceptionKind::PersistStore,
+                PERSIST_STORE_BAD_REFERENCE,
+            )
+        })?;
         if ior.is_nil() {
             return Ok(None);
         }
@@ -105,7 +116,7 @@ impl Invoker for Unusable {
 fn encapsulate(obj: Option<&ObjectRef>) -> Result<Vec<u8>, SystemException> {
     let ior = obj.map_or_else(Ior::nil, |o| o.ior().clone());
     ior.to_encapsulation()
-        .map_err(|_| sys(SystemExceptionKind::Marshal))
+        .map_err(|_| sys(SystemExceptionKind::Marshal, MARSHAL_NAMING_REFERENCE))
 }
 
 /// Every way a naming operation can fail, before it is narrowed to the operation's own
@@ -157,7 +168,7 @@ macro_rules! from_fail {
                     Fail::NotEmpty => $ne,
                     Fail::System(e) => e.into(),
                     // Forwarding is handled before narrowing.
-                    Fail::Remote(..) => sys(SystemExceptionKind::Internal).into(),
+                    Fail::Remote(..) => sys(SystemExceptionKind::Internal, INTERNAL_NAMING).into(),
                 }
             }
         }
@@ -165,7 +176,7 @@ macro_rules! from_fail {
 }
 
 fn internal<T: From<SystemException>>() -> T {
-    sys(SystemExceptionKind::Internal).into()
+    sys(SystemExceptionKind::Internal, INTERNAL_NAMING).into()
 }
 
 from_fail!(BindError, already_bound: AlreadyBound {}.into(), not_empty: internal());
@@ -209,10 +220,16 @@ fn walk<'n>(
 
 /// The context a request is for, from the object id `PortableServer::Current` reports.
 fn current_ctx() -> Result<u64, SystemException> {
-    let id = Current::get_object_id().map_err(|_| sys(SystemExceptionKind::Internal))?;
+    let id = Current::get_object_id()
+        .map_err(|_| sys(SystemExceptionKind::Internal, INTERNAL_NAMING))?;
     <[u8; 8]>::try_from(id.as_bytes())
         .map(u64::from_be_bytes)
-        .map_err(|_| sys(SystemExceptionKind::ObjectNotExist))
+        .map_err(|_| {
+            sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+            )
+        })
 }
 
 /// The operations of every context.
@@ -229,9 +246,12 @@ enum Mode {
 
 impl ContextImpl {
     fn shared(&self) -> Result<Arc<Shared>, SystemException> {
-        self.shared
-            .upgrade()
-            .ok_or_else(|| sys(SystemExceptionKind::ObjectNotExist))
+        self.shared.upgrade().ok_or_else(|| {
+            sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_SERVICE,
+            )
+        })
     }
 
     /// bind / rebind / bind_context / rebind_context in one durable transaction.
@@ -255,6 +275,7 @@ impl ContextImpl {
             if !w.context_exists(ctx)? {
                 return Err(WriteError::Op(Fail::System(sys(
                     SystemExceptionKind::ObjectNotExist,
+                    OBJECT_NOT_EXIST_NAMING_CONTEXT,
                 ))));
             }
             let (c, last) = walk(&shared, w, ctx, n).map_err(WriteError::Op)?;
@@ -295,7 +316,11 @@ impl ContextImpl {
         let ctx = current_ctx()?;
         let snap = shared.store.read()?;
         if !snap.context_exists(ctx)? {
-            return Err(sys(SystemExceptionKind::ObjectNotExist).into());
+            return Err(sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+            )
+            .into());
         }
         let (c, last) = walk(&shared, &snap, ctx, n)?;
         let b = snap
@@ -333,7 +358,7 @@ impl NamingContextServant for ContextImpl {
     ) -> Result<(), BindContextError> {
         let obj = nc
             .map(|c| c.as_object())
-            .ok_or_else(|| sys(SystemExceptionKind::BadParam))?;
+            .ok_or_else(|| sys(SystemExceptionKind::BadParam, BAD_PARAM_NIL_CONTEXT))?;
         match self.store_binding(n, Some(obj), BindingType::Ncontext, Mode::Bind) {
             Ok(None) => Ok(()),
             Ok(Some((remote, rest))) => remote.bind_context(&rest, nc),
@@ -348,7 +373,7 @@ impl NamingContextServant for ContextImpl {
     ) -> Result<(), RebindContextError> {
         let obj = nc
             .map(|c| c.as_object())
-            .ok_or_else(|| sys(SystemExceptionKind::BadParam))?;
+            .ok_or_else(|| sys(SystemExceptionKind::BadParam, BAD_PARAM_NIL_CONTEXT))?;
         match self.store_binding(n, Some(obj), BindingType::Ncontext, Mode::Rebind) {
             Ok(None) => Ok(()),
             Ok(Some((remote, rest))) => remote.rebind_context(&rest, nc),
@@ -371,7 +396,11 @@ impl NamingContextServant for ContextImpl {
             shared.store.write(|w| {
                 if !w.context_exists(ctx)? {
                     return Err(WriteError::Op(
-                        sys(SystemExceptionKind::ObjectNotExist).into(),
+                        sys(
+                            SystemExceptionKind::ObjectNotExist,
+                            OBJECT_NOT_EXIST_NAMING_CONTEXT,
+                        )
+                        .into(),
                     ));
                 }
                 let (c, last) = walk(&shared, w, ctx, n).map_err(WriteError::Op)?;
@@ -399,7 +428,7 @@ impl NamingContextServant for ContextImpl {
             .write(|w| -> Result<u64, WriteError<()>> { Ok(w.new_context()?) })
             .map_err(|e| match e {
                 WriteError::Store(s) => SystemException::from(s),
-                WriteError::Op(()) => sys(SystemExceptionKind::Internal),
+                WriteError::Op(()) => sys(SystemExceptionKind::Internal, INTERNAL_NAMING),
             })?;
         Ok(context_proxy(Some(&shared.context_ref(id))))
     }
@@ -416,7 +445,11 @@ impl NamingContextServant for ContextImpl {
                 .write(|w| {
                     if !w.context_exists(ctx)? {
                         return Err(WriteError::Op(
-                            sys(SystemExceptionKind::ObjectNotExist).into(),
+                            sys(
+                                SystemExceptionKind::ObjectNotExist,
+                                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+                            )
+                            .into(),
                         ));
                     }
                     let (c, last) = walk(&shared, w, ctx, n).map_err(WriteError::Op)?;
@@ -447,12 +480,17 @@ impl NamingContextServant for ContextImpl {
         let ctx = current_ctx()?;
         if ctx == ROOT {
             // The root context is the service itself.
-            return Err(sys(SystemExceptionKind::NoPermission).into());
+            return Err(sys(
+                SystemExceptionKind::NoPermission,
+                NO_PERMISSION_DESTROY_ROOT,
+            )
+            .into());
         }
         let r = shared.store.write(|w| {
             if !w.context_exists(ctx)? {
                 return Err(WriteError::Op(Fail::System(sys(
                     SystemExceptionKind::ObjectNotExist,
+                    OBJECT_NOT_EXIST_NAMING_CONTEXT,
                 ))));
             }
             if !w.is_empty(ctx)? {
@@ -477,7 +515,10 @@ impl NamingContextServant for ContextImpl {
         let ctx = current_ctx()?;
         let snap = shared.store.read()?;
         if !snap.context_exists(ctx)? {
-            return Err(sys(SystemExceptionKind::ObjectNotExist));
+            return Err(sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+            ));
         }
         let mut all: BindingList = snap
             .list(ctx)?
@@ -561,10 +602,12 @@ impl Servant for ContextServant {
     }
 
     fn dispatch(&self, request: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
-        let shared = self
-            .shared
-            .upgrade()
-            .ok_or_else(|| sys(SystemExceptionKind::ObjectNotExist))?;
+        let shared = self.shared.upgrade().ok_or_else(|| {
+            sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_SERVICE,
+            )
+        })?;
         let exists = match current_ctx() {
             Ok(ctx) => shared.store.read()?.context_exists(ctx)?,
             Err(_) => false,
@@ -577,7 +620,10 @@ impl Servant for ContextServant {
                     Ok(())
                 });
             }
-            return Err(sys(SystemExceptionKind::ObjectNotExist));
+            return Err(sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+            ));
         }
         self.skeleton.dispatch(request)
     }

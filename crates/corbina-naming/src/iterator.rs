@@ -8,6 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use corbina::error::minor::{BAD_PARAM_ZERO_HOW_MANY, INTERNAL_NAMING};
 use corbina::poa::{ObjectId, Poa};
 use corbina::{SystemException, SystemExceptionKind};
 
@@ -73,7 +74,7 @@ impl Iterators {
             entry: Arc::clone(&entry),
             owner: Arc::downgrade(self),
         }));
-        let internal = |_| SystemException::new(SystemExceptionKind::Internal, 0);
+        let internal = |_| SystemException::new(SystemExceptionKind::Internal, INTERNAL_NAMING);
         let oid = self.poa.activate_object(servant).map_err(internal)?;
         let evicted = {
             let mut live = lock(&self.live);
@@ -157,7 +158,10 @@ impl BindingIteratorServant for IteratorImpl {
     fn next_n(&self, how_many: u32) -> Result<(bool, BindingList), SystemException> {
         self.touch();
         if how_many == 0 {
-            return Err(SystemException::new(SystemExceptionKind::BadParam, 0));
+            return Err(SystemException::new(
+                SystemExceptionKind::BadParam,
+                BAD_PARAM_ZERO_HOW_MANY,
+            ));
         }
         let mut rest = lock(&self.rest);
         let n = rest.len().min(how_many as usize);
@@ -167,7 +171,7 @@ impl BindingIteratorServant for IteratorImpl {
 
     fn destroy(&self) -> Result<(), SystemException> {
         let oid = corbina::poa::Current::get_object_id()
-            .map_err(|_| SystemException::new(SystemExceptionKind::Internal, 0))?;
+            .map_err(|_| SystemException::new(SystemExceptionKind::Internal, INTERNAL_NAMING))?;
         if let Some(owner) = self.owner.upgrade() {
             owner.remove(&oid);
         }

@@ -41,8 +41,11 @@ impl StoreError {
 
 impl From<StoreError> for corbina::SystemException {
     fn from(_: StoreError) -> Self {
-        corbina::SystemException::new(corbina::SystemExceptionKind::PersistStore, 0)
-            .completed(corbina::CompletionStatus::No)
+        corbina::SystemException::new(
+            corbina::SystemExceptionKind::PersistStore,
+            corbina::error::minor::PERSIST_STORE_FAILED,
+        )
+        .completed(corbina::CompletionStatus::No)
     }
 }
 

@@ -183,7 +183,7 @@ fn every_operation_and_exception() {
         apps.resolve(&n("echo")).unwrap_err(),
         ResolveError::System(corbina::SystemException::new(
             SystemExceptionKind::ObjectNotExist,
-            0
+            corbina::error::minor::OBJECT_NOT_EXIST_NAMING_CONTEXT
         ))
     );
     // The binding to the destroyed context still names it, and resolving through it fails

@@ -71,12 +71,20 @@ pub const ARG_OUT: Flags = 2;
 /// An `inout` argument (`ARG_IN | ARG_OUT`).
 pub const ARG_INOUT: Flags = 3;
 
-fn bad_param(minor: u32) -> SystemException {
-    SystemException::new(SystemExceptionKind::BadParam, crate::cdr::OMG_VMCID | minor)
+/// BAD_PARAM: no such argument, an `in` argument without a value, or a value of another
+/// TypeCode (the OMG code 2 this used to raise means "RID already defined in IFR").
+fn bad_argument() -> SystemException {
+    SystemException::new(
+        SystemExceptionKind::BadParam,
+        crate::error::minor::BAD_PARAM_DII_ARGUMENT,
+    )
 }
 
 fn bad_inv_order() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 11)
+    SystemException::new(
+        SystemExceptionKind::BadInvOrder,
+        crate::error::minor::BAD_INV_ORDER_NOT_SENT,
+    )
 }
 
 /// `CORBA::NamedValue`: a name, a mode and a value of a fixed TypeCode.
@@ -148,7 +156,7 @@ impl NamedValue {
     pub fn set_value(&mut self, value: Any) -> Result<(), SystemException> {
         let t = value.type_code();
         if !t.ptr_eq(&self.tc) && !t.equivalent(&self.tc) {
-            return Err(bad_param(2));
+            return Err(bad_argument());
         }
         self.value = Some(value);
         Ok(())
@@ -503,7 +511,7 @@ impl Request {
     pub fn set_argument(&mut self, index: u32, value: Any) -> Result<(), SystemException> {
         self.args
             .item_mut(index)
-            .ok_or_else(|| bad_param(2))?
+            .ok_or_else(bad_argument)?
             .set_value(value)
     }
 
@@ -527,7 +535,7 @@ impl Request {
         }
         for a in self.args.iter().filter(|a| a.is_in()) {
             if a.value.is_none() {
-                return Err(bad_param(2));
+                return Err(bad_argument());
             }
         }
         Ok(())

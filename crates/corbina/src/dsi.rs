@@ -57,8 +57,11 @@ pub trait DynamicImplementation: Send + Sync + 'static {
 }
 
 fn bad_inv_order() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 7)
-        .completed(CompletionStatus::No)
+    SystemException::new(
+        SystemExceptionKind::BadInvOrder,
+        crate::error::minor::BAD_INV_ORDER_ARGUMENTS_ORDER,
+    )
+    .completed(CompletionStatus::No)
 }
 
 /// `CORBA::ServerRequest` as the DSI sees it.
@@ -132,7 +135,7 @@ impl<'r, 'b, 's> DynServerRequest<'r, 'b, 's> {
         if value.type_code().unalias().kind() != TcKind::Except {
             return Err(SystemException::new(
                 SystemExceptionKind::BadParam,
-                crate::cdr::OMG_VMCID | 21,
+                crate::error::minor::BAD_PARAM_NOT_AN_EXCEPTION,
             ));
         }
         self.exception = Some(value);

@@ -6,7 +6,7 @@
 //! [detail](SystemException::detail), so that its `Display` says what a user needs to act:
 //!
 //! ```text
-//! TRANSIENT (minor 0x4f4d0002, completed NO): connect to tcp 127.0.0.1:5002 failed: Connection refused (os error 111)
+//! TRANSIENT (minor 0x43420212, completed NO): connect to tcp 127.0.0.1:5002 failed: Connection refused (os error 111)
 //! TIMEOUT (minor 0x43420221, completed MAYBE): receive from tcp 127.0.0.1:5002 timed out
 //! ```
 //!
@@ -22,47 +22,90 @@
 //! across releases. Three of Corbina's codes predate that range and keep their values
 //! (`0x43424e0x`). The runtime raises no exception with minor 0.
 //!
-//! | exception | minor | completed | meaning |
-//! | --- | --- | --- | --- |
-//! | TRANSIENT | `0x4f4d0002` (OMG 2, no usable profile) | NO | connecting to the profile's endpoint failed |
-//! | TRANSIENT | `0x43420210` | NO | connecting timed out (connect timeout, or the call's deadline) |
-//! | TRANSIENT | `0x43420211` | NO | the connection pool is unusable (a thread panicked holding it) |
-//! | TRANSIENT | `0x43424e01` ([`minor::TRANSIENT_FORWARD_LIMIT`]) | NO | LOCATION_FORWARD hop limit reached |
-//! | TRANSIENT | `0x43424e02` ([`minor::TRANSIENT_RESEND_LIMIT`]) | NO | the server closed the connection before reading the request on every resend |
-//! | COMM_FAILURE | `0x43420201` | NO | sending the request failed |
-//! | COMM_FAILURE | `0x43420202` | MAYBE | receiving the reply failed (OS error) |
-//! | COMM_FAILURE | `0x43420203` | MAYBE | the server closed the connection before replying |
-//! | COMM_FAILURE | `0x43420204` | MAYBE | the server sent invalid or unexpected GIOP |
-//! | COMM_FAILURE | `0x43420205` | NO | the server answered MessageError |
-//! | COMM_FAILURE | `0x43420206` | MAYBE | sending buffered oneways (this one among them) failed |
-//! | COMM_FAILURE | `0x43420207` | YES | server: sending the reply failed |
-//! | COMM_FAILURE | `0x43424e03` ([`minor::COMM_FAILURE_ONEWAYS_LOST`]) | NO (a call), MAYBE (a flush) | buffered oneways were lost by an earlier write |
-//! | TIMEOUT | `0x43420220` | NO | sending the request timed out |
-//! | TIMEOUT | `0x43420221` | MAYBE | receiving the reply timed out |
-//! | TIMEOUT | `0x43420222` | NO | waiting for a free connection (an asynchronous call: for a connect under way) timed out |
-//! | INV_OBJREF | `0x43420230` | NO | the reference has no usable IIOP profile |
-//! | INV_OBJREF | `0x43420231` | NO | the profile's GIOP version is not supported |
-//! | MARSHAL | `0x43420240` | NO | the request could not be encoded (GIOP header, closed connection) |
-//! | MARSHAL | `0x43420241` | NO | NEEDS_ADDRESSING_MODE reply with an undefined mode |
-//! | MARSHAL, BAD_PARAM, IMP_LIMIT, … | the CDR or GIOP error's ([`MarshalError::minor`]) | NO (arguments, a forward), YES (a reply) | marshalling failed |
-//! | OBJECT_NOT_EXIST | `0x43420250` | NO | server: the request's target address names no object key |
-//! | OBJECT_NOT_EXIST | `0x43420251` | NO | `corbaname:`: no object is bound to the name |
-//! | INTERNAL | `0x43420260` | MAYBE | the servant returned without replying |
-//! | INTERNAL | `0x43420261` | MAYBE | a deferred (DII) request ended without an outcome |
-//! | INTERNAL | `0x43420262` | NO | a servant incarnated for the call was deactivated before it ran |
-//! | BAD_INV_ORDER | `0x4f4d0009` (OMG 9, set_result more than once) | YES | the servant replied twice |
-//! | NO_IMPLEMENT | `0x43420270` | NO | `_interface`: there is no interface repository |
-//! | NO_IMPLEMENT | `0x43420271` | NO | the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`) |
-//! | BAD_PARAM | `0x434202a0` | NO | narrow: the object does not implement the interface |
-//! | BAD_OPERATION | `0x434202b0` ([`minor::BAD_OPERATION_WRONG_POLLER_OPERATION`]) | NO | AMI: a poller polled for another operation than its request's |
-//! | BAD_OPERATION | `0x434202b1` ([`minor::BAD_OPERATION_WRONG_RESPONSE`]) | MAYBE | AMH: a response handler answered with another operation's results |
-//! | NO_RESOURCES | `0x43420280` | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
-//! | INITIALIZE | `0x43420290` | NO | the ORB's server could not listen on its endpoints |
-//! | INITIALIZE | `0x43420291` | NO | the ORB has no endpoint to publish in references |
+//! | exception | minor | name | completed | meaning |
+//! | --- | --- | --- | --- | --- |
+//! | UNKNOWN | `0x4f4d0001` | [`UNKNOWN_USER_EXCEPTION`](minor::UNKNOWN_USER_EXCEPTION) | YES | OMG 1: the server raised a user exception the operation's `raises` clause does not list |
+//! | BAD_PARAM | `0x4f4d000d` | [`BAD_PARAM_INCOMPLETE_TYPECODE`](minor::BAD_PARAM_INCOMPLETE_TYPECODE) | NO | OMG 13: a TypeCode operation needs a complete TypeCode (typecode factory) |
+//! | BAD_PARAM | `0x4f4d000f` | [`BAD_PARAM_BAD_NAME`](minor::BAD_PARAM_BAD_NAME) | NO | OMG 15: a TypeCode's name is not a valid IDL identifier (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0010` | [`BAD_PARAM_BAD_REPOSITORY_ID`](minor::BAD_PARAM_BAD_REPOSITORY_ID) | NO | OMG 16: a TypeCode's repository id is malformed (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0011` | [`BAD_PARAM_BAD_MEMBER_NAME`](minor::BAD_PARAM_BAD_MEMBER_NAME) | NO | OMG 17: a TypeCode member name is invalid or repeated (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0012` | [`BAD_PARAM_DUPLICATE_LABEL`](minor::BAD_PARAM_DUPLICATE_LABEL) | NO | OMG 18: a union TypeCode repeats a label (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0013` | [`BAD_PARAM_INCOMPATIBLE_LABEL`](minor::BAD_PARAM_INCOMPATIBLE_LABEL) | NO | OMG 19: a union label's type is not the discriminator's (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0014` | [`BAD_PARAM_BAD_DISCRIMINATOR`](minor::BAD_PARAM_BAD_DISCRIMINATOR) | NO | OMG 20: a union discriminator type is not legitimate (typecode factory) |
+//! | BAD_PARAM | `0x4f4d0015` | [`BAD_PARAM_NOT_AN_EXCEPTION`](minor::BAD_PARAM_NOT_AN_EXCEPTION) | NO | OMG 21: DSI `set_exception` with an `Any` that is not an exception |
+//! | BAD_PARAM | `0x4f4d001a` | [`BAD_PARAM_NO_SERVICE_CONTEXT`](minor::BAD_PARAM_NO_SERVICE_CONTEXT) | NO | OMG 26: interceptors: no service context with that id |
+//! | BAD_PARAM | `0x4f4d0007` | [`BAD_PARAM_BAD_SCHEME_NAME`](minor::BAD_PARAM_BAD_SCHEME_NAME) | NO | OMG 7: `string_to_object`: not an IOR or object URL |
+//! | BAD_PARAM | `0x4f4d0008` | [`BAD_PARAM_BAD_ADDRESS`](minor::BAD_PARAM_BAD_ADDRESS) | NO | OMG 8: `string_to_object`: a `corbaloc:rir:` name that is not an initial reference |
+//! | BAD_PARAM | `0x4f4d0009` | [`BAD_PARAM_BAD_SCHEME_SPECIFIC_PART`](minor::BAD_PARAM_BAD_SCHEME_SPECIFIC_PART) | NO | OMG 9: a URL's address cannot be encoded; `corbaname:` name invalid (`InvalidName`) |
+//! | BAD_PARAM | `0x4f4d000a` | [`BAD_PARAM_BAD_URI_OTHER`](minor::BAD_PARAM_BAD_URI_OTHER) | NO | OMG 10: `corbaname:`: the naming service could not proceed (`CannotProceed`), or the corbaloc part is no naming context |
+//! | BAD_PARAM | `0x434202a0` | [`BAD_PARAM_NOT_OF_TYPE`](minor::BAD_PARAM_NOT_OF_TYPE) | NO | narrow: the object does not implement the interface |
+//! | BAD_PARAM | `0x434202a1` | [`BAD_PARAM_DII_ARGUMENT`](minor::BAD_PARAM_DII_ARGUMENT) | NO | DII: no such argument, an `in` argument without a value, or a value of another TypeCode |
+//! | BAD_PARAM | `0x434202a2` | [`BAD_PARAM_NIL_CONTEXT`](minor::BAD_PARAM_NIL_CONTEXT) | NO | naming: `bind_context`/`rebind_context` given a nil context |
+//! | BAD_PARAM | `0x434202a3` | [`BAD_PARAM_ZERO_HOW_MANY`](minor::BAD_PARAM_ZERO_HOW_MANY) | NO | naming: `BindingIterator::next_n(0)` |
+//! | TRANSIENT | `0x4f4d0001` | [`TRANSIENT_DISCARDING`](minor::TRANSIENT_DISCARDING) | NO | OMG 1: the POA manager discards requests (discarding, or held past the maximum wait) |
+//! | TRANSIENT | `0x43420212` | [`TRANSIENT_CONNECT_FAILED`](minor::TRANSIENT_CONNECT_FAILED) | NO | connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed) |
+//! | TRANSIENT | `0x43420210` | [`TRANSIENT_CONNECT_TIMEOUT`](minor::TRANSIENT_CONNECT_TIMEOUT) | NO | connecting timed out (connect timeout, or the call's deadline) |
+//! | TRANSIENT | `0x43420211` | [`TRANSIENT_POOL_POISONED`](minor::TRANSIENT_POOL_POISONED) | NO | the connection pool is unusable (a thread panicked holding it) |
+//! | TRANSIENT | `0x43424e01` | [`TRANSIENT_FORWARD_LIMIT`](minor::TRANSIENT_FORWARD_LIMIT) | NO | LOCATION_FORWARD hop limit reached (a chain that ends this way is not unwound) |
+//! | TRANSIENT | `0x43424e02` | [`TRANSIENT_RESEND_LIMIT`](minor::TRANSIENT_RESEND_LIMIT) | NO | the server closed the connection before reading the request on every resend |
+//! | COMM_FAILURE | `0x43420201` | [`COMM_FAILURE_SEND`](minor::COMM_FAILURE_SEND) | NO | sending the request failed |
+//! | COMM_FAILURE | `0x43420202` | [`COMM_FAILURE_RECEIVE`](minor::COMM_FAILURE_RECEIVE) | MAYBE | receiving the reply failed (OS error) |
+//! | COMM_FAILURE | `0x43420203` | [`COMM_FAILURE_CLOSED`](minor::COMM_FAILURE_CLOSED) | MAYBE | the server closed the connection before replying |
+//! | COMM_FAILURE | `0x43420204` | [`COMM_FAILURE_PROTOCOL`](minor::COMM_FAILURE_PROTOCOL) | MAYBE | the server sent invalid or unexpected GIOP |
+//! | COMM_FAILURE | `0x43420205` | [`COMM_FAILURE_MESSAGE_ERROR`](minor::COMM_FAILURE_MESSAGE_ERROR) | NO | the server answered MessageError |
+//! | COMM_FAILURE | `0x43420206` | [`COMM_FAILURE_BATCH_SEND`](minor::COMM_FAILURE_BATCH_SEND) | MAYBE | writing buffered oneways (this one among them) failed |
+//! | COMM_FAILURE | `0x43420207` | [`COMM_FAILURE_SEND_REPLY`](minor::COMM_FAILURE_SEND_REPLY) | YES | server: sending the reply failed |
+//! | COMM_FAILURE | `0x43424e03` | [`COMM_FAILURE_ONEWAYS_LOST`](minor::COMM_FAILURE_ONEWAYS_LOST) | NO (a call), MAYBE (a flush) | buffered oneways were lost by an earlier write outside any call |
+//! | TIMEOUT | `0x4f4d0001` | [`TIMEOUT_NOT_READY`](minor::TIMEOUT_NOT_READY) | MAYBE | OMG 1: an AMI poller's reply is not available within the timeout |
+//! | TIMEOUT | `0x43420220` | [`TIMEOUT_SEND`](minor::TIMEOUT_SEND) | NO | sending the request timed out |
+//! | TIMEOUT | `0x43420221` | [`TIMEOUT_RECEIVE`](minor::TIMEOUT_RECEIVE) | MAYBE | receiving the reply timed out |
+//! | TIMEOUT | `0x43420222` | [`TIMEOUT_WAIT`](minor::TIMEOUT_WAIT) | NO | waiting for a free connection (an asynchronous call: for a connect under way) timed out |
+//! | INV_OBJREF | `0x43420230` | [`INV_OBJREF_NO_IIOP_PROFILE`](minor::INV_OBJREF_NO_IIOP_PROFILE) | NO | the reference has no usable IIOP profile |
+//! | INV_OBJREF | `0x43420231` | [`INV_OBJREF_GIOP_VERSION`](minor::INV_OBJREF_GIOP_VERSION) | NO | the profile's GIOP version is not supported |
+//! | INV_OBJREF | `0x43420232` | [`INV_OBJREF_NIL`](minor::INV_OBJREF_NIL) | NO | an operation invoked on a nil abstract interface (generated code) |
+//! | MARSHAL | `0x43420240` | [`MARSHAL_REQUEST`](minor::MARSHAL_REQUEST) | NO | the request could not be encoded (GIOP header, closed connection) |
+//! | MARSHAL | `0x43420241` | [`MARSHAL_ADDRESSING_MODE`](minor::MARSHAL_ADDRESSING_MODE) | NO | a NEEDS_ADDRESSING_MODE reply named an undefined mode |
+//! | MARSHAL | `0x43420242` | [`MARSHAL_NAMING_REFERENCE`](minor::MARSHAL_NAMING_REFERENCE) | NO | naming: a reference to bind could not be encapsulated |
+//! | OBJECT_NOT_EXIST | `0x4f4d0002` | [`OBJECT_NOT_EXIST_NO_ADAPTER`](minor::OBJECT_NOT_EXIST_NO_ADAPTER) | NO | OMG 2: the key names no POA of ours (malformed, stale, destroyed) |
+//! | OBJECT_NOT_EXIST | `0x4f4d0005` | [`OBJECT_NOT_EXIST_POLLER_TAKEN`](minor::OBJECT_NOT_EXIST_POLLER_TAKEN) | NO | OMG 5: an AMI poller already delivered its reply |
+//! | OBJECT_NOT_EXIST | `0x43420250` | [`OBJECT_NOT_EXIST_NO_KEY`](minor::OBJECT_NOT_EXIST_NO_KEY) | NO | server: the request's target address names no object key |
+//! | OBJECT_NOT_EXIST | `0x43420251` | [`OBJECT_NOT_EXIST_NAME_NOT_FOUND`](minor::OBJECT_NOT_EXIST_NAME_NOT_FOUND) | NO | `corbaname:`: no object is bound to the name (`NotFound`) |
+//! | OBJECT_NOT_EXIST | `0x43420252` | [`OBJECT_NOT_EXIST_NO_OBJECT`](minor::OBJECT_NOT_EXIST_NO_OBJECT) | NO | the POA exists but no object is active under the id |
+//! | OBJECT_NOT_EXIST | `0x43420253` | [`OBJECT_NOT_EXIST_VALUE_GONE`](minor::OBJECT_NOT_EXIST_VALUE_GONE) | NO | a shared value served as an object was dropped (generated `ValueRef` servants) |
+//! | OBJECT_NOT_EXIST | `0x43420254` | [`OBJECT_NOT_EXIST_NAMING_CONTEXT`](minor::OBJECT_NOT_EXIST_NAMING_CONTEXT) | NO | naming: the context was destroyed, or the object id names none |
+//! | OBJECT_NOT_EXIST | `0x43420255` | [`OBJECT_NOT_EXIST_NAMING_SERVICE`](minor::OBJECT_NOT_EXIST_NAMING_SERVICE) | NO | naming: the naming service behind the context is gone |
+//! | OBJ_ADAPTER | `0x4f4d0001` | [`OBJ_ADAPTER_INACTIVE`](minor::OBJ_ADAPTER_INACTIVE) | NO | OMG 1: the POA manager is inactive |
+//! | OBJ_ADAPTER | `0x4f4d0003` | [`OBJ_ADAPTER_NO_DEFAULT_SERVANT`](minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT) | NO | OMG 3: USE_DEFAULT_SERVANT without a default servant |
+//! | OBJ_ADAPTER | `0x4f4d0004` | [`OBJ_ADAPTER_NO_SERVANT_MANAGER`](minor::OBJ_ADAPTER_NO_SERVANT_MANAGER) | NO | OMG 4: USE_SERVANT_MANAGER without (the right kind of) servant manager |
+//! | OBJ_ADAPTER | `0x4f4d0005` | [`OBJ_ADAPTER_INCARNATE_POLICY`](minor::OBJ_ADAPTER_INCARNATE_POLICY) | NO | OMG 5: `incarnate` returned a servant already active (UNIQUE_ID) |
+//! | INTERNAL | `0x43420260` | [`INTERNAL_NO_REPLY`](minor::INTERNAL_NO_REPLY) | MAYBE | the servant returned without replying |
+//! | INTERNAL | `0x43420261` | [`INTERNAL_DEFERRED_LOST`](minor::INTERNAL_DEFERRED_LOST) | MAYBE | a deferred (DII) request ended without an outcome |
+//! | INTERNAL | `0x43420262` | [`INTERNAL_INCARNATION_LOST`](minor::INTERNAL_INCARNATION_LOST) | NO | a servant incarnated for the call was deactivated before it ran |
+//! | INTERNAL | `0x43420263` | [`INTERNAL_REPLY_HANDLE_DROPPED`](minor::INTERNAL_REPLY_HANDLE_DROPPED) | MAYBE | a deferred reply's handle (an AMH response handler) was dropped without a reply |
+//! | INTERNAL | `0x43420264` | [`INTERNAL_NAMING`](minor::INTERNAL_NAMING) | NO | naming: a request without the object id of a context or iterator, or an iterator that could not be activated |
+//! | BAD_INV_ORDER | `0x4f4d0004` | [`BAD_INV_ORDER_ORB_SHUTDOWN`](minor::BAD_INV_ORDER_ORB_SHUTDOWN) | NO | OMG 4: the ORB has been destroyed |
+//! | BAD_INV_ORDER | `0x4f4d0007` | [`BAD_INV_ORDER_ARGUMENTS_ORDER`](minor::BAD_INV_ORDER_ARGUMENTS_ORDER) | NO | OMG 7: DSI: `arguments` called twice or after the result |
+//! | BAD_INV_ORDER | `0x4f4d0009` | [`BAD_INV_ORDER_REPLIED`](minor::BAD_INV_ORDER_REPLIED) | YES | OMG 9: the servant replied twice (`set_result` more than once) |
+//! | BAD_INV_ORDER | `0x4f4d000b` | [`BAD_INV_ORDER_NOT_SENT`](minor::BAD_INV_ORDER_NOT_SENT) | NO | OMG 11: DII: a result asked of a request not sent yet |
+//! | BAD_INV_ORDER | `0x4f4d000e` | [`BAD_INV_ORDER_INTERCEPTOR_CALL`](minor::BAD_INV_ORDER_INTERCEPTOR_CALL) | NO | OMG 14: interceptors: an attribute read where it is not available |
+//! | BAD_INV_ORDER | `0x4f4d000f` | [`BAD_INV_ORDER_DUPLICATE_CONTEXT`](minor::BAD_INV_ORDER_DUPLICATE_CONTEXT) | NO | OMG 15: interceptors: a service context added twice without `replace` |
+//! | NO_IMPLEMENT | `0x43420270` | [`NO_IMPLEMENT_INTERFACE_REPOSITORY`](minor::NO_IMPLEMENT_INTERFACE_REPOSITORY) | NO | `_interface`: there is no interface repository |
+//! | NO_IMPLEMENT | `0x43420271` | [`NO_IMPLEMENT_OPERATION`](minor::NO_IMPLEMENT_OPERATION) | NO | the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`) |
+//! | NO_IMPLEMENT | `0x43420272` | [`NO_IMPLEMENT_DEFERRED_REPLY`](minor::NO_IMPLEMENT_DEFERRED_REPLY) | NO | the request cannot be answered after its upcall (`defer_reply` through a `ServantInvoker`) |
+//! | BAD_OPERATION | `0x4f4d0002` | [`BAD_OPERATION_UNKNOWN`](minor::BAD_OPERATION_UNKNOWN) | NO | OMG 2: the operation or attribute is not known to the target object |
+//! | BAD_OPERATION | `0x434202b0` | [`BAD_OPERATION_WRONG_POLLER_OPERATION`](minor::BAD_OPERATION_WRONG_POLLER_OPERATION) | NO | AMI: a poller was polled for another operation than its request's |
+//! | BAD_OPERATION | `0x434202b1` | [`BAD_OPERATION_WRONG_RESPONSE`](minor::BAD_OPERATION_WRONG_RESPONSE) | MAYBE | AMH: a response handler answered with another operation's results |
+//! | BAD_TYPECODE | `0x4f4d0001` | [`BAD_TYPECODE_INCOMPLETE`](minor::BAD_TYPECODE_INCOMPLETE) | NO | OMG 1: the TypeCode is incomplete (a recursive placeholder never resolved) |
+//! | NO_RESOURCES | `0x4f4d0001` | [`NO_RESOURCES_PI_UNAVAILABLE`](minor::NO_RESOURCES_PI_UNAVAILABLE) | NO | OMG 1: interceptors: the request was made or served without the TypeCodes asked for |
+//! | NO_RESOURCES | `0x43420280` | [`NO_RESOURCES_THREAD`](minor::NO_RESOURCES_THREAD) | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
+//! | INITIALIZE | `0x43420290` | [`INITIALIZE_LISTEN`](minor::INITIALIZE_LISTEN) | NO | the ORB's server could not listen on its endpoints |
+//! | INITIALIZE | `0x43420291` | [`INITIALIZE_NO_ENDPOINT`](minor::INITIALIZE_NO_ENDPOINT) | NO | the ORB has no endpoint to publish in references |
+//! | PERSIST_STORE | `0x434202c0` | [`PERSIST_STORE_FAILED`](minor::PERSIST_STORE_FAILED) | NO | naming: the persistent store could not be read or written |
+//! | PERSIST_STORE | `0x434202c1` | [`PERSIST_STORE_BAD_REFERENCE`](minor::PERSIST_STORE_BAD_REFERENCE) | NO | naming: a stored reference is not a valid IOR |
+//! | NO_PERMISSION | `0x434202d0` | [`NO_PERMISSION_DESTROY_ROOT`](minor::NO_PERMISSION_DESTROY_ROOT) | NO | naming: the root context cannot be destroyed |
+//! | MARSHAL, BAD_PARAM, IMP_LIMIT, … | the CDR or GIOP error's ([`MarshalError::minor`]) | | NO (arguments, a forward), YES (a reply) | marshalling failed |
 //!
-//! Other runtime codes live next to what raises them: the POA's in [`crate::poa::minor`]
-//! (OMG codes), `corbaname:` resolution's in [`crate::orb::corbaname_minor`], CDR's in
-//! [`MarshalError::minor`].
+//! CDR and GIOP decoding errors keep their own codes ([`MarshalError::minor`], `0x434200..`).
 
 use std::fmt;
 use std::io;
@@ -73,89 +116,130 @@ use crate::giop::GiopError;
 use crate::transport::Address;
 use crate::{CompletionStatus, SystemException, SystemExceptionKind};
 
-/// The minor codes the runtime raises from an [`Error`] (see the table in the module docs).
+/// Every minor code Corbina raises, defined once: the runtime's raise sites, `corbina-naming`
+/// and generated code use these constants (the POA's [`crate::poa::minor`] and
+/// [`crate::orb::corbaname_minor`] re-export some of them under their older names).
+/// [`minor::TABLE`] lists them with their exception and meaning, as the module docs do.
 pub mod minor {
     use crate::cdr::{CORBINA_VMCID, OMG_VMCID};
+    use crate::SystemExceptionKind;
 
-    /// TRANSIENT: connecting to the profile's endpoint failed (OMG: no usable profile).
-    pub const TRANSIENT_CONNECT_FAILED: u32 = OMG_VMCID | 2;
-    /// TRANSIENT: connecting timed out.
-    pub const TRANSIENT_CONNECT_TIMEOUT: u32 = CORBINA_VMCID | 0x210;
-    /// TRANSIENT: the connection pool is unusable (a thread panicked while holding it).
-    pub const TRANSIENT_POOL_POISONED: u32 = CORBINA_VMCID | 0x211;
-    /// TRANSIENT: LOCATION_FORWARD hop limit reached (a forward chain that ends this way is
-    /// not unwound to the original target).
-    pub const TRANSIENT_FORWARD_LIMIT: u32 = 0x4342_4e01;
-    /// TRANSIENT: the server kept closing the connection before reading the request
-    /// (orderly CloseConnection on every resend).
-    pub const TRANSIENT_RESEND_LIMIT: u32 = 0x4342_4e02;
-    /// COMM_FAILURE: sending the request failed.
-    pub const COMM_FAILURE_SEND: u32 = CORBINA_VMCID | 0x201;
-    /// COMM_FAILURE: receiving the reply failed.
-    pub const COMM_FAILURE_RECEIVE: u32 = CORBINA_VMCID | 0x202;
-    /// COMM_FAILURE: the server closed the connection before replying.
-    pub const COMM_FAILURE_CLOSED: u32 = CORBINA_VMCID | 0x203;
-    /// COMM_FAILURE: the server sent invalid or unexpected GIOP.
-    pub const COMM_FAILURE_PROTOCOL: u32 = CORBINA_VMCID | 0x204;
-    /// COMM_FAILURE: the server answered MessageError.
-    pub const COMM_FAILURE_MESSAGE_ERROR: u32 = CORBINA_VMCID | 0x205;
-    /// COMM_FAILURE: writing buffered oneways (the call's own among them) failed.
-    pub const COMM_FAILURE_BATCH_SEND: u32 = CORBINA_VMCID | 0x206;
-    /// COMM_FAILURE: server side, sending the reply failed.
-    pub const COMM_FAILURE_SEND_REPLY: u32 = CORBINA_VMCID | 0x207;
-    /// COMM_FAILURE: buffered oneways were lost, their connection failed when they were
-    /// written outside any call (reported once, by the next call through that connection's
-    /// rope or by an explicit flush).
-    pub const COMM_FAILURE_ONEWAYS_LOST: u32 = 0x4342_4e03;
-    /// TIMEOUT: sending the request timed out.
-    pub const TIMEOUT_SEND: u32 = CORBINA_VMCID | 0x220;
-    /// TIMEOUT: receiving the reply timed out.
-    pub const TIMEOUT_RECEIVE: u32 = CORBINA_VMCID | 0x221;
-    /// TIMEOUT: waiting for a free connection timed out.
-    pub const TIMEOUT_WAIT: u32 = CORBINA_VMCID | 0x222;
-    /// INV_OBJREF: the reference has no usable IIOP profile.
-    pub const INV_OBJREF_NO_IIOP_PROFILE: u32 = CORBINA_VMCID | 0x230;
-    /// INV_OBJREF: the profile's GIOP version is not supported.
-    pub const INV_OBJREF_GIOP_VERSION: u32 = CORBINA_VMCID | 0x231;
-    /// MARSHAL: the request could not be encoded.
-    pub const MARSHAL_REQUEST: u32 = CORBINA_VMCID | 0x240;
-    /// MARSHAL: a NEEDS_ADDRESSING_MODE reply named an undefined mode.
-    pub const MARSHAL_ADDRESSING_MODE: u32 = CORBINA_VMCID | 0x241;
-    /// OBJECT_NOT_EXIST: the request's target address names no object key.
-    pub const OBJECT_NOT_EXIST_NO_KEY: u32 = CORBINA_VMCID | 0x250;
-    /// OBJECT_NOT_EXIST: a `corbaname:` URL's name is bound to nothing.
-    pub const OBJECT_NOT_EXIST_NAME_NOT_FOUND: u32 = CORBINA_VMCID | 0x251;
-    /// INTERNAL: the servant returned without replying.
-    pub const INTERNAL_NO_REPLY: u32 = CORBINA_VMCID | 0x260;
-    /// INTERNAL: a deferred request ended without an outcome.
-    pub const INTERNAL_DEFERRED_LOST: u32 = CORBINA_VMCID | 0x261;
-    /// INTERNAL: a servant incarnated for the call was deactivated before it ran.
-    pub const INTERNAL_INCARNATION_LOST: u32 = CORBINA_VMCID | 0x262;
-    /// INTERNAL: a deferred reply's handle was dropped without a reply.
-    pub const INTERNAL_REPLY_HANDLE_DROPPED: u32 = CORBINA_VMCID | 0x263;
-    /// NO_IMPLEMENT: the request cannot be answered after its upcall (a `ServantInvoker` call).
-    pub const NO_IMPLEMENT_DEFERRED_REPLY: u32 = CORBINA_VMCID | 0x271;
-    /// BAD_INV_ORDER: the servant replied twice (OMG: set_result called more than once).
-    pub const BAD_INV_ORDER_REPLIED: u32 = OMG_VMCID | 9;
-    /// BAD_PARAM: a narrow to an interface the object does not implement.
-    pub const BAD_PARAM_NOT_OF_TYPE: u32 = CORBINA_VMCID | 0x2a0;
-    /// NO_IMPLEMENT: no interface repository (`_interface`).
-    pub const NO_IMPLEMENT_INTERFACE_REPOSITORY: u32 = CORBINA_VMCID | 0x270;
-    /// NO_IMPLEMENT: the servant does not implement the operation (the default method of a
-    /// servant trait generated with `corbina_codegen::Builder::no_implement_defaults`).
-    pub const NO_IMPLEMENT_OPERATION: u32 = CORBINA_VMCID | 0x271;
-    /// BAD_OPERATION: an AMI poller was polled for another operation than its request's
-    /// (omniORB's code for it is vendor-specific).
-    pub const BAD_OPERATION_WRONG_POLLER_OPERATION: u32 = CORBINA_VMCID | 0x2b0;
-    /// BAD_OPERATION: an AMH response handler answered with another operation's results (the
-    /// client gets it too, rather than results it would misread).
-    pub const BAD_OPERATION_WRONG_RESPONSE: u32 = CORBINA_VMCID | 0x2b1;
-    /// NO_RESOURCES: a thread could not be started.
-    pub const NO_RESOURCES_THREAD: u32 = CORBINA_VMCID | 0x280;
-    /// INITIALIZE: the ORB's server could not listen on its endpoints.
-    pub const INITIALIZE_LISTEN: u32 = CORBINA_VMCID | 0x290;
-    /// INITIALIZE: the ORB has no endpoint to publish in references.
-    pub const INITIALIZE_NO_ENDPOINT: u32 = CORBINA_VMCID | 0x291;
+    /// One minor code: its constant's name, value, the exception it is raised with, and
+    /// what it means.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct MinorCode {
+        /// The constant's name (`TRANSIENT_CONNECT_FAILED`).
+        pub name: &'static str,
+        /// The minor code.
+        pub code: u32,
+        /// The exception raised with it.
+        pub kind: SystemExceptionKind,
+        /// What it means.
+        pub meaning: &'static str,
+    }
+
+    macro_rules! minor_codes {
+        ($($name:ident = $kind:ident, $code:expr, $meaning:literal;)*) => {
+            $(
+                #[doc = concat!(stringify!($kind), ": ", $meaning, ".")]
+                pub const $name: u32 = $code;
+            )*
+            /// Every code above, in declaration order.
+            pub const TABLE: &[MinorCode] = &[$(MinorCode {
+                name: stringify!($name),
+                code: $code,
+                kind: SystemExceptionKind::$kind,
+                meaning: $meaning,
+            },)*];
+        };
+    }
+
+    minor_codes! {
+        UNKNOWN_USER_EXCEPTION = Unknown, OMG_VMCID | 1, "OMG 1: the server raised a user exception the operation's `raises` clause does not list";
+        BAD_PARAM_INCOMPLETE_TYPECODE = BadParam, OMG_VMCID | 13, "OMG 13: a TypeCode operation needs a complete TypeCode (typecode factory)";
+        BAD_PARAM_BAD_NAME = BadParam, OMG_VMCID | 15, "OMG 15: a TypeCode's name is not a valid IDL identifier (typecode factory)";
+        BAD_PARAM_BAD_REPOSITORY_ID = BadParam, OMG_VMCID | 16, "OMG 16: a TypeCode's repository id is malformed (typecode factory)";
+        BAD_PARAM_BAD_MEMBER_NAME = BadParam, OMG_VMCID | 17, "OMG 17: a TypeCode member name is invalid or repeated (typecode factory)";
+        BAD_PARAM_DUPLICATE_LABEL = BadParam, OMG_VMCID | 18, "OMG 18: a union TypeCode repeats a label (typecode factory)";
+        BAD_PARAM_INCOMPATIBLE_LABEL = BadParam, OMG_VMCID | 19, "OMG 19: a union label's type is not the discriminator's (typecode factory)";
+        BAD_PARAM_BAD_DISCRIMINATOR = BadParam, OMG_VMCID | 20, "OMG 20: a union discriminator type is not legitimate (typecode factory)";
+        BAD_PARAM_NOT_AN_EXCEPTION = BadParam, OMG_VMCID | 21, "OMG 21: DSI `set_exception` with an `Any` that is not an exception";
+        BAD_PARAM_NO_SERVICE_CONTEXT = BadParam, OMG_VMCID | 26, "OMG 26: interceptors: no service context with that id";
+        BAD_PARAM_BAD_SCHEME_NAME = BadParam, OMG_VMCID | 7, "OMG 7: `string_to_object`: not an IOR or object URL";
+        BAD_PARAM_BAD_ADDRESS = BadParam, OMG_VMCID | 8, "OMG 8: `string_to_object`: a `corbaloc:rir:` name that is not an initial reference";
+        BAD_PARAM_BAD_SCHEME_SPECIFIC_PART = BadParam, OMG_VMCID | 9, "OMG 9: a URL's address cannot be encoded; `corbaname:` name invalid (`InvalidName`)";
+        BAD_PARAM_BAD_URI_OTHER = BadParam, OMG_VMCID | 10, "OMG 10: `corbaname:`: the naming service could not proceed (`CannotProceed`), or the corbaloc part is no naming context";
+        BAD_PARAM_NOT_OF_TYPE = BadParam, CORBINA_VMCID | 0x2a0, "narrow: the object does not implement the interface";
+        BAD_PARAM_DII_ARGUMENT = BadParam, CORBINA_VMCID | 0x2a1, "DII: no such argument, an `in` argument without a value, or a value of another TypeCode";
+        BAD_PARAM_NIL_CONTEXT = BadParam, CORBINA_VMCID | 0x2a2, "naming: `bind_context`/`rebind_context` given a nil context";
+        BAD_PARAM_ZERO_HOW_MANY = BadParam, CORBINA_VMCID | 0x2a3, "naming: `BindingIterator::next_n(0)`";
+        TRANSIENT_DISCARDING = Transient, OMG_VMCID | 1, "OMG 1: the POA manager discards requests (discarding, or held past the maximum wait)";
+        TRANSIENT_CONNECT_FAILED = Transient, CORBINA_VMCID | 0x212, "connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed)";
+        TRANSIENT_CONNECT_TIMEOUT = Transient, CORBINA_VMCID | 0x210, "connecting timed out (connect timeout, or the call's deadline)";
+        TRANSIENT_POOL_POISONED = Transient, CORBINA_VMCID | 0x211, "the connection pool is unusable (a thread panicked holding it)";
+        TRANSIENT_FORWARD_LIMIT = Transient, 0x4342_4e01, "LOCATION_FORWARD hop limit reached (a chain that ends this way is not unwound)";
+        TRANSIENT_RESEND_LIMIT = Transient, 0x4342_4e02, "the server closed the connection before reading the request on every resend";
+        COMM_FAILURE_SEND = CommFailure, CORBINA_VMCID | 0x201, "sending the request failed";
+        COMM_FAILURE_RECEIVE = CommFailure, CORBINA_VMCID | 0x202, "receiving the reply failed (OS error)";
+        COMM_FAILURE_CLOSED = CommFailure, CORBINA_VMCID | 0x203, "the server closed the connection before replying";
+        COMM_FAILURE_PROTOCOL = CommFailure, CORBINA_VMCID | 0x204, "the server sent invalid or unexpected GIOP";
+        COMM_FAILURE_MESSAGE_ERROR = CommFailure, CORBINA_VMCID | 0x205, "the server answered MessageError";
+        COMM_FAILURE_BATCH_SEND = CommFailure, CORBINA_VMCID | 0x206, "writing buffered oneways (this one among them) failed";
+        COMM_FAILURE_SEND_REPLY = CommFailure, CORBINA_VMCID | 0x207, "server: sending the reply failed";
+        COMM_FAILURE_ONEWAYS_LOST = CommFailure, 0x4342_4e03, "buffered oneways were lost by an earlier write outside any call";
+        TIMEOUT_NOT_READY = Timeout, OMG_VMCID | 1, "OMG 1: an AMI poller's reply is not available within the timeout";
+        TIMEOUT_SEND = Timeout, CORBINA_VMCID | 0x220, "sending the request timed out";
+        TIMEOUT_RECEIVE = Timeout, CORBINA_VMCID | 0x221, "receiving the reply timed out";
+        TIMEOUT_WAIT = Timeout, CORBINA_VMCID | 0x222, "waiting for a free connection (an asynchronous call: for a connect under way) timed out";
+        INV_OBJREF_NO_IIOP_PROFILE = InvObjref, CORBINA_VMCID | 0x230, "the reference has no usable IIOP profile";
+        INV_OBJREF_GIOP_VERSION = InvObjref, CORBINA_VMCID | 0x231, "the profile's GIOP version is not supported";
+        INV_OBJREF_NIL = InvObjref, CORBINA_VMCID | 0x232, "an operation invoked on a nil abstract interface (generated code)";
+        MARSHAL_REQUEST = Marshal, CORBINA_VMCID | 0x240, "the request could not be encoded (GIOP header, closed connection)";
+        MARSHAL_ADDRESSING_MODE = Marshal, CORBINA_VMCID | 0x241, "a NEEDS_ADDRESSING_MODE reply named an undefined mode";
+        MARSHAL_NAMING_REFERENCE = Marshal, CORBINA_VMCID | 0x242, "naming: a reference to bind could not be encapsulated";
+        OBJECT_NOT_EXIST_NO_ADAPTER = ObjectNotExist, OMG_VMCID | 2, "OMG 2: the key names no POA of ours (malformed, stale, destroyed)";
+        OBJECT_NOT_EXIST_POLLER_TAKEN = ObjectNotExist, OMG_VMCID | 5, "OMG 5: an AMI poller already delivered its reply";
+        OBJECT_NOT_EXIST_NO_KEY = ObjectNotExist, CORBINA_VMCID | 0x250, "server: the request's target address names no object key";
+        OBJECT_NOT_EXIST_NAME_NOT_FOUND = ObjectNotExist, CORBINA_VMCID | 0x251, "`corbaname:`: no object is bound to the name (`NotFound`)";
+        OBJECT_NOT_EXIST_NO_OBJECT = ObjectNotExist, CORBINA_VMCID | 0x252, "the POA exists but no object is active under the id";
+        OBJECT_NOT_EXIST_VALUE_GONE = ObjectNotExist, CORBINA_VMCID | 0x253, "a shared value served as an object was dropped (generated `ValueRef` servants)";
+        OBJECT_NOT_EXIST_NAMING_CONTEXT = ObjectNotExist, CORBINA_VMCID | 0x254, "naming: the context was destroyed, or the object id names none";
+        OBJECT_NOT_EXIST_NAMING_SERVICE = ObjectNotExist, CORBINA_VMCID | 0x255, "naming: the naming service behind the context is gone";
+        OBJ_ADAPTER_INACTIVE = ObjAdapter, OMG_VMCID | 1, "OMG 1: the POA manager is inactive";
+        OBJ_ADAPTER_NO_DEFAULT_SERVANT = ObjAdapter, OMG_VMCID | 3, "OMG 3: USE_DEFAULT_SERVANT without a default servant";
+        OBJ_ADAPTER_NO_SERVANT_MANAGER = ObjAdapter, OMG_VMCID | 4, "OMG 4: USE_SERVANT_MANAGER without (the right kind of) servant manager";
+        OBJ_ADAPTER_INCARNATE_POLICY = ObjAdapter, OMG_VMCID | 5, "OMG 5: `incarnate` returned a servant already active (UNIQUE_ID)";
+        INTERNAL_NO_REPLY = Internal, CORBINA_VMCID | 0x260, "the servant returned without replying";
+        INTERNAL_DEFERRED_LOST = Internal, CORBINA_VMCID | 0x261, "a deferred (DII) request ended without an outcome";
+        INTERNAL_INCARNATION_LOST = Internal, CORBINA_VMCID | 0x262, "a servant incarnated for the call was deactivated before it ran";
+        INTERNAL_REPLY_HANDLE_DROPPED = Internal, CORBINA_VMCID | 0x263, "a deferred reply's handle (an AMH response handler) was dropped without a reply";
+        INTERNAL_NAMING = Internal, CORBINA_VMCID | 0x264, "naming: a request without the object id of a context or iterator, or an iterator that could not be activated";
+        BAD_INV_ORDER_ORB_SHUTDOWN = BadInvOrder, OMG_VMCID | 4, "OMG 4: the ORB has been destroyed";
+        BAD_INV_ORDER_ARGUMENTS_ORDER = BadInvOrder, OMG_VMCID | 7, "OMG 7: DSI: `arguments` called twice or after the result";
+        BAD_INV_ORDER_REPLIED = BadInvOrder, OMG_VMCID | 9, "OMG 9: the servant replied twice (`set_result` more than once)";
+        BAD_INV_ORDER_NOT_SENT = BadInvOrder, OMG_VMCID | 11, "OMG 11: DII: a result asked of a request not sent yet";
+        BAD_INV_ORDER_INTERCEPTOR_CALL = BadInvOrder, OMG_VMCID | 14, "OMG 14: interceptors: an attribute read where it is not available";
+        BAD_INV_ORDER_DUPLICATE_CONTEXT = BadInvOrder, OMG_VMCID | 15, "OMG 15: interceptors: a service context added twice without `replace`";
+        NO_IMPLEMENT_INTERFACE_REPOSITORY = NoImplement, CORBINA_VMCID | 0x270, "`_interface`: there is no interface repository";
+        NO_IMPLEMENT_OPERATION = NoImplement, CORBINA_VMCID | 0x271, "the servant does not implement the operation (a default method generated with `Builder::no_implement_defaults`)";
+        NO_IMPLEMENT_DEFERRED_REPLY = NoImplement, CORBINA_VMCID | 0x272, "the request cannot be answered after its upcall (`defer_reply` through a `ServantInvoker`)";
+        BAD_OPERATION_UNKNOWN = BadOperation, OMG_VMCID | 2, "OMG 2: the operation or attribute is not known to the target object";
+        BAD_OPERATION_WRONG_POLLER_OPERATION = BadOperation, CORBINA_VMCID | 0x2b0, "AMI: a poller was polled for another operation than its request's";
+        BAD_OPERATION_WRONG_RESPONSE = BadOperation, CORBINA_VMCID | 0x2b1, "AMH: a response handler answered with another operation's results";
+        BAD_TYPECODE_INCOMPLETE = BadTypecode, OMG_VMCID | 1, "OMG 1: the TypeCode is incomplete (a recursive placeholder never resolved)";
+        NO_RESOURCES_PI_UNAVAILABLE = NoResources, OMG_VMCID | 1, "OMG 1: interceptors: the request was made or served without the TypeCodes asked for";
+        NO_RESOURCES_THREAD = NoResources, CORBINA_VMCID | 0x280, "a thread (a deferred request's, a bidirectional connection's reader) could not be started";
+        INITIALIZE_LISTEN = Initialize, CORBINA_VMCID | 0x290, "the ORB's server could not listen on its endpoints";
+        INITIALIZE_NO_ENDPOINT = Initialize, CORBINA_VMCID | 0x291, "the ORB has no endpoint to publish in references";
+        PERSIST_STORE_FAILED = PersistStore, CORBINA_VMCID | 0x2c0, "naming: the persistent store could not be read or written";
+        PERSIST_STORE_BAD_REFERENCE = PersistStore, CORBINA_VMCID | 0x2c1, "naming: a stored reference is not a valid IOR";
+        NO_PERMISSION_DESTROY_ROOT = NoPermission, CORBINA_VMCID | 0x2d0, "naming: the root context cannot be destroyed";
+    }
+
+    /// The entry of `code` raised with `kind`, if it is one of Corbina's.
+    pub fn lookup(kind: SystemExceptionKind, code: u32) -> Option<&'static MinorCode> {
+        TABLE.iter().find(|m| m.kind == kind && m.code == code)
+    }
 }
 
 /// The phase of a call that failed or timed out.
@@ -514,6 +598,101 @@ mod tests {
     use std::error::Error as _;
     use std::time::Duration;
 
+    /// One table: no two entries share an exception and code, none is 0, and the module
+    /// docs' table lists exactly the table's entries.
+    #[test]
+    fn minor_table_is_unique_and_documented() {
+        let mut seen = std::collections::HashSet::new();
+        let mut names = std::collections::HashSet::new();
+        for m in minor::TABLE {
+            assert!(seen.insert((m.kind, m.code)), "{} shares its code", m.name);
+            assert!(names.insert(m.name), "{} twice", m.name);
+            assert_ne!(m.code & 0xfff, 0, "{}: no code 0", m.name);
+            assert!(!m.meaning.is_empty());
+            assert_eq!(minor::lookup(m.kind, m.code), Some(m));
+        }
+        let docs: Vec<&str> = include_str!("error.rs")
+            .lines()
+            .filter(|l| l.starts_with("//! | ") && l.contains("](minor::"))
+            .collect();
+        for m in minor::TABLE {
+            let row = format!(
+                "//! | {} | `{:#010x}` | [`{}`](minor::{}) |",
+                m.kind.name(),
+                m.code,
+                m.name,
+                m.name
+            );
+            assert!(
+                docs.iter().any(|l| l.starts_with(&row)),
+                "no docs row {row}"
+            );
+        }
+        assert_eq!(docs.len(), minor::TABLE.len());
+    }
+
+    /// Every `SystemException::new` in the runtime, `corbina-naming` and the generator's
+    /// templates names its minor code: no numeric literal (minor 0 above all) outside tests.
+    #[test]
+    fn no_raise_site_passes_a_literal_minor() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    files(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs")
+                    && p.file_name().is_some_and(|n| n != "tests.rs")
+                {
+                    out.push(p);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut all = Vec::new();
+        for dir in ["src", "../corbina-naming/src", "../corbina-codegen/src"] {
+            files(&root.join(dir), &mut all);
+        }
+        let mut bad = Vec::new();
+        let mut sites = 0;
+        for f in &all {
+            let text = std::fs::read_to_string(f).unwrap();
+            // Unit tests sit at the end of a file.
+            let code = text.split("#[cfg(test)]").next().unwrap();
+            // `{SYS}::new(`: the generator's templates.
+            let starts = code
+                .match_indices("SystemException::new(")
+                .chain(code.match_indices("{SYS}::new("));
+            for (at, m) in starts {
+                let args = &code[at + m.len()..];
+                let mut depth = 0;
+                let end = args
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        match c {
+                            '(' => depth += 1,
+                            ')' if depth == 0 => return true,
+                            ')' => depth -= 1,
+                            _ => {}
+                        }
+                        false
+                    })
+                    .map_or(args.len(), |(i, _)| i);
+                let Some((_, minor)) = args[..end].split_once(',') else {
+                    continue; // the constructor itself
+                };
+                sites += 1;
+                let literal = minor
+                    .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                    .any(|t| t.starts_with(|c: char| c.is_ascii_digit()));
+                if literal {
+                    bad.push(format!("{}: {}", f.display(), minor.trim()));
+                }
+            }
+        }
+        assert!(sites > 30, "found only {sites} raise sites");
+        assert!(bad.is_empty(), "literal minor codes: {bad:#?}");
+    }
+
     fn tcp(port: u16) -> Address {
         Address::Tcp {
             host: "127.0.0.1".into(),
@@ -540,7 +719,7 @@ mod tests {
                     source: io(),
                 },
                 K::Transient,
-                0x4f4d_0002,
+                0x4342_0212,
                 No,
             ),
             (
@@ -817,7 +996,7 @@ mod tests {
         });
         let shown = e.to_string();
         assert!(
-            shown.starts_with("TRANSIENT (minor 0x4f4d0002, completed NO): "),
+            shown.starts_with("TRANSIENT (minor 0x43420212, completed NO): "),
             "{shown}"
         );
         assert!(shown.contains(&format!("tcp 127.0.0.1:{port}")), "{shown}");

@@ -22,6 +22,9 @@ pub fn write_exception_id(w: &mut CdrWriter<'_>, repository_id: &str) -> crate::
 /// operation's `raises` clause does not list: `UNKNOWN`, minor 1, completed YES (the
 /// operation ran), as the CORBA specification requires.
 pub fn unknown_user_exception() -> SystemException {
-    SystemException::new(SystemExceptionKind::Unknown, crate::cdr::OMG_VMCID | 1)
-        .completed(CompletionStatus::Yes)
+    SystemException::new(
+        SystemExceptionKind::Unknown,
+        crate::error::minor::UNKNOWN_USER_EXCEPTION,
+    )
+    .completed(CompletionStatus::Yes)
 }

@@ -98,7 +98,7 @@
 //! ```
 //!
 //! A failed call says where and why: [`SystemException`]'s `Display` carries the runtime's
-//! [`Error`] (endpoint, phase, OS error), e.g. `TRANSIENT (minor 0x4f4d0002, completed NO):
+//! [`Error`] (endpoint, phase, OS error), e.g. `TRANSIENT (minor 0x43420212, completed NO):
 //! connect to tcp 127.0.0.1:5002 failed: Connection refused (os error 111)`; the minor codes
 //! are listed in [`error`].
 #![deny(unsafe_code)]

@@ -480,10 +480,11 @@ impl Orb {
     /// `string_to_object`: `IOR:…`, `corbaloc:iiop:…`/`corbaloc::…`, `corbaloc:rir:/Name`,
     /// and `corbaname:…#name` (resolved through the naming context it names).
     pub fn string_to_object(&self, s: &str) -> Result<ObjectRef, SystemException> {
-        let bad = |minor| {
-            SystemException::new(SystemExceptionKind::BadParam, crate::cdr::OMG_VMCID | minor)
+        use crate::error::minor::{
+            BAD_PARAM_BAD_ADDRESS, BAD_PARAM_BAD_SCHEME_NAME, BAD_PARAM_BAD_SCHEME_SPECIFIC_PART,
         };
-        match ObjectUrl::parse(s.trim()).map_err(|_| bad(7))? {
+        let bad = |minor| SystemException::new(SystemExceptionKind::BadParam, minor);
+        match ObjectUrl::parse(s.trim()).map_err(|_| bad(BAD_PARAM_BAD_SCHEME_NAME))? {
             ObjectUrl::Ior(ior) => self.object_from_ior(ior),
             ObjectUrl::Corbaloc(loc) => {
                 let mut profiles = Vec::new();
@@ -493,7 +494,7 @@ impl Orb {
                             let name = String::from_utf8_lossy(loc.key.as_bytes()).into_owned();
                             return match self.resolve_initial_references(&name) {
                                 Ok(InitialReference::Object(o)) => Ok(o),
-                                _ => Err(bad(8)),
+                                _ => Err(bad(BAD_PARAM_BAD_ADDRESS)),
                             };
                         }
                         ObjAddr::Iiop(addr) => {
@@ -505,7 +506,10 @@ impl Orb {
                                 components: Vec::new(),
                                 byte_order: ByteOrder::NATIVE,
                             };
-                            profiles.push(p.to_tagged().map_err(|_| bad(9))?);
+                            profiles.push(
+                                p.to_tagged()
+                                    .map_err(|_| bad(BAD_PARAM_BAD_SCHEME_SPECIFIC_PART))?,
+                            );
                         }
                     }
                 }
@@ -725,8 +729,11 @@ impl Orb {
 
     /// A ready-made error for calls on a destroyed ORB.
     pub fn bad_inv_order() -> SystemException {
-        SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 4)
-            .completed(CompletionStatus::No)
+        SystemException::new(
+            SystemExceptionKind::BadInvOrder,
+            crate::error::minor::BAD_INV_ORDER_ORB_SHUTDOWN,
+        )
+        .completed(CompletionStatus::No)
     }
 }
 
@@ -941,20 +948,15 @@ const NAMING_NOT_FOUND: &str = "IDL:omg.org/CosNaming/NamingContext/NotFound:1.0
 const NAMING_CANNOT_PROCEED: &str = "IDL:omg.org/CosNaming/NamingContext/CannotProceed:1.0";
 const NAMING_INVALID_NAME: &str = "IDL:omg.org/CosNaming/NamingContext/InvalidName:1.0";
 
-/// What a failed `corbaname:` resolution raises.
+/// What a failed `corbaname:` resolution raises (defined in [`crate::error::minor`]).
 pub mod corbaname_minor {
-    use crate::cdr::OMG_VMCID;
-
-    /// BAD_PARAM 9: the stringified name is invalid (`NamingContext::InvalidName`): the URL's
-    /// scheme-specific part is bad.
-    pub const BAD_PARAM_INVALID_NAME: u32 = OMG_VMCID | 9;
+    /// BAD_PARAM 9: the stringified name is invalid (`NamingContext::InvalidName`).
+    pub use crate::error::minor::BAD_PARAM_BAD_SCHEME_SPECIFIC_PART as BAD_PARAM_INVALID_NAME;
     /// BAD_PARAM 10: the naming service could not proceed (`CannotProceed`), or the
     /// corbaloc part does not lead to a naming context.
-    pub const BAD_PARAM_CANNOT_PROCEED: u32 = OMG_VMCID | 10;
-    /// OBJECT_NOT_EXIST, Corbina's `0x43420251`: no object is bound to the name
-    /// (`NamingContext::NotFound`; the OMG defines no code for it).
-    pub const OBJECT_NOT_EXIST_NOT_FOUND: u32 =
-        crate::error::minor::OBJECT_NOT_EXIST_NAME_NOT_FOUND;
+    pub use crate::error::minor::BAD_PARAM_BAD_URI_OTHER as BAD_PARAM_CANNOT_PROCEED;
+    /// OBJECT_NOT_EXIST: no object is bound to the name (`NamingContext::NotFound`).
+    pub use crate::error::minor::OBJECT_NOT_EXIST_NAME_NOT_FOUND as OBJECT_NOT_EXIST_NOT_FOUND;
 }
 
 impl Orb {

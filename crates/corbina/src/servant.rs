@@ -287,7 +287,10 @@ pub trait Servant: Send + Sync + 'static {
 
 /// The error for an operation a servant does not have: `BAD_OPERATION`, not completed.
 pub fn bad_operation() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadOperation, crate::cdr::OMG_VMCID | 2)
+    SystemException::new(
+        SystemExceptionKind::BadOperation,
+        crate::error::minor::BAD_OPERATION_UNKNOWN,
+    )
 }
 
 /// Answers the operations every object has (`_is_a`, `_non_existent`, `_repository_id`,

@@ -15,27 +15,27 @@ pub mod cos_naming {
 
     /// An `Any` holding `v` as typedef `::CosNaming::Istring` (its alias TypeCode).
     pub fn istring_insert(v: &Istring) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Istring);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Istring);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_string(v)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(istring_type_code(), &V(v))
+        ::corbina::Any::insert_as(istring_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Istring`'s.
     pub fn istring_extract(a: &::corbina::Any) -> ::core::option::Option<Istring> {
-        struct V(Istring);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Istring);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(r.read_string()?))
+                Ok(_V(r.read_string()?))
             }
         }
-        a.extract_as::<V>(&istring_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&istring_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::CosNaming::NameComponent` (`IDL:omg.org/CosNaming/NameComponent:1.0`).
@@ -100,8 +100,8 @@ pub mod cos_naming {
 
     /// An `Any` holding `v` as typedef `::CosNaming::Name` (its alias TypeCode).
     pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Name);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -109,19 +109,19 @@ pub mod cos_naming {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(name_type_code(), &V(v))
+        ::corbina::Any::insert_as(name_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::Name`'s.
     pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
-        struct V(Name);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&name_type_code()).map(|v| v.0)
     }
 
     /// IDL enum `::CosNaming::BindingType` (`IDL:omg.org/CosNaming/BindingType:1.0`).
@@ -244,8 +244,8 @@ pub mod cos_naming {
 
     /// An `Any` holding `v` as typedef `::CosNaming::BindingList` (its alias TypeCode).
     pub fn binding_list_insert(v: &BindingList) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v BindingList);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v BindingList);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -253,19 +253,19 @@ pub mod cos_naming {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(binding_list_type_code(), &V(v))
+        ::corbina::Any::insert_as(binding_list_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::BindingList`'s.
     pub fn binding_list_extract(a: &::corbina::Any) -> ::core::option::Option<BindingList> {
-        struct V(BindingList);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(BindingList);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Binding> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&binding_list_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&binding_list_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::CosNaming::NamingContext` (`IDL:omg.org/CosNaming/NamingContext:1.0`).
@@ -840,19 +840,19 @@ pub mod cos_naming {
 
     /// Dispatches requests for IDL interface `::CosNaming::NamingContext` to a [`NamingContextServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct NamingContextSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct NamingContextSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn NamingContextServant>,
     }
 
-    impl<S: NamingContextServant> NamingContextSkeleton<S> {
+    impl<_S: NamingContextServant> NamingContextSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -860,12 +860,12 @@ pub mod cos_naming {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: NamingContextServant> ::corbina::Servant for NamingContextSkeleton<S> {
+    impl<_S: NamingContextServant> ::corbina::Servant for NamingContextSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:omg.org/CosNaming/NamingContext:1.0"
         }
@@ -892,7 +892,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
+                    match _S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -908,7 +908,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
+                    match _S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -923,7 +923,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
+                    match _S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -939,7 +939,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
+                    match _S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -953,7 +953,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::resolve(&self.servant, &arg_n) {
+                    match _S::resolve(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -970,7 +970,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::unbind(&self.servant, &arg_n) {
+                    match _S::unbind(&self.servant, &arg_n) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -982,7 +982,7 @@ pub mod cos_naming {
                 }
                 "new_context" => {
                     request.arguments_done()?;
-                    let ret_ = S::new_context(&self.servant)?;
+                    let ret_ = _S::new_context(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
                         Ok(())
@@ -992,7 +992,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::bind_new_context(&self.servant, &arg_n) {
+                    match _S::bind_new_context(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
@@ -1008,7 +1008,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    match S::destroy(&self.servant) {
+                    match _S::destroy(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1020,7 +1020,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (out_bl, out_bi) = S::list(&self.servant, arg_how_many)?;
+                    let (out_bl, out_bi) = _S::list(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_length(out_bl.len())?;
                         <Binding as ::corbina::cdr::CdrEncode>::encode_slice(&out_bl, w)?;
@@ -1241,19 +1241,19 @@ pub mod cos_naming {
 
     /// Dispatches requests for IDL interface `::CosNaming::BindingIterator` to a [`BindingIteratorServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct BindingIteratorSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct BindingIteratorSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn BindingIteratorServant>,
     }
 
-    impl<S: BindingIteratorServant> BindingIteratorSkeleton<S> {
+    impl<_S: BindingIteratorServant> BindingIteratorSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1261,12 +1261,12 @@ pub mod cos_naming {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: BindingIteratorServant> ::corbina::Servant for BindingIteratorSkeleton<S> {
+    impl<_S: BindingIteratorServant> ::corbina::Servant for BindingIteratorSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:omg.org/CosNaming/BindingIterator:1.0"
         }
@@ -1290,7 +1290,7 @@ pub mod cos_naming {
             match request.operation() {
                 "next_one" => {
                     request.arguments_done()?;
-                    let (ret_, out_b) = S::next_one(&self.servant)?;
+                    let (ret_, out_b) = _S::next_one(&self.servant)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         ::corbina::cdr::CdrEncode::encode(&out_b, w)?;
@@ -1301,7 +1301,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (ret_, out_bl) = S::next_n(&self.servant, arg_how_many)?;
+                    let (ret_, out_bl) = _S::next_n(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         w.write_length(out_bl.len())?;
@@ -1311,7 +1311,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    S::destroy(&self.servant)?;
+                    _S::destroy(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -2077,20 +2077,20 @@ pub mod cos_naming {
 
     /// Dispatches requests for IDL interface `::CosNaming::NamingContextExt` to a [`NamingContextExtServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct NamingContextExtSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct NamingContextExtSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn NamingContextExtServant>,
         local_1: ::std::sync::Arc<dyn NamingContextServant>,
     }
 
-    impl<S: NamingContextExtServant> NamingContextExtSkeleton<S> {
+    impl<_S: NamingContextExtServant> NamingContextExtSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -2099,12 +2099,12 @@ pub mod cos_naming {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: NamingContextExtServant> ::corbina::Servant for NamingContextExtSkeleton<S> {
+    impl<_S: NamingContextExtServant> ::corbina::Servant for NamingContextExtSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:omg.org/CosNaming/NamingContextExt:1.0"
         }
@@ -2133,7 +2133,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
+                    match _S::bind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2149,7 +2149,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    match S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
+                    match _S::rebind(&self.servant, &arg_n, arg_obj.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2164,7 +2164,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
+                    match _S::bind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2180,7 +2180,7 @@ pub mod cos_naming {
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_nc = ::corbina::object::read_ref::<NamingContext>(r)?;
                     request.arguments_done()?;
-                    match S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
+                    match _S::rebind_context(&self.servant, &arg_n, arg_nc.as_ref()) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2194,7 +2194,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::resolve(&self.servant, &arg_n) {
+                    match _S::resolve(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -2211,7 +2211,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::unbind(&self.servant, &arg_n) {
+                    match _S::unbind(&self.servant, &arg_n) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2223,7 +2223,7 @@ pub mod cos_naming {
                 }
                 "new_context" => {
                     request.arguments_done()?;
-                    let ret_ = S::new_context(&self.servant)?;
+                    let ret_ = _S::new_context(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
                         Ok(())
@@ -2233,7 +2233,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::bind_new_context(&self.servant, &arg_n) {
+                    match _S::bind_new_context(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<NamingContext>(w, &ret_)?;
@@ -2249,7 +2249,7 @@ pub mod cos_naming {
                 }
                 "destroy" => {
                     request.arguments_done()?;
-                    match S::destroy(&self.servant) {
+                    match _S::destroy(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2261,7 +2261,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_how_many = r.read_ulong()?;
                     request.arguments_done()?;
-                    let (out_bl, out_bi) = S::list(&self.servant, arg_how_many)?;
+                    let (out_bl, out_bi) = _S::list(&self.servant, arg_how_many)?;
                     request.reply(|w| {
                         w.write_length(out_bl.len())?;
                         <Binding as ::corbina::cdr::CdrEncode>::encode_slice(&out_bl, w)?;
@@ -2273,7 +2273,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = <::std::vec::Vec<NameComponent> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::to_string(&self.servant, &arg_n) {
+                    match _S::to_string(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -2288,7 +2288,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_sn = r.read_string()?;
                     request.arguments_done()?;
-                    match S::to_name(&self.servant, &arg_sn) {
+                    match _S::to_name(&self.servant, &arg_sn) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_length(ret_.len())?;
@@ -2305,7 +2305,7 @@ pub mod cos_naming {
                     let arg_addr = r.read_string()?;
                     let arg_sn = r.read_string()?;
                     request.arguments_done()?;
-                    match S::to_url(&self.servant, &arg_addr, &arg_sn) {
+                    match _S::to_url(&self.servant, &arg_addr, &arg_sn) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -2321,7 +2321,7 @@ pub mod cos_naming {
                     let r = request.arguments();
                     let arg_n = r.read_string()?;
                     request.arguments_done()?;
-                    match S::resolve_str(&self.servant, &arg_n) {
+                    match _S::resolve_str(&self.servant, &arg_n) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -3074,27 +3074,27 @@ pub mod cos_naming {
 
         /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::StringName` (its alias TypeCode).
         pub fn string_name_insert(v: &StringName) -> ::corbina::cdr::Result<::corbina::Any> {
-            struct V<'v>(&'v StringName);
-            impl ::corbina::cdr::CdrEncode for V<'_> {
+            struct _V<'v>(&'v StringName);
+            impl ::corbina::cdr::CdrEncode for _V<'_> {
                 fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                     let v = self.0;
                     w.write_string(v)?;
                     Ok(())
                 }
             }
-            ::corbina::Any::insert_as(string_name_type_code(), &V(v))
+            ::corbina::Any::insert_as(string_name_type_code(), &_V(v))
         }
 
         /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::StringName`'s.
         pub fn string_name_extract(a: &::corbina::Any) -> ::core::option::Option<StringName> {
-            struct V(StringName);
-            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            struct _V(StringName);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
                 const MIN_WIRE_SIZE: usize = 4;
                 fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                    Ok(V(r.read_string()?))
+                    Ok(_V(r.read_string()?))
                 }
             }
-            a.extract_as::<V>(&string_name_type_code()).map(|v| v.0)
+            a.extract_as::<_V>(&string_name_type_code()).map(|v| v.0)
         }
 
         /// IDL typedef `::CosNaming::NamingContextExt::Address` (`IDL:omg.org/CosNaming/NamingContextExt/Address:1.0`).
@@ -3109,27 +3109,27 @@ pub mod cos_naming {
 
         /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::Address` (its alias TypeCode).
         pub fn address_insert(v: &Address) -> ::corbina::cdr::Result<::corbina::Any> {
-            struct V<'v>(&'v Address);
-            impl ::corbina::cdr::CdrEncode for V<'_> {
+            struct _V<'v>(&'v Address);
+            impl ::corbina::cdr::CdrEncode for _V<'_> {
                 fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                     let v = self.0;
                     w.write_string(v)?;
                     Ok(())
                 }
             }
-            ::corbina::Any::insert_as(address_type_code(), &V(v))
+            ::corbina::Any::insert_as(address_type_code(), &_V(v))
         }
 
         /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::Address`'s.
         pub fn address_extract(a: &::corbina::Any) -> ::core::option::Option<Address> {
-            struct V(Address);
-            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            struct _V(Address);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
                 const MIN_WIRE_SIZE: usize = 4;
                 fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                    Ok(V(r.read_string()?))
+                    Ok(_V(r.read_string()?))
                 }
             }
-            a.extract_as::<V>(&address_type_code()).map(|v| v.0)
+            a.extract_as::<_V>(&address_type_code()).map(|v| v.0)
         }
 
         /// IDL typedef `::CosNaming::NamingContextExt::URLString` (`IDL:omg.org/CosNaming/NamingContextExt/URLString:1.0`).
@@ -3144,27 +3144,27 @@ pub mod cos_naming {
 
         /// An `Any` holding `v` as typedef `::CosNaming::NamingContextExt::URLString` (its alias TypeCode).
         pub fn url_string_insert(v: &URLString) -> ::corbina::cdr::Result<::corbina::Any> {
-            struct V<'v>(&'v URLString);
-            impl ::corbina::cdr::CdrEncode for V<'_> {
+            struct _V<'v>(&'v URLString);
+            impl ::corbina::cdr::CdrEncode for _V<'_> {
                 fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                     let v = self.0;
                     w.write_string(v)?;
                     Ok(())
                 }
             }
-            ::corbina::Any::insert_as(url_string_type_code(), &V(v))
+            ::corbina::Any::insert_as(url_string_type_code(), &_V(v))
         }
 
         /// The value of an `Any` whose TypeCode is equivalent to typedef `::CosNaming::NamingContextExt::URLString`'s.
         pub fn url_string_extract(a: &::corbina::Any) -> ::core::option::Option<URLString> {
-            struct V(URLString);
-            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            struct _V(URLString);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
                 const MIN_WIRE_SIZE: usize = 4;
                 fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                    Ok(V(r.read_string()?))
+                    Ok(_V(r.read_string()?))
                 }
             }
-            a.extract_as::<V>(&url_string_type_code()).map(|v| v.0)
+            a.extract_as::<_V>(&url_string_type_code()).map(|v| v.0)
         }
 
         /// IDL exception `::CosNaming::NamingContextExt::InvalidAddress` (`IDL:omg.org/CosNaming/NamingContextExt/InvalidAddress:1.0`).

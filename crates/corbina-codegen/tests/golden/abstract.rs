@@ -137,11 +137,11 @@ pub mod abs {
     }
 
     /// A value whose state struct implements IDL abstract interface `::Abs::Base` implements it as a shared value.
-    impl<S: BaseServant> BaseServant for ::corbina::valuetype::ValueRef<S> {
+    impl<_S: BaseServant> BaseServant for ::corbina::valuetype::ValueRef<_S> {
         fn kind(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as BaseServant>::kind(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as BaseServant>::kind(&*g),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -189,7 +189,7 @@ pub mod abs {
                     Some(s) => BaseServant::kind(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }
@@ -235,16 +235,16 @@ pub mod abs {
     }
 
     #[doc(hidden)]
-    pub struct BaseServantProbe<K>(pub ::core::marker::PhantomData<fn() -> K>);
+    pub struct BaseServantProbe<_K>(pub ::core::marker::PhantomData<fn() -> _K>);
 
     #[doc(hidden)]
     pub trait BaseServantProbeHit {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn BaseServant>>;
     }
 
-    impl<K: BaseServant + ::corbina::valuetype::ValueType> BaseServantProbeHit for &BaseServantProbe<K> {
+    impl<_K: BaseServant + ::corbina::valuetype::ValueType> BaseServantProbeHit for &BaseServantProbe<_K> {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn BaseServant>> {
-            v.downcast::<K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn BaseServant>)
+            v.downcast::<_K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn BaseServant>)
         }
     }
 
@@ -255,7 +255,7 @@ pub mod abs {
         }
     }
 
-    impl<K> BaseServantProbeMiss for BaseServantProbe<K> {}
+    impl<_K> BaseServantProbeMiss for BaseServantProbe<_K> {}
 
     /// IDL exception `::Abs::Unnamed` (`IDL:Abs/Unnamed:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
@@ -602,32 +602,32 @@ pub mod abs {
     }
 
     /// A value whose state struct implements IDL abstract interface `::Abs::Named` implements it as a shared value.
-    impl<S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<S> {
+    impl<_S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<_S> {
         fn name(&self) -> ::core::result::Result<::std::string::String, named::NameError> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0).into()),
+                Some(g) => <_S as NamedServant>::name(&*g),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE).into()),
             }
         }
 
         fn rename(&self, to: &str) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::rename(&*g, to),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as NamedServant>::rename(&*g, to),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
 
         fn get_counter(&self) -> ::core::result::Result<i32, ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::get_counter(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as NamedServant>::get_counter(&*g),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
 
         fn set_counter(&self, value: i32) -> ::core::result::Result<(), ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::set_counter(&*g, value),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as NamedServant>::set_counter(&*g, value),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -675,7 +675,7 @@ pub mod abs {
                     Some(s) => BaseServant::kind(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -687,7 +687,7 @@ pub mod abs {
                     Some(s) => NamedServant::name(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION).into()),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0).into()),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL).into()),
             }
         }
 
@@ -699,7 +699,7 @@ pub mod abs {
                     Some(s) => NamedServant::rename(&*s, to),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -711,7 +711,7 @@ pub mod abs {
                     Some(s) => NamedServant::get_counter(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
 
@@ -723,7 +723,7 @@ pub mod abs {
                     Some(s) => NamedServant::set_counter(&*s, value),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }
@@ -769,16 +769,16 @@ pub mod abs {
     }
 
     #[doc(hidden)]
-    pub struct NamedServantProbe<K>(pub ::core::marker::PhantomData<fn() -> K>);
+    pub struct NamedServantProbe<_K>(pub ::core::marker::PhantomData<fn() -> _K>);
 
     #[doc(hidden)]
     pub trait NamedServantProbeHit {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn NamedServant>>;
     }
 
-    impl<K: NamedServant + ::corbina::valuetype::ValueType> NamedServantProbeHit for &NamedServantProbe<K> {
+    impl<_K: NamedServant + ::corbina::valuetype::ValueType> NamedServantProbeHit for &NamedServantProbe<_K> {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn NamedServant>> {
-            v.downcast::<K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn NamedServant>)
+            v.downcast::<_K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn NamedServant>)
         }
     }
 
@@ -789,7 +789,7 @@ pub mod abs {
         }
     }
 
-    impl<K> NamedServantProbeMiss for NamedServantProbe<K> {}
+    impl<_K> NamedServantProbeMiss for NamedServantProbe<_K> {}
 
     /// Client proxy for IDL interface `::Abs::Person` (`IDL:Abs/Person:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -1110,21 +1110,21 @@ pub mod abs {
 
     /// Dispatches requests for IDL interface `::Abs::Person` to a [`PersonServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct PersonSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct PersonSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn PersonServant>,
         local_1: ::std::sync::Arc<dyn BaseServant>,
         local_2: ::std::sync::Arc<dyn NamedServant>,
     }
 
-    impl<S: PersonServant> PersonSkeleton<S> {
+    impl<_S: PersonServant> PersonSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -1134,12 +1134,12 @@ pub mod abs {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: PersonServant> ::corbina::Servant for PersonSkeleton<S> {
+    impl<_S: PersonServant> ::corbina::Servant for PersonSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Abs/Person:1.0"
         }
@@ -1167,7 +1167,7 @@ pub mod abs {
             match request.operation() {
                 "kind" => {
                     request.arguments_done()?;
-                    let ret_ = S::kind(&self.servant)?;
+                    let ret_ = _S::kind(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -1175,7 +1175,7 @@ pub mod abs {
                 }
                 "name" => {
                     request.arguments_done()?;
-                    match S::name(&self.servant) {
+                    match _S::name(&self.servant) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -1190,7 +1190,7 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_to = r.read_string()?;
                     request.arguments_done()?;
-                    let out_previous = S::rename(&self.servant, &arg_to)?;
+                    let out_previous = _S::rename(&self.servant, &arg_to)?;
                     request.reply(|w| {
                         w.write_string(&out_previous)?;
                         Ok(())
@@ -1198,7 +1198,7 @@ pub mod abs {
                 }
                 "_get_counter" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_counter(&self.servant)?;
+                    let ret_ = _S::get_counter(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1208,12 +1208,12 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_value = r.read_long()?;
                     request.arguments_done()?;
-                    S::set_counter(&self.servant, arg_value)?;
+                    _S::set_counter(&self.servant, arg_value)?;
                     request.reply(|_| Ok(()))
                 }
                 "age" => {
                     request.arguments_done()?;
-                    let ret_ = S::age(&self.servant)?;
+                    let ret_ = _S::age(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1404,8 +1404,8 @@ pub mod abs {
 
     /// An `Any` holding `v` as typedef `::Abs::NamedSeq` (its alias TypeCode).
     pub fn named_seq_insert(v: &NamedSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v NamedSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v NamedSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -1413,19 +1413,19 @@ pub mod abs {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(named_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(named_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Abs::NamedSeq`'s.
     pub fn named_seq_extract(a: &::corbina::Any) -> ::core::option::Option<NamedSeq> {
-        struct V(NamedSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(NamedSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Named> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Named> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&named_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&named_seq_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Abs::Registry` (`IDL:Abs/Registry:1.0`).
@@ -1812,19 +1812,19 @@ pub mod abs {
 
     /// Dispatches requests for IDL interface `::Abs::Registry` to a [`RegistryServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct RegistrySkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct RegistrySkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn RegistryServant>,
     }
 
-    impl<S: RegistryServant> RegistrySkeleton<S> {
+    impl<_S: RegistryServant> RegistrySkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1832,12 +1832,12 @@ pub mod abs {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: RegistryServant> ::corbina::Servant for RegistrySkeleton<S> {
+    impl<_S: RegistryServant> ::corbina::Servant for RegistrySkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Abs/Registry:1.0"
         }
@@ -1863,7 +1863,7 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_n = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo(&self.servant, &arg_n)?;
+                    let ret_ = _S::echo(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1873,7 +1873,7 @@ pub mod abs {
                     let r = request.arguments();
                     let mut arg_a = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_b = S::swap(&self.servant, &mut arg_a)?;
+                    let out_b = _S::swap(&self.servant, &mut arg_a)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         ::corbina::valuetype::ValueMember::write_member(&arg_a, w, &mut values_)?;
@@ -1886,7 +1886,7 @@ pub mod abs {
                     let mut values_ = ::corbina::valuetype::ValueInput::new();
                     let arg_all = <NamedSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::list(&self.servant, &arg_all)?;
+                    let ret_ = _S::list(&self.servant, &arg_all)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
@@ -1897,7 +1897,7 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::hold(&self.servant, &arg_h)?;
+                    let ret_ = _S::hold(&self.servant, &arg_h)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1909,7 +1909,7 @@ pub mod abs {
                     let arg_a = <Named as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     let arg_b = <Named as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::same(&self.servant, &arg_a, &arg_b)?;
+                    let ret_ = _S::same(&self.servant, &arg_a, &arg_b)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         Ok(())
@@ -1919,7 +1919,7 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_n = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::wrap(&self.servant, &arg_n)?;
+                    let ret_ = _S::wrap(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1929,7 +1929,7 @@ pub mod abs {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::unwrap(&self.servant, &arg_a)?;
+                    let ret_ = _S::unwrap(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2120,16 +2120,16 @@ pub mod abs {
     }
 
     #[doc(hidden)]
-    pub struct LonelyServantProbe<K>(pub ::core::marker::PhantomData<fn() -> K>);
+    pub struct LonelyServantProbe<_K>(pub ::core::marker::PhantomData<fn() -> _K>);
 
     #[doc(hidden)]
     pub trait LonelyServantProbeHit {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn LonelyServant>>;
     }
 
-    impl<K: LonelyServant + ::corbina::valuetype::ValueType> LonelyServantProbeHit for &LonelyServantProbe<K> {
+    impl<_K: LonelyServant + ::corbina::valuetype::ValueType> LonelyServantProbeHit for &LonelyServantProbe<_K> {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn LonelyServant>> {
-            v.downcast::<K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn LonelyServant>)
+            v.downcast::<_K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn LonelyServant>)
         }
     }
 
@@ -2140,7 +2140,7 @@ pub mod abs {
         }
     }
 
-    impl<K> LonelyServantProbeMiss for LonelyServantProbe<K> {}
+    impl<_K> LonelyServantProbeMiss for LonelyServantProbe<_K> {}
 
     /// IDL struct `::Abs::UsesLonely` (`IDL:Abs/UsesLonely:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]

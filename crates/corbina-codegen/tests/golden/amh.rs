@@ -205,19 +205,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::Base` to a [`BaseServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct BaseSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct BaseSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn BaseServant>,
     }
 
-    impl<S: BaseServant> BaseSkeleton<S> {
+    impl<_S: BaseServant> BaseSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -225,12 +225,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: BaseServant> ::corbina::Servant for BaseSkeleton<S> {
+    impl<_S: BaseServant> ::corbina::Servant for BaseSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Base:1.0"
         }
@@ -256,7 +256,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::base_op(&self.servant, arg_x)?;
+                    let ret_ = _S::base_op(&self.servant, arg_x)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -309,28 +309,28 @@ pub mod ami {
     /// Dispatches requests for IDL interface `::Ami::Base` to an [`AmhBaseServant`], deferring each
     /// twoway reply to the servant's response handler. A collocated call waits on its thread
     /// for the response handler's answer.
-    pub struct AmhBaseSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmhBaseSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
     }
 
-    impl<S: AmhBaseServant> AmhBaseSkeleton<S> {
+    impl<_S: AmhBaseServant> AmhBaseSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self { servant }
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmhBaseServant> ::corbina::Servant for AmhBaseSkeleton<S> {
+    impl<_S: AmhBaseServant> ::corbina::Servant for AmhBaseSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Base:1.0"
         }
@@ -350,7 +350,7 @@ pub mod ami {
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
                     let rh = AmhBaseResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "base_op"));
-                    S::base_op(&self.servant, rh, arg_x);
+                    _S::base_op(&self.servant, rh, arg_x);
                     Ok(())
                 }
                 _ => {
@@ -530,19 +530,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::AMI_BaseHandler` to a [`AmiBaseHandlerServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct AmiBaseHandlerSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmiBaseHandlerSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AmiBaseHandlerServant>,
     }
 
-    impl<S: AmiBaseHandlerServant> AmiBaseHandlerSkeleton<S> {
+    impl<_S: AmiBaseHandlerServant> AmiBaseHandlerSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -550,12 +550,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmiBaseHandlerServant> ::corbina::Servant for AmiBaseHandlerSkeleton<S> {
+    impl<_S: AmiBaseHandlerServant> ::corbina::Servant for AmiBaseHandlerSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/AMI_BaseHandler:1.0"
         }
@@ -582,14 +582,14 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::base_op(&self.servant, arg_ami_return_val)?;
+                    _S::base_op(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "base_op_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::base_op_excep(&self.servant, &arg_excep_holder)?;
+                    _S::base_op_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -1070,20 +1070,20 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::Calc` to a [`CalcServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct CalcSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct CalcSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn CalcServant>,
         local_1: ::std::sync::Arc<dyn BaseServant>,
     }
 
-    impl<S: CalcServant> CalcSkeleton<S> {
+    impl<_S: CalcServant> CalcSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -1092,12 +1092,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: CalcServant> ::corbina::Servant for CalcSkeleton<S> {
+    impl<_S: CalcServant> ::corbina::Servant for CalcSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Calc:1.0"
         }
@@ -1125,7 +1125,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::base_op(&self.servant, arg_x)?;
+                    let ret_ = _S::base_op(&self.servant, arg_x)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1136,7 +1136,7 @@ pub mod ami {
                     let arg_a = r.read_long()?;
                     let arg_b = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::add(&self.servant, arg_a, arg_b)?;
+                    let ret_ = _S::add(&self.servant, arg_a, arg_b)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1147,7 +1147,7 @@ pub mod ami {
                     let arg_a = r.read_string()?;
                     let mut arg_b = r.read_string()?;
                     request.arguments_done()?;
-                    match S::concat(&self.servant, &arg_a, &mut arg_b) {
+                    match _S::concat(&self.servant, &arg_a, &mut arg_b) {
                         Ok((ret_, out_len)) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -1164,7 +1164,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_kind = r.read_long()?;
                     request.arguments_done()?;
-                    match S::fail(&self.servant, arg_kind) {
+                    match _S::fail(&self.servant, arg_kind) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1176,12 +1176,12 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_s = r.read_string()?;
                     request.arguments_done()?;
-                    S::note(&self.servant, &arg_s)?;
+                    _S::note(&self.servant, &arg_s)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_total" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_total(&self.servant)?;
+                    let ret_ = _S::get_total(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1191,12 +1191,12 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_value = r.read_long()?;
                     request.arguments_done()?;
-                    S::set_total(&self.servant, arg_value)?;
+                    _S::set_total(&self.servant, arg_value)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_label" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_label(&self.servant)?;
+                    let ret_ = _S::get_label(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -1368,28 +1368,28 @@ pub mod ami {
     /// Dispatches requests for IDL interface `::Ami::Calc` to an [`AmhCalcServant`], deferring each
     /// twoway reply to the servant's response handler. A collocated call waits on its thread
     /// for the response handler's answer.
-    pub struct AmhCalcSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmhCalcSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
     }
 
-    impl<S: AmhCalcServant> AmhCalcSkeleton<S> {
+    impl<_S: AmhCalcServant> AmhCalcSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self { servant }
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmhCalcServant> ::corbina::Servant for AmhCalcSkeleton<S> {
+    impl<_S: AmhCalcServant> ::corbina::Servant for AmhCalcSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Calc:1.0"
         }
@@ -1410,7 +1410,7 @@ pub mod ami {
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "base_op"));
-                    S::base_op(&self.servant, rh, arg_x);
+                    _S::base_op(&self.servant, rh, arg_x);
                     Ok(())
                 }
                 "add" => {
@@ -1419,7 +1419,7 @@ pub mod ami {
                     let arg_b = r.read_long()?;
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "add"));
-                    S::add(&self.servant, rh, arg_a, arg_b);
+                    _S::add(&self.servant, rh, arg_a, arg_b);
                     Ok(())
                 }
                 "concat" => {
@@ -1428,7 +1428,7 @@ pub mod ami {
                     let arg_b = r.read_string()?;
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "concat"));
-                    S::concat(&self.servant, rh, &arg_a, &arg_b);
+                    _S::concat(&self.servant, rh, &arg_a, &arg_b);
                     Ok(())
                 }
                 "fail" => {
@@ -1436,20 +1436,20 @@ pub mod ami {
                     let arg_kind = r.read_long()?;
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "fail"));
-                    S::fail(&self.servant, rh, arg_kind);
+                    _S::fail(&self.servant, rh, arg_kind);
                     Ok(())
                 }
                 "note" => {
                     let r = request.arguments();
                     let arg_s = r.read_string()?;
                     request.arguments_done()?;
-                    S::note(&self.servant, &arg_s);
+                    _S::note(&self.servant, &arg_s);
                     request.reply(|_| Ok(()))
                 }
                 "_get_total" => {
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "_get_total"));
-                    S::get_total(&self.servant, rh);
+                    _S::get_total(&self.servant, rh);
                     Ok(())
                 }
                 "_set_total" => {
@@ -1457,13 +1457,13 @@ pub mod ami {
                     let arg_value = r.read_long()?;
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "_set_total"));
-                    S::set_total(&self.servant, rh, arg_value);
+                    _S::set_total(&self.servant, rh, arg_value);
                     Ok(())
                 }
                 "_get_label" => {
                     request.arguments_done()?;
                     let rh = AmhCalcResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "_get_label"));
-                    S::get_label(&self.servant, rh);
+                    _S::get_label(&self.servant, rh);
                     Ok(())
                 }
                 _ => {
@@ -2019,19 +2019,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::AMI_CalcHandler` to a [`AmiCalcHandlerServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct AmiCalcHandlerSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmiCalcHandlerSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AmiCalcHandlerServant>,
     }
 
-    impl<S: AmiCalcHandlerServant> AmiCalcHandlerSkeleton<S> {
+    impl<_S: AmiCalcHandlerServant> AmiCalcHandlerSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2039,12 +2039,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmiCalcHandlerServant> ::corbina::Servant for AmiCalcHandlerSkeleton<S> {
+    impl<_S: AmiCalcHandlerServant> ::corbina::Servant for AmiCalcHandlerSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/AMI_CalcHandler:1.0"
         }
@@ -2071,28 +2071,28 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::base_op(&self.servant, arg_ami_return_val)?;
+                    _S::base_op(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "base_op_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::base_op_excep(&self.servant, &arg_excep_holder)?;
+                    _S::base_op_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "add" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::add(&self.servant, arg_ami_return_val)?;
+                    _S::add(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "add_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::add_excep(&self.servant, &arg_excep_holder)?;
+                    _S::add_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "concat" => {
@@ -2101,66 +2101,66 @@ pub mod ami {
                     let arg_b = r.read_string()?;
                     let arg_len = r.read_long()?;
                     request.arguments_done()?;
-                    S::concat(&self.servant, &arg_ami_return_val, &arg_b, arg_len)?;
+                    _S::concat(&self.servant, &arg_ami_return_val, &arg_b, arg_len)?;
                     request.reply(|_| Ok(()))
                 }
                 "concat_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::concat_excep(&self.servant, &arg_excep_holder)?;
+                    _S::concat_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "fail" => {
                     request.arguments_done()?;
-                    S::fail(&self.servant)?;
+                    _S::fail(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "fail_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::fail_excep(&self.servant, &arg_excep_holder)?;
+                    _S::fail_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_total" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::get_total(&self.servant, arg_ami_return_val)?;
+                    _S::get_total(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_total_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::get_total_excep(&self.servant, &arg_excep_holder)?;
+                    _S::get_total_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "set_total" => {
                     request.arguments_done()?;
-                    S::set_total(&self.servant)?;
+                    _S::set_total(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "set_total_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::set_total_excep(&self.servant, &arg_excep_holder)?;
+                    _S::set_total_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_label" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_string()?;
                     request.arguments_done()?;
-                    S::get_label(&self.servant, &arg_ami_return_val)?;
+                    _S::get_label(&self.servant, &arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_label_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::get_label_excep(&self.servant, &arg_excep_holder)?;
+                    _S::get_label_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -205,19 +205,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::Base` to a [`BaseServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct BaseSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct BaseSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn BaseServant>,
     }
 
-    impl<S: BaseServant> BaseSkeleton<S> {
+    impl<_S: BaseServant> BaseSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -225,12 +225,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: BaseServant> ::corbina::Servant for BaseSkeleton<S> {
+    impl<_S: BaseServant> ::corbina::Servant for BaseSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Base:1.0"
         }
@@ -256,7 +256,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::base_op(&self.servant, arg_x)?;
+                    let ret_ = _S::base_op(&self.servant, arg_x)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -439,19 +439,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::AMI_BaseHandler` to a [`AmiBaseHandlerServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct AmiBaseHandlerSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmiBaseHandlerSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AmiBaseHandlerServant>,
     }
 
-    impl<S: AmiBaseHandlerServant> AmiBaseHandlerSkeleton<S> {
+    impl<_S: AmiBaseHandlerServant> AmiBaseHandlerSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -459,12 +459,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmiBaseHandlerServant> ::corbina::Servant for AmiBaseHandlerSkeleton<S> {
+    impl<_S: AmiBaseHandlerServant> ::corbina::Servant for AmiBaseHandlerSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/AMI_BaseHandler:1.0"
         }
@@ -491,14 +491,14 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::base_op(&self.servant, arg_ami_return_val)?;
+                    _S::base_op(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "base_op_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::base_op_excep(&self.servant, &arg_excep_holder)?;
+                    _S::base_op_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -979,20 +979,20 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::Calc` to a [`CalcServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct CalcSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct CalcSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn CalcServant>,
         local_1: ::std::sync::Arc<dyn BaseServant>,
     }
 
-    impl<S: CalcServant> CalcSkeleton<S> {
+    impl<_S: CalcServant> CalcSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -1001,12 +1001,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: CalcServant> ::corbina::Servant for CalcSkeleton<S> {
+    impl<_S: CalcServant> ::corbina::Servant for CalcSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/Calc:1.0"
         }
@@ -1034,7 +1034,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_x = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::base_op(&self.servant, arg_x)?;
+                    let ret_ = _S::base_op(&self.servant, arg_x)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1045,7 +1045,7 @@ pub mod ami {
                     let arg_a = r.read_long()?;
                     let arg_b = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::add(&self.servant, arg_a, arg_b)?;
+                    let ret_ = _S::add(&self.servant, arg_a, arg_b)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1056,7 +1056,7 @@ pub mod ami {
                     let arg_a = r.read_string()?;
                     let mut arg_b = r.read_string()?;
                     request.arguments_done()?;
-                    match S::concat(&self.servant, &arg_a, &mut arg_b) {
+                    match _S::concat(&self.servant, &arg_a, &mut arg_b) {
                         Ok((ret_, out_len)) => {
                             request.reply(|w| {
                                 w.write_string(&ret_)?;
@@ -1073,7 +1073,7 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_kind = r.read_long()?;
                     request.arguments_done()?;
-                    match S::fail(&self.servant, arg_kind) {
+                    match _S::fail(&self.servant, arg_kind) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1085,12 +1085,12 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_s = r.read_string()?;
                     request.arguments_done()?;
-                    S::note(&self.servant, &arg_s)?;
+                    _S::note(&self.servant, &arg_s)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_total" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_total(&self.servant)?;
+                    let ret_ = _S::get_total(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1100,12 +1100,12 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_value = r.read_long()?;
                     request.arguments_done()?;
-                    S::set_total(&self.servant, arg_value)?;
+                    _S::set_total(&self.servant, arg_value)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_label" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_label(&self.servant)?;
+                    let ret_ = _S::get_label(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -1664,19 +1664,19 @@ pub mod ami {
 
     /// Dispatches requests for IDL interface `::Ami::AMI_CalcHandler` to a [`AmiCalcHandlerServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct AmiCalcHandlerSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmiCalcHandlerSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AmiCalcHandlerServant>,
     }
 
-    impl<S: AmiCalcHandlerServant> AmiCalcHandlerSkeleton<S> {
+    impl<_S: AmiCalcHandlerServant> AmiCalcHandlerSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1684,12 +1684,12 @@ pub mod ami {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmiCalcHandlerServant> ::corbina::Servant for AmiCalcHandlerSkeleton<S> {
+    impl<_S: AmiCalcHandlerServant> ::corbina::Servant for AmiCalcHandlerSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Ami/AMI_CalcHandler:1.0"
         }
@@ -1716,28 +1716,28 @@ pub mod ami {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::base_op(&self.servant, arg_ami_return_val)?;
+                    _S::base_op(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "base_op_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::base_op_excep(&self.servant, &arg_excep_holder)?;
+                    _S::base_op_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "add" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::add(&self.servant, arg_ami_return_val)?;
+                    _S::add(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "add_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::add_excep(&self.servant, &arg_excep_holder)?;
+                    _S::add_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "concat" => {
@@ -1746,66 +1746,66 @@ pub mod ami {
                     let arg_b = r.read_string()?;
                     let arg_len = r.read_long()?;
                     request.arguments_done()?;
-                    S::concat(&self.servant, &arg_ami_return_val, &arg_b, arg_len)?;
+                    _S::concat(&self.servant, &arg_ami_return_val, &arg_b, arg_len)?;
                     request.reply(|_| Ok(()))
                 }
                 "concat_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::concat_excep(&self.servant, &arg_excep_holder)?;
+                    _S::concat_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "fail" => {
                     request.arguments_done()?;
-                    S::fail(&self.servant)?;
+                    _S::fail(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "fail_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::fail_excep(&self.servant, &arg_excep_holder)?;
+                    _S::fail_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_total" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::get_total(&self.servant, arg_ami_return_val)?;
+                    _S::get_total(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_total_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::get_total_excep(&self.servant, &arg_excep_holder)?;
+                    _S::get_total_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "set_total" => {
                     request.arguments_done()?;
-                    S::set_total(&self.servant)?;
+                    _S::set_total(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "set_total_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::set_total_excep(&self.servant, &arg_excep_holder)?;
+                    _S::set_total_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_label" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_string()?;
                     request.arguments_done()?;
-                    S::get_label(&self.servant, &arg_ami_return_val)?;
+                    _S::get_label(&self.servant, &arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_label_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::get_label_excep(&self.servant, &arg_excep_holder)?;
+                    _S::get_label_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

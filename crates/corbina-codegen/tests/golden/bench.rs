@@ -212,27 +212,27 @@ pub fn octet_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::OctetSeq` (its alias TypeCode).
 pub fn octet_seq_insert(v: &OctetSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v OctetSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v OctetSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_octet_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(octet_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(octet_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::OctetSeq`'s.
 pub fn octet_seq_extract(a: &::corbina::Any) -> ::core::option::Option<OctetSeq> {
-    struct V(OctetSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(OctetSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_octet_seq()?.to_vec()))
+            Ok(_V(r.read_octet_seq()?.to_vec()))
         }
     }
-    a.extract_as::<V>(&octet_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&octet_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::ShortSeq` (`IDL:ShortSeq:1.0`).
@@ -247,27 +247,27 @@ pub fn short_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::ShortSeq` (its alias TypeCode).
 pub fn short_seq_insert(v: &ShortSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v ShortSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v ShortSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(short_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(short_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::ShortSeq`'s.
 pub fn short_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortSeq> {
-    struct V(ShortSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(ShortSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<i16>()?))
+            Ok(_V(r.read_primitive_seq::<i16>()?))
         }
     }
-    a.extract_as::<V>(&short_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&short_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::LongSeq` (`IDL:LongSeq:1.0`).
@@ -282,27 +282,27 @@ pub fn long_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::LongSeq` (its alias TypeCode).
 pub fn long_seq_insert(v: &LongSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v LongSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v LongSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(long_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(long_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::LongSeq`'s.
 pub fn long_seq_extract(a: &::corbina::Any) -> ::core::option::Option<LongSeq> {
-    struct V(LongSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(LongSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<i32>()?))
+            Ok(_V(r.read_primitive_seq::<i32>()?))
         }
     }
-    a.extract_as::<V>(&long_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&long_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::DoubleSeq` (`IDL:DoubleSeq:1.0`).
@@ -317,27 +317,27 @@ pub fn double_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::DoubleSeq` (its alias TypeCode).
 pub fn double_seq_insert(v: &DoubleSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v DoubleSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v DoubleSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(double_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(double_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::DoubleSeq`'s.
 pub fn double_seq_extract(a: &::corbina::Any) -> ::core::option::Option<DoubleSeq> {
-    struct V(DoubleSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(DoubleSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<f64>()?))
+            Ok(_V(r.read_primitive_seq::<f64>()?))
         }
     }
-    a.extract_as::<V>(&double_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&double_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::CharSeq` (`IDL:CharSeq:1.0`).
@@ -352,27 +352,27 @@ pub fn char_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::CharSeq` (its alias TypeCode).
 pub fn char_seq_insert(v: &CharSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v CharSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v CharSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_octet_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(char_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(char_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::CharSeq`'s.
 pub fn char_seq_extract(a: &::corbina::Any) -> ::core::option::Option<CharSeq> {
-    struct V(CharSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(CharSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_octet_seq()?.to_vec()))
+            Ok(_V(r.read_octet_seq()?.to_vec()))
         }
     }
-    a.extract_as::<V>(&char_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&char_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::StructSeq` (`IDL:StructSeq:1.0`).
@@ -387,8 +387,8 @@ pub fn struct_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::StructSeq` (its alias TypeCode).
 pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v StructSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v StructSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_length(v.len())?;
@@ -396,19 +396,19 @@ pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(struct_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(struct_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::StructSeq`'s.
 pub fn struct_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StructSeq> {
-    struct V(StructSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(StructSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            Ok(_V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
         }
     }
-    a.extract_as::<V>(&struct_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&struct_seq_type_code()).map(|v| v.0)
 }
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).
@@ -1063,19 +1063,19 @@ pub trait BenchServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::Bench` to a [`BenchServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct BenchSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct BenchSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn BenchServant>,
 }
 
-impl<S: BenchServant> BenchSkeleton<S> {
+impl<_S: BenchServant> BenchSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -1083,12 +1083,12 @@ impl<S: BenchServant> BenchSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
+impl<_S: BenchServant> ::corbina::Servant for BenchSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:Bench:1.0"
     }
@@ -1112,19 +1112,19 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
         match request.operation() {
             "ping" => {
                 request.arguments_done()?;
-                S::ping(&self.servant)?;
+                _S::ping(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "ping_oneway" => {
                 request.arguments_done()?;
-                S::ping_oneway(&self.servant)?;
+                _S::ping_oneway(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "echo" => {
                 let r = request.arguments();
                 let arg_s = r.read_string()?;
                 request.arguments_done()?;
-                let ret_ = S::echo(&self.servant, &arg_s)?;
+                let ret_ = _S::echo(&self.servant, &arg_s)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -1134,7 +1134,7 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_code = r.read_long()?;
                 request.arguments_done()?;
-                match S::fail(&self.servant, arg_code) {
+                match _S::fail(&self.servant, arg_code) {
                     Ok(()) => {
                         request.reply(|_| Ok(()))
                     }
@@ -1146,94 +1146,94 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_octets(&self.servant, arg_s)?;
+                _S::send_octets(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_octets_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_octets_oneway(&self.servant, arg_s)?;
+                _S::send_octets_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                S::send_shorts(&self.servant, &arg_s)?;
+                _S::send_shorts(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                S::send_shorts_oneway(&self.servant, &arg_s)?;
+                _S::send_shorts_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                S::send_longs(&self.servant, &arg_s)?;
+                _S::send_longs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                S::send_longs_oneway(&self.servant, &arg_s)?;
+                _S::send_longs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                S::send_doubles(&self.servant, &arg_s)?;
+                _S::send_doubles(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                S::send_doubles_oneway(&self.servant, &arg_s)?;
+                _S::send_doubles_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_chars(&self.servant, arg_s)?;
+                _S::send_chars(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_chars_oneway(&self.servant, arg_s)?;
+                _S::send_chars_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs(&self.servant, &arg_s)?;
+                _S::send_structs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs_oneway" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs_oneway(&self.servant, &arg_s)?;
+                _S::send_structs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "start_timer" => {
                 request.arguments_done()?;
-                S::start_timer(&self.servant)?;
+                _S::start_timer(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "stop_timer" => {
                 request.arguments_done()?;
-                let ret_ = S::stop_timer(&self.servant)?;
+                let ret_ = _S::stop_timer(&self.servant)?;
                 request.reply(|w| {
                     w.write_ulonglong(ret_);
                     Ok(())

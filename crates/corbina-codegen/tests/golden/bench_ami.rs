@@ -212,27 +212,27 @@ pub fn octet_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::OctetSeq` (its alias TypeCode).
 pub fn octet_seq_insert(v: &OctetSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v OctetSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v OctetSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_octet_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(octet_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(octet_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::OctetSeq`'s.
 pub fn octet_seq_extract(a: &::corbina::Any) -> ::core::option::Option<OctetSeq> {
-    struct V(OctetSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(OctetSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_octet_seq()?.to_vec()))
+            Ok(_V(r.read_octet_seq()?.to_vec()))
         }
     }
-    a.extract_as::<V>(&octet_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&octet_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::ShortSeq` (`IDL:ShortSeq:1.0`).
@@ -247,27 +247,27 @@ pub fn short_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::ShortSeq` (its alias TypeCode).
 pub fn short_seq_insert(v: &ShortSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v ShortSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v ShortSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(short_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(short_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::ShortSeq`'s.
 pub fn short_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortSeq> {
-    struct V(ShortSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(ShortSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<i16>()?))
+            Ok(_V(r.read_primitive_seq::<i16>()?))
         }
     }
-    a.extract_as::<V>(&short_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&short_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::LongSeq` (`IDL:LongSeq:1.0`).
@@ -282,27 +282,27 @@ pub fn long_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::LongSeq` (its alias TypeCode).
 pub fn long_seq_insert(v: &LongSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v LongSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v LongSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(long_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(long_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::LongSeq`'s.
 pub fn long_seq_extract(a: &::corbina::Any) -> ::core::option::Option<LongSeq> {
-    struct V(LongSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(LongSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<i32>()?))
+            Ok(_V(r.read_primitive_seq::<i32>()?))
         }
     }
-    a.extract_as::<V>(&long_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&long_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::DoubleSeq` (`IDL:DoubleSeq:1.0`).
@@ -317,27 +317,27 @@ pub fn double_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::DoubleSeq` (its alias TypeCode).
 pub fn double_seq_insert(v: &DoubleSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v DoubleSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v DoubleSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_primitive_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(double_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(double_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::DoubleSeq`'s.
 pub fn double_seq_extract(a: &::corbina::Any) -> ::core::option::Option<DoubleSeq> {
-    struct V(DoubleSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(DoubleSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_primitive_seq::<f64>()?))
+            Ok(_V(r.read_primitive_seq::<f64>()?))
         }
     }
-    a.extract_as::<V>(&double_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&double_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::CharSeq` (`IDL:CharSeq:1.0`).
@@ -352,27 +352,27 @@ pub fn char_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::CharSeq` (its alias TypeCode).
 pub fn char_seq_insert(v: &CharSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v CharSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v CharSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_octet_seq(v)?;
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(char_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(char_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::CharSeq`'s.
 pub fn char_seq_extract(a: &::corbina::Any) -> ::core::option::Option<CharSeq> {
-    struct V(CharSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(CharSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(r.read_octet_seq()?.to_vec()))
+            Ok(_V(r.read_octet_seq()?.to_vec()))
         }
     }
-    a.extract_as::<V>(&char_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&char_seq_type_code()).map(|v| v.0)
 }
 
 /// IDL typedef `::StructSeq` (`IDL:StructSeq:1.0`).
@@ -387,8 +387,8 @@ pub fn struct_seq_type_code() -> ::corbina::TypeCode {
 
 /// An `Any` holding `v` as typedef `::StructSeq` (its alias TypeCode).
 pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-    struct V<'v>(&'v StructSeq);
-    impl ::corbina::cdr::CdrEncode for V<'_> {
+    struct _V<'v>(&'v StructSeq);
+    impl ::corbina::cdr::CdrEncode for _V<'_> {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             let v = self.0;
             w.write_length(v.len())?;
@@ -396,19 +396,19 @@ pub fn struct_seq_insert(v: &StructSeq) -> ::corbina::cdr::Result<::corbina::Any
             Ok(())
         }
     }
-    ::corbina::Any::insert_as(struct_seq_type_code(), &V(v))
+    ::corbina::Any::insert_as(struct_seq_type_code(), &_V(v))
 }
 
 /// The value of an `Any` whose TypeCode is equivalent to typedef `::StructSeq`'s.
 pub fn struct_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StructSeq> {
-    struct V(StructSeq);
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+    struct _V(StructSeq);
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-            Ok(V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
+            Ok(_V(<::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?))
         }
     }
-    a.extract_as::<V>(&struct_seq_type_code()).map(|v| v.0)
+    a.extract_as::<_V>(&struct_seq_type_code()).map(|v| v.0)
 }
 
 /// Client proxy for IDL interface `::Bench` (`IDL:Bench:1.0`).
@@ -1135,19 +1135,19 @@ pub trait BenchServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::Bench` to a [`BenchServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct BenchSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct BenchSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn BenchServant>,
 }
 
-impl<S: BenchServant> BenchSkeleton<S> {
+impl<_S: BenchServant> BenchSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -1155,12 +1155,12 @@ impl<S: BenchServant> BenchSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
+impl<_S: BenchServant> ::corbina::Servant for BenchSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:Bench:1.0"
     }
@@ -1184,19 +1184,19 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
         match request.operation() {
             "ping" => {
                 request.arguments_done()?;
-                S::ping(&self.servant)?;
+                _S::ping(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "ping_oneway" => {
                 request.arguments_done()?;
-                S::ping_oneway(&self.servant)?;
+                _S::ping_oneway(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "echo" => {
                 let r = request.arguments();
                 let arg_s = r.read_string()?;
                 request.arguments_done()?;
-                let ret_ = S::echo(&self.servant, &arg_s)?;
+                let ret_ = _S::echo(&self.servant, &arg_s)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -1206,7 +1206,7 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_code = r.read_long()?;
                 request.arguments_done()?;
-                match S::fail(&self.servant, arg_code) {
+                match _S::fail(&self.servant, arg_code) {
                     Ok(()) => {
                         request.reply(|_| Ok(()))
                     }
@@ -1218,94 +1218,94 @@ impl<S: BenchServant> ::corbina::Servant for BenchSkeleton<S> {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_octets(&self.servant, arg_s)?;
+                _S::send_octets(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_octets_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_octets_oneway(&self.servant, arg_s)?;
+                _S::send_octets_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                S::send_shorts(&self.servant, &arg_s)?;
+                _S::send_shorts(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                S::send_shorts_oneway(&self.servant, &arg_s)?;
+                _S::send_shorts_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                S::send_longs(&self.servant, &arg_s)?;
+                _S::send_longs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                S::send_longs_oneway(&self.servant, &arg_s)?;
+                _S::send_longs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                S::send_doubles(&self.servant, &arg_s)?;
+                _S::send_doubles(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                S::send_doubles_oneway(&self.servant, &arg_s)?;
+                _S::send_doubles_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_chars(&self.servant, arg_s)?;
+                _S::send_chars(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_chars_oneway(&self.servant, arg_s)?;
+                _S::send_chars_oneway(&self.servant, arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs(&self.servant, &arg_s)?;
+                _S::send_structs(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs_oneway" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs_oneway(&self.servant, &arg_s)?;
+                _S::send_structs_oneway(&self.servant, &arg_s)?;
                 request.reply(|_| Ok(()))
             }
             "start_timer" => {
                 request.arguments_done()?;
-                S::start_timer(&self.servant)?;
+                _S::start_timer(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "stop_timer" => {
                 request.arguments_done()?;
-                let ret_ = S::stop_timer(&self.servant)?;
+                let ret_ = _S::stop_timer(&self.servant)?;
                 request.reply(|w| {
                     w.write_ulonglong(ret_);
                     Ok(())
@@ -1603,28 +1603,28 @@ impl AmhBenchResponseHandler {
 /// Dispatches requests for IDL interface `::Bench` to an [`AmhBenchServant`], deferring each
 /// twoway reply to the servant's response handler. A collocated call waits on its thread
 /// for the response handler's answer.
-pub struct AmhBenchSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct AmhBenchSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
 }
 
-impl<S: AmhBenchServant> AmhBenchSkeleton<S> {
+impl<_S: AmhBenchServant> AmhBenchSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self { servant }
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
+impl<_S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:Bench:1.0"
     }
@@ -1642,12 +1642,12 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
             "ping" => {
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "ping"));
-                S::ping(&self.servant, rh);
+                _S::ping(&self.servant, rh);
                 Ok(())
             }
             "ping_oneway" => {
                 request.arguments_done()?;
-                S::ping_oneway(&self.servant);
+                _S::ping_oneway(&self.servant);
                 request.reply(|_| Ok(()))
             }
             "echo" => {
@@ -1655,7 +1655,7 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_string()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "echo"));
-                S::echo(&self.servant, rh, &arg_s);
+                _S::echo(&self.servant, rh, &arg_s);
                 Ok(())
             }
             "fail" => {
@@ -1663,7 +1663,7 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_code = r.read_long()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "fail"));
-                S::fail(&self.servant, rh, arg_code);
+                _S::fail(&self.servant, rh, arg_code);
                 Ok(())
             }
             "send_octets" => {
@@ -1671,14 +1671,14 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_octets"));
-                S::send_octets(&self.servant, rh, arg_s);
+                _S::send_octets(&self.servant, rh, arg_s);
                 Ok(())
             }
             "send_octets_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_octets_oneway(&self.servant, arg_s);
+                _S::send_octets_oneway(&self.servant, arg_s);
                 request.reply(|_| Ok(()))
             }
             "send_shorts" => {
@@ -1686,14 +1686,14 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_shorts"));
-                S::send_shorts(&self.servant, rh, &arg_s);
+                _S::send_shorts(&self.servant, rh, &arg_s);
                 Ok(())
             }
             "send_shorts_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i16>()?;
                 request.arguments_done()?;
-                S::send_shorts_oneway(&self.servant, &arg_s);
+                _S::send_shorts_oneway(&self.servant, &arg_s);
                 request.reply(|_| Ok(()))
             }
             "send_longs" => {
@@ -1701,14 +1701,14 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_longs"));
-                S::send_longs(&self.servant, rh, &arg_s);
+                _S::send_longs(&self.servant, rh, &arg_s);
                 Ok(())
             }
             "send_longs_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<i32>()?;
                 request.arguments_done()?;
-                S::send_longs_oneway(&self.servant, &arg_s);
+                _S::send_longs_oneway(&self.servant, &arg_s);
                 request.reply(|_| Ok(()))
             }
             "send_doubles" => {
@@ -1716,14 +1716,14 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_doubles"));
-                S::send_doubles(&self.servant, rh, &arg_s);
+                _S::send_doubles(&self.servant, rh, &arg_s);
                 Ok(())
             }
             "send_doubles_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_primitive_seq::<f64>()?;
                 request.arguments_done()?;
-                S::send_doubles_oneway(&self.servant, &arg_s);
+                _S::send_doubles_oneway(&self.servant, &arg_s);
                 request.reply(|_| Ok(()))
             }
             "send_chars" => {
@@ -1731,14 +1731,14 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_chars"));
-                S::send_chars(&self.servant, rh, arg_s);
+                _S::send_chars(&self.servant, rh, arg_s);
                 Ok(())
             }
             "send_chars_oneway" => {
                 let r = request.arguments();
                 let arg_s = r.read_octet_seq()?;
                 request.arguments_done()?;
-                S::send_chars_oneway(&self.servant, arg_s);
+                _S::send_chars_oneway(&self.servant, arg_s);
                 request.reply(|_| Ok(()))
             }
             "send_structs" => {
@@ -1746,26 +1746,26 @@ impl<S: AmhBenchServant> ::corbina::Servant for AmhBenchSkeleton<S> {
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "send_structs"));
-                S::send_structs(&self.servant, rh, &arg_s);
+                _S::send_structs(&self.servant, rh, &arg_s);
                 Ok(())
             }
             "send_structs_oneway" => {
                 let r = request.arguments();
                 let arg_s = <::std::vec::Vec<BinStruct> as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs_oneway(&self.servant, &arg_s);
+                _S::send_structs_oneway(&self.servant, &arg_s);
                 request.reply(|_| Ok(()))
             }
             "start_timer" => {
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "start_timer"));
-                S::start_timer(&self.servant, rh);
+                _S::start_timer(&self.servant, rh);
                 Ok(())
             }
             "stop_timer" => {
                 request.arguments_done()?;
                 let rh = AmhBenchResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "stop_timer"));
-                S::stop_timer(&self.servant, rh);
+                _S::stop_timer(&self.servant, rh);
                 Ok(())
             }
             _ => {
@@ -2619,19 +2619,19 @@ pub trait AmiBenchHandlerServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::AMI_BenchHandler` to a [`AmiBenchHandlerServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct AmiBenchHandlerSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct AmiBenchHandlerSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn AmiBenchHandlerServant>,
 }
 
-impl<S: AmiBenchHandlerServant> AmiBenchHandlerSkeleton<S> {
+impl<_S: AmiBenchHandlerServant> AmiBenchHandlerSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -2639,12 +2639,12 @@ impl<S: AmiBenchHandlerServant> AmiBenchHandlerSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: AmiBenchHandlerServant> ::corbina::Servant for AmiBenchHandlerSkeleton<S> {
+impl<_S: AmiBenchHandlerServant> ::corbina::Servant for AmiBenchHandlerSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:AMI_BenchHandler:1.0"
     }
@@ -2669,138 +2669,138 @@ impl<S: AmiBenchHandlerServant> ::corbina::Servant for AmiBenchHandlerSkeleton<S
         match request.operation() {
             "ping" => {
                 request.arguments_done()?;
-                S::ping(&self.servant)?;
+                _S::ping(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "ping_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::ping_excep(&self.servant, &arg_excep_holder)?;
+                _S::ping_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "echo" => {
                 let r = request.arguments();
                 let arg_ami_return_val = r.read_string()?;
                 request.arguments_done()?;
-                S::echo(&self.servant, &arg_ami_return_val)?;
+                _S::echo(&self.servant, &arg_ami_return_val)?;
                 request.reply(|_| Ok(()))
             }
             "echo_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::echo_excep(&self.servant, &arg_excep_holder)?;
+                _S::echo_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "fail" => {
                 request.arguments_done()?;
-                S::fail(&self.servant)?;
+                _S::fail(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "fail_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::fail_excep(&self.servant, &arg_excep_holder)?;
+                _S::fail_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_octets" => {
                 request.arguments_done()?;
-                S::send_octets(&self.servant)?;
+                _S::send_octets(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_octets_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_octets_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_octets_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts" => {
                 request.arguments_done()?;
-                S::send_shorts(&self.servant)?;
+                _S::send_shorts(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_shorts_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_shorts_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_shorts_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs" => {
                 request.arguments_done()?;
-                S::send_longs(&self.servant)?;
+                _S::send_longs(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_longs_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_longs_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_longs_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles" => {
                 request.arguments_done()?;
-                S::send_doubles(&self.servant)?;
+                _S::send_doubles(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_doubles_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_doubles_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_doubles_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars" => {
                 request.arguments_done()?;
-                S::send_chars(&self.servant)?;
+                _S::send_chars(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_chars_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_chars_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_chars_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs" => {
                 request.arguments_done()?;
-                S::send_structs(&self.servant)?;
+                _S::send_structs(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "send_structs_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::send_structs_excep(&self.servant, &arg_excep_holder)?;
+                _S::send_structs_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "start_timer" => {
                 request.arguments_done()?;
-                S::start_timer(&self.servant)?;
+                _S::start_timer(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "start_timer_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::start_timer_excep(&self.servant, &arg_excep_holder)?;
+                _S::start_timer_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             "stop_timer" => {
                 let r = request.arguments();
                 let arg_ami_return_val = r.read_ulonglong()?;
                 request.arguments_done()?;
-                S::stop_timer(&self.servant, arg_ami_return_val)?;
+                _S::stop_timer(&self.servant, arg_ami_return_val)?;
                 request.reply(|_| Ok(()))
             }
             "stop_timer_excep" => {
                 let r = request.arguments();
                 let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                 request.arguments_done()?;
-                S::stop_timer_excep(&self.servant, &arg_excep_holder)?;
+                _S::stop_timer_excep(&self.servant, &arg_excep_holder)?;
                 request.reply(|_| Ok(()))
             }
             _ => {

@@ -171,19 +171,19 @@ pub mod bidir_test {
 
     /// Dispatches requests for IDL interface `::BidirTest::Callback` to a [`CallbackServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct CallbackSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct CallbackSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn CallbackServant>,
     }
 
-    impl<S: CallbackServant> CallbackSkeleton<S> {
+    impl<_S: CallbackServant> CallbackSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -191,12 +191,12 @@ pub mod bidir_test {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: CallbackServant> ::corbina::Servant for CallbackSkeleton<S> {
+    impl<_S: CallbackServant> ::corbina::Servant for CallbackSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:BidirTest/Callback:1.0"
         }
@@ -222,7 +222,7 @@ pub mod bidir_test {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::notify(&self.servant, arg_n)?;
+                    let ret_ = _S::notify(&self.servant, arg_n)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -232,7 +232,7 @@ pub mod bidir_test {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    S::tick(&self.servant, arg_n)?;
+                    _S::tick(&self.servant, arg_n)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -618,19 +618,19 @@ pub mod bidir_test {
 
     /// Dispatches requests for IDL interface `::BidirTest::Registrar` to a [`RegistrarServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct RegistrarSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct RegistrarSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn RegistrarServant>,
     }
 
-    impl<S: RegistrarServant> RegistrarSkeleton<S> {
+    impl<_S: RegistrarServant> RegistrarSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -638,12 +638,12 @@ pub mod bidir_test {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: RegistrarServant> ::corbina::Servant for RegistrarSkeleton<S> {
+    impl<_S: RegistrarServant> ::corbina::Servant for RegistrarSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:BidirTest/Registrar:1.0"
         }
@@ -667,7 +667,7 @@ pub mod bidir_test {
             match request.operation() {
                 "ping" => {
                     request.arguments_done()?;
-                    let ret_ = S::ping(&self.servant)?;
+                    let ret_ = _S::ping(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -678,7 +678,7 @@ pub mod bidir_test {
                     let arg_cb = ::corbina::object::read_ref::<Callback>(r)?;
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::call_back(&self.servant, arg_cb.as_ref(), arg_n)?;
+                    let ret_ = _S::call_back(&self.servant, arg_cb.as_ref(), arg_n)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -688,14 +688,14 @@ pub mod bidir_test {
                     let r = request.arguments();
                     let arg_cb = ::corbina::object::read_ref::<Callback>(r)?;
                     request.arguments_done()?;
-                    S::register_cb(&self.servant, arg_cb.as_ref())?;
+                    _S::register_cb(&self.servant, arg_cb.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 "notify_registered" => {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::notify_registered(&self.servant, arg_n)?;
+                    let ret_ = _S::notify_registered(&self.servant, arg_n)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -703,7 +703,7 @@ pub mod bidir_test {
                 }
                 "ticks_seen" => {
                     request.arguments_done()?;
-                    let ret_ = S::ticks_seen(&self.servant)?;
+                    let ret_ = _S::ticks_seen(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -715,21 +715,21 @@ pub mod bidir_test {
                     let arg_n = r.read_long()?;
                     let arg_delay_ms = r.read_long()?;
                     request.arguments_done()?;
-                    S::call_back_later(&self.servant, arg_cb.as_ref(), arg_n, arg_delay_ms)?;
+                    _S::call_back_later(&self.servant, arg_cb.as_ref(), arg_n, arg_delay_ms)?;
                     request.reply(|_| Ok(()))
                 }
                 "tick" => {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    S::tick(&self.servant, arg_n)?;
+                    _S::tick(&self.servant, arg_n)?;
                     request.reply(|_| Ok(()))
                 }
                 "tick_registered" => {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    S::tick_registered(&self.servant, arg_n)?;
+                    _S::tick_registered(&self.servant, arg_n)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -129,8 +129,8 @@ pub mod r#dyn {
 
     /// An `Any` holding `v` as typedef `::Dyn::AnySeq` (its alias TypeCode).
     pub fn any_seq_insert(v: &AnySeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v AnySeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v AnySeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -138,19 +138,19 @@ pub mod r#dyn {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(any_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(any_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::AnySeq`'s.
     pub fn any_seq_extract(a: &::corbina::Any) -> ::core::option::Option<AnySeq> {
-        struct V(AnySeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(AnySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&any_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&any_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Dyn::Matrix` (`IDL:corbina.test/Dyn/Matrix:1.0`).
@@ -165,27 +165,27 @@ pub mod r#dyn {
 
     /// An `Any` holding `v` as typedef `::Dyn::Matrix` (its alias TypeCode).
     pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Matrix);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+        ::corbina::Any::insert_as(matrix_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Matrix`'s.
     pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
-        struct V(Matrix);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 24;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&matrix_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Dyn::Few` (`IDL:corbina.test/Dyn/Few:1.0`).
@@ -200,8 +200,8 @@ pub mod r#dyn {
 
     /// An `Any` holding `v` as typedef `::Dyn::Few` (its alias TypeCode).
     pub fn few_insert(v: &Few) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Few);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Few);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.len() > 4 {
@@ -212,16 +212,16 @@ pub mod r#dyn {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(few_type_code(), &V(v))
+        ::corbina::Any::insert_as(few_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Dyn::Few`'s.
     pub fn few_extract(a: &::corbina::Any) -> ::core::option::Option<Few> {
-        struct V(Few);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Few);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(6)?;
                     if n > 4 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -233,7 +233,7 @@ pub mod r#dyn {
                 }))
             }
         }
-        a.extract_as::<V>(&few_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&few_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Dyn::Shape` (`IDL:corbina.test/Dyn/Shape:1.0`).
@@ -877,19 +877,19 @@ pub mod r#dyn {
 
     /// Dispatches requests for IDL interface `::Dyn::Inspector` to a [`InspectorServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct InspectorSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct InspectorSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn InspectorServant>,
     }
 
-    impl<S: InspectorServant> InspectorSkeleton<S> {
+    impl<_S: InspectorServant> InspectorSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -897,12 +897,12 @@ pub mod r#dyn {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: InspectorServant> ::corbina::Servant for InspectorSkeleton<S> {
+    impl<_S: InspectorServant> ::corbina::Servant for InspectorSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:corbina.test/Dyn/Inspector:1.0"
         }
@@ -928,7 +928,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo(&self.servant, &arg_a)?;
+                    let ret_ = _S::echo(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -938,7 +938,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::type_of(&self.servant, &arg_a)?;
+                    let ret_ = _S::type_of(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -948,7 +948,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let mut arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::swap(&self.servant, &mut arg_a) {
+                    match _S::swap(&self.servant, &mut arg_a) {
                         Ok(out_t) => {
                             request.reply(|w| {
                                 ::corbina::cdr::CdrEncode::encode(&arg_a, w)?;
@@ -965,7 +965,7 @@ pub mod r#dyn {
                     let arg_t = <Tagged as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_many = <::std::vec::Vec<::corbina::Any> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::tag(&self.servant, &arg_t, &arg_many)?;
+                    let ret_ = _S::tag(&self.servant, &arg_t, &arg_many)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -973,7 +973,7 @@ pub mod r#dyn {
                 }
                 "_get_last" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_last(&self.servant)?;
+                    let ret_ = _S::get_last(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -983,7 +983,7 @@ pub mod r#dyn {
                     let r = request.arguments();
                     let arg_value = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::set_last(&self.servant, &arg_value)?;
+                    _S::set_last(&self.servant, &arg_value)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -391,8 +391,8 @@ pub mod extra {
 
     /// An `Any` holding `v` as typedef `::Extra::Samples` (its alias TypeCode).
     pub fn samples_insert(v: &Samples) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Samples);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Samples);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -400,19 +400,19 @@ pub mod extra {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(samples_type_code(), &V(v))
+        ::corbina::Any::insert_as(samples_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Samples`'s.
     pub fn samples_extract(a: &::corbina::Any) -> ::core::option::Option<Samples> {
-        struct V(Samples);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Samples);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&samples_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&samples_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Extra::Odd` (`IDL:corbina.test/Extra/Odd:1.0`).
@@ -540,8 +540,8 @@ pub mod extra {
 
     /// An `Any` holding `v` as typedef `::Extra::Odds` (its alias TypeCode).
     pub fn odds_insert(v: &Odds) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Odds);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Odds);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -549,19 +549,19 @@ pub mod extra {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(odds_type_code(), &V(v))
+        ::corbina::Any::insert_as(odds_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Odds`'s.
     pub fn odds_extract(a: &::corbina::Any) -> ::core::option::Option<Odds> {
-        struct V(Odds);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Odds);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&odds_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&odds_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Extra::ByLong` (`IDL:corbina.test/Extra/ByLong:1.0`).
@@ -840,8 +840,8 @@ pub mod extra {
 
     /// An `Any` holding `v` as typedef `::Extra::Choices` (its alias TypeCode).
     pub fn choices_insert(v: &Choices) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Choices);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Choices);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.len() > 3 {
@@ -852,16 +852,16 @@ pub mod extra {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(choices_type_code(), &V(v))
+        ::corbina::Any::insert_as(choices_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Choices`'s.
     pub fn choices_extract(a: &::corbina::Any) -> ::core::option::Option<Choices> {
-        struct V(Choices);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Choices);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(4)?;
                     if n > 3 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -873,7 +873,7 @@ pub mod extra {
                 }))
             }
         }
-        a.extract_as::<V>(&choices_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&choices_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Extra::Limits` (`IDL:corbina.test/Extra/Limits:1.0`).
@@ -1847,19 +1847,19 @@ pub mod extra {
 
     /// Dispatches requests for IDL interface `::Extra::Node` to a [`NodeServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct NodeSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct NodeSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn NodeServant>,
     }
 
-    impl<S: NodeServant> NodeSkeleton<S> {
+    impl<_S: NodeServant> NodeSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1867,12 +1867,12 @@ pub mod extra {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: NodeServant> ::corbina::Servant for NodeSkeleton<S> {
+    impl<_S: NodeServant> ::corbina::Servant for NodeSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:corbina.test/Extra/Node:1.0"
         }
@@ -1899,7 +1899,7 @@ pub mod extra {
                     let arg_names = <::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let mut arg_depth = r.read_long()?;
                     request.arguments_done()?;
-                    match S::describe(&self.servant, &arg_names, &mut arg_depth) {
+                    match _S::describe(&self.servant, &arg_names, &mut arg_depth) {
                         Ok((ret_, out_link)) => {
                             request.reply(|w| {
                                 ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
@@ -1918,7 +1918,7 @@ pub mod extra {
                     let mut arg_s = r.read_string()?;
                     let mut arg_samples = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_which = S::swap(&self.servant, &mut arg_s, &mut arg_samples)?;
+                    let out_which = _S::swap(&self.servant, &mut arg_s, &mut arg_samples)?;
                     request.reply(|w| {
                         w.write_string(&arg_s)?;
                         w.write_length(arg_samples.len())?;
@@ -1931,7 +1931,7 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_l = <Limits as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::limits(&self.servant, &arg_l)?;
+                    let ret_ = _S::limits(&self.servant, &arg_l)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1951,7 +1951,7 @@ pub mod extra {
                     };
                     let arg_odds = <::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::choose(&self.servant, &arg_c, &arg_odds)?;
+                    let ret_ = _S::choose(&self.servant, &arg_c, &arg_odds)?;
                     request.reply(|w| {
                         if ret_.len() > 3 {
                             return Err(::corbina::cdr::MarshalError::BoundExceeded { length: ret_.len() as u64, bound: 3 });
@@ -1965,12 +1965,12 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_x = r.read_octet()?;
                     request.arguments_done()?;
-                    S::poke(&self.servant, arg_x)?;
+                    _S::poke(&self.servant, arg_x)?;
                     request.reply(|_| Ok(()))
                 }
                 "nothing" => {
                     request.arguments_done()?;
-                    match S::nothing(&self.servant) {
+                    match _S::nothing(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1984,7 +1984,7 @@ pub mod extra {
                     let arg_loop = r.read_long()?;
                     let arg_request = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = S::r#move(&self.servant, arg_self_, arg_loop, &arg_request)?;
+                    let ret_ = _S::r#move(&self.servant, arg_self_, arg_loop, &arg_request)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1992,7 +1992,7 @@ pub mod extra {
                 }
                 "_get_mode" => {
                     request.arguments_done()?;
-                    match S::get_mode(&self.servant) {
+                    match _S::get_mode(&self.servant) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 w.write_ulong(ret_ as u32);
@@ -2007,7 +2007,7 @@ pub mod extra {
                     let r = request.arguments();
                     let arg_value = <Mode as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::set_mode(&self.servant, arg_value) {
+                    match _S::set_mode(&self.servant, arg_value) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2018,7 +2018,7 @@ pub mod extra {
                 }
                 "_get_count" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_count(&self.servant)?;
+                    let ret_ = _S::get_count(&self.servant)?;
                     request.reply(|w| {
                         w.write_ulong(ret_);
                         Ok(())
@@ -2214,8 +2214,8 @@ pub mod extra {
 
         /// An `Any` holding `v` as typedef `::Extra::Node::Names` (its alias TypeCode).
         pub fn names_insert(v: &Names) -> ::corbina::cdr::Result<::corbina::Any> {
-            struct V<'v>(&'v Names);
-            impl ::corbina::cdr::CdrEncode for V<'_> {
+            struct _V<'v>(&'v Names);
+            impl ::corbina::cdr::CdrEncode for _V<'_> {
                 fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                     let v = self.0;
                     w.write_length(v.len())?;
@@ -2223,19 +2223,19 @@ pub mod extra {
                     Ok(())
                 }
             }
-            ::corbina::Any::insert_as(names_type_code(), &V(v))
+            ::corbina::Any::insert_as(names_type_code(), &_V(v))
         }
 
         /// The value of an `Any` whose TypeCode is equivalent to typedef `::Extra::Node::Names`'s.
         pub fn names_extract(a: &::corbina::Any) -> ::core::option::Option<Names> {
-            struct V(Names);
-            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            struct _V(Names);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
                 const MIN_WIRE_SIZE: usize = 4;
                 fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                    Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                    Ok(_V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
                 }
             }
-            a.extract_as::<V>(&names_type_code()).map(|v| v.0)
+            a.extract_as::<_V>(&names_type_code()).map(|v| v.0)
         }
 
         /// IDL struct `::Extra::Node::Info` (`IDL:corbina.test/Extra/Node/Info:1.0`).

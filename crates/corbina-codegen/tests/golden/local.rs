@@ -137,19 +137,19 @@ pub mod loc {
 
     /// Dispatches requests for IDL interface `::Loc::Remote` to a [`RemoteServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct RemoteSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct RemoteSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn RemoteServant>,
     }
 
-    impl<S: RemoteServant> RemoteSkeleton<S> {
+    impl<_S: RemoteServant> RemoteSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -157,12 +157,12 @@ pub mod loc {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: RemoteServant> ::corbina::Servant for RemoteSkeleton<S> {
+    impl<_S: RemoteServant> ::corbina::Servant for RemoteSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Loc/Remote:1.0"
         }
@@ -186,7 +186,7 @@ pub mod loc {
             match request.operation() {
                 "get" => {
                     request.arguments_done()?;
-                    let ret_ = S::get(&self.servant)?;
+                    let ret_ = _S::get(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -500,8 +500,8 @@ pub mod loc {
 
     /// An `Any` holding `v` as typedef `::Loc::Listeners` (its alias TypeCode).
     pub fn listeners_insert(v: &Listeners) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Listeners);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Listeners);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -511,16 +511,16 @@ pub mod loc {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(listeners_type_code(), &V(v))
+        ::corbina::Any::insert_as(listeners_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Loc::Listeners`'s.
     pub fn listeners_extract(a: &::corbina::Any) -> ::core::option::Option<Listeners> {
-        struct V(Listeners);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Listeners);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(8)?;
                     r.enter()?;
                     let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<::corbina::local::LocalRef<dyn Listener>>>(n));
@@ -532,7 +532,7 @@ pub mod loc {
                 }))
             }
         }
-        a.extract_as::<V>(&listeners_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&listeners_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Loc::Holder` (`IDL:Loc/Holder:1.0`).
@@ -802,19 +802,19 @@ pub mod loc {
 
     /// Dispatches requests for IDL interface `::Loc::UsesElsewhere` to a [`UsesElsewhereServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct UsesElsewhereSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct UsesElsewhereSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn UsesElsewhereServant>,
     }
 
-    impl<S: UsesElsewhereServant> UsesElsewhereSkeleton<S> {
+    impl<_S: UsesElsewhereServant> UsesElsewhereSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -822,12 +822,12 @@ pub mod loc {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: UsesElsewhereServant> ::corbina::Servant for UsesElsewhereSkeleton<S> {
+    impl<_S: UsesElsewhereServant> ::corbina::Servant for UsesElsewhereSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Loc/UsesElsewhere:1.0"
         }
@@ -853,7 +853,7 @@ pub mod loc {
                     let r = request.arguments();
                     let arg_e = ::corbina::object::read_ref::<Elsewhere>(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::pass(&self.servant, arg_e.as_ref())?;
+                    let ret_ = _S::pass(&self.servant, arg_e.as_ref())?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Elsewhere>(w, &ret_)?;
                         Ok(())
@@ -863,7 +863,7 @@ pub mod loc {
                     let r = request.arguments();
                     let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::hold(&self.servant, &arg_h)?;
+                    _S::hold(&self.servant, &arg_h)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

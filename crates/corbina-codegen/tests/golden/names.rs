@@ -131,19 +131,19 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::A` to a [`AServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct ASkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct ASkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AServant>,
     }
 
-    impl<S: AServant> ASkeleton<S> {
+    impl<_S: AServant> ASkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -151,12 +151,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AServant> ::corbina::Servant for ASkeleton<S> {
+    impl<_S: AServant> ::corbina::Servant for ASkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/A:1.0"
         }
@@ -180,7 +180,7 @@ pub mod names {
             match request.operation() {
                 "ping" => {
                     request.arguments_done()?;
-                    S::ping(&self.servant)?;
+                    _S::ping(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -206,27 +206,27 @@ pub mod names {
 
     /// An `Any` holding `v` as typedef `::Names::AA` (its alias TypeCode).
     pub fn aa_insert(v: &Aa) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Aa);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Aa);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::object::write_ref::<A>(w, v)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(aa_type_code(), &V(v))
+        ::corbina::Any::insert_as(aa_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::AA`'s.
     pub fn aa_extract(a: &::corbina::Any) -> ::core::option::Option<Aa> {
-        struct V(Aa);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Aa);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 8;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(::corbina::object::read_ref::<A>(r)?))
+                Ok(_V(::corbina::object::read_ref::<A>(r)?))
             }
         }
-        a.extract_as::<V>(&aa_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&aa_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Names::B` (`IDL:Names/B:1.0`).
@@ -386,20 +386,20 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::B` to a [`BServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct BSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct BSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn BServant>,
         local_1: ::std::sync::Arc<dyn AServant>,
     }
 
-    impl<S: BServant> BSkeleton<S> {
+    impl<_S: BServant> BSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -408,12 +408,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: BServant> ::corbina::Servant for BSkeleton<S> {
+    impl<_S: BServant> ::corbina::Servant for BSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/B:1.0"
         }
@@ -439,12 +439,12 @@ pub mod names {
             match request.operation() {
                 "ping" => {
                     request.arguments_done()?;
-                    S::ping(&self.servant)?;
+                    _S::ping(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "pong" => {
                     request.arguments_done()?;
-                    S::pong(&self.servant)?;
+                    _S::pong(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -914,8 +914,8 @@ pub mod names {
 
     /// An `Any` holding `v` as typedef `::Names::iFSeq` (its alias TypeCode).
     pub fn i_f_seq_insert(v: &IFSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v IFSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v IFSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -923,19 +923,19 @@ pub mod names {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(i_f_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(i_f_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::iFSeq`'s.
     pub fn i_f_seq_extract(a: &::corbina::Any) -> ::core::option::Option<IFSeq> {
-        struct V(IFSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(IFSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<IF> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<IF> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&i_f_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&i_f_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Names::iF_Seq` (`IDL:Names/iF_Seq:1.0`).
@@ -950,8 +950,8 @@ pub mod names {
 
     /// An `Any` holding `v` as typedef `::Names::iF_Seq` (its alias TypeCode).
     pub fn i_f_seq_insert_(v: &IFSeq_) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v IFSeq_);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v IFSeq_);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -959,19 +959,19 @@ pub mod names {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(i_f_seq_type_code_(), &V(v))
+        ::corbina::Any::insert_as(i_f_seq_type_code_(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::iF_Seq`'s.
     pub fn i_f_seq_extract_(a: &::corbina::Any) -> ::core::option::Option<IFSeq_> {
-        struct V(IFSeq_);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(IFSeq_);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<IF_> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<IF_> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&i_f_seq_type_code_()).map(|v| v.0)
+        a.extract_as::<_V>(&i_f_seq_type_code_()).map(|v| v.0)
     }
 
     /// IDL typedef `::Names::i_f_seq` (`IDL:Names/i_f_seq:1.0`).
@@ -986,27 +986,27 @@ pub mod names {
 
     /// An `Any` holding `v` as typedef `::Names::i_f_seq` (its alias TypeCode).
     pub fn i_f_seq_insert__(v: &IFSeq__) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v IFSeq__);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v IFSeq__);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_long(*v);
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(i_f_seq_type_code__(), &V(v))
+        ::corbina::Any::insert_as(i_f_seq_type_code__(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::i_f_seq`'s.
     pub fn i_f_seq_extract__(a: &::corbina::Any) -> ::core::option::Option<IFSeq__> {
-        struct V(IFSeq__);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(IFSeq__);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(r.read_long()?))
+                Ok(_V(r.read_long()?))
             }
         }
-        a.extract_as::<V>(&i_f_seq_type_code__()).map(|v| v.0)
+        a.extract_as::<_V>(&i_f_seq_type_code__()).map(|v| v.0)
     }
 
     /// IDL exception `::Names::System` (`IDL:Names/System:1.0`).
@@ -1258,19 +1258,19 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::C` to a [`CServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct CSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct CSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn CServant>,
     }
 
-    impl<S: CServant> CSkeleton<S> {
+    impl<_S: CServant> CSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1278,12 +1278,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: CServant> ::corbina::Servant for CSkeleton<S> {
+    impl<_S: CServant> ::corbina::Servant for CSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/C:1.0"
         }
@@ -1307,7 +1307,7 @@ pub mod names {
             match request.operation() {
                 "f" => {
                     request.arguments_done()?;
-                    match S::f(&self.servant) {
+                    match _S::f(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -1322,12 +1322,12 @@ pub mod names {
                     let arg_foo_bar = r.read_long()?;
                     let arg_foo_bar_ = r.read_long()?;
                     request.arguments_done()?;
-                    S::foo_bar(&self.servant, arg_foo_bar, arg_foo_bar_)?;
+                    _S::foo_bar(&self.servant, arg_foo_bar, arg_foo_bar_)?;
                     request.reply(|_| Ok(()))
                 }
                 "foo_bar" => {
                     request.arguments_done()?;
-                    S::foo_bar_(&self.servant)?;
+                    _S::foo_bar_(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -1769,19 +1769,19 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::D` to a [`DServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct DSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct DSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn DServant>,
     }
 
-    impl<S: DServant> DSkeleton<S> {
+    impl<_S: DServant> DSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1789,12 +1789,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: DServant> ::corbina::Servant for DSkeleton<S> {
+    impl<_S: DServant> ::corbina::Servant for DSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/D:1.0"
         }
@@ -1818,17 +1818,17 @@ pub mod names {
             match request.operation() {
                 "fooBar" => {
                     request.arguments_done()?;
-                    S::foo_bar(&self.servant)?;
+                    _S::foo_bar(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_narrow" => {
                     request.arguments_done()?;
-                    S::get_narrow(&self.servant)?;
+                    _S::get_narrow(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_narrow" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_narrow_(&self.servant)?;
+                    let ret_ = _S::get_narrow_(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1983,19 +1983,19 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::D2` to a [`D2Servant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct D2Skeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct D2Skeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn D2Servant>,
     }
 
-    impl<S: D2Servant> D2Skeleton<S> {
+    impl<_S: D2Servant> D2Skeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2003,12 +2003,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: D2Servant> ::corbina::Servant for D2Skeleton<S> {
+    impl<_S: D2Servant> ::corbina::Servant for D2Skeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/D2:1.0"
         }
@@ -2032,7 +2032,7 @@ pub mod names {
             match request.operation() {
                 "foo_bar" => {
                     request.arguments_done()?;
-                    match S::foo_bar(&self.servant) {
+                    match _S::foo_bar(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2299,21 +2299,21 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::DD` to a [`DdServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct DdSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct DdSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn DdServant>,
         local_1: ::std::sync::Arc<dyn DServant>,
         local_2: ::std::sync::Arc<dyn D2Servant>,
     }
 
-    impl<S: DdServant> DdSkeleton<S> {
+    impl<_S: DdServant> DdSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -2323,12 +2323,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: DdServant> ::corbina::Servant for DdSkeleton<S> {
+    impl<_S: DdServant> ::corbina::Servant for DdSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/DD:1.0"
         }
@@ -2356,17 +2356,17 @@ pub mod names {
             match request.operation() {
                 "fooBar" => {
                     request.arguments_done()?;
-                    <S as DServant>::foo_bar(&self.servant)?;
+                    <_S as DServant>::foo_bar(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "get_narrow" => {
                     request.arguments_done()?;
-                    S::get_narrow(&self.servant)?;
+                    _S::get_narrow(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 "_get_narrow" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_narrow_(&self.servant)?;
+                    let ret_ = _S::get_narrow_(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -2374,7 +2374,7 @@ pub mod names {
                 }
                 "foo_bar" => {
                     request.arguments_done()?;
-                    match <S as D2Servant>::foo_bar(&self.servant) {
+                    match <_S as D2Servant>::foo_bar(&self.servant) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }
@@ -2384,7 +2384,7 @@ pub mod names {
                 }
                 "foo_bar_" => {
                     request.arguments_done()?;
-                    S::foo_bar_(&self.servant)?;
+                    _S::foo_bar_(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -2501,19 +2501,19 @@ pub mod names {
 
     /// Dispatches requests for IDL interface `::Names::xY` to a [`XYServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct XYSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct XYSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn XYServant>,
     }
 
-    impl<S: XYServant> XYSkeleton<S> {
+    impl<_S: XYServant> XYSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2521,12 +2521,12 @@ pub mod names {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: XYServant> ::corbina::Servant for XYSkeleton<S> {
+    impl<_S: XYServant> ::corbina::Servant for XYSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Names/xY:1.0"
         }
@@ -2775,27 +2775,27 @@ pub mod names {
 
         /// An `Any` holding `v` as typedef `::Names::xY::T` (its alias TypeCode).
         pub fn t_insert(v: &T) -> ::corbina::cdr::Result<::corbina::Any> {
-            struct V<'v>(&'v T);
-            impl ::corbina::cdr::CdrEncode for V<'_> {
+            struct _V<'v>(&'v T);
+            impl ::corbina::cdr::CdrEncode for _V<'_> {
                 fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                     let v = self.0;
                     w.write_long(*v);
                     Ok(())
                 }
             }
-            ::corbina::Any::insert_as(t_type_code(), &V(v))
+            ::corbina::Any::insert_as(t_type_code(), &_V(v))
         }
 
         /// The value of an `Any` whose TypeCode is equivalent to typedef `::Names::xY::T`'s.
         pub fn t_extract(a: &::corbina::Any) -> ::core::option::Option<T> {
-            struct V(T);
-            impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+            struct _V(T);
+            impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
                 const MIN_WIRE_SIZE: usize = 4;
                 fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                    Ok(V(r.read_long()?))
+                    Ok(_V(r.read_long()?))
                 }
             }
-            a.extract_as::<V>(&t_type_code()).map(|v| v.0)
+            a.extract_as::<_V>(&t_type_code()).map(|v| v.0)
         }
     }
 

@@ -15,8 +15,8 @@ pub mod refs {
 
     /// An `Any` holding `v` as typedef `::Refs::ItemSeq` (its alias TypeCode).
     pub fn item_seq_insert(v: &ItemSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v ItemSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v ItemSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -26,16 +26,16 @@ pub mod refs {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(item_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(item_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::ItemSeq`'s.
     pub fn item_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ItemSeq> {
-        struct V(ItemSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(ItemSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(8)?;
                     r.enter()?;
                     let mut v = ::std::vec::Vec::with_capacity(::corbina::cdr::prealloc_count::<::core::option::Option<Item>>(n));
@@ -47,7 +47,7 @@ pub mod refs {
                 }))
             }
         }
-        a.extract_as::<V>(&item_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&item_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Refs::Obj` (`IDL:Refs/Obj:1.0`).
@@ -62,27 +62,27 @@ pub mod refs {
 
     /// An `Any` holding `v` as typedef `::Refs::Obj` (its alias TypeCode).
     pub fn obj_insert(v: &Obj) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Obj);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Obj);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, v)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(obj_type_code(), &V(v))
+        ::corbina::Any::insert_as(obj_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::Obj`'s.
     pub fn obj_extract(a: &::corbina::Any) -> ::core::option::Option<Obj> {
-        struct V(Obj);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Obj);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 8;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(::corbina::object::read_ref::<::corbina::ObjectRef>(r)?))
+                Ok(_V(::corbina::object::read_ref::<::corbina::ObjectRef>(r)?))
             }
         }
-        a.extract_as::<V>(&obj_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&obj_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Refs::Item` (`IDL:Refs/Item:1.0`).
@@ -283,19 +283,19 @@ pub mod refs {
 
     /// Dispatches requests for IDL interface `::Refs::Item` to a [`ItemServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct ItemSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct ItemSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn ItemServant>,
     }
 
-    impl<S: ItemServant> ItemSkeleton<S> {
+    impl<_S: ItemServant> ItemSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -303,12 +303,12 @@ pub mod refs {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: ItemServant> ::corbina::Servant for ItemSkeleton<S> {
+    impl<_S: ItemServant> ::corbina::Servant for ItemSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Refs/Item:1.0"
         }
@@ -332,7 +332,7 @@ pub mod refs {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = S::name(&self.servant)?;
+                    let ret_ = _S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -340,7 +340,7 @@ pub mod refs {
                 }
                 "_get_next" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_next(&self.servant)?;
+                    let ret_ = _S::get_next(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -350,7 +350,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    S::set_next(&self.servant, arg_value.as_ref())?;
+                    _S::set_next(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -591,20 +591,20 @@ pub mod refs {
 
     /// Dispatches requests for IDL interface `::Refs::SpecialItem` to a [`SpecialItemServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct SpecialItemSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct SpecialItemSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn SpecialItemServant>,
         local_1: ::std::sync::Arc<dyn ItemServant>,
     }
 
-    impl<S: SpecialItemServant> SpecialItemSkeleton<S> {
+    impl<_S: SpecialItemServant> SpecialItemSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -613,12 +613,12 @@ pub mod refs {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: SpecialItemServant> ::corbina::Servant for SpecialItemSkeleton<S> {
+    impl<_S: SpecialItemServant> ::corbina::Servant for SpecialItemSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Refs/SpecialItem:1.0"
         }
@@ -644,7 +644,7 @@ pub mod refs {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = S::name(&self.servant)?;
+                    let ret_ = _S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -652,7 +652,7 @@ pub mod refs {
                 }
                 "_get_next" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_next(&self.servant)?;
+                    let ret_ = _S::get_next(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -662,12 +662,12 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    S::set_next(&self.servant, arg_value.as_ref())?;
+                    _S::set_next(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 "weight" => {
                     request.arguments_done()?;
-                    let ret_ = S::weight(&self.servant)?;
+                    let ret_ = _S::weight(&self.servant)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -750,8 +750,8 @@ pub mod refs {
 
     /// An `Any` holding `v` as typedef `::Refs::EntrySeq` (its alias TypeCode).
     pub fn entry_seq_insert(v: &EntrySeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v EntrySeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v EntrySeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -759,19 +759,19 @@ pub mod refs {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(entry_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(entry_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Refs::EntrySeq`'s.
     pub fn entry_seq_extract(a: &::corbina::Any) -> ::core::option::Option<EntrySeq> {
-        struct V(EntrySeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(EntrySeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Entry> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&entry_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&entry_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL exception `::Refs::NotFound` (`IDL:Refs/NotFound:1.0`).
@@ -1554,19 +1554,19 @@ pub mod refs {
 
     /// Dispatches requests for IDL interface `::Refs::Registry` to a [`RegistryServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct RegistrySkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct RegistrySkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn RegistryServant>,
     }
 
-    impl<S: RegistryServant> RegistrySkeleton<S> {
+    impl<_S: RegistryServant> RegistrySkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1574,12 +1574,12 @@ pub mod refs {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: RegistryServant> ::corbina::Servant for RegistrySkeleton<S> {
+    impl<_S: RegistryServant> ::corbina::Servant for RegistrySkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Refs/Registry:1.0"
         }
@@ -1606,14 +1606,14 @@ pub mod refs {
                     let arg_name = r.read_string()?;
                     let arg_obj = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    S::put(&self.servant, &arg_name, arg_obj.as_ref())?;
+                    _S::put(&self.servant, &arg_name, arg_obj.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 "get" => {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    match S::get(&self.servant, &arg_name) {
+                    match _S::get(&self.servant, &arg_name) {
                         Ok(ret_) => {
                             request.reply(|w| {
                                 ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
@@ -1628,7 +1628,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = S::make(&self.servant, &arg_name)?;
+                    let ret_ = _S::make(&self.servant, &arg_name)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -1639,7 +1639,7 @@ pub mod refs {
                     let arg_name = r.read_string()?;
                     let arg_weight = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::make_special(&self.servant, &arg_name, arg_weight)?;
+                    let ret_ = _S::make_special(&self.servant, &arg_name, arg_weight)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<SpecialItem>(w, &ret_)?;
                         Ok(())
@@ -1649,7 +1649,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_i = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_item(&self.servant, arg_i.as_ref())?;
+                    let ret_ = _S::echo_item(&self.servant, arg_i.as_ref())?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Item>(w, &ret_)?;
                         Ok(())
@@ -1660,7 +1660,7 @@ pub mod refs {
                     let mut arg_a = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     let mut arg_b = ::corbina::object::read_ref::<Item>(r)?;
                     request.arguments_done()?;
-                    let out_c = S::swap(&self.servant, &mut arg_a, &mut arg_b)?;
+                    let out_c = _S::swap(&self.servant, &mut arg_a, &mut arg_b)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &arg_a)?;
                         ::corbina::object::write_ref::<Item>(w, &arg_b)?;
@@ -1670,7 +1670,7 @@ pub mod refs {
                 }
                 "items" => {
                     request.arguments_done()?;
-                    let ret_ = S::items(&self.servant)?;
+                    let ret_ = _S::items(&self.servant)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         for item in ret_.iter() {
@@ -1692,7 +1692,7 @@ pub mod refs {
                         v
                     };
                     request.arguments_done()?;
-                    let ret_ = S::count_items(&self.servant, &arg_items)?;
+                    let ret_ = _S::count_items(&self.servant, &arg_items)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1700,7 +1700,7 @@ pub mod refs {
                 }
                 "entries" => {
                     request.arguments_done()?;
-                    let ret_ = S::entries(&self.servant)?;
+                    let ret_ = _S::entries(&self.servant)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <Entry as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -1711,14 +1711,14 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_e = <Entry as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::put_entry(&self.servant, &arg_e)?;
+                    _S::put_entry(&self.servant, &arg_e)?;
                     request.reply(|_| Ok(()))
                 }
                 "maybe" => {
                     let r = request.arguments();
                     let arg_yes = r.read_boolean()?;
                     request.arguments_done()?;
-                    let ret_ = S::maybe(&self.servant, arg_yes)?;
+                    let ret_ = _S::maybe(&self.servant, arg_yes)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1726,7 +1726,7 @@ pub mod refs {
                 }
                 "_get_self_ref" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_self_ref(&self.servant)?;
+                    let ret_ = _S::get_self_ref(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<Registry>(w, &ret_)?;
                         Ok(())
@@ -1734,7 +1734,7 @@ pub mod refs {
                 }
                 "_get_fallback" => {
                     request.arguments_done()?;
-                    let ret_ = S::get_fallback(&self.servant)?;
+                    let ret_ = _S::get_fallback(&self.servant)?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<::corbina::ObjectRef>(w, &ret_)?;
                         Ok(())
@@ -1744,7 +1744,7 @@ pub mod refs {
                     let r = request.arguments();
                     let arg_value = ::corbina::object::read_ref::<::corbina::ObjectRef>(r)?;
                     request.arguments_done()?;
-                    S::set_fallback(&self.servant, arg_value.as_ref())?;
+                    _S::set_fallback(&self.servant, arg_value.as_ref())?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {

@@ -137,11 +137,11 @@ pub mod abstracts {
     }
 
     /// A value whose state struct implements IDL abstract interface `::Abstracts::Named` implements it as a shared value.
-    impl<S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<S> {
+    impl<_S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<_S> {
         fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as NamedServant>::name(&*g),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -189,7 +189,7 @@ pub mod abstracts {
                     Some(s) => NamedServant::name(&*s),
                     None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::NoImplement, ::corbina::error::minor::NO_IMPLEMENT_OPERATION)),
                 },
-                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, 0)),
+                ::corbina::AbstractRef::Null => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::InvObjref, ::corbina::error::minor::INV_OBJREF_NIL)),
             }
         }
     }
@@ -235,16 +235,16 @@ pub mod abstracts {
     }
 
     #[doc(hidden)]
-    pub struct NamedServantProbe<K>(pub ::core::marker::PhantomData<fn() -> K>);
+    pub struct NamedServantProbe<_K>(pub ::core::marker::PhantomData<fn() -> _K>);
 
     #[doc(hidden)]
     pub trait NamedServantProbeHit {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn NamedServant>>;
     }
 
-    impl<K: NamedServant + ::corbina::valuetype::ValueType> NamedServantProbeHit for &NamedServantProbe<K> {
+    impl<_K: NamedServant + ::corbina::valuetype::ValueType> NamedServantProbeHit for &NamedServantProbe<_K> {
         fn servant(&self, v: &::corbina::ValueBase) -> ::core::option::Option<::std::boxed::Box<dyn NamedServant>> {
-            v.downcast::<K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn NamedServant>)
+            v.downcast::<_K>().filter(|r| !r.is_null()).map(|r| ::std::boxed::Box::new(r) as ::std::boxed::Box<dyn NamedServant>)
         }
     }
 
@@ -255,7 +255,7 @@ pub mod abstracts {
         }
     }
 
-    impl<K> NamedServantProbeMiss for NamedServantProbe<K> {}
+    impl<_K> NamedServantProbeMiss for NamedServantProbe<_K> {}
 
     /// Client proxy for IDL interface `::Abstracts::Person` (`IDL:Abstracts/Person:1.0`).
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -401,20 +401,20 @@ pub mod abstracts {
 
     /// Dispatches requests for IDL interface `::Abstracts::Person` to a [`PersonServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct PersonSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct PersonSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn PersonServant>,
         local_1: ::std::sync::Arc<dyn NamedServant>,
     }
 
-    impl<S: PersonServant> PersonSkeleton<S> {
+    impl<_S: PersonServant> PersonSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 local_1: servant.clone(),
@@ -423,12 +423,12 @@ pub mod abstracts {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: PersonServant> ::corbina::Servant for PersonSkeleton<S> {
+    impl<_S: PersonServant> ::corbina::Servant for PersonSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Abstracts/Person:1.0"
         }
@@ -454,7 +454,7 @@ pub mod abstracts {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = S::name(&self.servant)?;
+                    let ret_ = _S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -863,19 +863,19 @@ pub mod abstracts {
 
     /// Dispatches requests for IDL interface `::Abstracts::Registry` to a [`RegistryServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct RegistrySkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct RegistrySkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn RegistryServant>,
     }
 
-    impl<S: RegistryServant> RegistrySkeleton<S> {
+    impl<_S: RegistryServant> RegistrySkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -883,12 +883,12 @@ pub mod abstracts {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: RegistryServant> ::corbina::Servant for RegistrySkeleton<S> {
+    impl<_S: RegistryServant> ::corbina::Servant for RegistrySkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Abstracts/Registry:1.0"
         }
@@ -914,7 +914,7 @@ pub mod abstracts {
                     let r = request.arguments();
                     let arg_n = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::describe(&self.servant, &arg_n)?;
+                    let ret_ = _S::describe(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -924,7 +924,7 @@ pub mod abstracts {
                     let r = request.arguments();
                     let arg_n = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo(&self.servant, &arg_n)?;
+                    let ret_ = _S::echo(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -934,7 +934,7 @@ pub mod abstracts {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = S::make_person(&self.servant, &arg_name)?;
+                    let ret_ = _S::make_person(&self.servant, &arg_name)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -944,7 +944,7 @@ pub mod abstracts {
                     let r = request.arguments();
                     let arg_name = r.read_string()?;
                     request.arguments_done()?;
-                    let ret_ = S::make_pet(&self.servant, &arg_name)?;
+                    let ret_ = _S::make_pet(&self.servant, &arg_name)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -956,7 +956,7 @@ pub mod abstracts {
                     let arg_a = <Named as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     let arg_b = <Named as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::same(&self.servant, &arg_a, &arg_b)?;
+                    let ret_ = _S::same(&self.servant, &arg_a, &arg_b)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         Ok(())
@@ -966,7 +966,7 @@ pub mod abstracts {
                     let r = request.arguments();
                     let mut arg_a = <Named as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_b = S::swap(&self.servant, &mut arg_a)?;
+                    let out_b = _S::swap(&self.servant, &mut arg_a)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         ::corbina::valuetype::ValueMember::write_member(&arg_a, w, &mut values_)?;

@@ -68,8 +68,8 @@ pub mod values {
 
     /// An `Any` holding `v` as typedef `::Values::StringSeq` (its alias TypeCode).
     pub fn string_seq_insert(v: &StringSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v StringSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v StringSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -77,19 +77,19 @@ pub mod values {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(string_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(string_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::StringSeq`'s.
     pub fn string_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StringSeq> {
-        struct V(StringSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(StringSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&string_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&string_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL boxed valuetype `::Values::StringSeqBox` (`IDL:Values/StringSeqBox:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
@@ -785,19 +785,19 @@ pub mod values {
 
     /// Dispatches requests for IDL interface `::Values::ValueExchange` to a [`ValueExchangeServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct ValueExchangeSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct ValueExchangeSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn ValueExchangeServant>,
     }
 
-    impl<S: ValueExchangeServant> ValueExchangeSkeleton<S> {
+    impl<_S: ValueExchangeServant> ValueExchangeSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -805,12 +805,12 @@ pub mod values {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: ValueExchangeServant> ::corbina::Servant for ValueExchangeSkeleton<S> {
+    impl<_S: ValueExchangeServant> ::corbina::Servant for ValueExchangeSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Values/ValueExchange:1.0"
         }
@@ -836,7 +836,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_n = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::make_cycle(&self.servant, arg_n)?;
+                    let ret_ = _S::make_cycle(&self.servant, arg_n)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -846,7 +846,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_head = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::count_distinct(&self.servant, &arg_head)?;
+                    let ret_ = _S::count_distinct(&self.servant, &arg_head)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -858,7 +858,7 @@ pub mod values {
                     let arg_a = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     let arg_b = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::same_node(&self.servant, &arg_a, &arg_b)?;
+                    let ret_ = _S::same_node(&self.servant, &arg_a, &arg_b)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         Ok(())
@@ -868,7 +868,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_head = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_node(&self.servant, &arg_head)?;
+                    let ret_ = _S::echo_node(&self.servant, &arg_head)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -878,7 +878,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_any(&self.servant, &arg_a)?;
+                    let ret_ = _S::echo_any(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -888,7 +888,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_a = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::count_in_any(&self.servant, &arg_a)?;
+                    let ret_ = _S::count_in_any(&self.servant, &arg_a)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -898,7 +898,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_b = <StringSeqBox as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_box(&self.servant, &arg_b)?;
+                    let ret_ = _S::echo_box(&self.servant, &arg_b)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -908,7 +908,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_b = <StringSeqBox as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::box_length(&self.servant, &arg_b)?;
+                    let ret_ = _S::box_length(&self.servant, &arg_b)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -918,7 +918,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_b = <::corbina::valuetype::ValueRef<Base> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::describe(&self.servant, &arg_b)?;
+                    let ret_ = _S::describe(&self.servant, &arg_b)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -929,7 +929,7 @@ pub mod values {
                     let arg_name = r.read_string()?;
                     let arg_extra = r.read_long()?;
                     request.arguments_done()?;
-                    let ret_ = S::make_derived(&self.servant, &arg_name, arg_extra)?;
+                    let ret_ = _S::make_derived(&self.servant, &arg_name, arg_extra)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -939,7 +939,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_b = <::corbina::valuetype::ValueRef<Base> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_base(&self.servant, &arg_b)?;
+                    let ret_ = _S::echo_base(&self.servant, &arg_b)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())

@@ -22,8 +22,8 @@ pub mod rec {
 
     /// An `Any` holding `v` as typedef `::Rec::ESeq` (its alias TypeCode).
     pub fn e_seq_insert(v: &ESeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v ESeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v ESeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -31,19 +31,19 @@ pub mod rec {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(e_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(e_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::ESeq`'s.
     pub fn e_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ESeq> {
-        struct V(ESeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(ESeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<E> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<E> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&e_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&e_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::E` (`IDL:Rec/E:1.0`).
@@ -163,8 +163,8 @@ pub mod rec {
 
     /// An `Any` holding `v` as typedef `::Rec::E2Seq` (its alias TypeCode).
     pub fn e2_seq_insert(v: &E2Seq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v E2Seq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v E2Seq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -172,19 +172,19 @@ pub mod rec {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(e2_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(e2_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::E2Seq`'s.
     pub fn e2_seq_extract(a: &::corbina::Any) -> ::core::option::Option<E2Seq> {
-        struct V(E2Seq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(E2Seq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<E2> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<E2> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&e2_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&e2_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::B2` (`IDL:Rec/B2:1.0`).
@@ -320,8 +320,8 @@ pub mod rec {
 
     /// An `Any` holding `v` as typedef `::Rec::Nodes` (its alias TypeCode).
     pub fn nodes_insert(v: &Nodes) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Nodes);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Nodes);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -329,19 +329,19 @@ pub mod rec {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(nodes_type_code(), &V(v))
+        ::corbina::Any::insert_as(nodes_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::Nodes`'s.
     pub fn nodes_extract(a: &::corbina::Any) -> ::core::option::Option<Nodes> {
-        struct V(Nodes);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Nodes);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Node> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Node> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&nodes_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&nodes_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::Branch` (`IDL:Rec/Branch:1.0`).
@@ -566,8 +566,8 @@ pub mod rec {
 
     /// An `Any` holding `v` as typedef `::Rec::Trees` (its alias TypeCode).
     pub fn trees_insert(v: &Trees) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Trees);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Trees);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -575,19 +575,19 @@ pub mod rec {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(trees_type_code(), &V(v))
+        ::corbina::Any::insert_as(trees_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Rec::Trees`'s.
     pub fn trees_extract(a: &::corbina::Any) -> ::core::option::Option<Trees> {
-        struct V(Trees);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Trees);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&trees_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&trees_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Rec::Tree` (`IDL:Rec/Tree:1.0`).

@@ -193,19 +193,19 @@ pub trait TopServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::Top` to a [`TopServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct TopSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct TopSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn TopServant>,
 }
 
-impl<S: TopServant> TopSkeleton<S> {
+impl<_S: TopServant> TopSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -213,12 +213,12 @@ impl<S: TopServant> TopSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
+impl<_S: TopServant> ::corbina::Servant for TopSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Top:1.0"
     }
@@ -242,12 +242,12 @@ impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                S::top_op(&self.servant)?;
+                _S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = S::get_top_attr(&self.servant)?;
+                let ret_ = _S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -257,7 +257,7 @@ impl<S: TopServant> ::corbina::Servant for TopSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_top_attr(&self.servant, arg_value)?;
+                _S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -486,20 +486,20 @@ pub trait LeftServant: TopServant {
 
 /// Dispatches requests for IDL interface `::Left` to a [`LeftServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct LeftSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct LeftSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn LeftServant>,
     local_1: ::std::sync::Arc<dyn TopServant>,
 }
 
-impl<S: LeftServant> LeftSkeleton<S> {
+impl<_S: LeftServant> LeftSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             local_1: servant.clone(),
@@ -508,12 +508,12 @@ impl<S: LeftServant> LeftSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
+impl<_S: LeftServant> ::corbina::Servant for LeftSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Left:1.0"
     }
@@ -539,12 +539,12 @@ impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                S::top_op(&self.servant)?;
+                _S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = S::get_top_attr(&self.servant)?;
+                let ret_ = _S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -554,12 +554,12 @@ impl<S: LeftServant> ::corbina::Servant for LeftSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_top_attr(&self.servant, arg_value)?;
+                _S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "left_op" => {
                 request.arguments_done()?;
-                S::left_op(&self.servant)?;
+                _S::left_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -820,20 +820,20 @@ pub trait RightServant: TopServant {
 
 /// Dispatches requests for IDL interface `::Right` to a [`RightServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct RightSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct RightSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn RightServant>,
     local_1: ::std::sync::Arc<dyn TopServant>,
 }
 
-impl<S: RightServant> RightSkeleton<S> {
+impl<_S: RightServant> RightSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             local_1: servant.clone(),
@@ -842,12 +842,12 @@ impl<S: RightServant> RightSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
+impl<_S: RightServant> ::corbina::Servant for RightSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Right:1.0"
     }
@@ -873,12 +873,12 @@ impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                S::top_op(&self.servant)?;
+                _S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = S::get_top_attr(&self.servant)?;
+                let ret_ = _S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -888,17 +888,17 @@ impl<S: RightServant> ::corbina::Servant for RightSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_top_attr(&self.servant, arg_value)?;
+                _S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "right_op" => {
                 request.arguments_done()?;
-                S::right_op(&self.servant)?;
+                _S::right_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_name" => {
                 request.arguments_done()?;
-                let ret_ = S::get_name(&self.servant)?;
+                let ret_ = _S::get_name(&self.servant)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -1217,22 +1217,22 @@ pub trait BottomServant: LeftServant + RightServant {
 
 /// Dispatches requests for IDL interface `::Bottom` to a [`BottomServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct BottomSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct BottomSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn BottomServant>,
     local_1: ::std::sync::Arc<dyn TopServant>,
     local_2: ::std::sync::Arc<dyn LeftServant>,
     local_3: ::std::sync::Arc<dyn RightServant>,
 }
 
-impl<S: BottomServant> BottomSkeleton<S> {
+impl<_S: BottomServant> BottomSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             local_1: servant.clone(),
@@ -1243,12 +1243,12 @@ impl<S: BottomServant> BottomSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
+impl<_S: BottomServant> ::corbina::Servant for BottomSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Bottom:1.0"
     }
@@ -1278,12 +1278,12 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
         match request.operation() {
             "top_op" => {
                 request.arguments_done()?;
-                S::top_op(&self.servant)?;
+                _S::top_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_top_attr" => {
                 request.arguments_done()?;
-                let ret_ = S::get_top_attr(&self.servant)?;
+                let ret_ = _S::get_top_attr(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -1293,22 +1293,22 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_top_attr(&self.servant, arg_value)?;
+                _S::set_top_attr(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "left_op" => {
                 request.arguments_done()?;
-                S::left_op(&self.servant)?;
+                _S::left_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "right_op" => {
                 request.arguments_done()?;
-                S::right_op(&self.servant)?;
+                _S::right_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             "_get_name" => {
                 request.arguments_done()?;
-                let ret_ = S::get_name(&self.servant)?;
+                let ret_ = _S::get_name(&self.servant)?;
                 request.reply(|w| {
                     w.write_string(&ret_)?;
                     Ok(())
@@ -1316,7 +1316,7 @@ impl<S: BottomServant> ::corbina::Servant for BottomSkeleton<S> {
             }
             "bottom_op" => {
                 request.arguments_done()?;
-                S::bottom_op(&self.servant)?;
+                _S::bottom_op(&self.servant)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -1626,19 +1626,19 @@ pub trait KeywordsServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::Keywords` to a [`KeywordsServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct KeywordsSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct KeywordsSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn KeywordsServant>,
 }
 
-impl<S: KeywordsServant> KeywordsSkeleton<S> {
+impl<_S: KeywordsServant> KeywordsSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -1646,12 +1646,12 @@ impl<S: KeywordsServant> KeywordsSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
+impl<_S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Keywords:1.0"
     }
@@ -1678,19 +1678,19 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let arg_match = r.read_long()?;
                 let arg_move = r.read_long()?;
                 request.arguments_done()?;
-                S::r#type(&self.servant, arg_match, arg_move)?;
+                _S::r#type(&self.servant, arg_match, arg_move)?;
                 request.reply(|_| Ok(()))
             }
             "module" => {
                 let r = request.arguments();
                 let arg_self_ = r.read_string()?;
                 request.arguments_done()?;
-                S::module(&self.servant, &arg_self_)?;
+                _S::module(&self.servant, &arg_self_)?;
                 request.reply(|_| Ok(()))
             }
             "_get_fn" => {
                 request.arguments_done()?;
-                let ret_ = S::get_fn(&self.servant)?;
+                let ret_ = _S::get_fn(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -1700,12 +1700,12 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_fn(&self.servant, arg_value)?;
+                _S::set_fn(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             "_get_impl" => {
                 request.arguments_done()?;
-                let ret_ = S::get_impl(&self.servant)?;
+                let ret_ = _S::get_impl(&self.servant)?;
                 request.reply(|w| {
                     w.write_long(ret_);
                     Ok(())
@@ -1715,7 +1715,7 @@ impl<S: KeywordsServant> ::corbina::Servant for KeywordsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                S::set_impl(&self.servant, arg_value)?;
+                _S::set_impl(&self.servant, arg_value)?;
                 request.reply(|_| Ok(()))
             }
             _ => {
@@ -2159,19 +2159,19 @@ pub trait OpsServant: Send + Sync + 'static {
 
 /// Dispatches requests for IDL interface `::Ops` to a [`OpsServant`], and hands the
 /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-pub struct OpsSkeleton<S> {
-    servant: ::std::sync::Arc<S>,
+pub struct OpsSkeleton<_S> {
+    servant: ::std::sync::Arc<_S>,
     local_0: ::std::sync::Arc<dyn OpsServant>,
 }
 
-impl<S: OpsServant> OpsSkeleton<S> {
+impl<_S: OpsServant> OpsSkeleton<_S> {
     /// A skeleton serving `servant`.
-    pub fn new(servant: S) -> Self {
+    pub fn new(servant: _S) -> Self {
         Self::from_arc(::std::sync::Arc::new(servant))
     }
 
     /// A skeleton serving a servant that is shared with other code.
-    pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+    pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
         Self {
             local_0: servant.clone(),
             servant,
@@ -2179,12 +2179,12 @@ impl<S: OpsServant> OpsSkeleton<S> {
     }
 
     /// The servant.
-    pub fn servant(&self) -> &S {
+    pub fn servant(&self) -> &_S {
         &self.servant
     }
 }
 
-impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
+impl<_S: OpsServant> ::corbina::Servant for OpsSkeleton<_S> {
     fn primary_interface(&self) -> &'static str {
         "IDL:corbina.example/Ops:1.0"
     }
@@ -2210,7 +2210,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
                 let r = request.arguments();
                 let arg_msg = r.read_string()?;
                 request.arguments_done()?;
-                S::notify(&self.servant, &arg_msg)?;
+                _S::notify(&self.servant, &arg_msg)?;
                 request.reply(|_| Ok(()))
             }
             "compute" => {
@@ -2218,7 +2218,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
                 let arg_a = r.read_long()?;
                 let mut arg_c = r.read_long()?;
                 request.arguments_done()?;
-                match S::compute(&self.servant, arg_a, &mut arg_c) {
+                match _S::compute(&self.servant, arg_a, &mut arg_c) {
                     Ok((ret_, out_b)) => {
                         request.reply(|w| {
                             w.write_long(ret_);
@@ -2233,7 +2233,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "precise" => {
                 request.arguments_done()?;
-                let ret_ = S::precise(&self.servant)?;
+                let ret_ = _S::precise(&self.servant)?;
                 request.reply(|w| {
                     w.write_long_double(ret_);
                     Ok(())
@@ -2241,7 +2241,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "counter" => {
                 request.arguments_done()?;
-                let ret_ = S::counter(&self.servant)?;
+                let ret_ = _S::counter(&self.servant)?;
                 request.reply(|w| {
                     w.write_ulonglong(ret_);
                     Ok(())
@@ -2249,7 +2249,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "wide" => {
                 request.arguments_done()?;
-                let ret_ = S::wide(&self.servant)?;
+                let ret_ = _S::wide(&self.servant)?;
                 request.reply(|w| {
                     w.write_wchar(ret_)?;
                     Ok(())
@@ -2257,7 +2257,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
             }
             "_get_value" => {
                 request.arguments_done()?;
-                match S::get_value(&self.servant) {
+                match _S::get_value(&self.servant) {
                     Ok(ret_) => {
                         request.reply(|w| {
                             w.write_long(ret_);
@@ -2272,7 +2272,7 @@ impl<S: OpsServant> ::corbina::Servant for OpsSkeleton<S> {
                 let r = request.arguments();
                 let arg_value = r.read_long()?;
                 request.arguments_done()?;
-                match S::set_value(&self.servant, arg_value) {
+                match _S::set_value(&self.servant, arg_value) {
                     Ok(()) => {
                         request.reply(|_| Ok(()))
                     }
@@ -2413,27 +2413,27 @@ pub mod outer {
 
     /// An `Any` holding `v` as typedef `::Outer::Pair` (its alias TypeCode).
     pub fn pair_insert(v: &Pair) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Pair);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Pair);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(pair_type_code(), &V(v))
+        ::corbina::Any::insert_as(pair_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Pair`'s.
     pub fn pair_extract(a: &::corbina::Any) -> ::core::option::Option<Pair> {
-        struct V(Pair);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Pair);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 8;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&pair_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&pair_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Outer::Fwd` (`IDL:corbina.example/Outer/Fwd:1.0`).
@@ -2564,19 +2564,19 @@ pub mod outer {
 
     /// Dispatches requests for IDL interface `::Outer::Fwd` to a [`FwdServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct FwdSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct FwdSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn FwdServant>,
     }
 
-    impl<S: FwdServant> FwdSkeleton<S> {
+    impl<_S: FwdServant> FwdSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2584,12 +2584,12 @@ pub mod outer {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: FwdServant> ::corbina::Servant for FwdSkeleton<S> {
+    impl<_S: FwdServant> ::corbina::Servant for FwdSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:corbina.example/Outer/Fwd:1.0"
         }
@@ -2613,7 +2613,7 @@ pub mod outer {
             match request.operation() {
                 "ping" => {
                     request.arguments_done()?;
-                    S::ping(&self.servant)?;
+                    _S::ping(&self.servant)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -2907,27 +2907,27 @@ pub mod outer {
 
     /// An `Any` holding `v` as typedef `::Outer::Flag` (its alias TypeCode).
     pub fn flag_insert(v: &Flag) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Flag);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Flag);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_boolean(*v);
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(flag_type_code(), &V(v))
+        ::corbina::Any::insert_as(flag_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Flag`'s.
     pub fn flag_extract(a: &::corbina::Any) -> ::core::option::Option<Flag> {
-        struct V(Flag);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Flag);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 1;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(r.read_boolean()?))
+                Ok(_V(r.read_boolean()?))
             }
         }
-        a.extract_as::<V>(&flag_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&flag_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Outer::ByBool` (`IDL:corbina.example/Outer/ByBool:1.0`).
@@ -3018,27 +3018,27 @@ pub mod outer {
 
     /// An `Any` holding `v` as typedef `::Outer::Position` (its alias TypeCode).
     pub fn position_insert(v: &Position) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Position);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Position);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(position_type_code(), &V(v))
+        ::corbina::Any::insert_as(position_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Outer::Position`'s.
     pub fn position_extract(a: &::corbina::Any) -> ::core::option::Option<Position> {
-        struct V(Position);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Position);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 8;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<inner::Point as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<inner::Point as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&position_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&position_type_code()).map(|v| v.0)
     }
 
     /// IDL constant `::Outer::Mask` = `4294967295`.
@@ -3211,24 +3211,24 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::Name` (its alias TypeCode).
     pub fn name_insert(v: &Name) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Name);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Name);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_bounded_string(v, 32)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(name_type_code(), &V(v))
+        ::corbina::Any::insert_as(name_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Name`'s.
     pub fn name_extract(a: &::corbina::Any) -> ::core::option::Option<Name> {
-        struct V(Name);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Name);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let s = r.read_string()?;
                     if s.chars().count() > 32 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -3237,7 +3237,7 @@ pub mod bounded {
                 }))
             }
         }
-        a.extract_as::<V>(&name_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&name_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::WName` (`IDL:corbina.example/Bounded/WName:1.0`).
@@ -3252,8 +3252,8 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::WName` (its alias TypeCode).
     pub fn w_name_insert(v: &WName) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v WName);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v WName);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.chars().count() > 8 {
@@ -3263,16 +3263,16 @@ pub mod bounded {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(w_name_type_code(), &V(v))
+        ::corbina::Any::insert_as(w_name_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::WName`'s.
     pub fn w_name_extract(a: &::corbina::Any) -> ::core::option::Option<WName> {
-        struct V(WName);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(WName);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let s = r.read_wstring()?;
                     if s.chars().count() > 8 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -3281,7 +3281,7 @@ pub mod bounded {
                 }))
             }
         }
-        a.extract_as::<V>(&w_name_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&w_name_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Blob` (`IDL:corbina.example/Bounded/Blob:1.0`).
@@ -3296,8 +3296,8 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::Blob` (its alias TypeCode).
     pub fn blob_insert(v: &Blob) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Blob);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Blob);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.len() > 1024 {
@@ -3307,16 +3307,16 @@ pub mod bounded {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(blob_type_code(), &V(v))
+        ::corbina::Any::insert_as(blob_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Blob`'s.
     pub fn blob_extract(a: &::corbina::Any) -> ::core::option::Option<Blob> {
-        struct V(Blob);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Blob);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let s = r.read_octet_seq()?;
                     if s.len() > 1024 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -3325,7 +3325,7 @@ pub mod bounded {
                 }))
             }
         }
-        a.extract_as::<V>(&blob_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&blob_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Money` (`IDL:corbina.example/Bounded/Money:1.0`).
@@ -3340,8 +3340,8 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::Money` (its alias TypeCode).
     pub fn money_insert(v: &Money) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Money);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Money);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.digits != 9 || v.scale != 2 {
@@ -3351,19 +3351,19 @@ pub mod bounded {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(money_type_code(), &V(v))
+        ::corbina::Any::insert_as(money_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Money`'s.
     pub fn money_extract(a: &::corbina::Any) -> ::core::option::Option<Money> {
-        struct V(Money);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Money);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 5;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(::corbina::Fixed::decode(r, 9, 2)?))
+                Ok(_V(::corbina::Fixed::decode(r, 9, 2)?))
             }
         }
-        a.extract_as::<V>(&money_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&money_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Matrix` (`IDL:corbina.example/Bounded/Matrix:1.0`).
@@ -3378,27 +3378,27 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::Matrix` (its alias TypeCode).
     pub fn matrix_insert(v: &Matrix) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Matrix);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Matrix);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(matrix_type_code(), &V(v))
+        ::corbina::Any::insert_as(matrix_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Matrix`'s.
     pub fn matrix_extract(a: &::corbina::Any) -> ::core::option::Option<Matrix> {
-        struct V(Matrix);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Matrix);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 48;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[[i32; 4]; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[[i32; 4]; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&matrix_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&matrix_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Bounded::Nested` (`IDL:corbina.example/Bounded/Nested:1.0`).
@@ -3413,8 +3413,8 @@ pub mod bounded {
 
     /// An `Any` holding `v` as typedef `::Bounded::Nested` (its alias TypeCode).
     pub fn nested_insert(v: &Nested) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Nested);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Nested);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -3422,19 +3422,19 @@ pub mod bounded {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(nested_type_code(), &V(v))
+        ::corbina::Any::insert_as(nested_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Bounded::Nested`'s.
     pub fn nested_extract(a: &::corbina::Any) -> ::core::option::Option<Nested> {
-        struct V(Nested);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Nested);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::std::vec::Vec<i32>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::std::vec::Vec<i32>> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&nested_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&nested_type_code()).map(|v| v.0)
     }
 }
 
@@ -3648,19 +3648,19 @@ pub mod typed {
 
     /// Dispatches requests for IDL interface `::Typed::Versioned` to a [`VersionedServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct VersionedSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct VersionedSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn VersionedServant>,
     }
 
-    impl<S: VersionedServant> VersionedSkeleton<S> {
+    impl<_S: VersionedServant> VersionedSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -3668,12 +3668,12 @@ pub mod typed {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: VersionedServant> ::corbina::Servant for VersionedSkeleton<S> {
+    impl<_S: VersionedServant> ::corbina::Servant for VersionedSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:typed.example/Typed/Versioned:2.3"
         }
@@ -3805,19 +3805,19 @@ pub mod typed {
 
     /// Dispatches requests for IDL interface `::Typed::Explicit` to a [`ExplicitServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct ExplicitSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct ExplicitSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn ExplicitServant>,
     }
 
-    impl<S: ExplicitServant> ExplicitSkeleton<S> {
+    impl<_S: ExplicitServant> ExplicitSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -3825,12 +3825,12 @@ pub mod typed {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: ExplicitServant> ::corbina::Servant for ExplicitSkeleton<S> {
+    impl<_S: ExplicitServant> ::corbina::Servant for ExplicitSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "LOCAL:explicit"
         }
@@ -3962,19 +3962,19 @@ pub mod typed {
 
     /// Dispatches requests for IDL interface `::Typed::WithTypeId` to a [`WithTypeIdServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct WithTypeIdSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct WithTypeIdSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn WithTypeIdServant>,
     }
 
-    impl<S: WithTypeIdServant> WithTypeIdSkeleton<S> {
+    impl<_S: WithTypeIdServant> WithTypeIdSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -3982,12 +3982,12 @@ pub mod typed {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: WithTypeIdServant> ::corbina::Servant for WithTypeIdSkeleton<S> {
+    impl<_S: WithTypeIdServant> ::corbina::Servant for WithTypeIdSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:custom/Id:9.9"
         }

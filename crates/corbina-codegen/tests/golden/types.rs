@@ -290,8 +290,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Points` (its alias TypeCode).
     pub fn points_insert(v: &Points) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Points);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Points);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -299,19 +299,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(points_type_code(), &V(v))
+        ::corbina::Any::insert_as(points_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Points`'s.
     pub fn points_extract(a: &::corbina::Any) -> ::core::option::Option<Points> {
-        struct V(Points);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Points);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&points_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&points_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Interop::Nested` (`IDL:corbina.test/Interop/Nested:1.0`).
@@ -498,8 +498,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Money` (its alias TypeCode).
     pub fn money_insert(v: &Money) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Money);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Money);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.digits != 9 || v.scale != 3 {
@@ -509,19 +509,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(money_type_code(), &V(v))
+        ::corbina::Any::insert_as(money_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Money`'s.
     pub fn money_extract(a: &::corbina::Any) -> ::core::option::Option<Money> {
-        struct V(Money);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Money);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 5;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(::corbina::Fixed::decode(r, 9, 3)?))
+                Ok(_V(::corbina::Fixed::decode(r, 9, 3)?))
             }
         }
-        a.extract_as::<V>(&money_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&money_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Interop::Texts` (`IDL:corbina.test/Interop/Texts:1.0`).
@@ -655,27 +655,27 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Grid` (its alias TypeCode).
     pub fn grid_insert(v: &Grid) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Grid);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Grid);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(grid_type_code(), &V(v))
+        ::corbina::Any::insert_as(grid_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Grid`'s.
     pub fn grid_extract(a: &::corbina::Any) -> ::core::option::Option<Grid> {
-        struct V(Grid);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Grid);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 24;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&grid_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&grid_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::Pair` (`IDL:corbina.test/Interop/Pair:1.0`).
@@ -690,27 +690,27 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Pair` (its alias TypeCode).
     pub fn pair_insert(v: &Pair) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Pair);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Pair);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(pair_type_code(), &V(v))
+        ::corbina::Any::insert_as(pair_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Pair`'s.
     pub fn pair_extract(a: &::corbina::Any) -> ::core::option::Option<Pair> {
-        struct V(Pair);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Pair);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 32;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[Point; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[Point; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&pair_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&pair_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::Names` (`IDL:corbina.test/Interop/Names:1.0`).
@@ -725,27 +725,27 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Names` (its alias TypeCode).
     pub fn names_insert(v: &Names) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Names);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Names);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(names_type_code(), &V(v))
+        ::corbina::Any::insert_as(names_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Names`'s.
     pub fn names_extract(a: &::corbina::Any) -> ::core::option::Option<Names> {
-        struct V(Names);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Names);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 12;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[::std::string::String; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[::std::string::String; 3] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&names_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&names_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::Price` (`IDL:corbina.test/Interop/Price:1.0`).
@@ -760,8 +760,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Price` (its alias TypeCode).
     pub fn price_insert(v: &Price) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Price);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Price);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.digits != 5 || v.scale != 2 {
@@ -771,19 +771,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(price_type_code(), &V(v))
+        ::corbina::Any::insert_as(price_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Price`'s.
     pub fn price_extract(a: &::corbina::Any) -> ::core::option::Option<Price> {
-        struct V(Price);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Price);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 3;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(::corbina::Fixed::decode(r, 5, 2)?))
+                Ok(_V(::corbina::Fixed::decode(r, 5, 2)?))
             }
         }
-        a.extract_as::<V>(&price_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&price_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::TextsAlias` (`IDL:corbina.test/Interop/TextsAlias:1.0`).
@@ -798,27 +798,27 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::TextsAlias` (its alias TypeCode).
     pub fn texts_alias_insert(v: &TextsAlias) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v TextsAlias);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v TextsAlias);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(texts_alias_type_code(), &V(v))
+        ::corbina::Any::insert_as(texts_alias_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::TextsAlias`'s.
     pub fn texts_alias_extract(a: &::corbina::Any) -> ::core::option::Option<TextsAlias> {
-        struct V(TextsAlias);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(TextsAlias);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 37;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<Texts as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<Texts as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&texts_alias_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&texts_alias_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::PointsSeqSeq` (`IDL:corbina.test/Interop/PointsSeqSeq:1.0`).
@@ -833,8 +833,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::PointsSeqSeq` (its alias TypeCode).
     pub fn points_seq_seq_insert(v: &PointsSeqSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v PointsSeqSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v PointsSeqSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -842,19 +842,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(points_seq_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(points_seq_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::PointsSeqSeq`'s.
     pub fn points_seq_seq_extract(a: &::corbina::Any) -> ::core::option::Option<PointsSeqSeq> {
-        struct V(PointsSeqSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(PointsSeqSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::std::vec::Vec<Point>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::std::vec::Vec<Point>> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&points_seq_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&points_seq_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Interop::ByLong` (`IDL:corbina.test/Interop/ByLong:1.0`).
@@ -1221,8 +1221,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Unions` (its alias TypeCode).
     pub fn unions_insert(v: &Unions) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Unions);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Unions);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -1230,19 +1230,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(unions_type_code(), &V(v))
+        ::corbina::Any::insert_as(unions_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Unions`'s.
     pub fn unions_extract(a: &::corbina::Any) -> ::core::option::Option<Unions> {
-        struct V(Unions);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Unions);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<ByLong> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<ByLong> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&unions_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&unions_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Interop::Forest` (`IDL:corbina.test/Interop/Forest:1.0`).
@@ -1264,8 +1264,8 @@ pub mod interop {
 
     /// An `Any` holding `v` as typedef `::Interop::Forest` (its alias TypeCode).
     pub fn forest_insert(v: &Forest) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Forest);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Forest);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -1273,19 +1273,19 @@ pub mod interop {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(forest_type_code(), &V(v))
+        ::corbina::Any::insert_as(forest_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Interop::Forest`'s.
     pub fn forest_extract(a: &::corbina::Any) -> ::core::option::Option<Forest> {
-        struct V(Forest);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Forest);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Tree> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&forest_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&forest_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Interop::Tree` (`IDL:corbina.test/Interop/Tree:1.0`).
@@ -2582,19 +2582,19 @@ pub mod interop {
 
     /// Dispatches requests for IDL interface `::Interop::TypesEcho` to a [`TypesEchoServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct TypesEchoSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct TypesEchoSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn TypesEchoServant>,
     }
 
-    impl<S: TypesEchoServant> TypesEchoSkeleton<S> {
+    impl<_S: TypesEchoServant> TypesEchoSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2602,12 +2602,12 @@ pub mod interop {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: TypesEchoServant> ::corbina::Servant for TypesEchoSkeleton<S> {
+    impl<_S: TypesEchoServant> ::corbina::Servant for TypesEchoSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:corbina.test/Interop/TypesEcho:1.0"
         }
@@ -2633,7 +2633,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Prims as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_prims(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_prims(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2643,7 +2643,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Point as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_point(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_point(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2653,7 +2653,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_points(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_points(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <Point as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -2664,7 +2664,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Nested as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_nested(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_nested(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2674,7 +2674,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Texts as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_texts(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_texts(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2684,7 +2684,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Texts as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_texts_alias(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_texts_alias(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2694,7 +2694,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[[i32; 3]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_grid(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_grid(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2704,7 +2704,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[Point; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_pair(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_pair(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2714,7 +2714,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <[::std::string::String; 3] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_names(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_names(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2724,7 +2724,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = ::corbina::Fixed::decode(r, 5, 2)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_price(&self.servant, arg_v)?;
+                    let ret_ = _S::echo_price(&self.servant, arg_v)?;
                     request.reply(|w| {
                         if ret_.digits != 5 || ret_.scale != 2 {
                             return Err(::corbina::cdr::MarshalError::InvalidFixed { offset: w.position(), reason: "value is not a fixed<5,2>" });
@@ -2737,7 +2737,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<::std::vec::Vec<Point>> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_points_seq_seq(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_points_seq_seq(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <::std::vec::Vec<Point> as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -2748,7 +2748,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Color as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_color(&self.servant, arg_v)?;
+                    let ret_ = _S::echo_color(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_ulong(ret_ as u32);
                         Ok(())
@@ -2758,7 +2758,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByLong as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_by_long(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_by_long(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2768,7 +2768,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByEnum as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_by_enum(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_by_enum(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2778,7 +2778,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByChar as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_by_char(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_by_char(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2788,7 +2788,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <ByBool as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_by_bool(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_by_bool(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2798,7 +2798,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::std::vec::Vec<ByLong> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_unions(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_unions(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_length(ret_.len())?;
                         <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(&ret_, w)?;
@@ -2809,7 +2809,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Tree as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_tree(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_tree(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2819,7 +2819,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_holder(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_holder(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2829,7 +2829,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = ::corbina::object::read_ref::<TypesEcho>(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_ref(&self.servant, arg_v.as_ref())?;
+                    let ret_ = _S::echo_ref(&self.servant, arg_v.as_ref())?;
                     request.reply(|w| {
                         ::corbina::object::write_ref::<TypesEcho>(w, &ret_)?;
                         Ok(())
@@ -2839,7 +2839,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = <::corbina::Any as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_any(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_any(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2849,7 +2849,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_long_double()?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_long_double(&self.servant, arg_v)?;
+                    let ret_ = _S::echo_long_double(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_long_double(ret_);
                         Ok(())
@@ -2859,7 +2859,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_wchar()?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_wchar(&self.servant, arg_v)?;
+                    let ret_ = _S::echo_wchar(&self.servant, arg_v)?;
                     request.reply(|w| {
                         w.write_wchar(ret_)?;
                         Ok(())
@@ -2869,7 +2869,7 @@ pub mod interop {
                     let r = request.arguments();
                     let arg_v = r.read_wstring()?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_wstring(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo_wstring(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         w.write_wstring(&ret_)?;
                         Ok(())
@@ -2880,7 +2880,7 @@ pub mod interop {
                     let mut arg_t = <Tree as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_q = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_p = S::swap(&self.servant, &mut arg_t, &arg_q)?;
+                    let out_p = _S::swap(&self.servant, &mut arg_t, &arg_q)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&arg_t, w)?;
                         w.write_length(out_p.len())?;
@@ -2894,7 +2894,7 @@ pub mod interop {
                     let arg_why = r.read_string()?;
                     let arg_where = <::std::vec::Vec<Point> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    match S::fail(&self.servant, arg_code, &arg_why, &arg_where) {
+                    match _S::fail(&self.servant, arg_code, &arg_why, &arg_where) {
                         Ok(()) => {
                             request.reply(|_| Ok(()))
                         }

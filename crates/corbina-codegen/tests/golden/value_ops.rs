@@ -137,19 +137,19 @@ pub mod shapes {
 
     /// Dispatches requests for IDL interface `::Shapes::Named` to a [`NamedServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct NamedSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct NamedSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn NamedServant>,
     }
 
-    impl<S: NamedServant> NamedSkeleton<S> {
+    impl<_S: NamedServant> NamedSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -157,12 +157,12 @@ pub mod shapes {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: NamedServant> ::corbina::Servant for NamedSkeleton<S> {
+    impl<_S: NamedServant> ::corbina::Servant for NamedSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Shapes/Named:1.0"
         }
@@ -186,7 +186,7 @@ pub mod shapes {
             match request.operation() {
                 "name" => {
                     request.arguments_done()?;
-                    let ret_ = S::name(&self.servant)?;
+                    let ret_ = _S::name(&self.servant)?;
                     request.reply(|w| {
                         w.write_string(&ret_)?;
                         Ok(())
@@ -222,7 +222,7 @@ pub mod shapes {
         }
 
         /// The value as a `ValueRef<T>` sharing its handle, if it is a `T`.
-        pub fn downcast<T: ::corbina::valuetype::ValueType>(&self) -> ::core::option::Option<::corbina::valuetype::ValueRef<T>> {
+        pub fn downcast<_T: ::corbina::valuetype::ValueType>(&self) -> ::core::option::Option<::corbina::valuetype::ValueRef<_T>> {
             self.0.downcast()
         }
 
@@ -360,11 +360,11 @@ pub mod shapes {
     }
 
     /// A value whose state struct serves IDL interface `::Shapes::Named` serves it as a shared value.
-    impl<S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<S> {
+    impl<_S: NamedServant> NamedServant for ::corbina::valuetype::ValueRef<_S> {
         fn name(&self) -> ::core::result::Result<::std::string::String, ::corbina::SystemException> {
             match self.lock() {
-                Some(g) => <S as NamedServant>::name(&*g),
-                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, 0)),
+                Some(g) => <_S as NamedServant>::name(&*g),
+                None => Err(::corbina::SystemException::new(::corbina::SystemExceptionKind::ObjectNotExist, ::corbina::error::minor::OBJECT_NOT_EXIST_VALUE_GONE)),
             }
         }
     }
@@ -600,8 +600,8 @@ pub mod shapes {
 
     /// An `Any` holding `v` as typedef `::Shapes::Figures` (its alias TypeCode).
     pub fn figures_insert(v: &Figures) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Figures);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Figures);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -609,19 +609,19 @@ pub mod shapes {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(figures_type_code(), &V(v))
+        ::corbina::Any::insert_as(figures_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Shapes::Figures`'s.
     pub fn figures_extract(a: &::corbina::Any) -> ::core::option::Option<Figures> {
-        struct V(Figures);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Figures);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<Figure> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<Figure> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&figures_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&figures_type_code()).map(|v| v.0)
     }
 
     /// IDL struct `::Shapes::Pinned` (`IDL:Shapes/Pinned:1.0`).
@@ -699,8 +699,8 @@ pub mod shapes {
 
     /// An `Any` holding `v` as typedef `::Shapes::PinnedSeq` (its alias TypeCode).
     pub fn pinned_seq_insert(v: &PinnedSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v PinnedSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v PinnedSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.len() > 4 {
@@ -711,16 +711,16 @@ pub mod shapes {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(pinned_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(pinned_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Shapes::PinnedSeq`'s.
     pub fn pinned_seq_extract(a: &::corbina::Any) -> ::core::option::Option<PinnedSeq> {
-        struct V(PinnedSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(PinnedSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(8)?;
                     if n > 4 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -732,7 +732,7 @@ pub mod shapes {
                 }))
             }
         }
-        a.extract_as::<V>(&pinned_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&pinned_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL union `::Shapes::Choice` (`IDL:Shapes/Choice:1.0`).
@@ -1258,27 +1258,27 @@ pub mod shapes {
 
     /// An `Any` holding `v` as typedef `::Shapes::Grid` (its alias TypeCode).
     pub fn grid_insert(v: &Grid) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v Grid);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v Grid);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 ::corbina::cdr::CdrEncode::encode(v, w)?;
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(grid_type_code(), &V(v))
+        ::corbina::Any::insert_as(grid_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Shapes::Grid`'s.
     pub fn grid_extract(a: &::corbina::Any) -> ::core::option::Option<Grid> {
-        struct V(Grid);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(Grid);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 16;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<[[i32; 2]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<[[i32; 2]; 2] as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&grid_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&grid_type_code()).map(|v| v.0)
     }
 
     /// IDL boxed valuetype `::Shapes::GridBox` (`IDL:Shapes/GridBox:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
@@ -1560,19 +1560,19 @@ pub mod shapes {
 
     /// Dispatches requests for IDL interface `::Shapes::Gallery` to a [`GalleryServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct GallerySkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct GallerySkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn GalleryServant>,
     }
 
-    impl<S: GalleryServant> GallerySkeleton<S> {
+    impl<_S: GalleryServant> GallerySkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1580,12 +1580,12 @@ pub mod shapes {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: GalleryServant> ::corbina::Servant for GallerySkeleton<S> {
+    impl<_S: GalleryServant> ::corbina::Servant for GallerySkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Shapes/Gallery:1.0"
         }
@@ -1612,7 +1612,7 @@ pub mod shapes {
                     let mut values_ = ::corbina::valuetype::ValueInput::new();
                     let arg_all = <Figures as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::biggest(&self.servant, &arg_all)?;
+                    let ret_ = _S::biggest(&self.servant, &arg_all)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1622,7 +1622,7 @@ pub mod shapes {
                     let r = request.arguments();
                     let arg_v = <::corbina::ValueBase as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo(&self.servant, &arg_v)?;
+                    let ret_ = _S::echo(&self.servant, &arg_v)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -1632,7 +1632,7 @@ pub mod shapes {
                     let r = request.arguments();
                     let arg_c = <::corbina::valuetype::ValueRef<Canvas> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::paint(&self.servant, &arg_c)?;
+                    let ret_ = _S::paint(&self.servant, &arg_c)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())

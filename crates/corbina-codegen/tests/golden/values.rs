@@ -68,8 +68,8 @@ pub mod values {
 
     /// An `Any` holding `v` as typedef `::Values::StringSeq` (its alias TypeCode).
     pub fn string_seq_insert(v: &StringSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v StringSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v StringSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -77,19 +77,19 @@ pub mod values {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(string_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(string_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::StringSeq`'s.
     pub fn string_seq_extract(a: &::corbina::Any) -> ::core::option::Option<StringSeq> {
-        struct V(StringSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(StringSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&string_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&string_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL boxed valuetype `::Values::Names` (`IDL:Values/Names:1.0`): `None` is the null value; boxes sharing one `Arc` are one value.
@@ -1324,8 +1324,8 @@ pub mod values {
 
     /// An `Any` holding `v` as typedef `::Values::NodeSeq` (its alias TypeCode).
     pub fn node_seq_insert(v: &NodeSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v NodeSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v NodeSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 w.write_length(v.len())?;
@@ -1333,19 +1333,19 @@ pub mod values {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(node_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(node_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::NodeSeq`'s.
     pub fn node_seq_extract(a: &::corbina::Any) -> ::core::option::Option<NodeSeq> {
-        struct V(NodeSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(NodeSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V(<::std::vec::Vec<::corbina::valuetype::ValueRef<Node>> as ::corbina::cdr::CdrDecode>::decode(r)?))
+                Ok(_V(<::std::vec::Vec<::corbina::valuetype::ValueRef<Node>> as ::corbina::cdr::CdrDecode>::decode(r)?))
             }
         }
-        a.extract_as::<V>(&node_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&node_seq_type_code()).map(|v| v.0)
     }
 
     /// IDL typedef `::Values::ShortNodeSeq` (`IDL:Values/ShortNodeSeq:1.0`).
@@ -1360,8 +1360,8 @@ pub mod values {
 
     /// An `Any` holding `v` as typedef `::Values::ShortNodeSeq` (its alias TypeCode).
     pub fn short_node_seq_insert(v: &ShortNodeSeq) -> ::corbina::cdr::Result<::corbina::Any> {
-        struct V<'v>(&'v ShortNodeSeq);
-        impl ::corbina::cdr::CdrEncode for V<'_> {
+        struct _V<'v>(&'v ShortNodeSeq);
+        impl ::corbina::cdr::CdrEncode for _V<'_> {
             fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
                 let v = self.0;
                 if v.len() > 4 {
@@ -1372,16 +1372,16 @@ pub mod values {
                 Ok(())
             }
         }
-        ::corbina::Any::insert_as(short_node_seq_type_code(), &V(v))
+        ::corbina::Any::insert_as(short_node_seq_type_code(), &_V(v))
     }
 
     /// The value of an `Any` whose TypeCode is equivalent to typedef `::Values::ShortNodeSeq`'s.
     pub fn short_node_seq_extract(a: &::corbina::Any) -> ::core::option::Option<ShortNodeSeq> {
-        struct V(ShortNodeSeq);
-        impl<'a> ::corbina::cdr::CdrDecode<'a> for V {
+        struct _V(ShortNodeSeq);
+        impl<'a> ::corbina::cdr::CdrDecode<'a> for _V {
             const MIN_WIRE_SIZE: usize = 4;
             fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
-                Ok(V({
+                Ok(_V({
                     let n = r.read_length(4)?;
                     if n > 4 {
                         Err::<(), _>(::corbina::cdr::MarshalError::InvalidValue { offset: r.position(), reason: "longer than its IDL bound" })?;
@@ -1393,7 +1393,7 @@ pub mod values {
                 }))
             }
         }
-        a.extract_as::<V>(&short_node_seq_type_code()).map(|v| v.0)
+        a.extract_as::<_V>(&short_node_seq_type_code()).map(|v| v.0)
     }
 
     /// Client proxy for IDL interface `::Values::Shares` (`IDL:Values/Shares:1.0`).
@@ -1666,19 +1666,19 @@ pub mod values {
 
     /// Dispatches requests for IDL interface `::Values::Shares` to a [`SharesServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct SharesSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct SharesSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn SharesServant>,
     }
 
-    impl<S: SharesServant> SharesSkeleton<S> {
+    impl<_S: SharesServant> SharesSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -1686,12 +1686,12 @@ pub mod values {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: SharesServant> ::corbina::Servant for SharesSkeleton<S> {
+    impl<_S: SharesServant> ::corbina::Servant for SharesSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Values/Shares:1.0"
         }
@@ -1718,7 +1718,7 @@ pub mod values {
                     let mut values_ = ::corbina::valuetype::ValueInput::new();
                     let arg_nodes = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::distinct_in(&self.servant, &arg_nodes)?;
+                    let ret_ = _S::distinct_in(&self.servant, &arg_nodes)?;
                     request.reply(|w| {
                         w.write_long(ret_);
                         Ok(())
@@ -1730,7 +1730,7 @@ pub mod values {
                     let arg_h = <Holder as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    let ret_ = S::holder_shares(&self.servant, &arg_h, &arg_n)?;
+                    let ret_ = _S::holder_shares(&self.servant, &arg_h, &arg_n)?;
                     request.reply(|w| {
                         w.write_boolean(ret_);
                         Ok(())
@@ -1740,7 +1740,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::twice(&self.servant, &arg_n)?;
+                    let ret_ = _S::twice(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         ::corbina::valuetype::write_seq(&ret_, w, &mut values_)?;
@@ -1752,7 +1752,7 @@ pub mod values {
                     let mut values_ = ::corbina::valuetype::ValueInput::new();
                     let arg_s = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
                     request.arguments_done()?;
-                    let (ret_, out_first) = S::bounded(&self.servant, &arg_s)?;
+                    let (ret_, out_first) = _S::bounded(&self.servant, &arg_s)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         if ret_.len() > 4 { return Err(::corbina::cdr::MarshalError::InvalidValue { offset: w.position(), reason: "longer than its IDL bound" }); }
@@ -1869,28 +1869,28 @@ pub mod values {
     /// Dispatches requests for IDL interface `::Values::Shares` to an [`AmhSharesServant`], deferring each
     /// twoway reply to the servant's response handler. A collocated call waits on its thread
     /// for the response handler's answer.
-    pub struct AmhSharesSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmhSharesSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
     }
 
-    impl<S: AmhSharesServant> AmhSharesSkeleton<S> {
+    impl<_S: AmhSharesServant> AmhSharesSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self { servant }
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmhSharesServant> ::corbina::Servant for AmhSharesSkeleton<S> {
+    impl<_S: AmhSharesServant> ::corbina::Servant for AmhSharesSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Values/Shares:1.0"
         }
@@ -1911,7 +1911,7 @@ pub mod values {
                     let arg_nodes = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
                     let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "distinct_in"));
-                    S::distinct_in(&self.servant, rh, &arg_nodes);
+                    _S::distinct_in(&self.servant, rh, &arg_nodes);
                     Ok(())
                 }
                 "holder_shares" => {
@@ -1921,7 +1921,7 @@ pub mod values {
                     let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
                     let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "holder_shares"));
-                    S::holder_shares(&self.servant, rh, &arg_h, &arg_n);
+                    _S::holder_shares(&self.servant, rh, &arg_h, &arg_n);
                     Ok(())
                 }
                 "twice" => {
@@ -1929,7 +1929,7 @@ pub mod values {
                     let arg_n = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
                     let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "twice"));
-                    S::twice(&self.servant, rh, &arg_n);
+                    _S::twice(&self.servant, rh, &arg_n);
                     Ok(())
                 }
                 "bounded" => {
@@ -1938,7 +1938,7 @@ pub mod values {
                     let arg_s = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
                     request.arguments_done()?;
                     let rh = AmhSharesResponseHandler(::corbina::ami::AmhResponse::new(request.defer_reply()?, "bounded"));
-                    S::bounded(&self.servant, rh, &arg_s);
+                    _S::bounded(&self.servant, rh, &arg_s);
                     Ok(())
                 }
                 _ => {
@@ -2318,19 +2318,19 @@ pub mod values {
 
     /// Dispatches requests for IDL interface `::Values::AMI_SharesHandler` to a [`AmiSharesHandlerServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct AmiSharesHandlerSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct AmiSharesHandlerSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn AmiSharesHandlerServant>,
     }
 
-    impl<S: AmiSharesHandlerServant> AmiSharesHandlerSkeleton<S> {
+    impl<_S: AmiSharesHandlerServant> AmiSharesHandlerSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2338,12 +2338,12 @@ pub mod values {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: AmiSharesHandlerServant> ::corbina::Servant for AmiSharesHandlerSkeleton<S> {
+    impl<_S: AmiSharesHandlerServant> ::corbina::Servant for AmiSharesHandlerSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Values/AMI_SharesHandler:1.0"
         }
@@ -2370,28 +2370,28 @@ pub mod values {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_long()?;
                     request.arguments_done()?;
-                    S::distinct_in(&self.servant, arg_ami_return_val)?;
+                    _S::distinct_in(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "distinct_in_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::distinct_in_excep(&self.servant, &arg_excep_holder)?;
+                    _S::distinct_in_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "holder_shares" => {
                     let r = request.arguments();
                     let arg_ami_return_val = r.read_boolean()?;
                     request.arguments_done()?;
-                    S::holder_shares(&self.servant, arg_ami_return_val)?;
+                    _S::holder_shares(&self.servant, arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "holder_shares_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::holder_shares_excep(&self.servant, &arg_excep_holder)?;
+                    _S::holder_shares_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "twice" => {
@@ -2399,14 +2399,14 @@ pub mod values {
                     let mut values_ = ::corbina::valuetype::ValueInput::new();
                     let arg_ami_return_val = <NodeSeq as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    S::twice(&self.servant, &arg_ami_return_val)?;
+                    _S::twice(&self.servant, &arg_ami_return_val)?;
                     request.reply(|_| Ok(()))
                 }
                 "twice_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::twice_excep(&self.servant, &arg_excep_holder)?;
+                    _S::twice_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 "bounded" => {
@@ -2415,14 +2415,14 @@ pub mod values {
                     let arg_ami_return_val = ::corbina::valuetype::read_seq(r, &mut values_, 4)?;
                     let arg_first = <::corbina::valuetype::ValueRef<Node> as ::corbina::valuetype::ValueMember>::read_member(r, &mut values_)?;
                     request.arguments_done()?;
-                    S::bounded(&self.servant, &arg_ami_return_val, &arg_first)?;
+                    _S::bounded(&self.servant, &arg_ami_return_val, &arg_first)?;
                     request.reply(|_| Ok(()))
                 }
                 "bounded_excep" => {
                     let r = request.arguments();
                     let arg_excep_holder = <::corbina::ami::ExceptionHolder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    S::bounded_excep(&self.servant, &arg_excep_holder)?;
+                    _S::bounded_excep(&self.servant, &arg_excep_holder)?;
                     request.reply(|_| Ok(()))
                 }
                 _ => {
@@ -2916,19 +2916,19 @@ pub mod values {
 
     /// Dispatches requests for IDL interface `::Values::Graphs` to a [`GraphsServant`], and hands the
     /// servant to collocated proxies (`::corbina::Servant::local_interface`).
-    pub struct GraphsSkeleton<S> {
-        servant: ::std::sync::Arc<S>,
+    pub struct GraphsSkeleton<_S> {
+        servant: ::std::sync::Arc<_S>,
         local_0: ::std::sync::Arc<dyn GraphsServant>,
     }
 
-    impl<S: GraphsServant> GraphsSkeleton<S> {
+    impl<_S: GraphsServant> GraphsSkeleton<_S> {
         /// A skeleton serving `servant`.
-        pub fn new(servant: S) -> Self {
+        pub fn new(servant: _S) -> Self {
             Self::from_arc(::std::sync::Arc::new(servant))
         }
 
         /// A skeleton serving a servant that is shared with other code.
-        pub fn from_arc(servant: ::std::sync::Arc<S>) -> Self {
+        pub fn from_arc(servant: ::std::sync::Arc<_S>) -> Self {
             Self {
                 local_0: servant.clone(),
                 servant,
@@ -2936,12 +2936,12 @@ pub mod values {
         }
 
         /// The servant.
-        pub fn servant(&self) -> &S {
+        pub fn servant(&self) -> &_S {
             &self.servant
         }
     }
 
-    impl<S: GraphsServant> ::corbina::Servant for GraphsSkeleton<S> {
+    impl<_S: GraphsServant> ::corbina::Servant for GraphsSkeleton<_S> {
         fn primary_interface(&self) -> &'static str {
             "IDL:Values/Graphs:1.0"
         }
@@ -2967,7 +2967,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_head = <::corbina::valuetype::ValueRef<Node> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::reverse(&self.servant, &arg_head)?;
+                    let ret_ = _S::reverse(&self.servant, &arg_head)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2977,7 +2977,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_s = <::corbina::valuetype::ValueRef<Shape> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_shape(&self.servant, &arg_s)?;
+                    let ret_ = _S::echo_shape(&self.servant, &arg_s)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -2987,7 +2987,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_n = <Names as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let (ret_, out_first) = S::echo_names(&self.servant, &arg_n)?;
+                    let (ret_, out_first) = _S::echo_names(&self.servant, &arg_n)?;
                     request.reply(|w| {
                         let mut values_ = ::corbina::valuetype::ValueOutput::new();
                         ::corbina::valuetype::ValueMember::write_member(&ret_, w, &mut values_)?;
@@ -2999,7 +2999,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::hold(&self.servant, &arg_h)?;
+                    let ret_ = _S::hold(&self.servant, &arg_h)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())
@@ -3009,7 +3009,7 @@ pub mod values {
                     let r = request.arguments();
                     let arg_p = <::corbina::valuetype::ValueRef<Pair> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = S::echo_pair(&self.servant, &arg_p)?;
+                    let ret_ = _S::echo_pair(&self.servant, &arg_p)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())

@@ -15,7 +15,6 @@ use std::future::Future;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::cdr::OMG_VMCID;
 use crate::{CompletionStatus, ObjectRef, SystemException, SystemExceptionKind};
 
 /// A `timeout` (milliseconds) that waits without limit, as the spec's `0xFFFFFFFF`.
@@ -50,12 +49,12 @@ impl From<PollerError> for SystemException {
             // The request may still complete after the poll gave up.
             PollerError::NotReady(_) => (
                 SystemExceptionKind::Timeout,
-                OMG_VMCID | 1,
+                crate::error::minor::TIMEOUT_NOT_READY,
                 CompletionStatus::Maybe,
             ),
             PollerError::AlreadyTaken(_) => (
                 SystemExceptionKind::ObjectNotExist,
-                OMG_VMCID | 5,
+                crate::error::minor::OBJECT_NOT_EXIST_POLLER_TAKEN,
                 CompletionStatus::No,
             ),
             PollerError::WrongOperation { .. } => (

@@ -490,17 +490,26 @@ impl Registered {
 
 /// BAD_INV_ORDER minor 14: an attribute read at a point where it is not available.
 pub(crate) fn not_available() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 14)
+    SystemException::new(
+        SystemExceptionKind::BadInvOrder,
+        crate::error::minor::BAD_INV_ORDER_INTERCEPTOR_CALL,
+    )
 }
 
 /// BAD_INV_ORDER minor 15: a service context added twice without `replace`.
 fn duplicate_context() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadInvOrder, crate::cdr::OMG_VMCID | 15)
+    SystemException::new(
+        SystemExceptionKind::BadInvOrder,
+        crate::error::minor::BAD_INV_ORDER_DUPLICATE_CONTEXT,
+    )
 }
 
 /// BAD_PARAM minor 26: no service context with that id.
 fn no_context() -> SystemException {
-    SystemException::new(SystemExceptionKind::BadParam, crate::cdr::OMG_VMCID | 26)
+    SystemException::new(
+        SystemExceptionKind::BadParam,
+        crate::error::minor::BAD_PARAM_NO_SERVICE_CONTEXT,
+    )
 }
 
 /// Adds `sc` to `list`, replacing one with the same id when `replace`.

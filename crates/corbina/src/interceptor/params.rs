@@ -48,7 +48,7 @@ pub trait OperationSignature: Sync {
 pub(crate) fn no_resources() -> SystemException {
     SystemException::new(
         crate::SystemExceptionKind::NoResources,
-        crate::cdr::OMG_VMCID | 1,
+        crate::error::minor::NO_RESOURCES_PI_UNAVAILABLE,
     )
 }
 

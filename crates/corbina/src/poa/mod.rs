@@ -221,22 +221,11 @@ pub enum LocateOutcome {
     },
 }
 
-/// The minor codes the POA raises.
+/// The minor codes the POA raises (defined in [`crate::error::minor`]).
 pub mod minor {
-    use crate::cdr::OMG_VMCID;
-
-    /// TRANSIENT 1: discarded by the POA manager (discarding, or held past the maximum wait).
-    pub const TRANSIENT_DISCARDING: u32 = OMG_VMCID | 1;
-    /// OBJ_ADAPTER 1: the POA manager is inactive.
-    pub const OBJ_ADAPTER_INACTIVE: u32 = OMG_VMCID | 1;
-    /// OBJ_ADAPTER 3: USE_DEFAULT_SERVANT without a default servant.
-    pub const OBJ_ADAPTER_NO_DEFAULT_SERVANT: u32 = OMG_VMCID | 3;
-    /// OBJ_ADAPTER 4: USE_SERVANT_MANAGER without (the right kind of) servant manager.
-    pub const OBJ_ADAPTER_NO_SERVANT_MANAGER: u32 = OMG_VMCID | 4;
-    /// OBJ_ADAPTER 5: `incarnate` returned a servant already active (UNIQUE_ID).
-    pub const OBJ_ADAPTER_INCARNATE_POLICY: u32 = OMG_VMCID | 5;
-    /// OBJECT_NOT_EXIST 2: the key names no POA of ours (malformed, stale, destroyed).
-    pub const OBJECT_NOT_EXIST_NO_ADAPTER: u32 = OMG_VMCID | 2;
-    /// OBJECT_NOT_EXIST 0: the POA exists but the object does not.
-    pub const OBJECT_NOT_EXIST_NO_OBJECT: u32 = 0;
+    pub use crate::error::minor::{
+        OBJECT_NOT_EXIST_NO_ADAPTER, OBJECT_NOT_EXIST_NO_OBJECT, OBJ_ADAPTER_INACTIVE,
+        OBJ_ADAPTER_INCARNATE_POLICY, OBJ_ADAPTER_NO_DEFAULT_SERVANT,
+        OBJ_ADAPTER_NO_SERVANT_MANAGER, TRANSIENT_DISCARDING,
+    };
 }

@@ -105,7 +105,7 @@ impl TypeCodeError {
             )),
             TypeCodeError::Incomplete => Some(crate::SystemException::new(
                 K::BadTypecode,
-                corbina_cdr::OMG_VMCID | 1,
+                crate::error::minor::BAD_TYPECODE_INCOMPLETE,
             )),
             _ => None,
         }
