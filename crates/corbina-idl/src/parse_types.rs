@@ -10,10 +10,10 @@ impl Parser<'_> {
     pub(crate) fn scoped_name(&mut self) -> PResult<ScopedNameRef> {
         let loc = self.loc();
         let absolute = self.eat_punct("::");
-        let mut parts = vec![self.ident()?.name];
+        let mut parts = vec![self.ident_checked(false)?.name];
         while self.is_punct("::") {
             self.bump();
-            parts.push(self.ident()?.name);
+            parts.push(self.ident_checked(false)?.name);
         }
         Ok(ScopedNameRef {
             absolute,

@@ -3,7 +3,7 @@
 use super::{Exports, Resolver, Scope, Sym};
 use crate::ast::{self, Def, Ident, ParamDir, ScopedNameRef, TypeSpec};
 use crate::constexpr::ConstValue;
-use crate::diagnostic::{Diagnostic, PResult};
+use crate::diagnostic::{Diagnostic, PResult, SourceLoc};
 use crate::model::*;
 use std::collections::{HashMap, HashSet};
 
@@ -24,14 +24,15 @@ impl Resolver<'_> {
 
     /// Operations and attributes inherited from two different interfaces clash.
     fn check_inherited_clash(&self, name: &Ident, bases: &[ScopedName]) -> PResult<()> {
-        let mut owner: HashMap<&str, &ScopedName> = HashMap::new();
+        // Case-insensitive, as every IDL name collision (CORBA 3.0 §3.2.3).
+        let mut owner: HashMap<String, &ScopedName> = HashMap::new();
         let ancestors = self.ancestors(bases);
         for a in &ancestors {
             if let Some(Sym::Interface { ops, .. } | Sym::Value { ops, .. }) =
                 self.symbols.get(a).map(|s| &s.kind)
             {
                 for op in ops {
-                    if let Some(prev) = owner.insert(op, a) {
+                    if let Some(prev) = owner.insert(op.to_lowercase(), a) {
                         if prev != a {
                             return Err(Diagnostic::error(
                                 &name.loc,
@@ -190,13 +191,24 @@ impl Resolver<'_> {
             let Sym::Value { is_abstract, .. } = self.sym(b).kind else {
                 unreachable!()
             };
-            if !is_abstract && (i > 0 || h.is_abstract) {
+            if !is_abstract && h.is_abstract {
+                return Err(Diagnostic::error(
+                    &r.loc,
+                    format!(
+                        "abstract valuetype '{}' cannot inherit from concrete valuetype '{r}'",
+                        name.name
+                    ),
+                ));
+            }
+            if !is_abstract && i > 0 {
                 return Err(Diagnostic::error(
                     &r.loc,
                     format!("'{r}' is not abstract; only the first base of a concrete valuetype may be concrete"),
                 ));
             }
         }
+        self.check_truncatable(name, h)?;
+        let concrete_support = self.check_supports(name, h, &bases, &supports)?;
         let all: Vec<ScopedName> = bases.iter().chain(&supports).cloned().collect();
         self.check_inherited_clash(name, &all)?;
         let sym = Sym::Value {
@@ -204,6 +216,7 @@ impl Resolver<'_> {
             is_abstract: h.is_abstract,
             bases: all,
             ops: Vec::new(),
+            concrete_support,
         };
         let full = self.declare_full(scope, name, sym.clone())?;
         self.symbols.get_mut(&full).expect("declared").kind = sym;
@@ -219,17 +232,28 @@ impl Resolver<'_> {
                 ),
             ));
         }
+        // CORBA 3.0 §3.9.1.2: an abstract value type has no state and no initializers.
+        if let (true, Some(f)) = (h.is_abstract, ex.initializers.first()) {
+            return Err(Diagnostic::error(
+                &f.loc,
+                format!(
+                    "abstract valuetype '{}' cannot have factory '{}'",
+                    name.name, f.name
+                ),
+            ));
+        }
         let ops = ex
             .operations
             .iter()
             .map(|o| o.name.clone())
             .chain(ex.attributes.iter().map(|a| a.name.clone()))
+            .chain(ex.state_members.iter().map(|m| m.name.clone()))
             .collect();
         self.set_complete(&full, ops);
         let v = ValueType {
             is_abstract: h.is_abstract,
             is_custom: h.is_custom,
-            is_truncatable: h.truncatable,
+            is_truncatable: h.truncatable.is_some(),
             is_event: h.is_event,
             bases,
             supports,
@@ -243,13 +267,95 @@ impl Resolver<'_> {
         Ok(())
     }
 
-    /// An operation or attribute must not redefine one inherited from a base.
+    /// The number of enumerators of enum `e` (declared in the enum's enclosing scope).
+    fn enumerator_count(&self, e: &ScopedName) -> usize {
+        let parent = e.parent();
+        self.symbols
+            .iter()
+            .filter(|(n, s)| {
+                n.parent() == parent
+                    && matches!(&s.kind, Sym::Enumerator(ConstValue::Enum { enum_name, .. }) if enum_name == e)
+            })
+            .count()
+    }
+
+    /// CORBA 3.0 §3.9.1.3: a custom valuetype may not be truncatable. (A truncatable value
+    /// whose first base is abstract is accepted, as omniidl does: the spec does not forbid it.)
+    fn check_truncatable(&self, name: &Ident, h: &ast::ValueHeader) -> PResult<()> {
+        match &h.truncatable {
+            Some(loc) if h.is_custom => Err(Diagnostic::error(
+                loc,
+                format!("custom valuetype '{}' cannot be truncatable", name.name),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// CORBA 3.0 §3.9.1.3 (IDL 4.2 §7.4.5.4.1.3): a value supports at most one non-abstract
+    /// interface, and when a base value supports one, the value's own must derive from it.
+    /// Returns the non-abstract interface the value supports, its own or inherited.
+    fn check_supports(
+        &self,
+        name: &Ident,
+        h: &ast::ValueHeader,
+        bases: &[ScopedName],
+        supports: &[ScopedName],
+    ) -> PResult<Option<ScopedName>> {
+        let mut own: Option<&ScopedName> = None;
+        for (s, r) in supports.iter().zip(&h.supports) {
+            let Sym::Interface { flags, .. } = self.sym(s).kind else {
+                unreachable!("resolve_bases checked it")
+            };
+            if flags.is_abstract {
+                continue;
+            }
+            if let Some(first) = own {
+                return Err(Diagnostic::error(
+                    &r.loc,
+                    format!(
+                        "valuetype '{}' supports two non-abstract interfaces, '{}' and '{r}'; at most one may be non-abstract",
+                        name.name,
+                        first.name()
+                    ),
+                ));
+            }
+            own = Some(s);
+        }
+        let inherited = bases.iter().find_map(|b| match &self.sym(b).kind {
+            Sym::Value {
+                concrete_support: Some(i),
+                ..
+            } => Some((b, i)),
+            _ => None,
+        });
+        match (own, inherited) {
+            (Some(o), Some((b, i))) if o != i && !self.ancestors(&[o.clone()]).contains(i) => {
+                let r = &h.supports[supports.iter().position(|s| s == o).expect("own")];
+                Err(Diagnostic::error(
+                    &r.loc,
+                    format!(
+                        "valuetype '{}' supports '{r}', which does not derive from '{i}' supported by its base '{b}'",
+                        name.name
+                    ),
+                ))
+            }
+            (Some(o), _) => Ok(Some(o.clone())),
+            (None, i) => Ok(i.map(|(_, i)| i.clone())),
+        }
+    }
+
+    /// An operation, attribute or state member must not redefine one inherited from a base
+    /// (compared case-insensitively, CORBA 3.0 §3.2.3).
     fn not_inherited(&self, scope: &Scope, name: &Ident) -> PResult<()> {
         let here = ScopedName(scope.clone());
         for a in self.ancestors(&self.bases_of(&here)) {
-            let c = a.child(&name.name);
-            if let Some(s) = self.symbols.get(&c) {
-                if matches!(s.kind, Sym::Operation | Sym::Attribute) {
+            let mut low: Vec<String> = a.0.iter().map(|p| p.to_lowercase()).collect();
+            low.push(name.name.to_lowercase());
+            let Some(c) = self.lower.get(&low) else {
+                continue;
+            };
+            if let Some(s) = self.symbols.get(c) {
+                if matches!(s.kind, Sym::Operation | Sym::Attribute | Sym::Member) {
                     return Err(Diagnostic::error(
                         &name.loc,
                         format!(
@@ -289,7 +395,38 @@ impl Resolver<'_> {
         Ok(out)
     }
 
-    pub(super) fn export(&mut self, scope: &mut Scope, d: &Def, ex: &mut Exports) -> PResult<()> {
+    /// CORBA 3.0 §3.8.7: an unconstrained interface may not use a local type for a parameter,
+    /// result, attribute or exception.
+    fn not_local_here(&self, scope: &Scope, t: &Type, what: &str, loc: &SourceLoc) -> PResult<()> {
+        let Some(Sym::Interface { flags, .. }) = self
+            .symbols
+            .get(&ScopedName(scope.clone()))
+            .map(|s| &s.kind)
+        else {
+            return Ok(());
+        };
+        if flags.is_local {
+            return Ok(());
+        }
+        match self.local_in(t) {
+            None => Ok(()),
+            Some(l) => Err(Diagnostic::error(
+                loc,
+                format!(
+                    "{what} of unconstrained interface '{}' has local type '{l}'",
+                    scope.last().map(String::as_str).unwrap_or("")
+                ),
+            )),
+        }
+    }
+
+    pub(super) fn export(
+        &mut self,
+        scope: &mut Scope,
+        d: &Def,
+        ex: &mut Exports,
+        out: &mut Vec<Definition>,
+    ) -> PResult<()> {
         match d {
             Def::Operation {
                 name,
@@ -304,8 +441,25 @@ impl Resolver<'_> {
                     Some(t) => Some(self.resolve_type(scope, t, &mut Vec::new(), false)?),
                     None => None,
                 };
+                let param_defs = params;
                 let params = self.params(scope, name, params)?;
                 let raises = self.exceptions(scope, raises)?;
+                if let Some(t) = &return_type {
+                    let what = format!("result of operation '{}'", name.name);
+                    self.not_local_here(scope, t, &what, &name.loc)?;
+                }
+                for (p, a) in params.iter().zip(param_defs) {
+                    let what = format!("parameter '{}' of operation '{}'", p.name, name.name);
+                    self.not_local_here(scope, &p.ty, &what, &a.name.loc)?;
+                }
+                for e in &raises {
+                    let what = format!("exception '{e}' raised by operation '{}'", name.name);
+                    let t = Type::Named {
+                        name: e.clone(),
+                        kind: NamedKind::Struct,
+                    };
+                    self.not_local_here(scope, &t, &what, &name.loc)?;
+                }
                 if *oneway {
                     let op = &name.name;
                     if return_type.is_some() {
@@ -351,6 +505,16 @@ impl Resolver<'_> {
                 let t = self.resolve_type(scope, ty, &mut Vec::new(), false)?;
                 let get_raises = self.exceptions(scope, get_raises)?;
                 let set_raises = self.exceptions(scope, set_raises)?;
+                let what = format!("attribute '{}'", names[0].name);
+                self.not_local_here(scope, &t, &what, &names[0].loc)?;
+                for e in get_raises.iter().chain(&set_raises) {
+                    let what = format!("exception '{e}' raised by attribute '{}'", names[0].name);
+                    let et = Type::Named {
+                        name: e.clone(),
+                        kind: NamedKind::Struct,
+                    };
+                    self.not_local_here(scope, &et, &what, &names[0].loc)?;
+                }
                 for n in names {
                     self.not_inherited(scope, n)?;
                     self.declare(scope, n, Sym::Attribute)?;
@@ -369,16 +533,18 @@ impl Resolver<'_> {
                 ty,
                 declarators,
             } => {
-                let mut nested = Vec::new();
-                let base = self.resolve_type(scope, ty, &mut nested, false)?;
-                if let Some(d) = nested.first() {
-                    return Err(Diagnostic::error(
-                        &d.loc,
-                        "types cannot be defined inside a state member declaration",
-                    ));
-                }
+                // A struct, union or enum defined in place belongs to the valuetype's scope.
+                let base = self.resolve_type(scope, ty, out, false)?;
                 for d in declarators {
                     let ty = self.array(scope, base.clone(), &d.dims)?;
+                    // CORBA 3.0 §3.8.7: a local type cannot be a state member (it is marshaled).
+                    if let Some(l) = self.local_in(&ty) {
+                        return Err(Diagnostic::error(
+                            &d.name.loc,
+                            format!("state member '{}' has local type '{l}'", d.name.name),
+                        ));
+                    }
+                    self.not_inherited(scope, &d.name)?;
                     self.declare(scope, &d.name, Sym::Member)?;
                     ex.state_members.push(StateMember {
                         name: d.name.name.clone(),
@@ -447,20 +613,20 @@ impl Resolver<'_> {
         }
         let kind = self.const_kind(&disc, &loc)?;
         let mut seen: Vec<ConstValue> = Vec::new();
-        let mut has_default = false;
+        let mut default_at: Option<&SourceLoc> = None;
         let mut out = Vec::new();
         for c in cases {
             let mut labels = Vec::new();
             for l in &c.labels {
                 match l {
                     ast::CaseLabel::Default(loc) => {
-                        if has_default {
+                        if default_at.is_some() {
                             return Err(Diagnostic::error(
                                 loc,
                                 format!("union '{}' has more than one default label", name.name),
                             ));
                         }
-                        has_default = true;
+                        default_at = Some(loc);
                         labels.push(CaseLabel::Default);
                     }
                     ast::CaseLabel::Value(e) => {
@@ -488,6 +654,31 @@ impl Resolver<'_> {
                     loc: d.loc.clone(),
                 },
             });
+        }
+        // CORBA 3.0 §3.11.2.2: a default label is only allowed when the case labels leave some
+        // value of the discriminator uncovered (labels are distinct and in range by now).
+        if let Some(loc) = default_at {
+            let values: u128 = match self.unalias(&disc) {
+                Type::Boolean => 2,
+                Type::Char | Type::Octet => 1 << 8,
+                Type::Short | Type::UShort | Type::WChar => 1 << 16,
+                Type::Long | Type::ULong => 1 << 32,
+                Type::LongLong | Type::ULongLong => 1 << 64,
+                Type::Named {
+                    name: e,
+                    kind: NamedKind::Enum,
+                } => self.enumerator_count(&e) as u128,
+                _ => u128::MAX,
+            };
+            if seen.len() as u128 >= values {
+                return Err(Diagnostic::error(
+                    loc,
+                    format!(
+                        "union '{}' cannot have a default label: its case labels already cover every value of '{disc}'",
+                        name.name
+                    ),
+                ));
+            }
         }
         Ok(Union {
             discriminator: disc,

@@ -190,8 +190,16 @@ fn names_introduced_into_a_scope() {
         .contains("'M' clashes with the name of its enclosing scope 'M'"));
     assert!(err("interface I { void i(in short j); };").contains("enclosing scope 'I'"));
     ok("interface I { void a(in short a); };"); // a parameter is in the operation's scope
-    ok("struct Right { string right; };"); // a member is not a redefinition (Security.idl)
-                                           // A use introduces the first identifier of a relative name.
+                                                // A member named like its struct redefines the struct's name in its scope (omniidl
+                                                // refuses the OMG's Security.idl for it too); relaxed names make it a warning.
+    assert!(err("struct Right { string right; };")
+        .contains("'right' clashes with the name of its enclosing scope 'Right'"));
+    let mut fe = Frontend::new();
+    fe.relaxed_names(true)
+        .parse_str("r.idl", "struct Right { string right; };")
+        .unwrap();
+    assert!(fe.warnings()[0].message.contains("enclosing scope 'Right'"));
+    // A use introduces the first identifier of a relative name.
     assert!(err("module M { module Inner1 { typedef string S1; }; \
          module Inner2 { typedef Inner1::S1 S2; typedef string inner1; }; };")
     .contains("'inner1' clashes with 'Inner1', which its use at"));

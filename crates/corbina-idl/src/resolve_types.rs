@@ -190,6 +190,45 @@ impl Resolver<'_> {
         None
     }
 
+    /// The local interface that makes `t` a local type (CORBA 3.0 §3.8.7: a local interface,
+    /// or a struct, union, exception, sequence, array or typedef containing one), if any.
+    pub(super) fn local_in(&self, t: &Type) -> Option<ScopedName> {
+        let mut t = t;
+        for _ in 0..10_000 {
+            match t {
+                Type::Array { elem, .. } | Type::Sequence { elem, .. } => t = elem,
+                // A pseudo-object of the DII, not a type IDL marshals: the OMG's
+                // CosTSPortability passes it to an unconstrained interface.
+                Type::Named { name, .. } if name.0 == ["CORBA", "Environment"] => return None,
+                Type::Named { name, .. } => {
+                    if self.local_types.contains(name) {
+                        return Some(name.clone());
+                    }
+                    match &self.symbols.get(name)?.kind {
+                        Sym::Alias(a) => t = a,
+                        Sym::Interface { flags, .. } if flags.is_local => {
+                            return Some(name.clone())
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Records `full` as a local type when one of its member types is.
+    pub(super) fn mark_local<'t>(
+        &mut self,
+        full: &ScopedName,
+        mut tys: impl Iterator<Item = &'t Type>,
+    ) {
+        if tys.any(|t| self.local_in(t).is_some()) {
+            self.local_types.insert(full.clone());
+        }
+    }
+
     /// Follows aliases in the symbol table.
     pub(super) fn unalias(&self, t: &Type) -> Type {
         let mut t = t.clone();
