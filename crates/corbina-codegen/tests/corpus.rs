@@ -254,6 +254,21 @@ fn polyorb_idl_test_suite() {
     rustc_check("polyorb", &batch(&ok)).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// Issue 27: types defined in place in a state member (and in exception and union members)
+/// belong to the enclosing scope, and the generated Rust for them compiles.
+#[test]
+fn types_defined_in_members_generate_compiling_rust() {
+    let idl = "valuetype W { public struct S { long x; } m; private enum Mode { on, off } state; };
+               exception E { struct Detail { long code; } info; };
+               union U switch (long) { case 1: struct Inner { long a; } first; };";
+    let spec = corbina_idl::Frontend::new()
+        .parse_str("inline.idl", idl)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let src = corbina_codegen::generate(&spec, "inline.idl").unwrap();
+    assert!(src.contains("pub m: w::S,"), "{src}");
+    rustc_check("inline", &batch(&[("inline.idl".into(), src)])).unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn the_compile_check_sees_errors() {
     assert!(rustc_check(
