@@ -697,6 +697,20 @@ impl<'w> Resolver<'w> {
             }
             Def::TypePrefix { name, prefix } => {
                 let full = self.lookup_quiet(scope, name)?;
+                // CORBA 3.0 §3.16.2: the name denotes a module, interface or value type.
+                let kind = &self.sym(&full).kind;
+                if !matches!(
+                    kind,
+                    Sym::Module | Sym::Interface { .. } | Sym::Value { .. }
+                ) {
+                    return Err(Diagnostic::error(
+                        &name.loc,
+                        format!(
+                            "typeprefix names {} '{name}'; it must name a module, interface or valuetype",
+                            article(kind.describe())
+                        ),
+                    ));
+                }
                 self.overrides.typeprefixes.insert(full, prefix.clone());
             }
             Def::Pragma(p, loc) => self.pragma(scope, p, loc)?,
@@ -792,6 +806,12 @@ impl<'w> Resolver<'w> {
         }
         Ok(())
     }
+}
+
+/// `a struct`, `an enum`.
+fn article(what: &str) -> String {
+    let an = what.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {what}", if an { "an" } else { "a" })
 }
 
 /// The version of an `IDL:` repository id (`IDL:a/b:1.2` → `1.2`).
