@@ -329,7 +329,9 @@ impl Resolver<'_> {
             _ => None,
         });
         match (own, inherited) {
-            (Some(o), Some((b, i))) if o != i && !self.ancestors(std::slice::from_ref(o)).contains(i) => {
+            (Some(o), Some((b, i)))
+                if o != i && !self.ancestors(std::slice::from_ref(o)).contains(i) =>
+            {
                 let r = &h.supports[supports.iter().position(|s| s == o).expect("own")];
                 Err(Diagnostic::error(
                     &r.loc,
