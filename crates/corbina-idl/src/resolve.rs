@@ -263,15 +263,21 @@ impl<'w> Resolver<'w> {
         };
         match clash {
             None => Ok(()),
-            Some(m) if self.relaxed_names => {
-                self.warnings.push(Diagnostic::warning(&name.loc, m));
-                Ok(())
-            }
-            Some(m) => Err(Diagnostic::error(
-                &name.loc,
-                format!("{m} (CORBA 3.0 §3.15.3; rename one of them, or relax the check with --relaxed-names)"),
-            )),
+            Some(m) => self.naming_clash(&name.loc, m),
         }
+    }
+
+    /// Reports a breach of the naming rules of CORBA 3.0 §3.15.3: an error, or a warning with
+    /// relaxed names.
+    pub(super) fn naming_clash(&mut self, loc: &SourceLoc, m: String) -> PResult<()> {
+        if self.relaxed_names {
+            self.warnings.push(Diagnostic::warning(loc, m));
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            loc,
+            format!("{m} (CORBA 3.0 §3.15.3; rename one of them, or relax the check with --relaxed-names)"),
+        ))
     }
 
     /// Records that `id` (the first part of a relative name) is used in `scope`: it is

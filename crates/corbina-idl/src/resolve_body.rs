@@ -372,29 +372,73 @@ impl Resolver<'_> {
         Ok(())
     }
 
+    /// Resolves the parameters of an operation or initializer. The parameter list is the
+    /// operation's scope (CORBA 3.0 §3.15.3): a name used in it (a parameter's type, a bound,
+    /// a raised exception) may not also be declared there as a parameter, in either order.
     fn params(
         &mut self,
         scope: &mut Scope,
         op: &Ident,
         params: &[ast::Param],
+        raises: &[ScopedNameRef],
     ) -> PResult<Vec<Parameter>> {
-        let mut seen = HashSet::new();
+        // Lowercased name → (as written, where): parameters declared, names used.
+        let mut declared: HashMap<String, (String, SourceLoc)> = HashMap::new();
+        let mut used: HashMap<String, (String, SourceLoc)> = HashMap::new();
         let mut out = Vec::new();
         for p in params {
-            if !seen.insert(p.name.name.to_lowercase()) {
+            let ty = self.resolve_type(scope, &p.ty, &mut Vec::new(), false)?;
+            let mut uses = Vec::new();
+            type_uses(&p.ty, &mut uses);
+            for (id, loc) in uses {
+                self.use_in_params(&declared, id, loc)?;
+                used.entry(id.to_lowercase())
+                    .or_insert_with(|| (id.to_string(), loc.clone()));
+            }
+            let low = p.name.name.to_lowercase();
+            if declared.contains_key(&low) {
                 return Err(Diagnostic::error(
                     &p.name.loc,
                     format!("duplicate parameter '{}' in '{}'", p.name.name, op.name),
                 ));
             }
-            let ty = self.resolve_type(scope, &p.ty, &mut Vec::new(), false)?;
+            if let Some((u, at)) = used.get(&low) {
+                let msg = format!(
+                    "parameter '{}' clashes with '{u}', which its use at {at} introduced into the scope of operation '{}'",
+                    p.name.name, op.name
+                );
+                self.naming_clash(&p.name.loc, msg)?;
+            }
+            declared.insert(low, (p.name.name.clone(), p.name.loc.clone()));
             out.push(Parameter {
                 name: p.name.name.clone(),
                 direction: p.dir,
                 ty,
             });
         }
+        for r in raises.iter().filter(|r| !r.absolute) {
+            self.use_in_params(&declared, &r.parts[0], &r.loc)?;
+        }
         Ok(out)
+    }
+
+    /// A name used in a parameter list after a parameter of that name (in any case) was
+    /// declared there would denote the parameter.
+    fn use_in_params(
+        &mut self,
+        declared: &HashMap<String, (String, SourceLoc)>,
+        id: &str,
+        loc: &SourceLoc,
+    ) -> PResult<()> {
+        match declared.get(&id.to_lowercase()) {
+            None => Ok(()),
+            Some((p, at)) => {
+                let msg = format!(
+                    "'{id}' collides with parameter '{p}' declared at {at} in the same operation"
+                );
+                self.naming_clash(loc, msg)
+            }
+        }
     }
 
     /// CORBA 3.0 §3.8.7: an unconstrained interface may not use a local type for a parameter,
@@ -444,7 +488,7 @@ impl Resolver<'_> {
                     None => None,
                 };
                 let param_defs = params;
-                let params = self.params(scope, name, params)?;
+                let params = self.params(scope, name, params, raises)?;
                 let raises = self.exceptions(scope, raises)?;
                 if let Some(t) = &return_type {
                     let what = format!("result of operation '{}'", name.name);
@@ -561,7 +605,7 @@ impl Resolver<'_> {
                 params,
                 raises,
             } => {
-                let params = self.params(scope, name, params)?;
+                let params = self.params(scope, name, params, raises)?;
                 let raises = self.exceptions(scope, raises)?;
                 self.declare(scope, name, Sym::Operation)?;
                 ex.initializers.push(Initializer {
@@ -687,5 +731,34 @@ impl Resolver<'_> {
             cases: out,
             definitions,
         })
+    }
+}
+
+/// The first identifiers of the relative names a type spec uses (its bounds included).
+fn type_uses<'a>(ts: &'a TypeSpec, out: &mut Vec<(&'a str, &'a SourceLoc)>) {
+    match ts {
+        TypeSpec::Named(n) if !n.absolute => out.push((&n.parts[0], &n.loc)),
+        TypeSpec::Sequence(elem, bound) => {
+            type_uses(elem, out);
+            bound.iter().for_each(|b| expr_uses(b, out));
+        }
+        TypeSpec::String(Some(b)) | TypeSpec::WString(Some(b)) => expr_uses(b, out),
+        TypeSpec::Fixed(Some((d, s))) => {
+            expr_uses(d, out);
+            expr_uses(s, out);
+        }
+        _ => {}
+    }
+}
+
+fn expr_uses<'a>(e: &'a ast::Expr, out: &mut Vec<(&'a str, &'a SourceLoc)>) {
+    match &e.kind {
+        ast::ExprKind::Name(n) if !n.absolute => out.push((&n.parts[0], &n.loc)),
+        ast::ExprKind::Unary(_, x) => expr_uses(x, out),
+        ast::ExprKind::Binary(_, x, y) => {
+            expr_uses(x, out);
+            expr_uses(y, out);
+        }
+        _ => {}
     }
 }

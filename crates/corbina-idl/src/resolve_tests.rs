@@ -35,9 +35,9 @@ fn lexical_scope_walks_outward_and_absolute_names() {
 
 #[test]
 fn inherited_names_and_ambiguity() {
-    ok("interface A { typedef long T; }; interface B : A { void f(in T t); };");
-    ok("interface A { typedef long T; }; interface B : A {}; interface C : A {}; interface D : B, C { void f(in T t); };");
-    assert!(err("interface A { typedef long T; }; interface B { typedef long T; }; interface C : A, B { void f(in T t); };")
+    ok("interface A { typedef long T; }; interface B : A { void f(in T value); };");
+    ok("interface A { typedef long T; }; interface B : A {}; interface C : A {}; interface D : B, C { void f(in T value); };");
+    assert!(err("interface A { typedef long T; }; interface B { typedef long T; }; interface C : A, B { void f(in T value); };")
         .contains("ambiguous name 'T'"));
     assert!(
         err("interface A { void f(); }; interface B { void f(); }; interface C : A, B {};")
@@ -338,10 +338,10 @@ fn types_defined_in_a_state_member_belong_to_the_valuetype() {
 fn local_types_in_valuetypes_and_local_interfaces() {
     // A valuetype's operations and a local interface may use local types (CORBA 3.0 §3.8.7).
     ok("local interface L {}; typedef sequence<L> Ls; \
-        valuetype V { Ls all(); void put(in L l); }; local interface K { Ls all(); };");
+        valuetype V { Ls all(); void put(in L target); }; local interface K { Ls all(); };");
     // An abstract interface is unconstrained.
     assert!(
-        err("local interface L {}; abstract interface A { void put(in L l); };")
+        err("local interface L {}; abstract interface A { void put(in L target); };")
             .contains("of unconstrained interface 'A' has local type '::L'")
     );
     // A union with a local member is local.
