@@ -662,6 +662,7 @@ impl<'w> Resolver<'w> {
             }
             Def::ValueBox { name, ty } => {
                 let t = self.resolve_type(scope, ty, out, false)?;
+                self.not_native(&t, &format!("boxed by '{}'", name.name), &name.loc)?;
                 if let Type::Named {
                     kind: NamedKind::ValueType | NamedKind::ValueBox,
                     ..

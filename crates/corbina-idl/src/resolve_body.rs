@@ -454,6 +454,17 @@ impl Resolver<'_> {
         if flags.is_local {
             return Ok(());
         }
+        // CORBA 3.0 §3.11.5: "Native type parameters are permitted only in operations of
+        // local interfaces or valuetypes."
+        if let Some(n) = self.native_in(t) {
+            return Err(Diagnostic::error(
+                loc,
+                format!(
+                    "{what} of unconstrained interface '{}' has native type '{n}'; natives are only for local interfaces and valuetypes",
+                    scope.last().map(String::as_str).unwrap_or("")
+                ),
+            ));
+        }
         match self.local_in(t) {
             None => Ok(()),
             Some(l) => Err(Diagnostic::error(
@@ -552,6 +563,7 @@ impl Resolver<'_> {
                 let get_raises = self.exceptions(scope, get_raises)?;
                 let set_raises = self.exceptions(scope, set_raises)?;
                 let what = format!("attribute '{}'", names[0].name);
+                self.not_native(&t, &format!("the type of {what}"), &names[0].loc)?;
                 self.not_local_here(scope, &t, &what, &names[0].loc)?;
                 for e in get_raises.iter().chain(&set_raises) {
                     let what = format!("exception '{e}' raised by attribute '{}'", names[0].name);
@@ -583,6 +595,8 @@ impl Resolver<'_> {
                 let base = self.resolve_type(scope, ty, out, false)?;
                 for d in declarators {
                     let ty = self.array(scope, base.clone(), &d.dims)?;
+                    let what = format!("the type of state member '{}'", d.name.name);
+                    self.not_native(&ty, &what, &d.name.loc)?;
                     // CORBA 3.0 §3.8.7: a local type cannot be a state member (it is marshaled).
                     if let Some(l) = self.local_in(&ty) {
                         return Err(Diagnostic::error(
@@ -691,6 +705,7 @@ impl Resolver<'_> {
             let base = self.resolve_type(scope, &c.ty, &mut definitions, false)?;
             let ty = self.array(scope, base, &c.declarator.dims)?;
             let d = &c.declarator.name;
+            self.not_native(&ty, &format!("the type of member '{}'", d.name), &d.loc)?;
             self.declare(scope, d, Sym::Member)?;
             out.push(UnionCase {
                 labels,

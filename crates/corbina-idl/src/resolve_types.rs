@@ -64,8 +64,9 @@ impl Resolver<'_> {
                     scale: scale as u16,
                 }
             }
-            TypeSpec::Sequence(elem, b) => {
-                let elem = self.resolve_type(scope, elem, sink, true)?;
+            TypeSpec::Sequence(elem_ts, b) => {
+                let elem = self.resolve_type(scope, elem_ts, sink, true)?;
+                self.not_native(&elem, "a sequence element", &self.any_loc(elem_ts))?;
                 Type::Sequence {
                     elem: Box::new(elem),
                     bound: self.bound(scope, b.as_deref(), "sequence bound")?,
@@ -218,6 +219,29 @@ impl Resolver<'_> {
         None
     }
 
+    /// The native type `t` names (through typedefs), if any.
+    pub(super) fn native_in(&self, t: &Type) -> Option<ScopedName> {
+        match self.unalias(t) {
+            Type::Named {
+                name,
+                kind: NamedKind::Native,
+            } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// CORBA 3.0 §3.11.5: "A native type may be used only to define operation parameters,
+    /// results and exceptions" (and typedefs naming it); not as data.
+    pub(super) fn not_native(&self, t: &Type, what: &str, loc: &SourceLoc) -> PResult<()> {
+        match self.native_in(t) {
+            None => Ok(()),
+            Some(n) => Err(Diagnostic::error(
+                loc,
+                format!("native type '{n}' cannot be {what}; a native type is only for operation parameters and results"),
+            )),
+        }
+    }
+
     /// Records `full` as a local type when one of its member types is.
     pub(super) fn mark_local<'t>(
         &mut self,
@@ -252,6 +276,7 @@ impl Resolver<'_> {
         if dims.is_empty() {
             return Ok(elem);
         }
+        self.not_native(&elem, "an array element", &dims[0].loc)?;
         let dims = dims
             .iter()
             .map(|d| self.positive(scope, d, "array dimension"))
@@ -348,6 +373,8 @@ impl Resolver<'_> {
             let base = self.resolve_type(scope, &m.ty, &mut nested, false)?;
             for d in &m.declarators {
                 let ty = self.array(scope, base.clone(), &d.dims)?;
+                let what = format!("the type of member '{}'", d.name.name);
+                self.not_native(&ty, &what, &d.name.loc)?;
                 self.declare(scope, &d.name, Sym::Member)?;
                 out.push(Member {
                     name: d.name.name.clone(),
