@@ -137,8 +137,14 @@ impl Parser<'_> {
 
     /// The type of a `const` declaration (checked further during resolution).
     pub(crate) fn const_type(&mut self) -> PResult<TypeSpec> {
+        let start = self.loc();
         let t = self.type_spec(false)?;
         match &t {
+            // CORBA 3.0 §3.10 grammar: `<fixed_pt_const_type> ::= "fixed"`.
+            TypeSpec::Fixed(Some(_)) => Err(Diagnostic::error(
+                &start,
+                "a fixed-point constant is declared 'fixed', without digits and scale (or with a typedef of fixed<d,s>)",
+            )),
             TypeSpec::Sequence(..)
             | TypeSpec::Base(BaseType::Any | BaseType::Object | BaseType::ValueBase, _) => Err(
                 Diagnostic::error(&self.toks[self.pos - 1].loc, "invalid type for a constant"),

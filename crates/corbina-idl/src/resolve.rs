@@ -649,6 +649,20 @@ impl<'w> Resolver<'w> {
                     }
                 };
                 let value = self.eval(scope, expr, &kind)?;
+                // CORBA 3.0 §3.10.2: the value must fit its type, for a fixed<d,s> typedef too.
+                if let (Some(t), ConstValue::Fixed(f)) = (&ty, &value) {
+                    if let Type::Fixed { digits, scale } = self.unalias(t) {
+                        let int_digits = f.digits().saturating_sub(f.scale);
+                        if f.scale > scale || int_digits > digits - scale {
+                            return Err(Diagnostic::error(
+                                &expr.loc,
+                                format!(
+                                    "fixed-point value {f} does not fit fixed<{digits},{scale}>"
+                                ),
+                            ));
+                        }
+                    }
+                }
                 let ty = match (ty, &value) {
                     (Some(t), _) => t,
                     (None, ConstValue::Fixed(f)) => Type::Fixed {
