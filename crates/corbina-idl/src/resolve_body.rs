@@ -223,16 +223,16 @@ impl Resolver<'_> {
         let mut ex = Exports::default();
         let definitions =
             self.in_scope(scope, &name.name, |r, s| r.defs(s, body, Some(&mut ex)))?;
-        if h.is_abstract && !ex.state_members.is_empty() {
+        // CORBA 3.0 §3.9.3: "No <state_member> or <initializers> may be specified."
+        if let (true, Some(m)) = (h.is_abstract, ex.state_members.first()) {
             return Err(Diagnostic::error(
-                &name.loc,
+                &m.loc,
                 format!(
-                    "abstract valuetype '{}' cannot have state members",
-                    name.name
+                    "abstract valuetype '{}' cannot have state member '{}'",
+                    name.name, m.name
                 ),
             ));
         }
-        // CORBA 3.0 §3.9.1.2: an abstract value type has no state and no initializers.
         if let (true, Some(f)) = (h.is_abstract, ex.initializers.first()) {
             return Err(Diagnostic::error(
                 &f.loc,
@@ -291,9 +291,10 @@ impl Resolver<'_> {
         }
     }
 
-    /// CORBA 3.0 §3.9.1.3 (IDL 4.2 §7.4.5.4.1.3): a value supports at most one non-abstract
-    /// interface, and when a base value supports one, the value's own must derive from it.
-    /// Returns the non-abstract interface the value supports, its own or inherited.
+    /// CORBA 3.0 §3.9.5: a value directly supports at most one non-abstract interface, and
+    /// it "must be derived, directly or indirectly, from each interface that the valuetype
+    /// supports through inheritance". Returns the non-abstract interface the value supports,
+    /// its own or else the first inherited one.
     fn check_supports(
         &self,
         name: &Ident,
@@ -321,29 +322,34 @@ impl Resolver<'_> {
             }
             own = Some(s);
         }
-        let inherited = bases.iter().find_map(|b| match &self.sym(b).kind {
-            Sym::Value {
-                concrete_support: Some(i),
-                ..
-            } => Some((b, i)),
-            _ => None,
-        });
-        match (own, inherited) {
-            (Some(o), Some((b, i)))
-                if o != i && !self.ancestors(std::slice::from_ref(o)).contains(i) =>
-            {
-                let r = &h.supports[supports.iter().position(|s| s == o).expect("own")];
-                Err(Diagnostic::error(
-                    &r.loc,
-                    format!(
-                        "valuetype '{}' supports '{r}', which does not derive from '{i}' supported by its base '{b}'",
-                        name.name
-                    ),
-                ))
-            }
-            (Some(o), _) => Ok(Some(o.clone())),
-            (None, i) => Ok(i.map(|(_, i)| i.clone())),
+        let inherited: Vec<(&ScopedName, &ScopedName)> = bases
+            .iter()
+            .filter_map(|b| match &self.sym(b).kind {
+                Sym::Value {
+                    concrete_support: Some(i),
+                    ..
+                } => Some((b, i)),
+                _ => None,
+            })
+            .collect();
+        let Some(o) = own else {
+            return Ok(inherited.first().map(|(_, i)| (*i).clone()));
+        };
+        let ancestors = self.ancestors(std::slice::from_ref(o));
+        if let Some((b, i)) = inherited
+            .iter()
+            .find(|(_, i)| *i != o && !ancestors.contains(i))
+        {
+            let r = &h.supports[supports.iter().position(|s| s == o).expect("own")];
+            return Err(Diagnostic::error(
+                &r.loc,
+                format!(
+                    "valuetype '{}' supports '{r}', which does not derive from '{i}' supported by its base '{b}'",
+                    name.name
+                ),
+            ));
         }
+        Ok(Some(o.clone()))
     }
 
     /// An operation, attribute or state member must not redefine one inherited from a base
