@@ -100,6 +100,8 @@ pub(crate) struct Resolver<'w> {
     introduced: RefCell<HashMap<Scope, IntroducedNames>>,
     /// Structs, unions and exceptions with a member of a local type (CORBA 3.0 §3.8.7).
     local_types: HashSet<ScopedName>,
+    /// The number of enumerators of each enum.
+    enum_sizes: HashMap<ScopedName, usize>,
 }
 
 type Scope = Vec<String>;
@@ -125,6 +127,7 @@ impl<'w> Resolver<'w> {
             overrides: Overrides::default(),
             introduced: RefCell::default(),
             local_types: HashSet::new(),
+            enum_sizes: HashMap::new(),
         }
     }
 
@@ -610,6 +613,7 @@ impl<'w> Resolver<'w> {
                     };
                     self.declare(scope, e, Sym::Enumerator(v))?;
                 }
+                self.enum_sizes.insert(full.clone(), enumerators.len());
                 let enumerators = enumerators.iter().map(|e| e.name.clone()).collect();
                 out.push(self.mk_def(full, name, DefinitionKind::Enum(Enum { enumerators })));
             }

@@ -2,7 +2,6 @@
 
 use super::{Exports, Resolver, Scope, Sym};
 use crate::ast::{self, Def, Ident, ParamDir, ScopedNameRef, TypeSpec};
-use crate::constexpr::ConstValue;
 use crate::diagnostic::{Diagnostic, PResult, SourceLoc};
 use crate::model::*;
 use std::collections::{HashMap, HashSet};
@@ -265,18 +264,6 @@ impl Resolver<'_> {
         };
         out.push(self.mk_def(full, name, DefinitionKind::ValueType(v)));
         Ok(())
-    }
-
-    /// The number of enumerators of enum `e` (declared in the enum's enclosing scope).
-    fn enumerator_count(&self, e: &ScopedName) -> usize {
-        let parent = e.parent();
-        self.symbols
-            .iter()
-            .filter(|(n, s)| {
-                n.parent() == parent
-                    && matches!(&s.kind, Sym::Enumerator(ConstValue::Enum { enum_name, .. }) if enum_name == e)
-            })
-            .count()
     }
 
     /// CORBA 3.0 §3.9.1.3: a custom valuetype may not be truncatable. (A truncatable value
@@ -678,7 +665,8 @@ impl Resolver<'_> {
             ));
         }
         let kind = self.const_kind(&disc, &loc)?;
-        let mut seen: Vec<ConstValue> = Vec::new();
+        // Labels are integers, characters, booleans or enumerators: their Debug form is a key.
+        let mut seen: HashSet<String> = HashSet::new();
         let mut default_at: Option<&SourceLoc> = None;
         let mut out = Vec::new();
         for c in cases {
@@ -697,13 +685,12 @@ impl Resolver<'_> {
                     }
                     ast::CaseLabel::Value(e) => {
                         let v = self.eval(scope, e, &kind)?;
-                        if seen.contains(&v) {
+                        if !seen.insert(format!("{v:?}")) {
                             return Err(Diagnostic::error(
                                 &e.loc,
                                 format!("duplicate case label {v} in union '{}'", name.name),
                             ));
                         }
-                        seen.push(v.clone());
                         labels.push(CaseLabel::Value(v));
                     }
                 }
@@ -734,7 +721,7 @@ impl Resolver<'_> {
                 Type::Named {
                     name: e,
                     kind: NamedKind::Enum,
-                } => self.enumerator_count(&e) as u128,
+                } => self.enum_sizes.get(&e).copied().unwrap_or(usize::MAX) as u128,
                 _ => u128::MAX,
             };
             if seen.len() as u128 >= values {
