@@ -491,7 +491,7 @@ impl Resolver<'_> {
                     Some(t) => Some(self.resolve_type(scope, t, &mut Vec::new(), false)?),
                     None => None,
                 };
-                let param_defs = params;
+                let (param_defs, raise_refs) = (params, raises);
                 let params = self.params(scope, name, params, raises)?;
                 let raises = self.exceptions(scope, raises)?;
                 if let Some(t) = &return_type {
@@ -502,13 +502,13 @@ impl Resolver<'_> {
                     let what = format!("parameter '{}' of operation '{}'", p.name, name.name);
                     self.not_local_here(scope, &p.ty, &what, &a.name.loc)?;
                 }
-                for e in &raises {
+                for (e, r) in raises.iter().zip(raise_refs) {
                     let what = format!("exception '{e}' raised by operation '{}'", name.name);
                     let t = Type::Named {
                         name: e.clone(),
                         kind: NamedKind::Struct,
                     };
-                    self.not_local_here(scope, &t, &what, &name.loc)?;
+                    self.not_local_here(scope, &t, &what, &r.loc)?;
                 }
                 if *oneway {
                     let op = &name.name;
@@ -553,18 +553,19 @@ impl Resolver<'_> {
                 set_raises,
             } => {
                 let t = self.resolve_type(scope, ty, &mut Vec::new(), false)?;
+                let raise_refs: Vec<&ScopedNameRef> = get_raises.iter().chain(set_raises).collect();
                 let get_raises = self.exceptions(scope, get_raises)?;
                 let set_raises = self.exceptions(scope, set_raises)?;
                 let what = format!("attribute '{}'", names[0].name);
                 self.not_native(&t, &format!("the type of {what}"), &names[0].loc)?;
                 self.not_local_here(scope, &t, &what, &names[0].loc)?;
-                for e in get_raises.iter().chain(&set_raises) {
+                for (e, r) in get_raises.iter().chain(&set_raises).zip(raise_refs) {
                     let what = format!("exception '{e}' raised by attribute '{}'", names[0].name);
                     let et = Type::Named {
                         name: e.clone(),
                         kind: NamedKind::Struct,
                     };
-                    self.not_local_here(scope, &et, &what, &names[0].loc)?;
+                    self.not_local_here(scope, &et, &what, &r.loc)?;
                 }
                 for n in names {
                     self.not_inherited(scope, n)?;

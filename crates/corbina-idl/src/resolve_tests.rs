@@ -344,6 +344,12 @@ fn local_types_in_valuetypes_and_local_interfaces() {
         err("local interface L {}; abstract interface A { void put(in L target); };")
             .contains("of unconstrained interface 'A' has local type '::L'")
     );
+    // An attribute of an unconstrained interface may not raise a local exception.
+    assert_eq!(
+        err("local interface L {}; exception E { L target; };\n\
+             interface I { attribute long a getraises (E); };"),
+        "r.idl:2:43: error: exception '::E' raised by attribute 'a' of unconstrained interface 'I' has local type '::E'"
+    );
     // A union with a local member is local.
     assert!(err(
         "local interface L {}; union U switch (long) { case 1: L target; }; \
