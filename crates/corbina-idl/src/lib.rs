@@ -2,7 +2,8 @@
 //! parses and resolves IDL 3.5 into a [`model::Specification`] that code
 //! generators walk. It has its own preprocessor (no external `cpp`), checks
 //! the spec's semantic rules, and reports errors gcc-style as
-//! `file:line:col: error: message`.
+//! `file:line:col: error: message`. Each rule it enforces has an invalid and a valid example
+//! in `tests/rules/` (checked against omniidl when it is installed).
 //!
 //! ```
 //! use corbina_idl::model::{DefinitionKind, ScopedName, Type};
