@@ -320,7 +320,30 @@ impl Resolver<'_> {
             })
             .collect();
         let Some(o) = own else {
-            return Ok(inherited.first().map(|(_, i)| (*i).clone()));
+            // Without one of its own, the interfaces supported through the bases must be one
+            // chain: the most derived of them is the one the value supports.
+            let mut best: Option<&ScopedName> = None;
+            for (b, i) in &inherited {
+                let derives = |x: &ScopedName, y: &ScopedName| {
+                    x == y || self.ancestors(std::slice::from_ref(x)).contains(y)
+                };
+                match best {
+                    None => best = Some(i),
+                    Some(cur) if derives(cur, i) => {}
+                    Some(cur) if derives(i, cur) => best = Some(i),
+                    Some(cur) => {
+                        let r = &h.bases[bases.iter().position(|x| x == *b).expect("a base")];
+                        return Err(Diagnostic::error(
+                            &r.loc,
+                            format!(
+                                "valuetype '{}' supports both '{cur}' and '{i}' (through '{r}') and neither derives from the other; it must support an interface derived from both",
+                                name.name
+                            ),
+                        ));
+                    }
+                }
+            }
+            return Ok(best.cloned());
         };
         let ancestors = self.ancestors(std::slice::from_ref(o));
         if let Some((b, i)) = inherited
