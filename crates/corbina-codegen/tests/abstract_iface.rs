@@ -456,7 +456,7 @@ module V {
   };
   interface I : AB { AB ret(); };
   local interface Loc : A { void touch(); };
-  valuetype W supports I { public long w; };
+  valuetype W supports I { public long width; };
   valuetype X supports A, B { public AB child; public X next; };
   exception E { A which; };
   typedef A AAlias;

@@ -62,7 +62,7 @@ fn errors_are_reported_gcc_style() {
     let err = String::from_utf8_lossy(&st.stderr);
     assert!(
         err.contains(
-            "tests/idl/unsupported.idl:3:29: error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'"
+            "tests/idl/unsupported.idl:3:35: error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'"
         ),
         "{err}"
     );

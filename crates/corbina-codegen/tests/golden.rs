@@ -84,7 +84,7 @@ fn unsupported_constructs_are_clean_errors() {
         .to_string();
     assert_eq!(
         err,
-        "tests/idl/unsupported.idl:3:29: error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'"
+        "tests/idl/unsupported.idl:3:35: error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'"
     );
 }
 

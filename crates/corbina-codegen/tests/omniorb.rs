@@ -1,7 +1,9 @@
 //! The `corbina-idl` command over the CORBA service IDL that Debian's omniORB packages
 //! install (`/usr/share/idl/omniORB/**/*.idl`), set up the way omniORB's own build compiles
-//! it: the directory and its `COS` subdirectory on the include path and
-//! `ENABLE_CLIENT_IR_SUPPORT` defined (so `orb.idl` pulls in the Interface Repository).
+//! it: the directory and its `COS` subdirectory on the include path,
+//! `ENABLE_CLIENT_IR_SUPPORT` defined (so `orb.idl` pulls in the Interface Repository) and
+//! `__OMNIIDL__`, as omniidl defines it (under which `CosLifeCycle.idl` escapes its
+//! `Factory`, a name that collides with the keyword `factory`, CORBA 3.0 §3.2.4).
 //! Every file that generates is then compiled against the real runtime with `cargo check`.
 //!
 //! Without the package the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is set.
@@ -70,12 +72,13 @@ fn file_name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// Runs `corbina-idl -I DIR -I DIR/COS -D ENABLE_CLIENT_IR_SUPPORT -o out file`; the error
-/// output on failure.
+/// Runs `corbina-idl -I DIR -I DIR/COS -D ENABLE_CLIENT_IR_SUPPORT -D __OMNIIDL__ -o out
+/// file`; the error output on failure.
 fn cli(file: &Path, out: &Path) -> Result<(), String> {
     let o = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
         .args(["-I", DIR, "-I", &format!("{DIR}/COS"), "-D"])
         .arg("ENABLE_CLIENT_IR_SUPPORT")
+        .args(["-D", "__OMNIIDL__"])
         .arg("-o")
         .arg(out)
         .arg(file)

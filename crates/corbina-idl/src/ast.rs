@@ -171,7 +171,8 @@ pub struct ValueHeader {
     pub is_abstract: bool,
     pub is_custom: bool,
     pub is_event: bool,
-    pub truncatable: bool,
+    /// Where `truncatable` was written, if it was.
+    pub truncatable: Option<SourceLoc>,
     pub bases: Vec<ScopedNameRef>,
     pub supports: Vec<ScopedNameRef>,
 }

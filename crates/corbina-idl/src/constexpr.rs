@@ -228,14 +228,11 @@ fn coerce(v: ConstValue, kind: &ConstKind, loc: &SourceLoc) -> PResult<ConstValu
             }
             ConstValue::Float(f)
         }
-        (ConstKind::Float { .. }, ConstValue::Integer(i)) => ConstValue::Float(i as f64),
+        // CORBA 3.0 §3.10.2: no integer for a floating-point or fixed constant, and no narrow
+        // character or string for a wide one (nor the reverse): "shall be treated as an error".
         (ConstKind::Fixed, ConstValue::Fixed(x)) => ConstValue::Fixed(x),
-        (ConstKind::Fixed, ConstValue::Integer(i)) => {
-            ConstValue::Fixed(FixedValue { value: i, scale: 0 })
-        }
         (ConstKind::Char, v @ ConstValue::Char(_)) => v,
         (ConstKind::WChar, v @ ConstValue::WChar(_)) => v,
-        (ConstKind::WChar, ConstValue::Char(c)) => ConstValue::WChar(c as char),
         (ConstKind::Boolean, v @ ConstValue::Boolean(_)) => v,
         (ConstKind::String(bound), ConstValue::String(s))
         | (ConstKind::WString(bound), ConstValue::WString(s)) => {
@@ -392,41 +389,29 @@ fn binary(op: BinOp, a: ConstValue, b: ConstValue, loc: &SourceLoc) -> PResult<C
             }
             Ok(ConstValue::Integer(v))
         }
-        (
-            x @ (ConstValue::Float(_) | ConstValue::Integer(_)),
-            y @ (ConstValue::Float(_) | ConstValue::Integer(_)),
-        ) => {
-            let f = |v| match v {
-                ConstValue::Float(f) => f,
-                ConstValue::Integer(i) => i as f64,
-                _ => 0.0,
-            };
-            let (x, y) = (f(x), f(y));
-            Ok(ConstValue::Float(match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::Mul => x * y,
-                BinOp::Div if y == 0.0 => {
-                    return Err(err("division by zero in constant expression"))
-                }
-                BinOp::Div => x / y,
-                _ => {
-                    return Err(err(&format!(
-                        "operator '{sym}' is not valid for floating-point operands"
-                    )))
-                }
-            }))
-        }
-        (
-            x @ (ConstValue::Fixed(_) | ConstValue::Integer(_)),
-            y @ (ConstValue::Fixed(_) | ConstValue::Integer(_)),
-        ) => {
-            let f = |v| match v {
-                ConstValue::Fixed(x) => x,
-                ConstValue::Integer(i) => FixedValue { value: i, scale: 0 },
-                _ => FixedValue { value: 0, scale: 0 },
-            };
-            let (x, y) = (f(x), f(y));
+        // CORBA 3.0 §3.10.2: "An infix operator can combine two integers, floats or fixeds,
+        // but not mixtures of these."
+        (x @ (ConstValue::Float(_) | ConstValue::Fixed(_)), y @ ConstValue::Integer(_))
+        | (x @ ConstValue::Integer(_), y @ (ConstValue::Float(_) | ConstValue::Fixed(_)))
+        | (x @ ConstValue::Float(_), y @ ConstValue::Fixed(_))
+        | (x @ ConstValue::Fixed(_), y @ ConstValue::Float(_)) => Err(err(&format!(
+            "operator '{sym}' cannot mix {} and {} operands",
+            describe_value(&x),
+            describe_value(&y)
+        ))),
+        (ConstValue::Float(x), ConstValue::Float(y)) => Ok(ConstValue::Float(match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div if y == 0.0 => return Err(err("division by zero in constant expression")),
+            BinOp::Div => x / y,
+            _ => {
+                return Err(err(&format!(
+                    "operator '{sym}' is not valid for floating-point operands"
+                )))
+            }
+        })),
+        (ConstValue::Fixed(x), ConstValue::Fixed(y)) => {
             let scale = x.scale.max(y.scale);
             let v = match op {
                 BinOp::Add | BinOp::Sub => {

@@ -82,8 +82,20 @@ fn float_fixed_and_others() {
         max: f64::MAX,
         name: "double",
     };
-    assert_eq!(eval_str("1.5 * 2", &double), Ok(ConstValue::Float(3.0)));
-    assert!(eval_str("1.5 % 2", &double)
+    assert_eq!(eval_str("1.5 * 2.0", &double), Ok(ConstValue::Float(3.0)));
+    // CORBA 3.0 §3.10.2: no mixtures of integers, floats and fixeds, no integer for a float.
+    assert_eq!(
+        eval_str("1.5 * 2", &double).unwrap_err(),
+        "c.idl:1:16: error: operator '*' cannot mix floating-point and integer operands"
+    );
+    assert_eq!(
+        eval_str("2", &double).unwrap_err(),
+        "c.idl:1:16: error: integer value used where double is required"
+    );
+    assert!(eval_str("1.5d + 2.0", &ConstKind::Fixed)
+        .unwrap_err()
+        .contains("cannot mix fixed-point and floating-point operands"));
+    assert!(eval_str("1.5 % 2.0", &double)
         .unwrap_err()
         .contains("not valid for floating-point"));
     let float = ConstKind::Float {
@@ -93,7 +105,10 @@ fn float_fixed_and_others() {
     assert!(eval_str("1e39", &float)
         .unwrap_err()
         .contains("out of range for type float"));
-    let Ok(ConstValue::Fixed(f)) = eval_str("1.50d + 2", &ConstKind::Fixed) else {
+    assert!(eval_str("1.50d + 2", &ConstKind::Fixed)
+        .unwrap_err()
+        .contains("cannot mix"));
+    let Ok(ConstValue::Fixed(f)) = eval_str("1.50d + 2d", &ConstKind::Fixed) else {
         panic!()
     };
     assert_eq!(f.to_string(), "3.5");
@@ -110,8 +125,12 @@ fn float_fixed_and_others() {
         Ok(ConstValue::Char(b'a'))
     );
     assert_eq!(
-        eval_str("'a'", &ConstKind::WChar),
+        eval_str("L'a'", &ConstKind::WChar),
         Ok(ConstValue::WChar('a'))
+    );
+    assert_eq!(
+        eval_str("'a'", &ConstKind::WChar).unwrap_err(),
+        "c.idl:1:16: error: character value used where wchar is required"
     );
     assert_eq!(
         eval_str("TRUE", &ConstKind::Boolean),

@@ -2,7 +2,8 @@
 //! parses and resolves IDL 3.5 into a [`model::Specification`] that code
 //! generators walk. It has its own preprocessor (no external `cpp`), checks
 //! the spec's semantic rules, and reports errors gcc-style as
-//! `file:line:col: error: message`.
+//! `file:line:col: error: message`. Each rule it enforces has an invalid and a valid example
+//! in `tests/rules/` (checked against omniidl when it is installed).
 //!
 //! ```
 //! use corbina_idl::model::{DefinitionKind, ScopedName, Type};
@@ -84,9 +85,11 @@ impl Frontend {
     }
 
     /// Reports the scoping rules of CORBA 3.0 §3.15.3 as warnings instead of errors: a name
-    /// declared in the scope it names (`interface Echo { void echo(); }`), or in a scope into
-    /// which a use introduced it (`struct S { Mode mode; }`). omniidl refuses both, as the spec
-    /// says; some other IDL compilers accept them, and so does the Rust mapping.
+    /// declared in the scope it names (`interface Echo { void echo(); }`, `struct Right {
+    /// string right; }`), or in a scope into which a use introduced it (`struct S { Mode mode;
+    /// }`); and so an identifier declared like a keyword but for case (§3.2.4: `typedef Object
+    /// Factory;` in the OMG's CosLifeCycle.idl). omniidl refuses them all, as the spec says;
+    /// some other IDL compilers accept them, and so does the Rust mapping.
     pub fn relaxed_names(&mut self, relaxed: bool) -> &mut Self {
         self.relaxed_names = relaxed;
         self
@@ -120,7 +123,9 @@ impl Frontend {
             let result = (|| {
                 let pp = preprocess::Preprocessor::new(dirs, defines, &mut warnings)?;
                 let toks = source(pp)?;
-                let defs = parser::Parser::new(toks, &mut warnings).parse_specification()?;
+                let defs = parser::Parser::new(toks, &mut warnings)
+                    .relaxed_names(relaxed)
+                    .parse_specification()?;
                 resolve::Resolver::new(&mut warnings, relaxed).run(&defs)
             })();
             (result, warnings)

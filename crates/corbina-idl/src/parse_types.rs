@@ -10,10 +10,10 @@ impl Parser<'_> {
     pub(crate) fn scoped_name(&mut self) -> PResult<ScopedNameRef> {
         let loc = self.loc();
         let absolute = self.eat_punct("::");
-        let mut parts = vec![self.ident()?.name];
+        let mut parts = vec![self.ident_checked(false)?.name];
         while self.is_punct("::") {
             self.bump();
-            parts.push(self.ident()?.name);
+            parts.push(self.ident_checked(false)?.name);
         }
         Ok(ScopedNameRef {
             absolute,
@@ -137,8 +137,14 @@ impl Parser<'_> {
 
     /// The type of a `const` declaration (checked further during resolution).
     pub(crate) fn const_type(&mut self) -> PResult<TypeSpec> {
+        let start = self.loc();
         let t = self.type_spec(false)?;
         match &t {
+            // CORBA 3.0 §3.10 grammar: `<fixed_pt_const_type> ::= "fixed"`.
+            TypeSpec::Fixed(Some(_)) => Err(Diagnostic::error(
+                &start,
+                "a fixed-point constant is declared 'fixed', without digits and scale (or with a typedef of fixed<d,s>)",
+            )),
             TypeSpec::Sequence(..)
             | TypeSpec::Base(BaseType::Any | BaseType::Object | BaseType::ValueBase, _) => Err(
                 Diagnostic::error(&self.toks[self.pos - 1].loc, "invalid type for a constant"),

@@ -77,6 +77,26 @@ pub const KEYWORDS: &[&str] = &[
     "wstring",
 ];
 
+/// The keywords CORBA 3 added (components, events, `typeid`/`typeprefix`, `getraises`).
+const CORBA3_KEYWORDS: &[&str] = &[
+    "component",
+    "consumes",
+    "emits",
+    "eventtype",
+    "finder",
+    "getraises",
+    "home",
+    "import",
+    "multiple",
+    "primarykey",
+    "provides",
+    "publishes",
+    "setraises",
+    "typeid",
+    "typeprefix",
+    "uses",
+];
+
 /// True for IDL keywords.
 pub fn is_keyword(s: &str) -> bool {
     KEYWORDS.contains(&s)
@@ -91,6 +111,8 @@ pub struct Parser<'w> {
     pub(crate) depth: u32,
     /// While > 0, `>>` closes template brackets instead of shifting.
     pub(crate) in_template: u32,
+    /// Declared identifiers colliding with CORBA 2 keywords only warn.
+    relaxed_names: bool,
 }
 
 /// What kind of body a definition list belongs to.
@@ -111,6 +133,7 @@ impl<'w> Parser<'w> {
             warnings,
             depth: 0,
             in_template: 0,
+            relaxed_names: false,
         }
     }
 
@@ -207,19 +230,37 @@ impl<'w> Parser<'w> {
         }
     }
 
-    /// An identifier (not a keyword); a leading `_` escape is stripped.
+    /// Reports identifiers that differ from a keyword only in case as warnings instead of
+    /// errors (see [`crate::Frontend::relaxed_names`]).
+    pub fn relaxed_names(mut self, relaxed: bool) -> Self {
+        self.relaxed_names = relaxed;
+        self
+    }
+
+    /// An identifier being declared (not a keyword); a leading `_` escape is stripped.
     pub(crate) fn ident(&mut self) -> PResult<Ident> {
+        self.ident_checked(true)
+    }
+
+    /// An identifier; `declaring` is false for the parts of a scoped name that is used.
+    pub(crate) fn ident_checked(&mut self, declaring: bool) -> PResult<Ident> {
         let t = self.peek().clone();
         match &t.tok {
             Tok::Ident(s) if !is_keyword(s) => {
                 self.bump();
+                // CORBA 3.0 §3.2.4: an identifier differing from a keyword only in case is
+                // illegal. As omniidl does, only declarations are refused, and not for the
+                // keywords CORBA 3 added: older IDL (the OMG's Security.idl has `EventType`)
+                // predates them. Uses only warn (the declaration was escaped, `_ValueType`).
                 if let Some(kw) = KEYWORDS.iter().find(|k| k.eq_ignore_ascii_case(s)) {
-                    self.warnings.push(Diagnostic::warning(
-                        &t.loc,
-                        format!(
-                            "identifier '{s}' collides with keyword '{kw}' (differs only in case)"
-                        ),
-                    ));
+                    let msg = format!(
+                        "identifier '{s}' collides with keyword '{kw}' (differs only in case)"
+                    );
+                    if !declaring || self.relaxed_names || CORBA3_KEYWORDS.contains(kw) {
+                        self.warnings.push(Diagnostic::warning(&t.loc, msg));
+                    } else {
+                        return Err(Diagnostic::error(&t.loc, msg));
+                    }
                 }
                 let name = s.strip_prefix('_').unwrap_or(s).to_string();
                 if name.is_empty() {
@@ -443,7 +484,8 @@ impl<'w> Parser<'w> {
             self.expect_punct("{")?;
             self.enter()?;
             let mut cases = Vec::new();
-            while !self.eat_punct("}") {
+            // IDL grammar: `<switch_body> ::= <case>+`.
+            while cases.is_empty() || !self.eat_punct("}") {
                 self.skip_annotations()?;
                 let mut labels = Vec::new();
                 loop {
@@ -607,7 +649,9 @@ impl<'w> Parser<'w> {
             return Ok(Def::ValueBox { name, ty });
         }
         if self.eat_punct(":") {
-            header.truncatable = self.eat_kw("truncatable");
+            if self.is_kw("truncatable") {
+                header.truncatable = Some(self.bump().loc);
+            }
             header.bases = self.scoped_names()?;
         }
         if self.eat_kw("supports") {
@@ -675,7 +719,13 @@ impl<'w> Parser<'w> {
             loop {
                 match self.peek().tok.clone() {
                     Tok::Str(s) => {
-                        self.bump();
+                        let loc = self.bump().loc;
+                        if !valid_context_name(&s) {
+                            return Err(Diagnostic::error(
+                                &loc,
+                                format!("invalid context name \"{s}\": it must start with a letter, continue with letters, digits, '.' or '_', and may end with one '*'"),
+                            ));
+                        }
                         contexts.push(s);
                     }
                     _ => return Err(self.unexpected("string literal")),
@@ -721,6 +771,15 @@ impl<'w> Parser<'w> {
             set_raises,
         })
     }
+}
+
+/// CORBA 3.0 §3.13.4: a context name starts with a letter and continues with letters, digits,
+/// periods and underscores; a `*` may only be its last character.
+fn valid_context_name(s: &str) -> bool {
+    let body = s.strip_suffix('*').unwrap_or(s);
+    let mut chars = body.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ fn types_and_unions() {
         "typedef sequence<sequence<long, 4>> S; typedef long A[2][3], B;
          typedef fixed<9,2> F; typedef string<10> Str; typedef unsigned long long U;
          union Un switch (enum E { a, b }) { case a: case b: long x; default: @key short y; };
-         struct Fw; union UF; struct T { struct In { long z; } i; };",
+         struct Fw; union UF; struct T { struct Inner { long z; } i; };",
     )
     .unwrap();
     assert_eq!(defs.len(), 9);
@@ -120,7 +120,7 @@ fn valuetypes() {
     let Def::ValueType { header, body, .. } = &defs[3] else {
         panic!()
     };
-    assert!(header.is_custom && header.truncatable);
+    assert!(header.is_custom && header.truncatable.is_some());
     assert_eq!(header.supports.len(), 1);
     assert!(matches!(body[2], Def::Initializer { .. }));
     let Def::ValueType { header, .. } = &defs[4] else {

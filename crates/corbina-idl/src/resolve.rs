@@ -39,6 +39,8 @@ pub(crate) enum Sym {
         is_abstract: bool,
         bases: Vec<ScopedName>,
         ops: Vec<String>,
+        /// The non-abstract interface it supports, its own or a base value's.
+        concrete_support: Option<ScopedName>,
     },
     ValueBox,
     Operation,
@@ -96,6 +98,10 @@ pub(crate) struct Resolver<'w> {
     /// Names introduced into each scope by use (CORBA 3.0 §3.15.3), keyed by the lowercased
     /// identifier: the name as written and where it was first used.
     introduced: RefCell<HashMap<Scope, IntroducedNames>>,
+    /// Structs, unions and exceptions with a member of a local type (CORBA 3.0 §3.8.7).
+    local_types: HashSet<ScopedName>,
+    /// The number of enumerators of each enum.
+    enum_sizes: HashMap<ScopedName, usize>,
 }
 
 type Scope = Vec<String>;
@@ -120,6 +126,8 @@ impl<'w> Resolver<'w> {
             file_stack: Vec::new(),
             overrides: Overrides::default(),
             introduced: RefCell::default(),
+            local_types: HashSet::new(),
+            enum_sizes: HashMap::new(),
         }
     }
 
@@ -127,6 +135,7 @@ impl<'w> Resolver<'w> {
     pub(crate) fn run(mut self, defs: &[Def]) -> PResult<Specification> {
         let mut scope = Vec::new();
         let mut out = self.defs(&mut scope, defs, None)?;
+        self.check_forwards_defined()?;
         crate::repoid::apply_overrides(&mut out, &self.overrides);
         Ok(Specification::new(out))
     }
@@ -134,7 +143,7 @@ impl<'w> Resolver<'w> {
     // ---- symbol table ------------------------------------------------------
 
     fn declare(&mut self, scope: &[String], name: &Ident, kind: Sym) -> PResult<ScopedName> {
-        self.check_scope_rules(scope, name, &kind)?;
+        self.check_scope_rules(scope, name)?;
         let full = sn(scope, &name.name);
         let low: Vec<String> = full.0.iter().map(|s| s.to_lowercase()).collect();
         if let Some(other) = self.lower.get(&low) {
@@ -173,9 +182,28 @@ impl<'w> Resolver<'w> {
                     }
                     *c && *n
                 }
+                (
+                    Sym::Value {
+                        complete: c,
+                        is_abstract: a1,
+                        ..
+                    },
+                    Sym::Value {
+                        complete: n,
+                        is_abstract: a2,
+                        ..
+                    },
+                ) => {
+                    if a1 != a2 {
+                        return Err(Diagnostic::error(
+                            &name.loc,
+                            format!("declaration of valuetype '{}' does not match its earlier declaration at {}", name.name, old.loc),
+                        ));
+                    }
+                    *c && *n
+                }
                 (Sym::Struct { complete: c }, Sym::Struct { complete: n })
-                | (Sym::Union { complete: c }, Sym::Union { complete: n })
-                | (Sym::Value { complete: c, .. }, Sym::Value { complete: n, .. }) => *c && *n,
+                | (Sym::Union { complete: c }, Sym::Union { complete: n }) => *c && *n,
                 _ => true,
             };
             if redefinition {
@@ -215,15 +243,12 @@ impl<'w> Resolver<'w> {
     }
 
     /// CORBA 3.0 §3.15.3: a name may not be declared in the scope it names (`module M {
-    /// typedef short M; }`), nor in a scope into which a use has already introduced it.
-    /// A member (of a struct, union, exception or value state) named like its type is left
-    /// alone: the spec lists the definitions that may not reuse the scope's name, and the
-    /// OMG's own `Security.idl` has `struct Right { …; string right; }`.
-    fn check_scope_rules(&mut self, scope: &[String], name: &Ident, kind: &Sym) -> PResult<()> {
+    /// typedef short M; }`, `struct Right { string right; }` as in the OMG's `Security.idl`,
+    /// which omniidl refuses too), nor in a scope into which a use has already introduced it.
+    fn check_scope_rules(&mut self, scope: &[String], name: &Ident) -> PResult<()> {
         let low = name.name.to_lowercase();
-        let member = matches!(kind, Sym::Member);
         let clash = match scope.last() {
-            Some(enclosing) if !member && enclosing.to_lowercase() == low => Some(format!(
+            Some(enclosing) if enclosing.to_lowercase() == low => Some(format!(
                 "'{}' clashes with the name of its enclosing scope '{enclosing}'",
                 name.name
             )),
@@ -241,15 +266,21 @@ impl<'w> Resolver<'w> {
         };
         match clash {
             None => Ok(()),
-            Some(m) if self.relaxed_names => {
-                self.warnings.push(Diagnostic::warning(&name.loc, m));
-                Ok(())
-            }
-            Some(m) => Err(Diagnostic::error(
-                &name.loc,
-                format!("{m} (CORBA 3.0 §3.15.3; rename one of them, or relax the check with --relaxed-names)"),
-            )),
+            Some(m) => self.naming_clash(&name.loc, m),
         }
+    }
+
+    /// Reports a breach of the naming rules of CORBA 3.0 §3.15.3: an error, or a warning with
+    /// relaxed names.
+    pub(super) fn naming_clash(&mut self, loc: &SourceLoc, m: String) -> PResult<()> {
+        if self.relaxed_names {
+            self.warnings.push(Diagnostic::warning(loc, m));
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            loc,
+            format!("{m} (CORBA 3.0 §3.15.3; rename one of them, or relax the check with --relaxed-names)"),
+        ))
     }
 
     /// Records that `id` (the first part of a relative name) is used in `scope`: it is
@@ -430,6 +461,33 @@ impl<'w> Resolver<'w> {
         Ok(cur)
     }
 
+    /// A forward-declared struct or union must be defined in the same specification
+    /// (CORBA 3.0 §3.11.2.3 and §3.11.2.2; IDL 4.2 §7.4.1.4.4.4.4).
+    fn check_forwards_defined(&self) -> PResult<()> {
+        let mut missing: Vec<(&ScopedName, &Symbol)> = self
+            .symbols
+            .iter()
+            .filter(|(_, s)| {
+                matches!(
+                    s.kind,
+                    Sym::Struct { complete: false } | Sym::Union { complete: false }
+                )
+            })
+            .collect();
+        missing.sort_by_key(|(_, s)| (s.loc.file.clone(), s.loc.line, s.loc.col));
+        match missing.first() {
+            None => Ok(()),
+            Some((name, s)) => Err(Diagnostic::error(
+                &s.loc,
+                format!(
+                    "{} '{}' is forward-declared but never defined",
+                    s.kind.describe(),
+                    name.name()
+                ),
+            )),
+        }
+    }
+
     fn sym(&self, name: &ScopedName) -> &Symbol {
         &self.symbols[name]
     }
@@ -512,6 +570,7 @@ impl<'w> Resolver<'w> {
                 let full = self.declare_full(scope, name, Sym::Struct { complete: false })?;
                 let (members, definitions) =
                     self.in_scope(scope, &name.name, |r, s| r.members(s, members))?;
+                self.mark_local(&full, members.iter().map(|m| &m.ty));
                 self.set_complete(&full, Vec::new());
                 out.push(self.mk_def(
                     full,
@@ -537,6 +596,7 @@ impl<'w> Resolver<'w> {
             } => {
                 let full = self.declare_full(scope, name, Sym::Union { complete: false })?;
                 let u = self.in_scope(scope, &name.name, |r, s| r.union(s, name, switch, cases))?;
+                self.mark_local(&full, u.cases.iter().map(|c| &c.member.ty));
                 self.set_complete(&full, Vec::new());
                 out.push(self.mk_def(full, name, DefinitionKind::Union(u)));
             }
@@ -553,6 +613,7 @@ impl<'w> Resolver<'w> {
                     };
                     self.declare(scope, e, Sym::Enumerator(v))?;
                 }
+                self.enum_sizes.insert(full.clone(), enumerators.len());
                 let enumerators = enumerators.iter().map(|e| e.name.clone()).collect();
                 out.push(self.mk_def(full, name, DefinitionKind::Enum(Enum { enumerators })));
             }
@@ -560,6 +621,7 @@ impl<'w> Resolver<'w> {
                 let full = self.declare(scope, name, Sym::Exception)?;
                 let (members, definitions) =
                     self.in_scope(scope, &name.name, |r, s| r.members(s, members))?;
+                self.mark_local(&full, members.iter().map(|m| &m.ty));
                 out.push(self.mk_def(
                     full,
                     name,
@@ -591,6 +653,20 @@ impl<'w> Resolver<'w> {
                     }
                 };
                 let value = self.eval(scope, expr, &kind)?;
+                // CORBA 3.0 §3.10.2: the value must fit its type, for a fixed<d,s> typedef too.
+                if let (Some(t), ConstValue::Fixed(f)) = (&ty, &value) {
+                    if let Type::Fixed { digits, scale } = self.unalias(t) {
+                        let int_digits = f.digits().saturating_sub(f.scale);
+                        if f.scale > scale || int_digits > digits - scale {
+                            return Err(Diagnostic::error(
+                                &expr.loc,
+                                format!(
+                                    "fixed-point value {f} does not fit fixed<{digits},{scale}>"
+                                ),
+                            ));
+                        }
+                    }
+                }
                 let ty = match (ty, &value) {
                     (Some(t), _) => t,
                     (None, ConstValue::Fixed(f)) => Type::Fixed {
@@ -604,6 +680,7 @@ impl<'w> Resolver<'w> {
             }
             Def::ValueBox { name, ty } => {
                 let t = self.resolve_type(scope, ty, out, false)?;
+                self.not_native(&t, &format!("boxed by '{}'", name.name), &name.loc)?;
                 if let Type::Named {
                     kind: NamedKind::ValueType | NamedKind::ValueBox,
                     ..
@@ -625,6 +702,7 @@ impl<'w> Resolver<'w> {
                     is_abstract: *is_abstract,
                     bases: Vec::new(),
                     ops: Vec::new(),
+                    concrete_support: None,
                 };
                 let full = self.declare(scope, name, kind)?;
                 out.push(self.mk_def(
@@ -644,6 +722,20 @@ impl<'w> Resolver<'w> {
             }
             Def::TypePrefix { name, prefix } => {
                 let full = self.lookup_quiet(scope, name)?;
+                // CORBA 3.0 §3.16.2: the name denotes a module, interface or value type.
+                let kind = &self.sym(&full).kind;
+                if !matches!(
+                    kind,
+                    Sym::Module | Sym::Interface { .. } | Sym::Value { .. }
+                ) {
+                    return Err(Diagnostic::error(
+                        &name.loc,
+                        format!(
+                            "typeprefix names {} '{name}'; it must name a module, interface or valuetype",
+                            article(kind.describe())
+                        ),
+                    ));
+                }
                 self.overrides.typeprefixes.insert(full, prefix.clone());
             }
             Def::Pragma(p, loc) => self.pragma(scope, p, loc)?,
@@ -657,7 +749,7 @@ impl<'w> Resolver<'w> {
                         "operation outside an interface",
                     ));
                 };
-                self.export(scope, d, ex)?;
+                self.export(scope, d, ex, out)?;
             }
         }
         Ok(())
@@ -669,6 +761,14 @@ impl<'w> Resolver<'w> {
                 return Err(Diagnostic::error(
                     loc,
                     format!("repository id of '{full}' already set to \"{old}\""),
+                ));
+            }
+        }
+        if let Some(v) = self.overrides.versions.get(&full) {
+            if idl_version(id) != Some(v.as_str()) {
+                return Err(Diagnostic::error(
+                    loc,
+                    format!("repository id \"{id}\" of '{full}' does not match its version {v} set by #pragma version"),
                 ));
             }
         }
@@ -707,13 +807,42 @@ impl<'w> Resolver<'w> {
                 minor,
             } => {
                 let full = self.lookup_quiet(scope, &name_ref(name, *absolute))?;
-                self.overrides
-                    .versions
-                    .insert(full, format!("{major}.{minor}"));
+                let version = format!("{major}.{minor}");
+                // CORBA 3.0 §10.7.5.3: a version may not contradict an earlier one, nor the
+                // version in an id set explicitly (nor be given to a non-IDL-format id).
+                if let Some((id, at)) = self.overrides.ids.get(&full) {
+                    if idl_version(id) != Some(version.as_str()) {
+                        return Err(Diagnostic::error(
+                            loc,
+                            format!("cannot set the version of '{full}' to {version}: its repository id was set to \"{id}\" at {at}"),
+                        ));
+                    }
+                }
+                if let Some(v) = self.overrides.versions.get(&full) {
+                    if *v != version {
+                        return Err(Diagnostic::error(
+                            loc,
+                            format!("cannot set the version of '{full}' to {version}: it was already set to {v}"),
+                        ));
+                    }
+                }
+                self.overrides.versions.insert(full, version);
             }
         }
         Ok(())
     }
+}
+
+/// `a struct`, `an enum`.
+fn article(what: &str) -> String {
+    let an = what.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {what}", if an { "an" } else { "a" })
+}
+
+/// The version of an `IDL:` repository id (`IDL:a/b:1.2` → `1.2`).
+fn idl_version(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix("IDL:")?;
+    rest.rsplit_once(':').map(|(_, v)| v)
 }
 
 fn scope_loc(d: &Def) -> SourceLoc {

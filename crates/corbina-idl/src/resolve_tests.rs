@@ -35,9 +35,9 @@ fn lexical_scope_walks_outward_and_absolute_names() {
 
 #[test]
 fn inherited_names_and_ambiguity() {
-    ok("interface A { typedef long T; }; interface B : A { void f(in T t); };");
-    ok("interface A { typedef long T; }; interface B : A {}; interface C : A {}; interface D : B, C { void f(in T t); };");
-    assert!(err("interface A { typedef long T; }; interface B { typedef long T; }; interface C : A, B { void f(in T t); };")
+    ok("interface A { typedef long T; }; interface B : A { void f(in T value); };");
+    ok("interface A { typedef long T; }; interface B : A {}; interface C : A {}; interface D : B, C { void f(in T value); };");
+    assert!(err("interface A { typedef long T; }; interface B { typedef long T; }; interface C : A, B { void f(in T value); };")
         .contains("ambiguous name 'T'"));
     assert!(
         err("interface A { void f(); }; interface B { void f(); }; interface C : A, B {};")
@@ -190,8 +190,16 @@ fn names_introduced_into_a_scope() {
         .contains("'M' clashes with the name of its enclosing scope 'M'"));
     assert!(err("interface I { void i(in short j); };").contains("enclosing scope 'I'"));
     ok("interface I { void a(in short a); };"); // a parameter is in the operation's scope
-    ok("struct Right { string right; };"); // a member is not a redefinition (Security.idl)
-                                           // A use introduces the first identifier of a relative name.
+                                                // A member named like its struct redefines the struct's name in its scope (omniidl
+                                                // refuses the OMG's Security.idl for it too); relaxed names make it a warning.
+    assert!(err("struct Right { string right; };")
+        .contains("'right' clashes with the name of its enclosing scope 'Right'"));
+    let mut fe = Frontend::new();
+    fe.relaxed_names(true)
+        .parse_str("r.idl", "struct Right { string right; };")
+        .unwrap();
+    assert!(fe.warnings()[0].message.contains("enclosing scope 'Right'"));
+    // A use introduces the first identifier of a relative name.
     assert!(err("module M { module Inner1 { typedef string S1; }; \
          module Inner2 { typedef Inner1::S1 S2; typedef string inner1; }; };")
     .contains("'inner1' clashes with 'Inner1', which its use at"));
@@ -236,4 +244,116 @@ fn relaxed_names_turn_scope_clashes_into_warnings() {
         "{warnings:?}"
     );
     assert!(warnings[1].contains("'echo' clashes with the name of its enclosing scope 'Echo'"));
+}
+
+#[test]
+fn keyword_like_identifiers() {
+    // CORBA 3.0 §3.2.4: refused when declared, unless relaxed...
+    let src = "typedef Object Factory; typedef sequence<Factory> Factories;";
+    assert_eq!(
+        err(src),
+        "r.idl:1:16: error: identifier 'Factory' collides with keyword 'factory' (differs only in case)"
+    );
+    let mut fe = Frontend::new();
+    fe.relaxed_names(true).parse_str("r.idl", src).unwrap();
+    assert_eq!(fe.warnings().len(), 2, "{:?}", fe.warnings());
+    // ... or a keyword CORBA 3 added (Security.idl's EventType); a use of a name declared
+    // escaped (`_ValueType`, as in CosQueryCollection.idl) only warns.
+    let mut fe = Frontend::new();
+    fe.parse_str("r.idl", "typedef long EventType;").unwrap();
+    assert_eq!(fe.warnings().len(), 1);
+    let mut fe = Frontend::new();
+    fe.parse_str(
+        "r.idl",
+        "enum _ValueType { TypeLong }; union V switch (ValueType) { case TypeLong: long l; };",
+    )
+    .unwrap();
+    assert!(fe.warnings()[0]
+        .message
+        .contains("'ValueType' collides with keyword"));
+}
+
+/// A union over `switch (T)` with `n` distinct labels (from `first`) and a default.
+fn union_with_default(t: &str, n: u32, label: impl Fn(u32) -> String) -> String {
+    let cases: String = (0..n)
+        .map(|i| format!("case {}: long m{i}; ", label(i)))
+        .collect();
+    format!("union U switch ({t}) {{ {cases}default: long other; }};")
+}
+
+#[test]
+fn a_default_label_needs_an_uncovered_value() {
+    let chr = |i: u32| format!("'\\x{i:02x}'");
+    for (t, n, label) in [
+        ("char", 256, &chr as &dyn Fn(u32) -> String),
+        ("octet", 256, &|i: u32| i.to_string()),
+    ] {
+        ok(&union_with_default(t, n - 1, label));
+        assert!(
+            err(&union_with_default(t, n, label)).contains(&format!(
+                "cannot have a default label: its case labels already cover every value of '{t}'"
+            )),
+            "{t}"
+        );
+    }
+    // Through a typedef of the enum, and with an enum defined in the switch.
+    assert!(err("enum E { a, b }; typedef E EE; \
+                 union U switch (EE) { case a: long x; case b: long y; default: long z; };")
+    .contains("every value of '::EE'"));
+    assert!(err(
+        "union U switch (enum E { a, b }) { case a: long x; case b: long y; default: long z; };"
+    )
+    .contains("cannot have a default label"));
+    ok("union U switch (enum E { a, b, c }) { case a: long x; case b: long y; default: long z; };");
+}
+
+#[test]
+fn a_version_and_an_explicit_id_agree_in_either_order() {
+    ok("struct S { long x; };\n#pragma version S 2.1\n#pragma ID S \"IDL:S:2.1\"\n");
+    assert_eq!(
+        err("struct S { long x; };\n#pragma version S 2.1\n#pragma ID S \"IDL:S:1.0\"\n"),
+        "r.idl:3:2: error: repository id \"IDL:S:1.0\" of '::S' does not match its version 2.1 set by #pragma version"
+    );
+    assert!(
+        err("struct S { long x; };\n#pragma ID S \"LOCAL:S\"\n#pragma version S 1.0\n")
+            .contains("cannot set the version of '::S' to 1.0")
+    );
+}
+
+#[test]
+fn types_defined_in_a_state_member_belong_to_the_valuetype() {
+    let s = ok("valuetype W { public struct S { long x; } m; private S copy; };");
+    let w = s.lookup(&ScopedName::parse("W")).unwrap();
+    let DefinitionKind::ValueType(v) = &w.kind else {
+        panic!()
+    };
+    assert_eq!(v.definitions.len(), 1);
+    assert_eq!(v.definitions[0].scoped_name, ScopedName::parse("W::S"));
+    assert_eq!(v.definitions[0].repository_id, "IDL:W/S:1.0");
+    let types: Vec<String> = v.state_members.iter().map(|m| m.ty.to_string()).collect();
+    assert_eq!(types, ["::W::S", "::W::S"]);
+}
+
+#[test]
+fn local_types_in_valuetypes_and_local_interfaces() {
+    // A valuetype's operations and a local interface may use local types (CORBA 3.0 §3.8.7).
+    ok("local interface L {}; typedef sequence<L> Ls; \
+        valuetype V { Ls all(); void put(in L target); }; local interface K { Ls all(); };");
+    // An abstract interface is unconstrained.
+    assert!(
+        err("local interface L {}; abstract interface A { void put(in L target); };")
+            .contains("of unconstrained interface 'A' has local type '::L'")
+    );
+    // An attribute of an unconstrained interface may not raise a local exception.
+    assert_eq!(
+        err("local interface L {}; exception E { L target; };\n\
+             interface I { attribute long a getraises (E); };"),
+        "r.idl:2:43: error: exception '::E' raised by attribute 'a' of unconstrained interface 'I' has local type '::E'"
+    );
+    // A union with a local member is local.
+    assert!(err(
+        "local interface L {}; union U switch (long) { case 1: L target; }; \
+             interface I { void put(in U value); };"
+    )
+    .contains("has local type '::U'"));
 }

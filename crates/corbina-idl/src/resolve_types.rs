@@ -64,8 +64,9 @@ impl Resolver<'_> {
                     scale: scale as u16,
                 }
             }
-            TypeSpec::Sequence(elem, b) => {
-                let elem = self.resolve_type(scope, elem, sink, true)?;
+            TypeSpec::Sequence(elem_ts, b) => {
+                let elem = self.resolve_type(scope, elem_ts, sink, true)?;
+                self.not_native(&elem, "a sequence element", &self.any_loc(elem_ts))?;
                 Type::Sequence {
                     elem: Box::new(elem),
                     bound: self.bound(scope, b.as_deref(), "sequence bound")?,
@@ -190,6 +191,68 @@ impl Resolver<'_> {
         None
     }
 
+    /// The local interface that makes `t` a local type (CORBA 3.0 §3.8.7: a local interface,
+    /// or a struct, union, exception, sequence, array or typedef containing one), if any.
+    pub(super) fn local_in(&self, t: &Type) -> Option<ScopedName> {
+        let mut t = t;
+        for _ in 0..10_000 {
+            match t {
+                Type::Array { elem, .. } | Type::Sequence { elem, .. } => t = elem,
+                // A pseudo-object of the DII, not a type IDL marshals: the OMG's
+                // CosTSPortability passes it to an unconstrained interface.
+                Type::Named { name, .. } if name.0 == ["CORBA", "Environment"] => return None,
+                Type::Named { name, .. } => {
+                    if self.local_types.contains(name) {
+                        return Some(name.clone());
+                    }
+                    match &self.symbols.get(name)?.kind {
+                        Sym::Alias(a) => t = a,
+                        Sym::Interface { flags, .. } if flags.is_local => {
+                            return Some(name.clone())
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The native type `t` names (through typedefs), if any.
+    pub(super) fn native_in(&self, t: &Type) -> Option<ScopedName> {
+        match self.unalias(t) {
+            Type::Named {
+                name,
+                kind: NamedKind::Native,
+            } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// CORBA 3.0 §3.11.5: "A native type may be used only to define operation parameters,
+    /// results and exceptions" (and typedefs naming it); not as data.
+    pub(super) fn not_native(&self, t: &Type, what: &str, loc: &SourceLoc) -> PResult<()> {
+        match self.native_in(t) {
+            None => Ok(()),
+            Some(n) => Err(Diagnostic::error(
+                loc,
+                format!("native type '{n}' cannot be {what}; a native type is only for operation parameters and results"),
+            )),
+        }
+    }
+
+    /// Records `full` as a local type when one of its member types is.
+    pub(super) fn mark_local<'t>(
+        &mut self,
+        full: &ScopedName,
+        mut tys: impl Iterator<Item = &'t Type>,
+    ) {
+        if tys.any(|t| self.local_in(t).is_some()) {
+            self.local_types.insert(full.clone());
+        }
+    }
+
     /// Follows aliases in the symbol table.
     pub(super) fn unalias(&self, t: &Type) -> Type {
         let mut t = t.clone();
@@ -213,6 +276,7 @@ impl Resolver<'_> {
         if dims.is_empty() {
             return Ok(elem);
         }
+        self.not_native(&elem, "an array element", &dims[0].loc)?;
         let dims = dims
             .iter()
             .map(|d| self.positive(scope, d, "array dimension"))
@@ -309,6 +373,8 @@ impl Resolver<'_> {
             let base = self.resolve_type(scope, &m.ty, &mut nested, false)?;
             for d in &m.declarators {
                 let ty = self.array(scope, base.clone(), &d.dims)?;
+                let what = format!("the type of member '{}'", d.name.name);
+                self.not_native(&ty, &what, &d.name.loc)?;
                 self.declare(scope, &d.name, Sym::Member)?;
                 out.push(Member {
                     name: d.name.name.clone(),

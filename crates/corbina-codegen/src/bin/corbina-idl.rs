@@ -22,8 +22,9 @@ options:
                      interface or the listed ones (scoped names)
   --amh[=I,...]      asynchronous servants (AMH): AMH_<I>Servant traits answering through an
                      AMH_<I>ResponseHandler, for every interface or the listed ones
-  --relaxed-names    warn instead of failing on the scoping rules of CORBA 3.0 §3.15.3
-                     (`struct S { Mode mode; };`, an operation named like its interface)
+  --relaxed-names    warn instead of failing on the naming rules of CORBA 3.0 §3.15.3 and
+                     §3.2.4 (`struct S { Mode mode; };`, an operation named like its interface,
+                     a member named like its struct, `typedef Object Factory;`)
   -h, --help         print this help";
 
 fn main() -> ExitCode {

@@ -1339,23 +1339,23 @@ pub mod extra {
         }
 
         /// IDL `describe`.
-        pub fn describe(&self, names: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
-            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::describe(servant, names, depth)) {
+        pub fn describe(&self, path: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::describe(servant, path, depth)) {
                 return done;
             }
-            let (ret, depth_out, link_out) = self.obj.invoke(
+            let (ret, depth_out, next_out) = self.obj.invoke(
                 "describe",
                 |w| {
-                    w.write_length(names.len())?;
-                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(names, w)?;
+                    w.write_length(path.len())?;
+                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(path, w)?;
                     w.write_long(*depth);
                     Ok(())
                 },
                 |r| {
                     let ret = <node::Info as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let depth_out = r.read_long()?;
-                    let link_out = <Link as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    Ok((ret, depth_out, link_out))
+                    let next_out = <Link as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, depth_out, next_out))
                 },
                 |id, r| {
                     Ok(match id {
@@ -1366,32 +1366,32 @@ pub mod extra {
                 },
             )?;
             *depth = depth_out;
-            Ok((ret, link_out))
+            Ok((ret, next_out))
         }
 
         /// IDL `swap`.
-        pub fn swap(&self, s: &mut ::std::string::String, samples: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
-            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::swap(servant, s, samples)) {
+        pub fn swap(&self, s: &mut ::std::string::String, data: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::swap(servant, s, data)) {
                 return done;
             }
-            let (s_out, samples_out, which_out) = self.obj.invoke(
+            let (s_out, data_out, which_out) = self.obj.invoke(
                 "swap",
                 |w| {
                     w.write_string(&*s)?;
-                    w.write_length(samples.len())?;
-                    <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&*samples, w)?;
+                    w.write_length(data.len())?;
+                    <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&*data, w)?;
                     Ok(())
                 },
                 |r| {
                     let s_out = r.read_string()?;
-                    let samples_out = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let data_out = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let which_out = <ByLong as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    Ok((s_out, samples_out, which_out))
+                    Ok((s_out, data_out, which_out))
                 },
                 ::corbina::no_user,
             )?;
             *s = s_out;
-            *samples = samples_out;
+            *data = data_out;
             Ok(which_out)
         }
 
@@ -1415,8 +1415,8 @@ pub mod extra {
         }
 
         /// IDL `choose`.
-        pub fn choose(&self, c: &[ByLong], odds: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
-            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::choose(servant, c, odds)) {
+        pub fn choose(&self, c: &[ByLong], chances: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:corbina.test/Extra/Node:1.0", |servant: &dyn NodeServant| NodeServant::choose(servant, c, chances)) {
                 return done;
             }
             self.obj.invoke(
@@ -1427,8 +1427,8 @@ pub mod extra {
                     }
                     w.write_length(c.len())?;
                     <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(c, w)?;
-                    w.write_length(odds.len())?;
-                    <Odd as ::corbina::cdr::CdrEncode>::encode_slice(odds, w)?;
+                    w.write_length(chances.len())?;
+                    <Odd as ::corbina::cdr::CdrEncode>::encode_slice(chances, w)?;
                     Ok(())
                 },
                 |r| {
@@ -1596,20 +1596,20 @@ pub mod extra {
         }
 
         /// IDL `describe`.
-        pub async fn describe(&self, names: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
-            let (ret, depth_out, link_out) = self.obj.invoke_async(
+        pub async fn describe(&self, path: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError> {
+            let (ret, depth_out, next_out) = self.obj.invoke_async(
                 "describe",
                 |w| {
-                    w.write_length(names.len())?;
-                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(names, w)?;
+                    w.write_length(path.len())?;
+                    <::std::string::String as ::corbina::cdr::CdrEncode>::encode_slice(path, w)?;
                     w.write_long(*depth);
                     Ok(())
                 },
                 |r| {
                     let ret = <node::Info as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let depth_out = r.read_long()?;
-                    let link_out = <Link as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    Ok((ret, depth_out, link_out))
+                    let next_out = <Link as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok((ret, depth_out, next_out))
                 },
                 |id, r| {
                     Ok(match id {
@@ -1620,29 +1620,29 @@ pub mod extra {
                 },
             ).await?;
             *depth = depth_out;
-            Ok((ret, link_out))
+            Ok((ret, next_out))
         }
 
         /// IDL `swap`.
-        pub async fn swap(&self, s: &mut ::std::string::String, samples: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
-            let (s_out, samples_out, which_out) = self.obj.invoke_async(
+        pub async fn swap(&self, s: &mut ::std::string::String, data: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException> {
+            let (s_out, data_out, which_out) = self.obj.invoke_async(
                 "swap",
                 |w| {
                     w.write_string(&*s)?;
-                    w.write_length(samples.len())?;
-                    <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&*samples, w)?;
+                    w.write_length(data.len())?;
+                    <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&*data, w)?;
                     Ok(())
                 },
                 |r| {
                     let s_out = r.read_string()?;
-                    let samples_out = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let data_out = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let which_out = <ByLong as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    Ok((s_out, samples_out, which_out))
+                    Ok((s_out, data_out, which_out))
                 },
                 ::corbina::no_user,
             ).await?;
             *s = s_out;
-            *samples = samples_out;
+            *data = data_out;
             Ok(which_out)
         }
 
@@ -1663,7 +1663,7 @@ pub mod extra {
         }
 
         /// IDL `choose`.
-        pub async fn choose(&self, c: &[ByLong], odds: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
+        pub async fn choose(&self, c: &[ByLong], chances: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException> {
             self.obj.invoke_async(
                 "choose",
                 |w| {
@@ -1672,8 +1672,8 @@ pub mod extra {
                     }
                     w.write_length(c.len())?;
                     <ByLong as ::corbina::cdr::CdrEncode>::encode_slice(c, w)?;
-                    w.write_length(odds.len())?;
-                    <Odd as ::corbina::cdr::CdrEncode>::encode_slice(odds, w)?;
+                    w.write_length(chances.len())?;
+                    <Odd as ::corbina::cdr::CdrEncode>::encode_slice(chances, w)?;
                     Ok(())
                 },
                 |r| {
@@ -1815,16 +1815,16 @@ pub mod extra {
     /// What a servant for IDL interface `::Extra::Node` implements; serve it with [`NodeSkeleton`].
     pub trait NodeServant: Send + Sync + 'static {
         /// IDL `describe`.
-        fn describe(&self, names: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError>;
+        fn describe(&self, path: &[::std::string::String], depth: &mut i32) -> ::core::result::Result<(node::Info, Link), node::DescribeError>;
 
         /// IDL `swap`.
-        fn swap(&self, s: &mut ::std::string::String, samples: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException>;
+        fn swap(&self, s: &mut ::std::string::String, data: &mut Samples) -> ::core::result::Result<ByLong, ::corbina::SystemException>;
 
         /// IDL `limits`.
         fn limits(&self, l: &Limits) -> ::core::result::Result<Limits, ::corbina::SystemException>;
 
         /// IDL `choose`.
-        fn choose(&self, c: &[ByLong], odds: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException>;
+        fn choose(&self, c: &[ByLong], chances: &[Odd]) -> ::core::result::Result<Choices, ::corbina::SystemException>;
 
         /// IDL `poke`.
         fn poke(&self, x: u8) -> ::core::result::Result<(), ::corbina::SystemException>;
@@ -1896,15 +1896,15 @@ pub mod extra {
             match request.operation() {
                 "describe" => {
                     let r = request.arguments();
-                    let arg_names = <::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let arg_path = <::std::vec::Vec<::std::string::String> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let mut arg_depth = r.read_long()?;
                     request.arguments_done()?;
-                    match _S::describe(&self.servant, &arg_names, &mut arg_depth) {
-                        Ok((ret_, out_link)) => {
+                    match _S::describe(&self.servant, &arg_path, &mut arg_depth) {
+                        Ok((ret_, out_next)) => {
                             request.reply(|w| {
                                 ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                                 w.write_long(arg_depth);
-                                ::corbina::cdr::CdrEncode::encode(&out_link, w)?;
+                                ::corbina::cdr::CdrEncode::encode(&out_next, w)?;
                                 Ok(())
                             })
                         }
@@ -1916,13 +1916,13 @@ pub mod extra {
                 "swap" => {
                     let r = request.arguments();
                     let mut arg_s = r.read_string()?;
-                    let mut arg_samples = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let mut arg_data = <::std::vec::Vec<Sample> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let out_which = _S::swap(&self.servant, &mut arg_s, &mut arg_samples)?;
+                    let out_which = _S::swap(&self.servant, &mut arg_s, &mut arg_data)?;
                     request.reply(|w| {
                         w.write_string(&arg_s)?;
-                        w.write_length(arg_samples.len())?;
-                        <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&arg_samples, w)?;
+                        w.write_length(arg_data.len())?;
+                        <Sample as ::corbina::cdr::CdrEncode>::encode_slice(&arg_data, w)?;
                         ::corbina::cdr::CdrEncode::encode(&out_which, w)?;
                         Ok(())
                     })
@@ -1949,9 +1949,9 @@ pub mod extra {
                         r.leave();
                         v?
                     };
-                    let arg_odds = <::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let arg_chances = <::std::vec::Vec<Odd> as ::corbina::cdr::CdrDecode>::decode(r)?;
                     request.arguments_done()?;
-                    let ret_ = _S::choose(&self.servant, &arg_c, &arg_odds)?;
+                    let ret_ = _S::choose(&self.servant, &arg_c, &arg_chances)?;
                     request.reply(|w| {
                         if ret_.len() > 3 {
                             return Err(::corbina::cdr::MarshalError::BoundExceeded { length: ret_.len() as u64, bound: 3 });

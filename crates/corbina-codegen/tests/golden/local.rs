@@ -685,22 +685,6 @@ pub mod loc {
                 ::corbina::no_user,
             )
         }
-
-        /// IDL `hold`.
-        pub fn hold(&self, h: &Holder) -> ::core::result::Result<(), ::corbina::SystemException> {
-            if let Some(done) = self.obj.collocated_call("IDL:Loc/UsesElsewhere:1.0", |servant: &dyn UsesElsewhereServant| UsesElsewhereServant::hold(servant, h)) {
-                return done;
-            }
-            self.obj.invoke(
-                "hold",
-                |w| {
-                    ::corbina::cdr::CdrEncode::encode(h, w)?;
-                    Ok(())
-                },
-                |_| Ok(()),
-                ::corbina::no_user,
-            )
-        }
     }
 
     impl ::corbina::object::Proxy for UsesElsewhere {
@@ -752,19 +736,6 @@ pub mod loc {
                 ::corbina::no_user,
             ).await
         }
-
-        /// IDL `hold`.
-        pub async fn hold(&self, h: &Holder) -> ::core::result::Result<(), ::corbina::SystemException> {
-            self.obj.invoke_async(
-                "hold",
-                |w| {
-                    ::corbina::cdr::CdrEncode::encode(h, w)?;
-                    Ok(())
-                },
-                |_| Ok(()),
-                ::corbina::no_user,
-            ).await
-        }
     }
 
     impl ::corbina::object::Proxy for UsesElsewhereAsync {
@@ -795,9 +766,6 @@ pub mod loc {
     pub trait UsesElsewhereServant: Send + Sync + 'static {
         /// IDL `pass`.
         fn pass(&self, e: ::core::option::Option<&Elsewhere>) -> ::core::result::Result<::core::option::Option<Elsewhere>, ::corbina::SystemException>;
-
-        /// IDL `hold`.
-        fn hold(&self, h: &Holder) -> ::core::result::Result<(), ::corbina::SystemException>;
     }
 
     /// Dispatches requests for IDL interface `::Loc::UsesElsewhere` to a [`UsesElsewhereServant`], and hands the
@@ -858,13 +826,6 @@ pub mod loc {
                         ::corbina::object::write_ref::<Elsewhere>(w, &ret_)?;
                         Ok(())
                     })
-                }
-                "hold" => {
-                    let r = request.arguments();
-                    let arg_h = <Holder as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    request.arguments_done()?;
-                    _S::hold(&self.servant, &arg_h)?;
-                    request.reply(|_| Ok(()))
                 }
                 _ => {
                     if ::corbina::servant::dispatch_object_operation(self, request)? {
