@@ -131,14 +131,14 @@ impl FooServant for Impl {
     fn echo(
         &self,
         a: &S,
-        r: &R,
+        r: &Rec,
         v: &arr::V,
         w: &[i32],
         values: &mut K,
     ) -> Result<(S, T), SystemException> {
         values.push_str(&r.b);
         Ok((
-            S { s: a.s + r.a.s },
+            S { x: a.x + r.a.x },
             v[0] + v[1] + w.iter().sum::<i32>() + r.c,
         ))
     }
@@ -218,15 +218,15 @@ impl AsyncServant for Impl {
 fn calls_reach_the_operations_their_names_map() {
     let foo = Foo::unchecked_narrow(&object(Arc::new(FooSkeleton::new(Impl))));
     let mut values = String::from("a");
-    let r = R {
-        a: S { s: 2 },
+    let r = Rec {
+        a: S { x: 2 },
         b: "b".into(),
         c: 100,
     };
     let (s, ret) = foo
-        .echo(&S { s: 1 }, &r, &[3, 4], &[5, 6], &mut values)
+        .echo(&S { x: 1 }, &r, &[3, 4], &[5, 6], &mut values)
         .unwrap();
-    assert_eq!((s, ret, values.as_str()), (S { s: 3 }, 118, "ab"));
+    assert_eq!((s, ret, values.as_str()), (S { x: 3 }, 118, "ab"));
     // 1·1 + 2·2 + … + 5·5
     assert_eq!(foo.locals(1, 2, 3, 4, 5).unwrap(), 55);
     assert_eq!(foo.ami_locals(1, 2, 3, 4, 5).unwrap(), 55);

@@ -76,7 +76,7 @@ pub mod clash {
     /// IDL struct `::Clash::S` (`IDL:Clash/S:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash, Copy)]
     pub struct S {
-        pub s: i32,
+        pub x: i32,
     }
 
     impl S {
@@ -90,17 +90,17 @@ pub mod clash {
                 "IDL:Clash/S:1.0",
                 "S",
                 vec![
-                    ::corbina::typecode::StructMember::new("s", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
+                    ::corbina::typecode::StructMember::new("x", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long)),
                 ],
             ).expect("generated TypeCode is valid"))
                 .clone()
         }
     }
 
-    // Fixed layout: 4 bytes from a 4-aligned start, stride 4; offsets s@0.
+    // Fixed layout: 4 bytes from a 4-aligned start, stride 4; offsets x@0.
     impl ::corbina::cdr::CdrEncode for S {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
-            w.write_long(self.s);
+            w.write_long(self.x);
             Ok(())
         }
 
@@ -123,11 +123,11 @@ pub mod clash {
             let (elems, _) = block.as_chunks_mut::<4>();
             if !swap {
                 for (item, c) in items.iter().zip(elems.iter_mut()) {
-                    c[0..4].copy_from_slice(&item.s.to_ne_bytes());
+                    c[0..4].copy_from_slice(&item.x.to_ne_bytes());
                 }
             } else {
                 for (item, c) in items.iter().zip(elems.iter_mut()) {
-                    c[0..4].copy_from_slice(&item.s.swap_bytes().to_ne_bytes());
+                    c[0..4].copy_from_slice(&item.x.swap_bytes().to_ne_bytes());
                 }
             }
             Ok(())
@@ -138,7 +138,7 @@ pub mod clash {
         const MIN_WIRE_SIZE: usize = 4;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             Ok(Self {
-                s: r.read_long()?,
+                x: r.read_long()?,
             })
         }
 
@@ -161,11 +161,11 @@ pub mod clash {
             let (elems, _) = block.as_chunks::<4>();
             if !r.swaps() {
                 v.extend(elems.iter().map(|c| Self {
-                    s: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
                 }));
             } else {
                 v.extend(elems.iter().map(|c| Self {
-                    s: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
+                    x: i32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes(),
                 }));
             }
             Ok(v)
@@ -178,24 +178,24 @@ pub mod clash {
         }
     }
 
-    /// IDL struct `::Clash::R` (`IDL:Clash/R:1.0`).
+    /// IDL struct `::Clash::Rec` (`IDL:Clash/Rec:1.0`).
     #[derive(Debug, Clone, PartialEq, Default, Eq, Hash)]
-    pub struct R {
+    pub struct Rec {
         pub a: S,
         pub b: K,
         pub c: T,
     }
 
-    impl R {
+    impl Rec {
         /// The repository id.
-        pub const REPOSITORY_ID: &'static str = "IDL:Clash/R:1.0";
+        pub const REPOSITORY_ID: &'static str = "IDL:Clash/Rec:1.0";
 
         /// The TypeCode (built once).
         pub fn type_code() -> ::corbina::TypeCode {
             static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
             TC.get_or_init(|| ::corbina::TypeCode::create_struct_tc(
-                "IDL:Clash/R:1.0",
-                "R",
+                "IDL:Clash/Rec:1.0",
+                "Rec",
                 vec![
                     ::corbina::typecode::StructMember::new("a", S::type_code()),
                     ::corbina::typecode::StructMember::new("b", k_type_code()),
@@ -206,7 +206,7 @@ pub mod clash {
         }
     }
 
-    impl ::corbina::cdr::CdrEncode for R {
+    impl ::corbina::cdr::CdrEncode for Rec {
         fn encode<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>) -> ::corbina::cdr::Result<()> {
             ::corbina::cdr::CdrEncode::encode(&self.a, w)?;
             w.write_string(&self.b)?;
@@ -215,7 +215,7 @@ pub mod clash {
         }
     }
 
-    impl<'a> ::corbina::cdr::CdrDecode<'a> for R {
+    impl<'a> ::corbina::cdr::CdrDecode<'a> for Rec {
         const MIN_WIRE_SIZE: usize = 12;
         fn decode(r: &mut ::corbina::cdr::CdrReader<'a>) -> ::corbina::cdr::Result<Self> {
             Ok(Self {
@@ -226,9 +226,9 @@ pub mod clash {
         }
     }
 
-    impl ::corbina::any::AnyInsert for R {
+    impl ::corbina::any::AnyInsert for Rec {
         fn type_code() -> ::corbina::TypeCode {
-            R::type_code()
+            Rec::type_code()
         }
     }
 
@@ -386,7 +386,7 @@ pub mod clash {
         }
 
         /// IDL `echo`.
-        pub fn echo(&self, a: &S, r: &R, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException> {
+        pub fn echo(&self, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException> {
             if let Some(done) = self.obj.collocated_call("IDL:Clash/Foo:1.0", |servant: &dyn FooServant| FooServant::echo(servant, a, r, v, w, values)) {
                 return done;
             }
@@ -568,7 +568,7 @@ pub mod clash {
         }
 
         /// IDL `echo`.
-        pub async fn echo(&self, a: &S, r: &R, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException> {
+        pub async fn echo(&self, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException> {
             let (ret_, values_out, ret_out) = self.obj.invoke_async(
                 "echo",
                 |w_| {
@@ -721,7 +721,7 @@ pub mod clash {
     /// What a servant for IDL interface `::Clash::Foo` implements; serve it with [`FooSkeleton`].
     pub trait FooServant: Send + Sync + 'static {
         /// IDL `echo`.
-        fn echo(&self, a: &S, r: &R, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException>;
+        fn echo(&self, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &mut K) -> ::core::result::Result<(S, T), ::corbina::SystemException>;
 
         /// IDL `locals`.
         fn locals(&self, id: i32, servant: i32, done: i32, e: i32, p: i32) -> ::core::result::Result<i32, ::corbina::SystemException>;
@@ -794,7 +794,7 @@ pub mod clash {
                 "echo" => {
                     let r = request.arguments();
                     let arg_a = <S as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    let arg_r = <R as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let arg_r = <Rec as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_v = <[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_w = r.read_primitive_seq::<i32>()?;
                     let mut arg_values = r.read_string()?;
@@ -893,7 +893,7 @@ pub mod clash {
     pub trait AmhFooServant: Send + Sync + 'static {
         /// IDL `echo`: answer through `rh` (`inout` values given here are the
         /// client's; the new ones go in the answer).
-        fn echo(&self, rh: AmhFooResponseHandler, a: &S, r: &R, v: &arr::V, w: &[i32], values: &str);
+        fn echo(&self, rh: AmhFooResponseHandler, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &str);
 
         /// IDL `locals`: answer through `rh` (`inout` values given here are the
         /// client's; the new ones go in the answer).
@@ -1075,7 +1075,7 @@ pub mod clash {
                 "echo" => {
                     let r = request.arguments();
                     let arg_a = <S as ::corbina::cdr::CdrDecode>::decode(r)?;
-                    let arg_r = <R as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    let arg_r = <Rec as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_v = <[i32; 2] as ::corbina::cdr::CdrDecode>::decode(r)?;
                     let arg_w = r.read_primitive_seq::<i32>()?;
                     let arg_values = r.read_string()?;
@@ -1851,7 +1851,7 @@ pub mod clash {
     impl Foo {
         /// AMI `sendc_echo`: sends the request, and delivers its outcome to `ami_handler` (its `echo` or
         /// `…_excep` operation, on an ORB thread); a nil handler ignores the outcome.
-        pub fn sendc_echo(&self, ami_handler: ::core::option::Option<&AmiAmiFooHandler>, a: &S, r: &R, v: &arr::V, w: &[i32], values: &str) {
+        pub fn sendc_echo(&self, ami_handler: ::core::option::Option<&AmiAmiFooHandler>, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &str) {
             let ami_proxy = FooAsync { obj: self.obj.clone() };
             let ami_handler = ami_handler.cloned();
             let a = *a;
@@ -2016,7 +2016,7 @@ pub mod clash {
         }
 
         /// AMI `sendp_echo`: sends the request; the returned poller's `echo` takes the reply.
-        pub fn sendp_echo(&self, a: &S, r: &R, v: &arr::V, w: &[i32], values: &str) -> AmiAmiFooPoller {
+        pub fn sendp_echo(&self, a: &S, r: &Rec, v: &arr::V, w: &[i32], values: &str) -> AmiAmiFooPoller {
             let ami_proxy = FooAsync { obj: self.obj.clone() };
             let a = *a;
             let r = r.clone();
