@@ -424,7 +424,10 @@ impl ValueInput {
             if pos > end {
                 return Err(invalid(pos, "state member crosses a chunk boundary"));
             }
-            in_chunk = pos < end;
+            // Where the tag starts decides, not where the reader is: a sender may count the
+            // padding before the tag in the chunk (omniORB does, after a string), so the tag
+            // of a nested value starts exactly at the chunk's end.
+            in_chunk = r.aligned_position(4).is_some_and(|tag| tag < end);
         }
         r.align(4)?;
         let tag_pos = r.position();

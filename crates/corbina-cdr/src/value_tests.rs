@@ -893,3 +893,136 @@ fn octets_booleans_and_chars_after_a_chunk_end_inside_a_member_are_read() {
     }
     assert!(r.read_octet().is_err());
 }
+
+/// `valuetype L { public long id; public string label; public L next; }` as read by generated
+/// code: node ids in order, and where the last `next` points (`None`: null).
+fn read_labelled_list(
+    input: &mut ValueInput,
+    r: &mut CdrReader<'_>,
+    seen: &mut Vec<(usize, i32, String)>,
+) -> Result<Option<usize>> {
+    let at = r.position();
+    match input.read_value(r)? {
+        ValueStart::Null => Ok(None),
+        ValueStart::Indirection { target } => {
+            input.resolve(target, at)?;
+            Ok(Some(target))
+        }
+        ValueStart::Value(h) => {
+            input.register(h.position, Arc::new(()));
+            input.begin_member(r)?;
+            let id = r.read_long()?;
+            input.begin_member(r)?;
+            let label = r.read_string()?.to_owned();
+            seen.push((h.position, id, label));
+            let tail = read_labelled_list(input, r, seen)?;
+            input.end_value(r)?;
+            Ok(tail)
+        }
+    }
+}
+
+/// The bytes (omniORBpy 4.3.3, little endian): a two-node list, chunked without
+/// repository ids, where the chunk counts the padding after `label`, so the nested value's
+/// tag starts exactly at the chunk's end (it was refused as a header inside a chunk).
+#[test]
+fn a_nested_value_after_padding_counted_in_the_chunk_is_read() {
+    let v: Vec<u8> = [
+        "08 ff ff 7f 0c 00 00 00 00 00 00 00 03 00 00 00 6e 30 00 7f 08 ff ff 7f 10 00 00 00",
+        "01 00 00 00 03 00 00 00 6e 31 00 00 00 00 00 00 ff ff ff ff",
+    ]
+    .join(" ")
+    .split(' ')
+    .map(|b| u8::from_str_radix(b, 16).unwrap())
+    .collect();
+    let mut r = CdrReader::new(&v, ByteOrder::Little, CdrContext::GIOP_1_2);
+    let mut input = ValueInput::new();
+    let mut seen = Vec::new();
+    assert_eq!(
+        read_labelled_list(&mut input, &mut r, &mut seen).unwrap(),
+        None
+    );
+    let ids: Vec<_> = seen.iter().map(|(_, id, l)| (*id, l.as_str())).collect();
+    assert_eq!(ids, [(0, "n0"), (1, "n1")]);
+    assert!(r.is_empty());
+}
+
+/// omniORB's way of chunking, for every label length 0–9 (every padding case), both byte
+/// orders, and every shape: a list ending in null, a cycle, a lasso. Each node's chunk holds
+/// `id`, `label` and the padding after it (garbage bytes, as omniORB leaves them); the next
+/// node's header follows outside the chunk, a null or an indirection inside it; one end tag
+/// closes every level.
+#[test]
+fn omniorb_chunks_with_trailing_padding_read_for_every_label_length() {
+    fn put_u32(v: &mut Vec<u8>, x: u32, order: ByteOrder) {
+        while !v.len().is_multiple_of(4) {
+            v.push(0x7f);
+        }
+        v.extend_from_slice(&match order {
+            ByteOrder::Big => x.to_be_bytes(),
+            ByteOrder::Little => x.to_le_bytes(),
+        });
+    }
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        for len in 0..=9usize {
+            // tail: None = null, Some(k) = indirection to node k (0: cycle, >0: lasso).
+            for (nodes, tail) in [
+                (1, None),
+                (3, None),
+                (1, Some(0)),
+                (3, Some(0)),
+                (4, Some(2)),
+            ] {
+                let mut v = Vec::new();
+                let mut tags = Vec::new();
+                for i in 0..nodes {
+                    put_u32(&mut v, 0x7fff_ff08, order);
+                    tags.push(v.len() - 4);
+                    let len_at = v.len();
+                    put_u32(&mut v, 0, order);
+                    let start = v.len();
+                    put_u32(&mut v, i as u32, order);
+                    put_u32(&mut v, len as u32 + 1, order);
+                    v.extend(std::iter::repeat_n(b'a' + i as u8, len));
+                    v.push(0);
+                    if i + 1 == nodes {
+                        match tail {
+                            None => put_u32(&mut v, NULL_TAG, order),
+                            Some(k) => {
+                                put_u32(&mut v, INDIRECTION_TAG, order);
+                                let off = tags[k] as i64 - v.len() as i64;
+                                put_u32(&mut v, off as i32 as u32, order);
+                            }
+                        }
+                    } else {
+                        while !v.len().is_multiple_of(4) {
+                            v.push(0x7f);
+                        }
+                    }
+                    let n = (v.len() - start) as u32;
+                    let n = match order {
+                        ByteOrder::Big => n.to_be_bytes(),
+                        ByteOrder::Little => n.to_le_bytes(),
+                    };
+                    v[len_at..len_at + 4].copy_from_slice(&n);
+                }
+                put_u32(&mut v, -1i32 as u32, order);
+                put_u32(&mut v, 0xdead_beef, order);
+
+                let mut r = CdrReader::new(&v, order, CdrContext::GIOP_1_2);
+                let mut input = ValueInput::new();
+                let mut seen = Vec::new();
+                let case = format!("{order:?}, label {len}, {nodes} nodes, tail {tail:?}");
+                let end = read_labelled_list(&mut input, &mut r, &mut seen)
+                    .unwrap_or_else(|e| panic!("{case}: {e}"));
+                assert_eq!(end, tail.map(|k| tags[k]), "{case}");
+                for (i, (pos, id, label)) in seen.iter().enumerate() {
+                    assert_eq!((*pos, *id), (tags[i], i as i32), "{case}");
+                    assert_eq!(label.len(), len, "{case}");
+                    assert!(label.bytes().all(|b| b == b'a' + i as u8), "{case}");
+                }
+                assert_eq!(r.read_ulong().unwrap(), 0xdead_beef, "{case}");
+            }
+        }
+    }
+}
