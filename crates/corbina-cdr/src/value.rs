@@ -429,6 +429,21 @@ impl ValueInput {
             // of a nested value starts exactly at the chunk's end.
             in_chunk = r.aligned_position(4).is_some_and(|tag| tag < end);
         }
+        let mut chunk_end = chunk_end;
+        if !in_chunk && self.chunk_level > 0 {
+            // A chunk that starts with a null or an indirection: ValueOutput writes those
+            // inside a chunk (a member of a chunked value), so a chunk may begin with one.
+            let mut peek = r.clone();
+            peek.align(4)?;
+            let len = peek.read_ulong()?;
+            if len > 0 && len < VALUE_TAG_MIN && len as usize <= peek.remaining() {
+                if let Ok(NULL_TAG | INDIRECTION_TAG) = peek.clone().read_ulong() {
+                    chunk_end = Some(peek.position() + len as usize);
+                    in_chunk = true;
+                    *r = peek;
+                }
+            }
+        }
         r.align(4)?;
         let tag_pos = r.position();
         let tag = r.read_ulong()?;
