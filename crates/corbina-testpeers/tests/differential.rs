@@ -5,8 +5,10 @@
 //! `DIFFERENTIAL_CASES` (default 150) and `DIFFERENTIAL_SEED` (default 1) set the random
 //! cases; `cargo run -p corbina-testpeers --bin differential -- --cases N --seed S` runs long.
 
+use std::io::Write as _;
+
 use corbina_testpeers::differential::{
-    omnipy, run_forward, run_label_nodes, serve_echo, Clients, Tally,
+    omnicxx, omnipy, run_forward, run_label_nodes, serve_echo, Clients, Peer, Tally,
 };
 
 fn env(name: &str, default: u64) -> u64 {
@@ -17,10 +19,8 @@ fn env(name: &str, default: u64) -> u64 {
 }
 
 fn check(what: &str, t: &Tally) {
-    eprintln!("{what}: {t}");
-    for k in &t.known_peer {
-        eprintln!("  known peer defect: {k}");
-    }
+    // Straight to stderr, past the test harness's capture: the count shows in every run.
+    let _ = writeln!(std::io::stderr(), "{what}: {t}");
     assert!(t.ran > 0, "{what}: no case ran");
     assert!(
         t.failed.is_empty(),
@@ -32,12 +32,13 @@ fn check(what: &str, t: &Tally) {
 #[test]
 fn differential_omniorbpy_random_anys_through_omniorbpy() {
     let Some(py) = omnipy::python() else { return };
-    let (_peer, ior) = omnipy::server(py, "differential-omnipy");
+    let mut peer = Peer::new("omniorbpy", omnipy::profile(), move || {
+        let (p, ior) = omnipy::server(py, "differential-omnipy");
+        (Some(p), ior)
+    });
     let mut clients = Clients::new();
     let t = run_forward(
-        "omniorbpy",
-        &ior,
-        &omnipy::profile(),
+        &mut peer,
         env("DIFFERENTIAL_SEED", 1),
         env("DIFFERENTIAL_CASES", 150),
         &mut clients,
@@ -91,4 +92,45 @@ fn differential_omniorbpy_label_nodes_from_omniorbpy() {
         "differential omniORBpy LabelNode lists/cycles/lassos (reverse)",
         &t,
     );
+}
+
+#[test]
+fn differential_omniorb_random_anys_through_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let mut peer = Peer::new("omniorb", omnicxx::profile(), move || {
+        let (p, ior) = omnicxx::server(bin, "differential-omniorb");
+        (Some(p), ior)
+    });
+    let mut clients = Clients::new();
+    let t = run_forward(
+        &mut peer,
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150) * 2,
+        &mut clients,
+    );
+    check(
+        "differential omniORB C++ (Corbina -> omniORB DynAny echo)",
+        &t,
+    );
+}
+
+/// Issue 27 item 1's graphs through omniORB C++ (its `LabelNode` factory builds them).
+#[test]
+fn differential_omniorb_label_nodes_through_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::server(bin, "differential-omniorb-nodes");
+    let mut clients = Clients::new();
+    let t = run_label_nodes("omniorb", &ior, &mut clients);
+    check("differential omniORB C++ LabelNode lists/cycles/lassos", &t);
+}
+
+/// omniORBpy's own random values through omniORB C++ (peer to peer): what the harness
+/// compares Corbina's results with when a case fails.
+#[test]
+fn differential_omniorbpy_to_omniorb_cxx_peer_to_peer() {
+    let Some(py) = omnipy::python() else { return };
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::server(bin, "differential-peer-to-peer");
+    let t = omnipy::reverse(py, &ior, env("DIFFERENTIAL_SEED", 1), 100);
+    check("differential omniORBpy -> omniORB C++ (peer to peer)", &t);
 }

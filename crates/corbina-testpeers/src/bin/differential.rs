@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|self] [--seed S] [--cases N] [--ior IOR] [--reverse]
+//! differential [--peer omniorbpy|omniorb|self] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -12,8 +12,8 @@
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, omnipy, report, run_forward, self_round_trip, serve_echo, Clients, Profile,
-    Tally, Wire,
+    case, has_wide, omnicxx, omnipy, report, run_forward, self_round_trip, serve_echo, Clients,
+    Peer, Profile, Tally, Wire,
 };
 
 fn main() {
@@ -21,6 +21,7 @@ fn main() {
     let (mut seed, mut cases) = (1u64, 100u64);
     let mut ior: Option<String> = None;
     let mut reverse = false;
+    let mut depth: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| usage(&a));
@@ -30,40 +31,63 @@ fn main() {
             "--cases" => cases = val().parse().unwrap_or_else(|_| usage("--cases")),
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
+            "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
             _ => usage(&a),
         }
     }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
-        "self" => self_run(seed, cases),
+        "self" => self_run(seed, cases, depth),
+        "omniorb" | "omniorbpy" if !reverse => {
+            let mut p = match (peer.as_str(), ior) {
+                (name, Some(i)) => {
+                    let profile = if name == "omniorb" {
+                        omnicxx::profile()
+                    } else {
+                        omnipy::profile()
+                    };
+                    Peer::new(name, profile, move || (None, i.clone()))
+                }
+                ("omniorb", None) => {
+                    let Some(bin) = omnicxx::peers() else {
+                        eprintln!("omniORB is not available");
+                        std::process::exit(2);
+                    };
+                    Peer::new("omniorb", omnicxx::profile(), move || {
+                        let (p, i) = omnicxx::server(bin, "differential-long-omniorb");
+                        (Some(p), i)
+                    })
+                }
+                (_, None) => {
+                    let Some(py) = omnipy::python() else {
+                        eprintln!("omniORBpy is not available");
+                        std::process::exit(2);
+                    };
+                    Peer::new("omniorbpy", omnipy::profile(), move || {
+                        let (p, i) = omnipy::server(py, "differential-long-omnipy");
+                        (Some(p), i)
+                    })
+                }
+            };
+            if let Some(d) = depth {
+                p.profile.max_depth = d;
+            }
+            let mut clients = Clients::new();
+            let t = run_forward(&mut p, seed, cases, &mut clients);
+            if p.restarts > 0 {
+                println!("the peer was started again {} times", p.restarts);
+            }
+            t
+        }
         "omniorbpy" => {
             let Some(py) = omnipy::python() else {
                 eprintln!("omniORBpy is not available");
                 std::process::exit(2);
             };
-            if reverse {
-                let (orb, ior) = serve_echo();
-                let t = omnipy::reverse(py, &ior, seed, cases);
-                orb.destroy();
-                t
-            } else {
-                let (_server, ior) = match ior {
-                    Some(i) => (None, i),
-                    None => {
-                        let (p, i) = omnipy::server(py, "differential-long");
-                        (Some(p), i)
-                    }
-                };
-                let mut clients = Clients::new();
-                run_forward(
-                    "omniorbpy",
-                    &ior,
-                    &omnipy::profile(),
-                    seed,
-                    cases,
-                    &mut clients,
-                )
-            }
+            let (orb, ior) = serve_echo();
+            let t = omnipy::reverse(py, &ior, seed, cases);
+            orb.destroy();
+            t
         }
         other => usage(other),
     };
@@ -79,8 +103,15 @@ fn main() {
     std::process::exit(i32::from(!tally.failed.is_empty()));
 }
 
-fn self_run(seed: u64, cases: u64) -> Tally {
-    let profile = Profile::full();
+fn with_depth(mut p: Profile, depth: Option<u32>) -> Profile {
+    if let Some(d) = depth {
+        p.max_depth = d;
+    }
+    p
+}
+
+fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
+    let profile = with_depth(Profile::full(), depth);
     let mut t = Tally::default();
     for s in seed..seed + cases {
         t.ran += 1;
@@ -110,7 +141,7 @@ fn self_run(seed: u64, cases: u64) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|self] [--seed S] [--cases N] [--ior IOR] [--reverse]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|self] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]"
     );
     std::process::exit(2)
 }

@@ -60,6 +60,10 @@ pub struct Profile {
     /// GIOP 1.1 fragments (omniORBpy closes the connection on some: seeds 67, 162, 292;
     /// not triaged yet).
     pub giop_1_1_fragments: bool,
+    /// Unions switching on `wchar`.
+    pub wchar_disc: bool,
+    /// Truncatable value types (chunked values).
+    pub truncatable: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -77,6 +81,8 @@ impl Profile {
             objrefs: true,
             exceptions: true,
             giop_1_1_fragments: true,
+            wchar_disc: true,
+            truncatable: true,
             max_depth: 4,
         }
     }
@@ -280,7 +286,9 @@ impl<'p> Gen<'p> {
             5 => (TypeCode::primitive(TcKind::ULongLong), 0, u64::MAX.into()),
             6 => (TypeCode::primitive(TcKind::Boolean), 0, 1),
             7 => (TypeCode::primitive(TcKind::Char), 32, 126),
-            8 if self.profile.wchar_in_any => (TypeCode::primitive(TcKind::WChar), 32, 0xd7ff),
+            8 if self.profile.wchar_in_any && self.profile.wchar_disc => {
+                (TypeCode::primitive(TcKind::WChar), 32, 0xd7ff)
+            }
             _ => {
                 let (eid, ename) = self.fresh("D");
                 let n = self.rng.range(1, 5);
@@ -367,7 +375,7 @@ impl<'p> Gen<'p> {
             };
             TypeCode::create_value_box_tc(&id, &name, content).map_err(tc_err)?
         } else {
-            let base = if self.rng.pct(30) {
+            let base = if self.profile.truncatable && self.rng.pct(30) {
                 Some(self.plain_value(d, None)?)
             } else {
                 None

@@ -14,6 +14,7 @@
 
 pub mod gen;
 pub mod model;
+pub mod omnicxx;
 pub mod omnipy;
 
 pub use gen::{label_node_tc, label_nodes, Gen, Profile, Rng, Shape};
@@ -246,22 +247,61 @@ pub fn report(peer: &str, seed: u64, wire: Wire, t: &Typed, why: &str) -> String
     )
 }
 
-/// Sends `cases` random cases from `seed` on through the echo object at `ior` (each on the
+/// An echo peer under test: its name, what the generator may send it, and how to (re)start
+/// it (a peer that dies on a case is started again for the next one).
+pub struct Peer {
+    pub name: String,
+    pub profile: Profile,
+    start: Box<dyn FnMut() -> (Option<crate::PeerProcess>, String)>,
+    process: Option<crate::PeerProcess>,
+    pub ior: String,
+    /// How often the peer had to be started again.
+    pub restarts: u32,
+}
+
+impl Peer {
+    /// A peer started by `start` (which returns its process, if it owns one, and its IOR).
+    pub fn new(
+        name: &str,
+        profile: Profile,
+        mut start: impl FnMut() -> (Option<crate::PeerProcess>, String) + 'static,
+    ) -> Peer {
+        let (process, ior) = start();
+        Peer {
+            name: name.into(),
+            profile,
+            start: Box::new(start),
+            process,
+            ior,
+            restarts: 0,
+        }
+    }
+
+    /// Whether the peer process has exited.
+    fn died(&mut self) -> bool {
+        self.process
+            .as_mut()
+            .is_some_and(|p| p.child_mut().try_wait().ok().flatten().is_some())
+    }
+
+    fn restart(&mut self) {
+        self.process = None;
+        let (p, ior) = (self.start)();
+        self.process = p;
+        self.ior = ior;
+        self.restarts += 1;
+    }
+}
+
+/// Sends `cases` random cases from `seed` on through `peer`'s echo object (each on the
 /// [`Wire`] its seed picks). A failure is checked against Corbina alone (the same value
 /// written and read back in both byte orders): when Corbina reads its own bytes back right,
-/// the report says the peer is suspect.
-pub fn run_forward(
-    peer: &str,
-    ior: &str,
-    profile: &Profile,
-    seed: u64,
-    cases: u64,
-    clients: &mut Clients,
-) -> Tally {
+/// the report says the peer is suspect. A peer that died is started again.
+pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients) -> Tally {
     let mut tally = Tally::default();
-    let iors: Vec<Ior> = Ior::from_stringified(ior).into_iter().collect();
     for s in seed..seed + cases {
-        let t = match case(s, profile, &iors) {
+        let iors: Vec<Ior> = Ior::from_stringified(&peer.ior).into_iter().collect();
+        let t = match case(s, &peer.profile, &iors) {
             Ok(t) => t,
             Err(e) => {
                 tally.ran += 1;
@@ -270,10 +310,10 @@ pub fn run_forward(
             }
         };
         let mut wire = Wire::for_case(s, &t);
-        if wire.giop_minor == 1 && !profile.giop_1_1_fragments {
+        if wire.giop_minor == 1 && !peer.profile.giop_1_1_fragments {
             wire.fragments = false;
         }
-        let obj = clients.object(wire, ior);
+        let obj = clients.object(wire, &peer.ior);
         tally.ran += 1;
         match echo_case(&obj, &t) {
             Ok(()) => tally.passed += 1,
@@ -281,13 +321,21 @@ pub fn run_forward(
                 let own = [ByteOrder::Big, ByteOrder::Little]
                     .iter()
                     .try_for_each(|&o| self_round_trip(&t, o, wire.giop_minor));
-                let whose = match own {
+                let mut whose = match own {
                     Ok(()) => "Corbina reads its own encoding back right: suspect the peer".into(),
                     Err(e) => format!("Corbina fails alone too (suspect Corbina): {e}"),
                 };
+                if why.contains("COMM_FAILURE") || why.contains("TRANSIENT") {
+                    // Give a crashed peer's exit time to be seen.
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+                if peer.died() {
+                    whose.push_str("\nthe peer process died on this case (started again)");
+                    peer.restart();
+                }
                 tally
                     .failed
-                    .push(report(peer, s, wire, &t, &format!("{why}\n{whose}")));
+                    .push(report(&peer.name, s, wire, &t, &format!("{why}\n{whose}")));
             }
         }
     }
