@@ -1,19 +1,20 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|self] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
 //! one at `--ior`) and prints every failure (its IDL, value and replay line) and a tally.
 //! `--reverse` runs the peer's own random cases against a Corbina echo servant instead;
-//! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2. Exits 1
-//! when a case failed.
+//! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2;
+//! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
+//! seconds (for running a peer's client by hand). Exits 1 when a case failed.
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, omnicxx, omnipy, report, run_forward, self_round_trip, serve_echo, Clients,
-    Peer, Profile, Tally, Wire,
+    case, has_wide, jacorb, omnicxx, omnipy, report, run_forward, self_round_trip, serve_echo,
+    Clients, Peer, Profile, Tally, Wire,
 };
 
 fn main() {
@@ -35,18 +36,37 @@ fn main() {
             _ => usage(&a),
         }
     }
+    if peer == "serve" {
+        // A Corbina echo object for manual runs of other peers' clients: its IOR, then
+        // serving for `--cases` seconds.
+        let (orb, ior) = serve_echo();
+        println!("{ior}");
+        std::thread::sleep(std::time::Duration::from_secs(cases));
+        orb.destroy();
+        return;
+    }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
         "self" => self_run(seed, cases, depth),
-        "omniorb" | "omniorbpy" if !reverse => {
+        "omniorb" | "omniorbpy" | "jacorb" if !reverse => {
             let mut p = match (peer.as_str(), ior) {
                 (name, Some(i)) => {
-                    let profile = if name == "omniorb" {
-                        omnicxx::profile()
-                    } else {
-                        omnipy::profile()
+                    let profile = match name {
+                        "omniorb" => omnicxx::profile(),
+                        "jacorb" => jacorb::profile(),
+                        _ => omnipy::profile(),
                     };
                     Peer::new(name, profile, move || (None, i.clone()))
+                }
+                ("jacorb", None) => {
+                    if !jacorb::available() {
+                        eprintln!("JacORB is not available");
+                        std::process::exit(2);
+                    }
+                    Peer::new("jacorb", jacorb::profile(), move || {
+                        let (p, i) = jacorb::server("differential-long-jacorb");
+                        (Some(p), i)
+                    })
                 }
                 ("omniorb", None) => {
                     let Some(bin) = omnicxx::peers() else {
@@ -141,7 +161,7 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|self] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]"
     );
     std::process::exit(2)
 }

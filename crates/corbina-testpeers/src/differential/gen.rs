@@ -64,6 +64,16 @@ pub struct Profile {
     pub wchar_disc: bool,
     /// Truncatable value types (chunked values).
     pub truncatable: bool,
+    /// `fixed`.
+    pub fixed: bool,
+    /// Bounded strings and wide strings.
+    pub bounded_strings: bool,
+    /// Abstract interfaces.
+    pub abstract_interfaces: bool,
+    /// Non-ASCII characters in strings at GIOP 1.0 (no code set negotiation there).
+    pub non_ascii_giop_1_0: bool,
+    /// Unions switching on `long long` or `unsigned long long`.
+    pub longlong_disc: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -83,6 +93,11 @@ impl Profile {
             giop_1_1_fragments: true,
             wchar_disc: true,
             truncatable: true,
+            fixed: true,
+            bounded_strings: true,
+            abstract_interfaces: true,
+            non_ascii_giop_1_0: true,
+            longlong_disc: true,
             max_depth: 4,
         }
     }
@@ -153,13 +168,28 @@ impl<'p> Gen<'p> {
                 10 => TcKind::Octet,
                 11 => TcKind::WChar,
                 12 => TcKind::LongDouble,
-                13 => return TypeCode::create_string_tc(self.bound()),
-                14 => return TypeCode::create_wstring_tc(self.bound()),
-                15 => {
+                13 => {
+                    let b = if self.profile.bounded_strings {
+                        self.bound()
+                    } else {
+                        0
+                    };
+                    return TypeCode::create_string_tc(b);
+                }
+                14 => {
+                    let b = if self.profile.bounded_strings {
+                        self.bound()
+                    } else {
+                        0
+                    };
+                    return TypeCode::create_wstring_tc(b);
+                }
+                15 if self.profile.fixed => {
                     let d = self.rng.range(1, 31) as u16;
                     let s = self.rng.range(0, i64::from(d)) as i16;
                     return TypeCode::create_fixed_tc(d, s).expect("valid fixed");
                 }
+                15 => continue,
                 _ => {
                     let (id, name) = self.fresh("E");
                     let n = self.rng.range(1, 6);
@@ -223,7 +253,7 @@ impl<'p> Gen<'p> {
             11 => self.struct_ty(d, false)?,
             12 | 13 if self.profile.values => self.value_ty(d)?,
             _ if self.profile.objrefs => {
-                if self.rng.pct(50) {
+                if self.rng.pct(50) || !self.profile.abstract_interfaces {
                     TypeCode::create_interface_tc("IDL:dt/AnyEcho:1.0", "AnyEcho")
                         .map_err(tc_err)?
                 } else {
@@ -278,12 +308,14 @@ impl<'p> Gen<'p> {
                 i32::MAX.into(),
             ),
             3 => (TypeCode::primitive(TcKind::ULong), 0, u32::MAX.into()),
-            4 => (
+            4 if self.profile.longlong_disc => (
                 TypeCode::primitive(TcKind::LongLong),
                 i64::MIN.into(),
                 i64::MAX.into(),
             ),
-            5 => (TypeCode::primitive(TcKind::ULongLong), 0, u64::MAX.into()),
+            5 if self.profile.longlong_disc => {
+                (TypeCode::primitive(TcKind::ULongLong), 0, u64::MAX.into())
+            }
             6 => (TypeCode::primitive(TcKind::Boolean), 0, 1),
             7 => (TypeCode::primitive(TcKind::Char), 32, 126),
             8 if self.profile.wchar_in_any && self.profile.wchar_disc => {

@@ -630,6 +630,12 @@ fn leaf_eq(a: &Val, b: &Val) -> bool {
 
 /// A one-line description of a TypeCode (kind and repository id).
 pub fn tc_summary(tc: &TypeCode) -> String {
+    if matches!(
+        tc.kind(),
+        TcKind::String | TcKind::WString | TcKind::Sequence
+    ) {
+        return format!("{:?}<{}>", tc.kind(), tc.length().unwrap_or(0));
+    }
     match tc.id() {
         Ok(id) => format!("{:?} {id}", tc.kind()),
         Err(_) => format!("{:?}", tc.kind()),
