@@ -74,6 +74,8 @@ pub struct Profile {
     pub non_ascii_giop_1_0: bool,
     /// Unions switching on `long long` or `unsigned long long`.
     pub longlong_disc: bool,
+    /// Wide characters at GIOP 1.1 (else such cases go at 1.2).
+    pub wide_giop_1_1: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -98,6 +100,7 @@ impl Profile {
             abstract_interfaces: true,
             non_ascii_giop_1_0: true,
             longlong_disc: true,
+            wide_giop_1_1: true,
             max_depth: 4,
         }
     }

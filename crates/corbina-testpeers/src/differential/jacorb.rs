@@ -64,6 +64,7 @@ pub fn profile() -> Profile {
         abstract_interfaces: false,
         non_ascii_giop_1_0: false,
         longlong_disc: false,
+        wide_giop_1_1: false,
         ..Profile::full()
     }
 }

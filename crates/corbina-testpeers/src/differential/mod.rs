@@ -37,16 +37,14 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// The five variations (GIOP 1.0 has no fragments), chosen by the seed; GIOP 1.2 instead
-    /// of 1.0 and 1.1 for a value with wide characters, which GIOP 1.0 cannot carry.
+    /// The five variations (GIOP 1.0 has no fragments), chosen by the seed; GIOP 1.1 instead
+    /// of 1.0 for a value with wide characters, which GIOP 1.0 cannot carry.
     pub fn for_case(seed: u64, t: &Typed) -> Wire {
         let w = Wire::for_seed(seed);
-        // Wide characters at GIOP 1.1 go to 1.2 as well: omniORBpy answers them with
-        // BAD_PARAM minor 0x4f4d0017 (seeds 5, 6 of omniORBpy; not triaged yet).
-        if w.giop_minor < 2 && has_wide(t) {
+        if w.giop_minor == 0 && has_wide(t) {
             Wire {
-                giop_minor: 2,
-                fragments: w.fragments,
+                giop_minor: 1,
+                fragments: false,
             }
         } else {
             w
@@ -330,6 +328,9 @@ pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients
         }
         if wire.giop_minor == 0 && !peer.profile.non_ascii_giop_1_0 && has_non_ascii(&t) {
             wire.giop_minor = 1;
+        }
+        if wire.giop_minor == 1 && !peer.profile.wide_giop_1_1 && has_wide(&t) {
+            wire.giop_minor = 2;
         }
         let obj = clients.object(wire, &peer.ior);
         tally.ran += 1;

@@ -29,6 +29,11 @@ pub const KNOWN: &[(&str, &str)] = &[
          (MARSHAL_InvalidChunkedEncoding); not triaged",
     ),
     (
+        "wide-giop-1.1",
+        "has UTF-16 for GIOP 1.2 only ('Transmission wide char code sets: UTF-16(1.2)'): \
+         wchar/wstring at 1.1 is BAD_PARAM_WCharTCSNotKnown (harness sends them at 1.2)",
+    ),
+    (
         "giop-1.1-fragments",
         "closes the connection on some GIOP 1.1 fragmented requests; Corbina splits 1.1 \
          fragments at 8k+4, which can cut an 8-byte primitive in two (suspect Corbina)",
@@ -52,6 +57,7 @@ pub fn profile() -> Profile {
         giop_1_1_fragments: false,
         wchar_disc: false,
         truncatable: false,
+        wide_giop_1_1: false,
         ..Profile::full()
     }
 }

@@ -60,6 +60,7 @@ pub fn profile() -> Profile {
         // It also ends on an abstract interface holding a reference (seed 6, GIOP 1.1).
         objrefs: false,
         giop_1_1_fragments: false,
+        wide_giop_1_1: false,
         ..Profile::full()
     }
 }
