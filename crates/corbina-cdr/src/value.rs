@@ -218,6 +218,9 @@ pub struct ValueOutput {
     chunk_level: i32,
     /// Whether each open value is chunked, innermost last.
     levels: Vec<bool>,
+    /// The end tag written last: (owned index, stream position after it), so that an
+    /// enclosing value ending right there shares it.
+    last_end: Option<(usize, usize)>,
 }
 
 impl ValueOutput {
@@ -320,8 +323,20 @@ impl ValueOutput {
         };
         if chunked {
             self.end_chunk(w)?;
-            w.align(4);
-            w.write_long(-self.chunk_level);
+            match self.last_end {
+                // An enclosing value ending where a nested one did: one end tag, of the outer
+                // level, ends both (CORBA 3.0 §15.3.4.5), as omniORB writes it. omniORB 4.2 and
+                // 4.3 abort (cdrValueChunkStream.cc:59, `pd_nestLevel == 0`) on the two tags
+                // -2 -1 that say the same.
+                Some((index, after)) if after == w.position() => {
+                    w.patch_ulong(index, (-self.chunk_level) as u32);
+                }
+                _ => {
+                    w.align(4);
+                    w.write_long(-self.chunk_level);
+                    self.last_end = Some((w.owned_bytes().len() - 4, w.position()));
+                }
+            }
             self.chunk_level -= 1;
         }
         Ok(())
