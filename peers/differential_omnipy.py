@@ -39,6 +39,8 @@ import dt__POA  # noqa: E402
 
 class Echo(dt__POA.AnyEcho):
     def echo(self, a):
+        # The Any is already decoded (into Python objects) here; it is encoded again when
+        # returned. An exception raised in either is logged for triage.
         return a
 
 

@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -22,6 +22,8 @@ fn main() {
     let (mut seed, mut cases) = (1u64, 100u64);
     let mut ior: Option<String> = None;
     let mut reverse = false;
+    // Every kind the generator has, known peer defects included (for triage).
+    let mut all_kinds = false;
     let mut depth: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -32,6 +34,7 @@ fn main() {
             "--cases" => cases = val().parse().unwrap_or_else(|_| usage("--cases")),
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
+            "--all-kinds" => all_kinds = true,
             "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
             _ => usage(&a),
         }
@@ -89,6 +92,15 @@ fn main() {
                     })
                 }
             };
+            if all_kinds {
+                p.profile = Profile::full();
+            }
+            if let Ok(off) = std::env::var("DIFFERENTIAL_OFF") {
+                // Comma-separated profile switches to turn off, for triage.
+                for k in off.split(',') {
+                    p.profile.set(k, false);
+                }
+            }
             if let Some(d) = depth {
                 p.profile.max_depth = d;
             }
@@ -161,7 +173,7 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds]"
     );
     std::process::exit(2)
 }

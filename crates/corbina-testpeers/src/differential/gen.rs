@@ -81,6 +81,32 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Sets the switch named `name` (its field name); `false` for an unknown name.
+    pub fn set(&mut self, name: &str, on: bool) -> bool {
+        let f = match name {
+            "long_double" => &mut self.long_double,
+            "default_first" => &mut self.default_first,
+            "wchar_in_any" => &mut self.wchar_in_any,
+            "big_ulonglong_in_seq" => &mut self.big_ulonglong_in_seq,
+            "non_ascii_bounded" => &mut self.non_ascii_bounded,
+            "values" => &mut self.values,
+            "objrefs" => &mut self.objrefs,
+            "exceptions" => &mut self.exceptions,
+            "giop_1_1_fragments" => &mut self.giop_1_1_fragments,
+            "wchar_disc" => &mut self.wchar_disc,
+            "truncatable" => &mut self.truncatable,
+            "fixed" => &mut self.fixed,
+            "bounded_strings" => &mut self.bounded_strings,
+            "abstract_interfaces" => &mut self.abstract_interfaces,
+            "non_ascii_giop_1_0" => &mut self.non_ascii_giop_1_0,
+            "longlong_disc" => &mut self.longlong_disc,
+            "wide_giop_1_1" => &mut self.wide_giop_1_1,
+            _ => return false,
+        };
+        *f = on;
+        true
+    }
+
     /// Everything: for peers without known defects (and Corbina against itself).
     pub fn full() -> Profile {
         Profile {
