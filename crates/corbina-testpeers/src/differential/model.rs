@@ -816,11 +816,33 @@ fn idl_primitive(k: TcKind) -> &'static str {
     }
 }
 
-/// The value printed for a failing case: the top value, then each graph node.
+/// The value printed for a failing case: the top value, each graph node, and the IDL of
+/// the TypeCodes inside the value (an `any`'s type, a `TypeCode` value).
 pub fn show(t: &Typed) -> String {
     let mut s = format!("{:?}", t.val);
     for (i, n) in t.graph.nodes.iter().enumerate() {
         let _ = write!(s, "\n  node #{i} ({}): {:?}", tc_summary(&n.tc), n.state);
+    }
+    fn inner(v: &Val, out: &mut Vec<TypeCode>) {
+        match v {
+            Val::TypeCode(t) => out.push(t.clone()),
+            Val::Any(t, v) => {
+                out.push(t.clone());
+                inner(v, out);
+            }
+            Val::Struct(vs) | Val::Seq(vs) => vs.iter().for_each(|v| inner(v, out)),
+            Val::Union(_, Some((_, v))) => inner(v, out),
+            _ => {}
+        }
+    }
+    let mut tcs = Vec::new();
+    inner(&t.val, &mut tcs);
+    t.graph
+        .nodes
+        .iter()
+        .for_each(|n| n.state.iter().for_each(|v| inner(v, &mut tcs)));
+    for tc in tcs {
+        let _ = write!(s, "\n  inner type:\n{}", idl(&tc));
     }
     s
 }
