@@ -1,11 +1,14 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
 //! one at `--ior`) and prints every failure (its IDL, value and replay line) and a tally.
+//! `--referees` sends each failing case through the other peers as well (which tells whose
+//! defect it is); `--all-kinds` drops the peer's profile (every kind, known defects too);
+//! `DIFFERENTIAL_OFF=a,b` turns profile switches off; `--depth D` makes smaller cases.
 //! `--reverse` runs the peer's own random cases against a Corbina echo servant instead;
 //! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2;
 //! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
@@ -24,6 +27,8 @@ fn main() {
     let mut reverse = false;
     // Every kind the generator has, known peer defects included (for triage).
     let mut all_kinds = false;
+    // Send a failing case through the other peers too.
+    let mut referees = false;
     let mut depth: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -35,6 +40,7 @@ fn main() {
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
             "--all-kinds" => all_kinds = true,
+            "--referees" => referees = true,
             "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
             _ => usage(&a),
         }
@@ -92,6 +98,29 @@ fn main() {
                     })
                 }
             };
+            // The other peers referee a failing case (started here when available).
+            let mut referee_procs = Vec::new();
+            if referees {
+                if p.name != "omniorb" {
+                    if let Some(bin) = omnicxx::peers() {
+                        let (proc_, ior) = omnicxx::server(bin, "differential-referee-omniorb");
+                        referee_procs.push(proc_);
+                        p.referees.push(("omniorb".into(), ior));
+                    }
+                }
+                if p.name != "omniorbpy" {
+                    if let Some(py) = omnipy::python() {
+                        let (proc_, ior) = omnipy::server(py, "differential-referee-omnipy");
+                        referee_procs.push(proc_);
+                        p.referees.push(("omniorbpy".into(), ior));
+                    }
+                }
+                if p.name != "jacorb" && jacorb::available() {
+                    let (proc_, ior) = jacorb::server("differential-referee-jacorb");
+                    referee_procs.push(proc_);
+                    p.referees.push(("jacorb".into(), ior));
+                }
+            }
             if all_kinds {
                 p.profile = Profile::full();
             }
@@ -173,7 +202,7 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees]"
     );
     std::process::exit(2)
 }

@@ -46,8 +46,8 @@ pub const KNOWN: &[(&str, &str)] = &[
     ),
     (
         "non-ascii-giop-1.0",
-        "non-ASCII chars at GIOP 1.0 come back as U+FFFD (seed 325); Corbina may be sending \
-         UTF-8 where GIOP 1.0's default is ISO-8859-1: suspect Corbina, not triaged",
+        "reads and writes char data at GIOP 1.0 as UTF-8, where the default is ISO-8859-1: a \
+         Latin-1 string (Corbina's bytes F7 C2 BA) comes back as U+FFFDs (seed 325)",
     ),
 ];
 

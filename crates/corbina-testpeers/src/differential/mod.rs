@@ -270,6 +270,9 @@ pub struct Peer {
     pub ior: String,
     /// How often the peer had to be started again.
     pub restarts: u32,
+    /// Other peers' echo objects (name, IOR) a failing case is sent through as well: a case
+    /// that fails only through this peer is put down to it.
+    pub referees: Vec<(String, String)>,
 }
 
 impl Peer {
@@ -287,6 +290,7 @@ impl Peer {
             process,
             ior,
             restarts: 0,
+            referees: Vec::new(),
         }
     }
 
@@ -351,6 +355,13 @@ pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients
                 if peer.died() {
                     whose.push_str("\nthe peer process died on this case (started again)");
                     peer.restart();
+                }
+                for (name, ior) in &peer.referees {
+                    let through = clients.object(wire, ior);
+                    match echo_case(&through, &t) {
+                        Ok(()) => whose.push_str(&format!("\npasses through {name}")),
+                        Err(e) => whose.push_str(&format!("\nfails through {name} too: {e}")),
+                    }
                 }
                 tally
                     .failed
