@@ -175,8 +175,8 @@ fn differential_jacorb_random_anys_through_jacorb() {
 
 /// Issue 27 item 1's graphs through JacORB (its generated `LabelNode` and a factory).
 #[test]
-#[ignore = "JacORB's echo answers every LabelNode case with UNKNOWN (an exception in the \
-            servant or its reply), GIOP 1.0-1.2; not triaged yet"]
+#[ignore = "JacORB answers every LabelNode case with UNKNOWN before its echo runs (no \
+            exception reaches the servant or the factory), GIOP 1.0-1.2; not triaged yet"]
 fn differential_jacorb_label_nodes_through_jacorb() {
     if !jacorb::available() {
         return;

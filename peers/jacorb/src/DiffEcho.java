@@ -34,6 +34,16 @@ public final class DiffEcho extends dt.AnyEchoPOA {
 
     @Override
     public Any echo(Any a) {
+        try {
+            return decoded(a);
+        } catch (RuntimeException e) {
+            // For triage: the stack trace of what the client sees as UNKNOWN or MARSHAL.
+            e.printStackTrace();
+            throw e;
+        }
+    }
+
+    private Any decoded(Any a) {
         if (hasValue(a.type(), 0)) {
             return a;
         }

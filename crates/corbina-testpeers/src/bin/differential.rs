@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -16,8 +16,8 @@
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, jacorb, omnicxx, omnipy, report, run_forward, self_round_trip, serve_echo,
-    Clients, Peer, Profile, Tally, Wire,
+    case, has_wide, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes, self_round_trip,
+    serve_echo, Clients, Peer, Profile, Tally, Wire,
 };
 
 fn main() {
@@ -29,6 +29,8 @@ fn main() {
     let mut all_kinds = false;
     // Send a failing case through the other peers too.
     let mut referees = false;
+    // Issue 27's LabelNode graphs instead of random cases.
+    let mut nodes = false;
     let mut depth: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -41,6 +43,7 @@ fn main() {
             "--reverse" => reverse = true,
             "--all-kinds" => all_kinds = true,
             "--referees" => referees = true,
+            "--nodes" => nodes = true,
             "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
             _ => usage(&a),
         }
@@ -134,7 +137,11 @@ fn main() {
                 p.profile.max_depth = d;
             }
             let mut clients = Clients::new();
-            let t = run_forward(&mut p, seed, cases, &mut clients);
+            let t = if nodes {
+                run_label_nodes(&p.name.clone(), &p.ior.clone(), &mut clients)
+            } else {
+                run_forward(&mut p, seed, cases, &mut clients)
+            };
             if p.restarts > 0 {
                 println!("the peer was started again {} times", p.restarts);
             }
@@ -202,7 +209,7 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes]"
     );
     std::process::exit(2)
 }
