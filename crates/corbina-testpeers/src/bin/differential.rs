@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -16,8 +16,8 @@
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes, self_round_trip,
-    serve_echo, Clients, Peer, Profile, Tally, Wire,
+    case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
+    self_round_trip, serve_echo, show, Clients, Peer, Profile, Tally, Wire,
 };
 
 fn main() {
@@ -31,6 +31,8 @@ fn main() {
     let mut referees = false;
     // Issue 27's LabelNode graphs instead of random cases.
     let mut nodes = false;
+    // Print the cases (IDL and value) without running them.
+    let mut show_only = false;
     let mut depth: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -44,9 +46,31 @@ fn main() {
             "--all-kinds" => all_kinds = true,
             "--referees" => referees = true,
             "--nodes" => nodes = true,
+            "--show" => show_only = true,
             "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
             _ => usage(&a),
         }
+    }
+    if show_only {
+        let profile = match peer.as_str() {
+            "omniorb" => omnicxx::profile(),
+            "omniorbpy" => omnipy::profile(),
+            "jacorb" => jacorb::profile(),
+            _ => Profile::full(),
+        };
+        let profile = with_depth(profile, depth);
+        for s in seed..seed + cases {
+            match case(s, &profile, &[]) {
+                Ok(t) => println!(
+                    "seed {s}, {}:\n{}\nvalue: {}\n",
+                    Wire::for_case(s, &t),
+                    idl(&t.tc),
+                    show(&t)
+                ),
+                Err(e) => println!("seed {s}: generator: {e}"),
+            }
+        }
+        return;
     }
     if peer == "serve" {
         // A Corbina echo object for manual runs of other peers' clients: its IOR, then
@@ -209,7 +233,7 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
 
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
     );
     std::process::exit(2)
 }

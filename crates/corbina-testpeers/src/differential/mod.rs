@@ -472,6 +472,26 @@ mod tests {
         eprintln!("differential self: {ran} round trips");
     }
 
+    /// Seeds that found Corbina bugs, each fixed in its own commit: 10 (a value's base did not
+    /// bind its own recursive references in the walker), 832 (ValueInput refused a chunk
+    /// starting with an indirection, which ValueOutput writes), 886 (a struct in a chunked
+    /// value whose first member is a value, right after a chunk's end), 1470 (a fixed-size
+    /// struct's block alignment checked before entering its chunk).
+    #[test]
+    fn differential_regressions_self() {
+        let profile = Profile::full();
+        for seed in [10u64, 832, 886, 1470] {
+            let t = case(seed, &profile, &[]).unwrap();
+            for order in [ByteOrder::Big, ByteOrder::Little] {
+                for minor in [1, 2] {
+                    if let Err(e) = self_round_trip(&t, order, minor) {
+                        panic!("{}", report("self", seed, Wire::for_seed(seed), &t, &e));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn differential_label_nodes_self() {
         for shape in [Shape::List, Shape::Cycle, Shape::Lasso] {
