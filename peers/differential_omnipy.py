@@ -215,10 +215,9 @@ class Gen:
                 if tc.length():
                     n = min(n, tc.length())
             items = [self.val(et, budget - 1) for _ in range(n)]
+            # omniORBpy takes bytes/str for octet/char elements, and only a list when the
+            # element type is an alias of them.
             ek = et.kind()
-            while ek == CORBA.tk_alias:
-                et = et.content_type()
-                ek = et.kind()
             if ek == CORBA.tk_octet:
                 return bytes(items)
             if ek == CORBA.tk_char:
