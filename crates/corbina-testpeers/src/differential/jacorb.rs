@@ -41,6 +41,11 @@ pub const KNOWN: &[(&str, &str)] = &[
         "an abstract interface in an Any is MARSHAL",
     ),
     (
+        "wide-giop-1.1",
+        "wchar at GIOP 1.1 comes back changed (U+AE9D as U+9D00) or its reply is unreadable \
+         (Corbina MARSHAL 0x43420006); GIOP 1.1's wchar encoding is underspecified; not triaged",
+    ),
+    (
         "longlong-disc",
         "a union (or its TypeCode) switching on (unsigned) long long is MARSHAL",
     ),
