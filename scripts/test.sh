@@ -27,6 +27,9 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 # that the tests build peers/jacorb offline.
 mvn -q -B -f peers/jacorb/pom.xml dependency:resolve >/dev/null
 
+# The differential tests install omniORBpy (PyPI jeteve-omniorb) into a venv under target/
+# themselves, with python3-venv from the list above.
+
 # Interop tests must not quietly skip when the peer is missing.
 export REQUIRE_OMNIORB_PEERS=1
 

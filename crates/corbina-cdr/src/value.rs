@@ -65,6 +65,7 @@ use std::sync::Arc;
 use crate::error::{MarshalError, Result};
 use crate::reader::CdrReader;
 use crate::writer::CdrWriter;
+use crate::ByteOrder;
 
 /// The lowest value tag; tags run to `0x7fff_ffff`, the low byte holding the flags below.
 pub const VALUE_TAG_MIN: u32 = 0x7fff_ff00;
@@ -218,6 +219,9 @@ pub struct ValueOutput {
     chunk_level: i32,
     /// Whether each open value is chunked, innermost last.
     levels: Vec<bool>,
+    /// The stream position after the end tag written last, so that an enclosing value
+    /// ending right there shares it.
+    last_end: Option<usize>,
 }
 
 impl ValueOutput {
@@ -320,8 +324,24 @@ impl ValueOutput {
         };
         if chunked {
             self.end_chunk(w)?;
-            w.align(4);
-            w.write_long(-self.chunk_level);
+            // An enclosing value ending where a nested one did: one end tag, of the outer
+            // level, ends both (CORBA 3.0 §15.3.4.5), as omniORB writes it. omniORB 4.2 and 4.3
+            // abort (cdrValueChunkStream.cc:59, `pd_nestLevel == 0`) on the two tags -2 -1
+            // that say the same. Only when this writer's stream ends in that tag (state may
+            // be written through a writer of its own).
+            let shared = self
+                .last_end
+                .take()
+                .filter(|&after| after == w.position())
+                .and_then(|_| ends_in_tag(w, -(self.chunk_level + 1)));
+            match shared {
+                Some(index) => w.patch_ulong(index, (-self.chunk_level) as u32),
+                None => {
+                    w.align(4);
+                    w.write_long(-self.chunk_level);
+                }
+            }
+            self.last_end = Some(w.position());
             self.chunk_level -= 1;
         }
         Ok(())
@@ -356,6 +376,23 @@ impl ValueOutput {
         self.strings.insert(s.to_owned(), w.position());
         w.write_string(s)
     }
+}
+
+/// The owned-buffer index of the end tag `tag` when `w`'s stream ends in it (its last
+/// segment is the owned buffer's end, and its last four octets are that tag).
+fn ends_in_tag(w: &CdrWriter<'_>, tag: i32) -> Option<usize> {
+    let owned = w.owned_bytes();
+    let last = *w.segments().last()?;
+    if owned.len() < 4 || last.as_ptr_range().end != owned.as_ptr_range().end {
+        return None;
+    }
+    let index = owned.len() - 4;
+    let raw: [u8; 4] = owned[index..].try_into().ok()?;
+    let v = match w.byte_order() {
+        ByteOrder::Big => u32::from_be_bytes(raw),
+        ByteOrder::Little => u32::from_le_bytes(raw),
+    };
+    (v == tag as u32).then_some(index)
 }
 
 fn write_indirection(w: &mut CdrWriter<'_>, target: usize) {
@@ -428,6 +465,21 @@ impl ValueInput {
             // padding before the tag in the chunk (omniORB does, after a string), so the tag
             // of a nested value starts exactly at the chunk's end.
             in_chunk = r.aligned_position(4).is_some_and(|tag| tag < end);
+        }
+        let mut chunk_end = chunk_end;
+        if !in_chunk && self.chunk_level > 0 {
+            // A chunk that starts with a null or an indirection: ValueOutput writes those
+            // inside a chunk (a member of a chunked value), so a chunk may begin with one.
+            let mut peek = r.clone();
+            peek.align(4)?;
+            let len = peek.read_ulong()?;
+            if len > 0 && len < VALUE_TAG_MIN && len as usize <= peek.remaining() {
+                if let Ok(NULL_TAG | INDIRECTION_TAG) = peek.clone().read_ulong() {
+                    chunk_end = Some(peek.position() + len as usize);
+                    in_chunk = true;
+                    *r = peek;
+                }
+            }
         }
         r.align(4)?;
         let tag_pos = r.position();

@@ -1026,3 +1026,27 @@ fn omniorb_chunks_with_trailing_padding_read_for_every_label_length() {
         }
     }
 }
+
+/// A nested chunked value ending where its enclosing one does shares the enclosing value's
+/// end tag: omniORB 4.2/4.3 abort on the two tags -2 -1 (found by the differential harness).
+#[test]
+fn nested_values_ending_together_share_one_end_tag() {
+    let mut w = writer();
+    let mut out = ValueOutput::new();
+    let header = WriteHeader {
+        repository_ids: WriteIds::Single(B),
+        codebase: None,
+        chunked: true,
+    };
+    assert!(out.begin_value(&mut w, 1, &header).unwrap());
+    out.begin_member(&mut w).unwrap();
+    w.write_long(1);
+    assert!(out.begin_value(&mut w, 2, &header).unwrap());
+    out.begin_member(&mut w).unwrap();
+    w.write_long(2);
+    out.end_value(&mut w).unwrap();
+    out.end_value(&mut w).unwrap();
+    let mut expected = shared_end_tag_vector();
+    expected.truncate(expected.len() - 4);
+    assert_eq!(w.into_bytes(), expected);
+}

@@ -29,6 +29,8 @@
 //! assert!(ior.starts_with("IOR:"));
 //! ```
 
+pub mod differential;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;

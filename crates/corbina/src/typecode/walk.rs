@@ -205,6 +205,8 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
 
     fn value<'a: 'w>(&mut self, n: &'n Arc<Node>, r: &mut CdrReader<'a>) -> Result<()> {
         let n = self.resolve(n, r.position())?;
+        // Structs and arrays have no octets of their own: their members open the chunk (a
+        // struct whose first member is a value may start right after a chunk's end).
         if self.values.is_some()
             && !matches!(
                 n.kind,
@@ -213,11 +215,17 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                     | TcKind::ValueBox
                     | TcKind::Alias
                     | TcKind::AbstractInterface
+                    | TcKind::Struct
+                    | TcKind::Array
             )
         {
             self.begin_member(r)?;
         }
         if let Some(l) = n.layout.fixed.as_deref() {
+            // A fixed-size struct has octets: into the chunk before its alignment is checked.
+            if self.values.is_some() {
+                self.begin_member(r)?;
+            }
             if self.block_ok(l, r, l.size as usize) {
                 return self.block(l, 1, r);
             }
@@ -631,7 +639,10 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                 if let Some(b) = base {
                     let b = self.resolve(b, r.position())?;
                     self.enter(r)?;
+                    // The base binds its own recursive references (`valuetype B { B next; }`).
+                    self.stack.push(b);
                     let res = self.value_state(b, r);
+                    self.stack.pop();
                     self.leave(r);
                     res?;
                 }

@@ -1,0 +1,239 @@
+//! The differential harness's long mode (issue 27):
+//!
+//! ```text
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
+//! ```
+//!
+//! sends N random cases from seed S through the peer's echo object (started here, or the
+//! one at `--ior`) and prints every failure (its IDL, value and replay line) and a tally.
+//! `--referees` sends each failing case through the other peers as well (which tells whose
+//! defect it is); `--all-kinds` drops the peer's profile (every kind, known defects too);
+//! `DIFFERENTIAL_OFF=a,b` turns profile switches off; `--depth D` makes smaller cases.
+//! `--reverse` runs the peer's own random cases against a Corbina echo servant instead;
+//! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2;
+//! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
+//! seconds (for running a peer's client by hand). Exits 1 when a case failed.
+
+use corbina::cdr::ByteOrder;
+use corbina_testpeers::differential::{
+    case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
+    self_round_trip, serve_echo, show, Clients, Peer, Profile, Tally, Wire,
+};
+
+fn main() {
+    let mut peer = "omniorbpy".to_owned();
+    let (mut seed, mut cases) = (1u64, 100u64);
+    let mut ior: Option<String> = None;
+    let mut reverse = false;
+    // Every kind the generator has, known peer defects included (for triage).
+    let mut all_kinds = false;
+    // Send a failing case through the other peers too.
+    let mut referees = false;
+    // Issue 27's LabelNode graphs instead of random cases.
+    let mut nodes = false;
+    // Print the cases (IDL and value) without running them.
+    let mut show_only = false;
+    let mut depth: Option<u32> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = || args.next().unwrap_or_else(|| usage(&a));
+        match a.as_str() {
+            "--peer" => peer = val(),
+            "--seed" => seed = val().parse().unwrap_or_else(|_| usage("--seed")),
+            "--cases" => cases = val().parse().unwrap_or_else(|_| usage("--cases")),
+            "--ior" => ior = Some(val()),
+            "--reverse" => reverse = true,
+            "--all-kinds" => all_kinds = true,
+            "--referees" => referees = true,
+            "--nodes" => nodes = true,
+            "--show" => show_only = true,
+            "--depth" => depth = Some(val().parse().unwrap_or_else(|_| usage("--depth"))),
+            _ => usage(&a),
+        }
+    }
+    if show_only {
+        let profile = match peer.as_str() {
+            "omniorb" => omnicxx::profile(),
+            "omniorbpy" => omnipy::profile(),
+            "jacorb" => jacorb::profile(),
+            _ => Profile::full(),
+        };
+        let profile = with_depth(profile, depth);
+        for s in seed..seed + cases {
+            match case(s, &profile, &[]) {
+                Ok(t) => println!(
+                    "seed {s}, {}:\n{}\nvalue: {}\n",
+                    Wire::for_case(s, &t),
+                    idl(&t.tc),
+                    show(&t)
+                ),
+                Err(e) => println!("seed {s}: generator: {e}"),
+            }
+        }
+        return;
+    }
+    if peer == "serve" {
+        // A Corbina echo object for manual runs of other peers' clients: its IOR, then
+        // serving for `--cases` seconds.
+        let (orb, ior) = serve_echo();
+        println!("{ior}");
+        std::thread::sleep(std::time::Duration::from_secs(cases));
+        orb.destroy();
+        return;
+    }
+    let started = std::time::Instant::now();
+    let tally = match peer.as_str() {
+        "self" => self_run(seed, cases, depth),
+        "omniorb" | "omniorbpy" | "jacorb" if !reverse => {
+            let mut p = match (peer.as_str(), ior) {
+                (name, Some(i)) => {
+                    let profile = match name {
+                        "omniorb" => omnicxx::profile(),
+                        "jacorb" => jacorb::profile(),
+                        _ => omnipy::profile(),
+                    };
+                    Peer::new(name, profile, move || (None, i.clone()))
+                }
+                ("jacorb", None) => {
+                    if !jacorb::available() {
+                        eprintln!("JacORB is not available");
+                        std::process::exit(2);
+                    }
+                    Peer::new("jacorb", jacorb::profile(), move || {
+                        let (p, i) = jacorb::server("differential-long-jacorb");
+                        (Some(p), i)
+                    })
+                }
+                ("omniorb", None) => {
+                    let Some(bin) = omnicxx::peers() else {
+                        eprintln!("omniORB is not available");
+                        std::process::exit(2);
+                    };
+                    Peer::new("omniorb", omnicxx::profile(), move || {
+                        let (p, i) = omnicxx::server(bin, "differential-long-omniorb");
+                        (Some(p), i)
+                    })
+                }
+                (_, None) => {
+                    let Some(py) = omnipy::python() else {
+                        eprintln!("omniORBpy is not available");
+                        std::process::exit(2);
+                    };
+                    Peer::new("omniorbpy", omnipy::profile(), move || {
+                        let (p, i) = omnipy::server(py, "differential-long-omnipy");
+                        (Some(p), i)
+                    })
+                }
+            };
+            // The other peers referee a failing case (started here when available).
+            let mut referee_procs = Vec::new();
+            if referees {
+                if p.name != "omniorb" {
+                    if let Some(bin) = omnicxx::peers() {
+                        let (proc_, ior) = omnicxx::server(bin, "differential-referee-omniorb");
+                        referee_procs.push(proc_);
+                        p.referees.push(("omniorb".into(), ior));
+                    }
+                }
+                if p.name != "omniorbpy" {
+                    if let Some(py) = omnipy::python() {
+                        let (proc_, ior) = omnipy::server(py, "differential-referee-omnipy");
+                        referee_procs.push(proc_);
+                        p.referees.push(("omniorbpy".into(), ior));
+                    }
+                }
+                if p.name != "jacorb" && jacorb::available() {
+                    let (proc_, ior) = jacorb::server("differential-referee-jacorb");
+                    referee_procs.push(proc_);
+                    p.referees.push(("jacorb".into(), ior));
+                }
+            }
+            if all_kinds {
+                p.profile = Profile::full();
+            }
+            if let Ok(off) = std::env::var("DIFFERENTIAL_OFF") {
+                // Comma-separated profile switches to turn off, for triage.
+                for k in off.split(',') {
+                    p.profile.set(k, false);
+                }
+            }
+            if let Some(d) = depth {
+                p.profile.max_depth = d;
+            }
+            let mut clients = Clients::new();
+            let t = if nodes {
+                run_label_nodes(&p.name.clone(), &p.ior.clone(), &mut clients)
+            } else {
+                run_forward(&mut p, seed, cases, &mut clients)
+            };
+            if p.restarts > 0 {
+                println!("the peer was started again {} times", p.restarts);
+            }
+            t
+        }
+        "omniorbpy" => {
+            let Some(py) = omnipy::python() else {
+                eprintln!("omniORBpy is not available");
+                std::process::exit(2);
+            };
+            let (orb, ior) = serve_echo();
+            let t = omnipy::reverse(py, &ior, seed, cases);
+            orb.destroy();
+            t
+        }
+        other => usage(other),
+    };
+    for f in &tally.failed {
+        println!("{f}\n");
+    }
+    println!(
+        "differential {peer}{}: seeds {seed}..{}: {tally} in {:.1} s",
+        if reverse { " (reverse)" } else { "" },
+        seed + cases,
+        started.elapsed().as_secs_f64()
+    );
+    std::process::exit(i32::from(!tally.failed.is_empty()));
+}
+
+fn with_depth(mut p: Profile, depth: Option<u32>) -> Profile {
+    if let Some(d) = depth {
+        p.max_depth = d;
+    }
+    p
+}
+
+fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
+    let profile = with_depth(Profile::full(), depth);
+    let mut t = Tally::default();
+    for s in seed..seed + cases {
+        t.ran += 1;
+        let c = match case(s, &profile, &[]) {
+            Ok(c) => c,
+            Err(e) => {
+                t.failed.push(format!("seed {s}: generator: {e}"));
+                continue;
+            }
+        };
+        let res = [ByteOrder::Big, ByteOrder::Little]
+            .iter()
+            .try_for_each(|&o| {
+                (0..3)
+                    .filter(|&m| m > 0 || !has_wide(&c))
+                    .try_for_each(|m| {
+                        self_round_trip(&c, o, m).map_err(|e| format!("{o:?} 1.{m}: {e}"))
+                    })
+            });
+        match res {
+            Ok(()) => t.passed += 1,
+            Err(e) => t.failed.push(report("self", s, Wire::for_seed(s), &c, &e)),
+        }
+    }
+    t
+}
+
+fn usage(what: &str) -> ! {
+    eprintln!(
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
+    );
+    std::process::exit(2)
+}
