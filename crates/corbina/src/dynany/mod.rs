@@ -110,7 +110,13 @@ impl DynAnyFactory {
 
     /// `create_dyn_any_from_type_code(tc)`: every part at its default (zero, empty, the
     /// first enumerator, the first union member).
+    ///
+    /// A TypeCode nested deeper than one can be sent ([`crate::typecode::MAX_TYPECODE_DEPTH`])
+    /// is InconsistentTypeCode: its default value would be as deep.
     pub fn create_dyn_any_from_type_code(tc: &TypeCode) -> DResult<DynAny> {
+        if tc.node.height > crate::typecode::MAX_TYPECODE_DEPTH + 1 {
+            return Err(DynAnyError::InconsistentTypeCode);
+        }
         DynAny::default_of(tc)
     }
 }

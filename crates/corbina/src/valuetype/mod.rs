@@ -475,6 +475,7 @@ pub use custom::{
     register_custom_unmarshal, unregister_custom_unmarshal, CustomMarshal, CustomState,
     DataInputStream, DataOutputStream, Unmarshal,
 };
+pub(crate) use depth::nested;
 
 mod polymorphic;
 pub use polymorphic::{
