@@ -377,3 +377,37 @@ fn a_million_node_list_drops_in_a_small_stack() {
         drop(base);
     });
 }
+
+/// The peak memory of this process (`VmHWM`), in bytes.
+fn peak_rss() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// What a peer makes a receiver hold per nesting level while a list decodes: the stack
+/// segments, the indirection table's entry, the node. Run alone, it prints the figure
+/// (`cargo test -p corbina --lib measure_bytes_held -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement: run alone (the peak is the process's)"]
+fn measure_bytes_held_per_nesting_level() {
+    const N: usize = 100_000;
+    let bytes = to_bytes(&node_list(N), CdrContext::GIOP_1_2).unwrap();
+    let before = peak_rss();
+    let held = on_small_stack(move || {
+        let got = decode_with(&bytes, N as u32).unwrap();
+        let n = node_ids(&got).len();
+        drop(got);
+        n
+    });
+    assert_eq!(held, N);
+    let per_level = peak_rss().saturating_sub(before) / N;
+    println!(
+        "decoding a {N}-node list: {per_level} bytes held per level at the peak ({} octets a level on the wire)",
+        to_bytes(&node_list(2), CdrContext::GIOP_1_2).unwrap().len() / 2
+    );
+    assert!(per_level < 64 << 10, "{per_level} bytes a level");
+}
