@@ -12,7 +12,9 @@ use std::sync::{Arc, Once};
 
 use corbina::cdr::value::{ValueInput, ValueOutput};
 use corbina::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter, MarshalError, Result};
-use corbina::valuetype::{register_value_factory, DefaultFactory, ValueMember, ValueRef, ValueType};
+use corbina::valuetype::{
+    register_value_factory, DefaultFactory, ValueMember, ValueRef, ValueType,
+};
 use corbina::ValueBase;
 use libfuzzer_sys::fuzz_target;
 
@@ -115,14 +117,21 @@ fn generated(order: ByteOrder, limit: u32, depth: usize, share: u8) {
         } else {
             Vec::new()
         };
-        head = ValueRef::new(Node { id, next: head, kids });
+        head = ValueRef::new(Node {
+            id,
+            next: head,
+            kids,
+        });
         if share != 0 && id % 97 == 0 {
             kept.push(head.clone());
         }
     }
     match encode(&head, limit, order) {
         Ok(bytes) => {
-            assert!(depth <= limit as usize, "a list deeper than the limit was encoded");
+            assert!(
+                depth <= limit as usize,
+                "a list deeper than the limit was encoded"
+            );
             let back = decode(&bytes, limit, order).expect("what encodes decodes under the limit");
             assert_eq!(shape(&back, usize::MAX).len(), depth);
             if depth > 0 {
@@ -142,7 +151,9 @@ fuzz_target!(|data: &[u8]| {
     INIT.call_once(|| {
         register_value_factory(Node::REPOSITORY_ID, Arc::new(DefaultFactory::<Node>::new()));
     });
-    let [mode, l0, l1, rest @ ..] = data else { return };
+    let [mode, l0, l1, rest @ ..] = data else {
+        return;
+    };
     let order = ByteOrder::from_flag(*mode);
     let limit = 1 + u32::from(u16::from_le_bytes([*l0, *l1])) * 8;
     let (mode, rest) = (*mode, rest.to_vec());
@@ -152,10 +163,13 @@ fuzz_target!(|data: &[u8]| {
             if mode & 2 == 0 {
                 hostile(order, limit, mode & 4 != 0, &rest);
             } else {
-                let [d0, d1, share, ..] = rest[..] else { return };
+                let [d0, d1, share, ..] = rest[..] else {
+                    return;
+                };
                 // Up to 300,000 nodes, most inputs far fewer.
-                let depth = (usize::from(u16::from_le_bytes([d0, d1])) * (1 + usize::from(mode >> 5)))
-                    .min(300_000);
+                let depth = (usize::from(u16::from_le_bytes([d0, d1]))
+                    * (1 + usize::from(mode >> 5)))
+                .min(300_000);
                 generated(order, limit, depth, share);
             }
         })
