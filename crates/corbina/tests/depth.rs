@@ -204,3 +204,42 @@ fn anys_nested_in_anys_through_the_api_stop_with_an_error() {
         assert_eq!(back, a);
     });
 }
+
+/// A DynAny tree an application builds 100,000 values deep goes out whole, one level more is
+/// refused, and either drops without recursing.
+#[test]
+fn a_dyn_any_tree_built_100_000_deep_goes_out_and_drops() {
+    use corbina::dynany::{DynAny, NameDynAnyPair};
+    fn node(id: i32, next: DynAny) -> DynAny {
+        let mut d = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
+        let mut long =
+            DynAnyFactory::create_dyn_any_from_type_code(&TypeCode::LONG.into()).unwrap();
+        long.insert_long(id).unwrap();
+        d.set_members_as_dyn_any(vec![
+            NameDynAnyPair {
+                id: "id".into(),
+                value: long,
+            },
+            NameDynAnyPair {
+                id: "next".into(),
+                value: next,
+            },
+        ])
+        .unwrap();
+        d
+    }
+    let limit = corbina::cdr::value::max_value_nesting() as i32;
+    on_small_stack(move || {
+        let mut head = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
+        for id in (0..100_000).rev() {
+            head = node(id, head);
+        }
+        let any = head.to_any().unwrap();
+        assert_eq!(len(&any.extract::<ValueRef<Node>>().unwrap()), 100_000);
+        for id in 100_000..=limit {
+            head = node(-id, head);
+        }
+        assert_eq!(head.to_any().unwrap_err(), DynAnyError::InvalidValue);
+        drop(head);
+    });
+}
