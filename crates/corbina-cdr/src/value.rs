@@ -97,9 +97,11 @@ pub const CHUNKED_FLAG: u32 = 0x08;
 /// value, and the generated state codecs that recurse once per level run each nested value
 /// on a stack grown on the heap when the thread's runs low (`corbina::valuetype`), so any
 /// depth up to the limit decodes in any thread. What a peer can make a receiver hold per
-/// level is that stack (measured about 1 KiB in a release build, a few KiB in a debug one),
-/// the value itself and its entry in the indirection table: about 100 MiB at this default,
-/// for a message of at least 400 KB. Sharing and cycles do not nest: an indirection is one
+/// level while a list decodes is that stack, the value's entry in the indirection table and
+/// the value itself: measured about 600 octets a level at the peak in a debug build (the
+/// stack frames are smaller in a release build; `measure_bytes_held_per_nesting_level` in
+/// `corbina`), so about 60 MB at this default, for a message of at least 800 KB (a level
+/// takes 8 octets or more on the wire). Sharing and cycles do not nest: an indirection is one
 /// level. Structs, unions and encapsulations nested inside values count against the reader's
 /// own depth limit ([`CdrReader::enter`]), not this one.
 pub const DEFAULT_MAX_VALUE_NESTING: u32 = 100_000;
