@@ -3,7 +3,7 @@
 //! - hostile bytes decoded as a typed list node (`ValueRef`) or through the factory registry
 //!   (`ValueBase`), with a nesting limit taken from the input: Ok or MARSHAL, never a crash;
 //!   what decodes re-encodes under the same limit and decodes again to the same ids;
-//! - a list as long as the input says (up to 262,140 nodes), with sharing from the input,
+//! - a list as long as the input says (up to 16,383 nodes), with sharing from the input,
 //!   encoded and decoded under a limit from the input: refused by both sides exactly when it
 //!   is deeper than the limit, the same list otherwise, and dropped without recursion.
 #![no_main]
@@ -134,7 +134,8 @@ fn generated(order: ByteOrder, limit: u32, depth: usize, share: u8) {
             );
             let back = decode(&bytes, limit, order).expect("what encodes decodes under the limit");
             assert_eq!(shape(&back, usize::MAX).len(), depth);
-            if depth > 0 {
+            // (A limit is at least 1.)
+            if depth > 1 {
                 match decode(&bytes, depth as u32 - 1, order) {
                     Err(MarshalError::NestingTooDeep { .. }) => {}
                     other => panic!("one level short of the limit: {:?}", other.map(|_| ())),
@@ -166,12 +167,12 @@ fuzz_target!(|data: &[u8]| {
                 let [d0, d1, share, ..] = rest[..] else {
                     return;
                 };
-                // Up to 255 nodes, or when the mode's top bit is set up to 262,140: a few
-                // deep lists, mostly fast runs.
-                let depth = if mode & 0x80 == 0 {
+                // Up to 255 nodes, or when the mode's top four bits are set up to 16,383: a
+                // few deep lists, mostly fast runs.
+                let depth = if mode & 0xf0 != 0xf0 {
                     usize::from(d0)
                 } else {
-                    usize::from(u16::from_le_bytes([d0, d1])) * 4
+                    usize::from(u16::from_le_bytes([d0, d1]) & 0x3fff)
                 };
                 generated(order, limit, depth, share);
             }
