@@ -98,10 +98,10 @@ pub const CHUNKED_FLAG: u32 = 0x08;
 /// on a stack grown on the heap when the thread's runs low (`corbina::valuetype`), so any
 /// depth up to the limit decodes in any thread. What a peer can make a receiver hold per
 /// level while a list decodes is that stack, the value's entry in the indirection table and
-/// the value itself: measured about 600 octets a level at the peak in a debug build (the
-/// stack frames are smaller in a release build; `measure_bytes_held_per_nesting_level` in
-/// `corbina`), so about 60 MB at this default, for a message of at least 800 KB (a level
-/// takes 8 octets or more on the wire). Sharing and cycles do not nest: an indirection is one
+/// the value itself: measured 562 octets a level in a release build (2,317 in a debug one;
+/// `measure_bytes_held_per_nesting_level` in `corbina`), so about 56 MB at this default, for
+/// a message of a few hundred KB (a level takes at least a 4-octet tag on the wire, 16 for
+/// the measured list node). Sharing and cycles do not nest: an indirection is one
 /// level. Structs, unions and encapsulations nested inside values count against the reader's
 /// own depth limit ([`CdrReader::enter`]), not this one.
 pub const DEFAULT_MAX_VALUE_NESTING: u32 = 100_000;
