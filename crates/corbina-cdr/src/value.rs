@@ -22,8 +22,10 @@
 //!
 //! Hostile input: every chunk length, repository-id count and indirection offset is checked
 //! before it is used (indirections must point backwards, inside the stream, at a value or string
-//! read before); nesting is bounded by [`MAX_VALUE_NESTING`] and the reader's depth limit;
-//! nothing is allocated by a length field's size.
+//! read before); nesting is bounded by a limit of its own ([`DEFAULT_MAX_VALUE_NESTING`],
+//! configurable), the same when encoding; nothing is allocated by a length field's size.
+//! Nothing here recurses per nested value: skipping unknown state tracks the values it steps
+//! over in a list, not on the call stack.
 //!
 //! ```
 //! use corbina_cdr::value::{RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader};
@@ -60,6 +62,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::error::{MarshalError, Result};
@@ -84,14 +87,42 @@ pub const REPOSITORY_ID_LIST: u32 = 0x06;
 const REPOSITORY_ID_MASK: u32 = 0x06;
 /// Value tag flag: the state is chunked and ends with an end tag.
 pub const CHUNKED_FLAG: u32 = 0x08;
-/// How deeply values may nest in one another's state (a linked list sent as nested values
-/// is this many nodes long at most); a deeper graph is refused with MARSHAL
-/// ([`MarshalError::NestingTooDeep`]). Decoders of value state, generated ones included, recurse
-/// once per level, so the bound is what keeps them inside a thread's stack: 512 levels fit in
-/// the 2 MiB of a default thread even in a debug build (tested). It holds whatever depth limit
-/// the reader was given, and nested encapsulations and structs count against the reader's
-/// limit as well. Sharing and cycles do not nest: an indirection is one level.
-pub const MAX_VALUE_NESTING: u32 = 512;
+/// The default for how deeply values may nest in one another's state, when encoding and
+/// decoding (a linked list sent as nested values is this many nodes long at most); a deeper
+/// graph is refused with MARSHAL ([`MarshalError::NestingTooDeep`]), before anything is sent
+/// when encoding. The ORB setting `-ORBmaxValueNesting` changes it for the process
+/// ([`set_max_value_nesting`]); a [`ValueInput`]/[`ValueOutput`] takes the limit in force
+/// when it is made, or one of its own ([`ValueInput::with_max_nesting`]).
+///
+/// The bound is one of memory, not of the thread's stack: this codec keeps one octet per open
+/// value, and the generated state codecs that recurse once per level run each nested value
+/// on a stack grown on the heap when the thread's runs low (`corbina::valuetype`), so any
+/// depth up to the limit decodes in any thread. What a peer can make a receiver hold per
+/// level while a list decodes is that stack, the value's entry in the indirection table and
+/// the value itself: measured 562 octets a level in a release build (2,317 in a debug one;
+/// `measure_bytes_held_per_nesting_level` in `corbina`), so about 56 MB at this default, for
+/// a message of a few hundred KB (a level takes at least a 4-octet tag on the wire, 16 for
+/// the measured list node). Sharing and cycles do not nest: an indirection is one
+/// level. Structs, unions and encapsulations nested inside values count against the reader's
+/// own depth limit ([`CdrReader::enter`]), not this one.
+pub const DEFAULT_MAX_VALUE_NESTING: u32 = 100_000;
+/// The default nesting limit (see [`DEFAULT_MAX_VALUE_NESTING`]).
+pub const MAX_VALUE_NESTING: u32 = DEFAULT_MAX_VALUE_NESTING;
+
+static MAX_NESTING: AtomicU32 = AtomicU32::new(DEFAULT_MAX_VALUE_NESTING);
+
+/// The value nesting limit new [`ValueInput`]s and [`ValueOutput`]s take.
+pub fn max_value_nesting() -> u32 {
+    MAX_NESTING.load(Ordering::Relaxed)
+}
+
+/// Sets the value nesting limit for the process (at least 1), returning the one it replaces.
+/// Process-wide because decoding has no ORB at hand (like the value factory registry): the
+/// ORB sets it from `-ORBmaxValueNesting`.
+pub fn set_max_value_nesting(limit: u32) -> u32 {
+    MAX_NESTING.swap(limit.max(1), Ordering::Relaxed)
+}
+
 /// The most repository ids a value tag's list may carry (a truncatable chain this long is
 /// already far beyond real IDL).
 pub const MAX_REPOSITORY_IDS: usize = 64;
@@ -207,7 +238,7 @@ fn invalid(offset: usize, reason: &'static str) -> MarshalError {
 }
 
 /// Per-stream state for writing values: what was written where, and the open chunk.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ValueOutput {
     /// Identity of each value written → position of its tag.
     written: HashMap<usize, usize>,
@@ -222,12 +253,44 @@ pub struct ValueOutput {
     /// The stream position after the end tag written last, so that an enclosing value
     /// ending right there shares it.
     last_end: Option<usize>,
+    /// How many values may be open at once.
+    max_nesting: u32,
+}
+
+impl Default for ValueOutput {
+    fn default() -> Self {
+        Self::with_max_nesting(max_value_nesting())
+    }
 }
 
 impl ValueOutput {
-    /// State for one stream (one message body or encapsulation: indirections do not cross).
+    /// State for one stream (one message body or encapsulation: indirections do not cross),
+    /// with the process's nesting limit ([`max_value_nesting`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// State for one stream refusing values nested deeper than `limit` (at least 1).
+    pub fn with_max_nesting(limit: u32) -> Self {
+        ValueOutput {
+            written: HashMap::new(),
+            strings: HashMap::new(),
+            chunk: None,
+            chunk_level: 0,
+            levels: Vec::new(),
+            last_end: None,
+            max_nesting: limit.max(1),
+        }
+    }
+
+    /// The nesting limit in force.
+    pub fn max_nesting(&self) -> u32 {
+        self.max_nesting
+    }
+
+    /// How many values are open (the depth of the value being written).
+    pub fn depth(&self) -> usize {
+        self.levels.len()
     }
 
     /// Writes a null value.
@@ -250,6 +313,12 @@ impl ValueOutput {
             self.begin_member(w)?;
             write_indirection(w, target);
             return Ok(false);
+        }
+        if self.levels.len() >= self.max_nesting as usize {
+            return Err(MarshalError::NestingTooDeep {
+                offset: w.position(),
+                limit: self.max_nesting,
+            });
         }
         // A nested value's header starts outside any chunk.
         self.end_chunk(w)?;
@@ -421,7 +490,7 @@ pub enum StateChunk<'b> {
 
 /// Per-stream state for reading values: where values and strings began, and the chunk and
 /// nesting levels the reader is in.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ValueInput {
     /// Tag position of every value read → the application's value, once registered.
     values: HashMap<usize, Option<SharedValue>>,
@@ -431,16 +500,47 @@ pub struct ValueInput {
     lists: HashMap<usize, Arc<[Arc<str>]>>,
     /// Chunked values open; a chunked value holds only chunked values.
     chunk_level: i32,
-    /// Whether each open value is chunked, innermost last (bounded by the reader's depth).
+    /// Whether each open value is chunked, innermost last (bounded by `max_nesting`).
     levels: Vec<bool>,
     /// An end tag already read closed the values down to this level.
     pending_end: Option<i32>,
+    /// How many values may be open at once.
+    max_nesting: u32,
+}
+
+impl Default for ValueInput {
+    fn default() -> Self {
+        Self::with_max_nesting(max_value_nesting())
+    }
 }
 
 impl ValueInput {
-    /// State for one stream.
+    /// State for one stream, with the process's nesting limit ([`max_value_nesting`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// State for one stream refusing values nested deeper than `limit` (at least 1).
+    pub fn with_max_nesting(limit: u32) -> Self {
+        ValueInput {
+            values: HashMap::new(),
+            strings: HashMap::new(),
+            lists: HashMap::new(),
+            chunk_level: 0,
+            levels: Vec::new(),
+            pending_end: None,
+            max_nesting: limit.max(1),
+        }
+    }
+
+    /// The nesting limit in force.
+    pub fn max_nesting(&self) -> u32 {
+        self.max_nesting
+    }
+
+    /// How many values are open (the depth of the value being read).
+    pub fn depth(&self) -> usize {
+        self.levels.len()
     }
 
     /// Reads what stands where a value is expected: null, an indirection, or a new value's
@@ -545,15 +645,14 @@ impl ValueInput {
         if tag & 0xf0 != 0 {
             return Err(invalid(position, "reserved bits set in value tag"));
         }
-        // Bounds the recursion of nested values (and of skipping them), by this module's
-        // limit and the reader's.
-        if self.levels.len() >= MAX_VALUE_NESTING as usize {
+        // Bounds the values open at once (and so what their decoders hold), skipped ones
+        // included.
+        if self.levels.len() >= self.max_nesting as usize {
             return Err(MarshalError::NestingTooDeep {
                 offset: position,
-                limit: MAX_VALUE_NESTING,
+                limit: self.max_nesting,
             });
         }
-        r.enter()?;
         self.values.insert(position, None);
         self.levels.push(chunked);
         if chunked {
@@ -765,7 +864,6 @@ impl ValueInput {
         let Some(chunked) = self.levels.pop() else {
             return Err(invalid(r.position(), "end_value without an open value"));
         };
-        r.leave();
         if !chunked {
             return Ok(());
         }
@@ -787,7 +885,7 @@ impl ValueInput {
                 if self.chunk_level == level {
                     return Ok(());
                 }
-                self.close_skipped(r);
+                self.close_skipped();
                 continue;
             }
             if let Some(end) = r.take_chunk_end() {
@@ -817,7 +915,7 @@ impl ValueInput {
                 if self.chunk_level == level {
                     return Ok(());
                 }
-                self.close_skipped(r);
+                self.close_skipped();
             } else if tag == 0 || tag as u32 >= VALUE_TAG_MIN {
                 // A nested value (or null) in the skipped state: its header is read so its
                 // position stays known and a later indirection to it is reported, not misread.
@@ -838,9 +936,8 @@ impl ValueInput {
     }
 
     /// Closes a nested value met while skipping.
-    fn close_skipped(&mut self, r: &mut CdrReader<'_>) {
+    fn close_skipped(&mut self) {
         self.levels.pop();
-        r.leave();
         self.chunk_level -= 1;
     }
 

@@ -556,19 +556,29 @@ fn hostile_lengths_and_tags_are_refused() {
 
 #[test]
 fn deep_nesting_is_refused_not_recursed() {
-    // 10 000 nested chunked headers: skipping them stops at the reader's depth limit.
+    // 10 000 nested chunked headers: skipping them runs out of data, not of stack (the
+    // skipper keeps the values it steps over in a list)...
     let v = bytes(&vec![P::W(0x7fff_ff08); 10_000]);
     let err = read_err(&v, read_whole);
-    assert!(matches!(err, MarshalError::NestingTooDeep { .. }), "{err}");
-    let mut r = reader(&v).with_max_depth(3);
-    let mut input = ValueInput::new();
+    assert!(matches!(err, MarshalError::EndOfData { .. }), "{err}");
+    // ... or stops at the nesting limit, whichever comes first.
+    let mut r = reader(&v);
+    let mut input = ValueInput::with_max_nesting(3);
     for _ in 0..3 {
         input.read_value(&mut r).unwrap();
     }
     assert!(matches!(
         input.read_value(&mut r),
-        Err(MarshalError::NestingTooDeep { .. })
+        Err(MarshalError::NestingTooDeep { limit: 3, .. })
     ));
+    let mut r = reader(&v);
+    let err = ValueInput::with_max_nesting(5_000)
+        .skip_value(&mut r)
+        .unwrap_err();
+    assert!(
+        matches!(err, MarshalError::NestingTooDeep { limit: 5_000, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -760,20 +770,80 @@ fn split_primitives_and_reads_past_the_chunks_are_refused() {
 }
 
 #[test]
-fn value_nesting_bound_holds_whatever_the_reader_allows() {
+fn value_nesting_has_a_limit_of_its_own_not_the_readers() {
+    // The reader allows 512 levels of its own; values are bounded by their limit alone.
     let v = bytes(&vec![P::W(0x7fff_ff08); 2_000]);
-    let mut r = reader(&v).with_max_depth(100_000);
-    let mut input = ValueInput::new();
+    let mut r = reader(&v);
+    let mut input = ValueInput::with_max_nesting(1_500);
+    assert_eq!(input.max_nesting(), 1_500);
     let err = loop {
         if let Err(e) = input.read_value(&mut r) {
             break e;
         }
     };
     assert!(
-        matches!(err, MarshalError::NestingTooDeep { limit: MAX_VALUE_NESTING, offset }
-            if offset == 4 * MAX_VALUE_NESTING as usize),
+        matches!(err, MarshalError::NestingTooDeep { limit: 1_500, offset } if offset == 4 * 1_500),
         "{err}"
     );
+    assert_eq!(input.depth(), 1_500);
+    assert_eq!(ValueInput::new().max_nesting(), max_value_nesting());
+    const { assert!(DEFAULT_MAX_VALUE_NESTING >= 100_000) };
+}
+
+#[test]
+fn encoding_refuses_a_value_nested_deeper_than_the_limit_before_writing_it() {
+    let header = WriteHeader::single(N);
+    let mut w = writer();
+    let mut out = ValueOutput::with_max_nesting(3);
+    for id in 1..=3 {
+        assert!(out.begin_value(&mut w, id, &header).unwrap());
+        out.begin_member(&mut w).unwrap();
+        w.write_long(id as i32);
+    }
+    let len = w.len();
+    let err = out.begin_value(&mut w, 4, &header).unwrap_err();
+    assert!(
+        matches!(err, MarshalError::NestingTooDeep { limit: 3, .. }),
+        "{err}"
+    );
+    assert_eq!(w.len(), len, "nothing written for the refused value");
+    // An indirection to a value already written is not a level: it goes out.
+    assert!(!out.begin_value(&mut w, 2, &header).unwrap());
+    assert_eq!(out.depth(), 3);
+    // Closing a level makes room again.
+    out.end_value(&mut w).unwrap();
+    assert!(out.begin_value(&mut w, 5, &header).unwrap());
+    assert_eq!(ValueOutput::new().max_nesting(), max_value_nesting());
+}
+
+/// Skipping a value of a type the receiver does not know steps over its nested values in a
+/// loop: 100,000 of them nested in one another skip in a thread of 256 KiB.
+#[test]
+fn skipping_deeply_nested_unknown_values_takes_no_stack_per_level() {
+    const DEPTH: usize = 100_000;
+    let mut parts = Vec::with_capacity(3 * DEPTH + 2);
+    for _ in 0..DEPTH {
+        // A chunked value of type N: a chunk holding one long, then the nested value.
+        parts.extend([P::W(0x7fff_ff0a), P::S(N), P::W(4), P::W(7)]);
+    }
+    parts.push(P::W(0)); // the innermost value's `next`: null
+    parts.push(P::W(-1i32 as u32)); // one end tag closes them all
+    parts.push(P::W(0x1234_5678)); // after the value
+    let v = bytes(&parts);
+    let after = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let mut r = reader(&v);
+            let mut input = ValueInput::with_max_nesting(DEPTH as u32);
+            let start = input.skip_value(&mut r).unwrap();
+            assert!(matches!(start, ValueStart::Value(_)));
+            assert!(!input.in_value());
+            r.read_ulong().unwrap()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(after, 0x1234_5678);
 }
 
 #[test]

@@ -560,6 +560,41 @@ impl<'a> CdrWriter<'a> {
         &self.buf
     }
 
+    /// Runs `f` on a writer of another lifetime that goes on where this one is (same position,
+    /// byte order, context), then takes back what it wrote. The owned buffer is moved, not
+    /// copied, so nesting costs nothing per level; blocks `f`'s writer spliced in by
+    /// reference are copied in on return, since they borrow for `'b` only. Used for state
+    /// behind a lock (a value's), which cannot be lent to this writer for `'a`.
+    pub fn with_detached<'b, R>(&mut self, f: impl FnOnce(&mut CdrWriter<'b>) -> R) -> R {
+        let mut inner = CdrWriter {
+            buf: std::mem::take(&mut self.buf),
+            splices: Vec::new(),
+            spliced_len: 0,
+            base: self.base + self.spliced_len,
+            swap: self.swap,
+            order: self.order,
+            ctx: self.ctx,
+            splice_threshold: self.splice_threshold,
+        };
+        let result = f(&mut inner);
+        let CdrWriter {
+            mut buf, splices, ..
+        } = inner;
+        if let Some(first) = splices.first().map(|s| s.at.min(buf.len())) {
+            let tail = buf.split_off(first);
+            let mut from = 0;
+            for s in &splices {
+                let at = s.at.saturating_sub(first).clamp(from, tail.len());
+                buf.extend_from_slice(&tail[from..at]);
+                buf.extend_from_slice(s.data);
+                from = at;
+            }
+            buf.extend_from_slice(&tail[from..]);
+        }
+        self.buf = buf;
+        result
+    }
+
     /// The whole stream as one vector (spliced blocks copied in).
     pub fn into_bytes(self) -> Vec<u8> {
         if self.splices.is_empty() {
@@ -577,6 +612,33 @@ impl<'a> CdrWriter<'a> {
 mod tests {
     use super::*;
     use crate::codeset::{CharCodeSet, WCharCodeSet};
+
+    #[test]
+    fn a_detached_writer_goes_on_where_the_writer_is_and_its_splices_are_copied_back() {
+        let big = vec![7u8; 5000];
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::default());
+        w.write_octet(1);
+        w.write_octet_seq(&big).unwrap();
+        w.write_octet(2);
+        let before = w.position();
+        // Lives shorter than `w`'s borrows: spliced by `t`, copied in when `t` is done.
+        let local = vec![9u8; 4096];
+        let n = w.with_detached(|t| {
+            assert_eq!(t.position(), before);
+            t.write_long(3);
+            t.write_octet_seq(&local).unwrap();
+            t.write_octet(4);
+            t.position()
+        });
+        assert_eq!(w.position(), n);
+        w.write_octet(5);
+        let mut want = vec![1, 0, 0, 0, 0, 0, 0x13, 0x88];
+        want.extend_from_slice(&big);
+        want.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0x10, 0]);
+        want.extend_from_slice(&[9; 4096]);
+        want.extend_from_slice(&[4, 5]);
+        assert_eq!(w.into_bytes(), want);
+    }
 
     #[test]
     fn alignment_is_relative_to_origin() {

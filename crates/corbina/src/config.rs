@@ -44,6 +44,7 @@
 //! | `-ORBCallTimeout ms` | `CORBINA_CALLTIMEOUT` | none | a twoway call fails with TIMEOUT after this many milliseconds; `0` = none |
 //! | `-ORBConnectTimeout ms` | `CORBINA_CONNECTTIMEOUT` | `10000` | connecting fails with TRANSIENT after this many milliseconds (≥ 1) |
 //! | `-ORBMaxMessageSize bytes` | `CORBINA_MAXMESSAGESIZE` | `268435456` (256 MiB) | largest GIOP message accepted, fragments reassembled (≥ 1; also omniORB's `-ORBgiopMaxMsgSize`) |
+//! | `-ORBmaxValueNesting n` | `CORBINA_MAXVALUENESTING` | `100000` | how deeply values may nest in one another (a list sent as nested values is this many nodes long at most), encoding and decoding: deeper is MARSHAL, before anything is sent when encoding. Process-wide (the last ORB given it sets it; decoding has no ORB at hand). Each level lets a peer make the receiver hold about 560 bytes while it decodes (measured, release build; 2.3 KB in a debug build), about 56 MB at the default; a level takes ≥ 4 octets on the wire (≥ 1) |
 //! | `-ORBmaxIncompleteBytes bytes` | `CORBINA_MAXINCOMPLETEBYTES` | `67108864` (64 MiB) | server-wide budget for bytes held in incomplete messages and fragment reassembly across all connections, beyond the 64 KiB receive buffer each connection has for small messages; over it, the connections holding the most get MessageError and are closed first (≥ 65536). A message larger than the budget cannot be received |
 //! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
 //! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
@@ -135,6 +136,11 @@ pub struct OrbConfig {
     /// `-ORBMaxMessageSize bytes`: largest GIOP message accepted, fragments reassembled
     /// (default 256 MiB); larger ones get MessageError / MARSHAL.
     pub max_message_size: u32,
+    /// `-ORBmaxValueNesting n`: how deeply values may nest, encoding and decoding (deeper is
+    /// MARSHAL). Process-wide: an ORB made with `Some` sets it
+    /// ([`corbina_cdr::value::set_max_value_nesting`]); `None` keeps the process's (default
+    /// [`corbina_cdr::value::DEFAULT_MAX_VALUE_NESTING`]).
+    pub max_value_nesting: Option<u32>,
     /// `-ORBmaxIncompleteBytes bytes`: the server-wide budget for bytes held in incomplete
     /// messages and fragment reassembly, across all connections (default 64 MiB). Over it,
     /// the connections holding the most are answered with MessageError and closed first.
@@ -355,6 +361,7 @@ impl Default for OrbConfig {
             call_timeout: None,
             connect_timeout: Duration::from_secs(10),
             max_message_size: 256 << 20,
+            max_value_nesting: None,
             max_incomplete_bytes: 64 << 20,
             fragment_size: None,
             max_strands_per_rope: 16,
@@ -663,6 +670,12 @@ impl OrbConfig {
     /// Sets the largest GIOP message accepted, in bytes.
     pub fn max_message_size(mut self, bytes: u32) -> Self {
         self.max_message_size = bytes;
+        self
+    }
+
+    /// Sets how deeply values may nest (process-wide, see [`OrbConfig::max_value_nesting`]).
+    pub fn max_value_nesting(mut self, levels: u32) -> Self {
+        self.max_value_nesting = Some(levels);
         self
     }
 

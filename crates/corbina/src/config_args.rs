@@ -22,6 +22,7 @@ enum Key {
     ConnectTimeout,
     MaxMessageSize,
     MaxIncompleteBytes,
+    MaxValueNesting,
     FragmentSize,
     MaxStrandsPerRope,
     AsyncCallsPerStrand,
@@ -73,6 +74,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
         false,
     ),
     (Key::MaxIncompleteBytes, &["maxIncompleteBytes"], false),
+    (Key::MaxValueNesting, &["maxValueNesting"], false),
     (Key::FragmentSize, &["FragmentSize"], false),
     (Key::MaxStrandsPerRope, &["MaxStrandsPerRope"], false),
     (Key::AsyncCallsPerStrand, &["asyncCallsPerStrand"], false),
@@ -458,6 +460,9 @@ impl OrbConfig {
             }
             Key::MaxMessageSize => {
                 self.max_message_size = at_least(value, 1, u32::MAX.into())? as u32
+            }
+            Key::MaxValueNesting => {
+                self.max_value_nesting = Some(at_least(value, 1, u32::MAX.into())? as u32)
             }
             Key::MaxIncompleteBytes => {
                 // At least one large read's worth: less would refuse every large message.
@@ -1278,6 +1283,12 @@ mod tests {
             1 << 20
         );
         assert_eq!(bad("maxIncompleteBytes", "65535"), "must be at least 65536");
+        assert_eq!(OrbConfig::default().max_value_nesting, None);
+        assert_eq!(
+            both("maxValueNesting", "250000").max_value_nesting,
+            Some(250_000)
+        );
+        assert_eq!(bad("maxValueNesting", "0"), "must be at least 1");
         assert_eq!(
             both("giopMaxMsgSize", "4294967295").max_message_size,
             u32::MAX

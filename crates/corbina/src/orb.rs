@@ -163,6 +163,9 @@ impl Orb {
         let metrics = crate::trace::wants_request_metrics(&config);
         config.initializers.run(Vec::new(), spans, metrics);
         crate::ami::want_dispatch_threads(config.ami_dispatch_threads);
+        if let Some(levels) = config.max_value_nesting {
+            crate::cdr::value::set_max_value_nesting(levels);
+        }
         let client = Arc::new(ClientContext::new(config.clone()));
         // Request interceptors run on both sides of calls to this ORB's own objects:
         // those go over a loopback connection (see `crate::interceptor`).

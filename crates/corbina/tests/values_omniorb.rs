@@ -119,9 +119,9 @@ fn strings(items: &[&str]) -> StringSeqBox {
     StringSeqBox::new(items.iter().map(|s| s.to_string()).collect())
 }
 
-/// The longest cycle read by Corbina in these tests: each node nests one value deeper, and
-/// the CDR reader refuses values nested deeper than `corbina::cdr::DEFAULT_MAX_DEPTH` (512).
-/// Corbina sends 1000-node cycles (`cycles_made_by_corbina_are_counted_by_omniorb`).
+/// The cycle length of the checks run by omniORB's client (each node nests one value deeper);
+/// `deep_lists_cross_to_omniorb_and_back` and
+/// `omniorb_client_reads_and_sends_deep_lists_to_a_corbina_server` go to [`DEEP`].
 const READ_DEPTH: i32 = 500;
 
 const BOXES: &[&[&str]] = &[&[], &["a", "bb", "ccc"], &["żółw", "日本", ""]];
@@ -169,20 +169,65 @@ fn cycles_made_by_omniorb_arrive_as_cycles() {
         assert_eq!(count_distinct(&head), n);
         release(head);
     }
-    // 1000 nodes nest 1000 values deep, beyond the reader's nesting limit today: either
-    // a cycle or a clean MARSHAL (NestingTooDeep), never a wrong graph or a crash.
-    match x.make_cycle(1000) {
-        Ok(head) => {
-            assert_eq!(cycle_error(&head, 1000), None);
-            release(head);
-        }
-        Err(e) => {
-            assert_eq!(e.kind, corbina::SystemExceptionKind::Marshal, "{e}");
-            assert_eq!(e.minor, corbina::cdr::CORBINA_VMCID | 12, "{e}");
-        }
-    }
+    // 1000 nodes nest 1000 values deep: well inside the nesting limit.
+    let head = x.make_cycle(1000).unwrap();
+    assert_eq!(cycle_error(&head, 1000), None);
+    release(head);
     // The connection is still good.
     assert_eq!(x.count_distinct(&make_list(3, false)).unwrap(), 3);
+    orb.destroy();
+}
+
+/// Issue 27: lists nested `DEEP` values deep cross to omniORB and back. Corbina reads and
+/// writes any depth up to its nesting limit (default 100,000) in any thread. omniORB 4.2's
+/// marshallers recurse once per nested value on the thread's stack: with the usual 8 MiB
+/// (`ulimit -s 8192`) it encodes about 20,000 levels (measured: 20,000 fine, 30,000 kills the process)
+/// and decodes fewer than 20,000; the peers started here get a stack of [`PEER_STACK`].
+const DEEP: i32 = 100_000;
+
+/// The stack limit (`RLIMIT_STACK`) peers started by this test binary inherit: what omniORB
+/// needs for [`DEEP`] levels (about 400 octets a level) with room to spare.
+const PEER_STACK: u64 = 256 << 20;
+
+/// Raises this process's stack limit, which the peers it starts inherit (their main thread's
+/// stack, and the default size of the threads they create). This process's own threads are
+/// sized by Rust, unaffected.
+fn raise_peer_stack() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Stack);
+    let want = now.maximum.map_or(PEER_STACK, |max| PEER_STACK.min(max));
+    if now.current.is_some_and(|c| c < want) {
+        let _ = setrlimit(
+            Resource::Stack,
+            Rlimit {
+                current: Some(want),
+                maximum: now.maximum,
+            },
+        );
+    }
+}
+
+#[test]
+fn deep_lists_cross_to_omniorb_and_back() {
+    let Some(bin) = corbina_testpeers::value_peers() else {
+        return;
+    };
+    raise_peer_stack();
+    let (_peer, orb, x) = omni_server(bin, "values-deep", true);
+    let n = std::env::var("DEEP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEEP);
+    // Made and sent by omniORB, read by Corbina.
+    let head = x.make_cycle(n).unwrap();
+    assert_eq!(cycle_error(&head, n), None, "make_cycle({n})");
+    release(head);
+    // Made and sent by Corbina, read by omniORB.
+    let list = make_list(n, false);
+    assert_eq!(x.count_distinct(&list).unwrap(), n);
+    let head = make_list(n, true);
+    assert_eq!(x.count_distinct(&head).unwrap(), n);
+    release(head);
     orb.destroy();
 }
 
@@ -538,6 +583,22 @@ fn omniorb_client_checks_a_corbina_server() {
 }
 
 #[test]
+fn omniorb_client_reads_and_sends_deep_lists_to_a_corbina_server() {
+    let Some(bin) = corbina_testpeers::value_peers() else {
+        return;
+    };
+    raise_peer_stack();
+    let deep = DEEP.to_string();
+    let out = omni_client_against_corbina(bin, true, &["--deep", &deep]);
+    for check in [
+        format!("ok make_cycle({DEEP})"),
+        format!("ok count_distinct(cycle {DEEP})"),
+    ] {
+        assert!(out.contains(&check), "{check} missing:\n{out}");
+    }
+}
+
+#[test]
 fn omniorb_client_sees_a_corbina_server_truncate_derived() {
     let Some(bin) = corbina_testpeers::value_peers() else {
         return;
@@ -678,4 +739,143 @@ fn a_large_truncatable_value_from_omniorb_arrives_whole() {
         format!("Base:{big}")
     );
     orb.destroy();
+}
+
+/// The nesting limit both processes of
+/// `corbina_processes_exchange_deep_lists_and_refuse_one_past_the_limit` run with (the
+/// default).
+const LIMIT: i32 = corbina::cdr::value::DEFAULT_MAX_VALUE_NESTING as i32;
+
+/// The server half of `corbina_processes_exchange_deep_lists_and_refuse_one_past_the_limit`,
+/// run by it as a process of its own (this binary, `--ignored --exact`): serves an
+/// [`Exchange`] with `-ORBmaxValueNesting` at [`LIMIT`], prints its IOR, and stops when its
+/// standard input closes.
+#[test]
+#[ignore = "a server process, started by corbina_processes_exchange_deep_lists_and_refuse_one_past_the_limit"]
+fn deep_value_server_process() {
+    use std::io::Read;
+    let (orb, _) = Orb::init(
+        ["-ORBendPoint", "giop:tcp:127.0.0.1:", "-ORBmaxValueNesting"]
+            .into_iter()
+            .map(String::from)
+            .chain([LIMIT.to_string()]),
+    )
+    .unwrap();
+    assert_eq!(corbina::cdr::value::max_value_nesting(), LIMIT as u32);
+    let poa = orb.root_poa();
+    poa.the_poa_manager().activate().unwrap();
+    let servant: Arc<dyn Servant> = Arc::new(ValueExchangeSkeleton::new(Exchange::default()));
+    poa.activate_object(servant.clone()).unwrap();
+    let obj = poa.servant_to_reference(&servant).unwrap();
+    println!("IOR {}", orb.object_to_string(&obj).unwrap());
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    orb.destroy();
+}
+
+/// Issue 27: a Corbina client and a Corbina server, two processes over TCP, exchange lists
+/// nested [`LIMIT`] values deep both ways, from a client thread of 256 KiB; one node more is
+/// MARSHAL wherever it is met (the client's encoder, completed NO before anything is sent;
+/// the server's decoder; the server's encoder of its result; the client's decoder), and after
+/// each both processes are alive and the next call on the same connection succeeds.
+#[test]
+fn corbina_processes_exchange_deep_lists_and_refuse_one_past_the_limit() {
+    use corbina::cdr::value::ValueOutput as WireValueOutput;
+    use corbina::valuetype::ValueMember;
+    use corbina::SystemExceptionKind::Marshal;
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+
+    let mut server = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "deep_value_server_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let ior = loop {
+        let line = lines.next().expect("the server prints its IOR").unwrap();
+        // The test harness prints the test's name first, on the same line.
+        if let Some(at) = line.find("IOR IOR:") {
+            break line[at + 4..].to_owned();
+        }
+    };
+    let server_alive = |server: &mut std::process::Child| server.try_wait().unwrap().is_none();
+
+    let client = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let orb = orb();
+            let obj = orb.string_to_object(&ior).unwrap();
+            let x = ValueExchange::narrow(&obj).unwrap();
+            let marshal = |e: SystemException| {
+                assert_eq!(e.kind, Marshal, "{e}");
+                e
+            };
+            // LIMIT deep, both ways.
+            let list = make_list(LIMIT, false);
+            assert_eq!(x.count_distinct(&list).unwrap(), LIMIT);
+            let back = x.echo_node(&list).unwrap();
+            assert_eq!(count_distinct(&back), LIMIT);
+            drop(back);
+            let head = x.make_cycle(LIMIT).unwrap();
+            assert_eq!(cycle_error(&head, LIMIT), None);
+            release(head);
+
+            let past = ValueRef::new(Node {
+                id: 0,
+                next: list.clone(),
+            });
+            // The client's encoder: MARSHAL, completed NO, nothing sent.
+            let e = marshal(x.count_distinct(&past).unwrap_err());
+            assert_eq!(e.completed, corbina::CompletionStatus::No, "{e}");
+            assert_eq!(e.minor, corbina::cdr::CORBINA_VMCID | 12, "{e}");
+            assert_eq!(x.count_distinct(&make_list(3, false)).unwrap(), 3);
+            // The server's decoder (sent by an encoder allowing one more level).
+            let e = obj
+                .invoke(
+                    "count_distinct",
+                    |w| {
+                        past.write_member(
+                            w,
+                            &mut WireValueOutput::with_max_nesting(LIMIT as u32 + 1),
+                        )
+                    },
+                    |r| r.read_long(),
+                    corbina::no_user,
+                )
+                .unwrap_err();
+            marshal(e);
+            assert_eq!(x.count_distinct(&make_list(3, false)).unwrap(), 3);
+            // The server's encoder of its result.
+            marshal(x.make_cycle(LIMIT + 1).unwrap_err());
+            assert_eq!(x.count_distinct(&make_list(3, false)).unwrap(), 3);
+            // The client's decoder (reading with a limit one below what the server sends).
+            let e = obj
+                .invoke(
+                    "echo_node",
+                    |w| list.encode(w),
+                    |r| {
+                        let mut input = WireValueInput::with_max_nesting(LIMIT as u32 - 1);
+                        ValueRef::<Node>::read_member(r, &mut input)
+                    },
+                    corbina::no_user,
+                )
+                .unwrap_err();
+            marshal(e);
+            assert_eq!(x.count_distinct(&make_list(3, false)).unwrap(), 3);
+            orb.destroy();
+        })
+        .unwrap();
+    let result = client.join();
+    assert!(server_alive(&mut server), "the server process died");
+    drop(server.stdin.take());
+    let status = server.wait().unwrap();
+    result.unwrap();
+    assert!(status.success(), "server: {status}");
 }

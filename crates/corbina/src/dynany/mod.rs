@@ -110,7 +110,13 @@ impl DynAnyFactory {
 
     /// `create_dyn_any_from_type_code(tc)`: every part at its default (zero, empty, the
     /// first enumerator, the first union member).
+    ///
+    /// A TypeCode nested deeper than one can be sent ([`crate::typecode::MAX_TYPECODE_DEPTH`])
+    /// is InconsistentTypeCode: its default value would be as deep.
     pub fn create_dyn_any_from_type_code(tc: &TypeCode) -> DResult<DynAny> {
+        if tc.node.height > crate::typecode::MAX_TYPECODE_DEPTH + 1 {
+            return Err(DynAnyError::InconsistentTypeCode);
+        }
         DynAny::default_of(tc)
     }
 }
@@ -166,6 +172,50 @@ enum Value {
     Null,
     /// A value box: `None` is null.
     Boxed(Option<Box<DynAny>>),
+}
+
+/// A tree this deep or shallower drops by plain recursion.
+const DROP_DIRECT_DEPTH: u32 = 16;
+
+thread_local! {
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+impl Drop for DynAny {
+    /// A DynAny tree an application builds through the API can be of any depth: beyond a few
+    /// levels, the components are taken out and dropped from a list, not by recursion.
+    fn drop(&mut self) {
+        let Ok(depth) = DROP_DEPTH.try_with(|d| d.get()) else {
+            return;
+        };
+        if depth < DROP_DIRECT_DEPTH {
+            DROP_DEPTH.with(|d| d.set(depth + 1));
+            let v = std::mem::replace(&mut self.v, Value::Empty);
+            drop(v);
+            DROP_DEPTH.with(|d| d.set(depth));
+            return;
+        }
+        let mut work = Vec::new();
+        take_components(&mut self.v, &mut work);
+        while let Some(mut d) = work.pop() {
+            take_components(&mut d.v, &mut work);
+        }
+    }
+}
+
+/// Moves the components held by `v` to `out`.
+fn take_components(v: &mut Value, out: &mut Vec<DynAny>) {
+    match std::mem::replace(v, Value::Empty) {
+        Value::Members(ms) | Value::Elements(ms) => out.extend(ms),
+        Value::Union { disc, arm } => {
+            out.push(*disc);
+            if let Some((_, a)) = arm {
+                out.push(*a);
+            }
+        }
+        Value::Boxed(Some(b)) => out.push(*b),
+        _ => {}
+    }
 }
 
 impl PartialEq for DynAny {
@@ -379,8 +429,8 @@ impl DynAny {
         if !self.tc.equivalent(value.type_code()) {
             return Err(DynAnyError::TypeMismatch);
         }
-        let d = DynAnyFactory::create_dyn_any(value)?;
-        self.v = d.v;
+        let mut d = DynAnyFactory::create_dyn_any(value)?;
+        self.v = std::mem::replace(&mut d.v, Value::Empty);
         self.pos = d.pos;
         Ok(())
     }

@@ -4,7 +4,13 @@ use super::*;
 use crate::valuetype::VALUE_BASE_ID;
 
 impl DynAny {
+    /// The default value of `tc`. Recursive along the TypeCode, whose height
+    /// [`DynAnyFactory::create_dyn_any_from_type_code`] bounds.
     pub(super) fn default_of(tc: &TypeCode) -> DResult<DynAny> {
+        crate::valuetype::nested(|| DynAny::default_here(tc))
+    }
+
+    fn default_here(tc: &TypeCode) -> DResult<DynAny> {
         let t = tc.unalias();
         let v = match t.kind() {
             TcKind::Null | TcKind::Void => Value::Empty,
@@ -80,7 +86,17 @@ impl DynAny {
 
     /// Reads a value of type `tc`.
     /// Reads a value of type `tc`; `values` is the stream's value state (chunks).
+    /// Reads a value of type `tc`. Recursive along the value, whose depth the reader and the
+    /// value nesting limit bound; each level runs where stack is left.
     pub(super) fn read(
+        tc: &TypeCode,
+        r: &mut CdrReader<'_>,
+        values: &mut ValueInput,
+    ) -> crate::cdr::Result<DynAny> {
+        crate::valuetype::nested(|| DynAny::read_here(tc, r, values))
+    }
+
+    fn read_here(
         tc: &TypeCode,
         r: &mut CdrReader<'_>,
         values: &mut ValueInput,
@@ -228,6 +244,14 @@ impl DynAny {
     /// Writes the value (an exception's starts with its repository id); `values` is the
     /// stream's value state.
     pub(super) fn write<'a>(
+        &'a self,
+        w: &mut CdrWriter<'a>,
+        values: &mut ValueOutput,
+    ) -> crate::cdr::Result<()> {
+        crate::valuetype::nested(|| self.write_here(w, values))
+    }
+
+    fn write_here<'a>(
         &'a self,
         w: &mut CdrWriter<'a>,
         values: &mut ValueOutput,

@@ -683,7 +683,15 @@ impl ReplySink for ConnectionReplySink<'_> {
             ReplyKind::NoException => ReplyStatus::NoException,
             ReplyKind::UserException => ReplyStatus::UserException,
         };
-        self.send(status, body)
+        let sent = self.send(status, body);
+        if let Err(e) = &sent {
+            if !self.left_busy {
+                // The body could not be encoded (a result nested too deep, say): nothing was
+                // sent, and the client still gets an answer, as for a deferred reply.
+                let _ = self.system_exception(e.clone());
+            }
+        }
+        sent
     }
 
     fn detach(&mut self) -> Option<Box<dyn DeferredReplySink>> {

@@ -29,8 +29,24 @@ fn invalid(offset: usize, reason: &'static str) -> MarshalError {
 ///
 /// Fails for a TypeCode with an unresolved recursive reference (`BAD_TYPECODE` in CORBA;
 /// reported as `MARSHAL`/`InvalidValue` here).
+/// A TypeCode nested deeper than a receiver accepts ([`MAX_TYPECODE_DEPTH`], what Corbina's
+/// decoder accepts) is refused with MARSHAL before anything is written: an application can
+/// build one of any depth, which no peer would read.
 pub fn encode_type_code(tc: &TypeCode, w: &mut CdrWriter<'_>) -> Result<()> {
+    // Parts with no encapsulation of their own (primitives, strings) are one node more.
+    if tc.node.height > MAX_TYPECODE_DEPTH + 1 {
+        return Err(MarshalError::NestingTooDeep {
+            offset: w.position(),
+            limit: MAX_TYPECODE_DEPTH,
+        });
+    }
     let node = tc.closed_node();
+    if node.height > MAX_TYPECODE_DEPTH + 1 {
+        return Err(MarshalError::NestingTooDeep {
+            offset: w.position(),
+            limit: MAX_TYPECODE_DEPTH,
+        });
+    }
     if !node.free.is_empty() {
         return Err(invalid(
             w.position(),
@@ -52,8 +68,14 @@ struct Encoder {
 }
 
 impl Encoder {
-    /// Writes `n` into `w`, whose position 0 is at absolute position `base`.
+    /// Writes `n` into `w`, whose position 0 is at absolute position `base`. Recursive (an
+    /// encapsulation's writer per level, some KiB of stack in a debug build): each level runs
+    /// where stack is left, growing it on the heap when needed.
     fn tc(&mut self, n: &Arc<Node>, w: &mut CdrWriter<'_>, base: usize) -> Result<()> {
+        crate::valuetype::nested(|| self.tc_here(n, w, base))
+    }
+
+    fn tc_here(&mut self, n: &Arc<Node>, w: &mut CdrWriter<'_>, base: usize) -> Result<()> {
         w.align(4);
         let start = base + w.position();
         let target = match &n.body {
@@ -274,7 +296,12 @@ struct Decoder {
 }
 
 impl Decoder {
+    /// Reads one TypeCode; recursive as [`Encoder::tc`] is, and as careful with the stack.
     fn tc(&mut self, r: &mut CdrReader<'_>) -> Result<Arc<Node>> {
+        crate::valuetype::nested(|| self.tc_here(r))
+    }
+
+    fn tc_here(&mut self, r: &mut CdrReader<'_>) -> Result<Arc<Node>> {
         r.align(4)?;
         let start = r.position();
         let raw = r.read_ulong()?;

@@ -56,7 +56,14 @@ fn strip_alias(mut n: Arc<Node>) -> Arc<Node> {
 }
 
 impl Cmp {
+    /// Compares `a` and `b`. Recursive, once per level of the descriptions: an application
+    /// can build one of any height, so each level runs where stack is left (grown on the heap
+    /// when needed).
     fn node(&mut self, a: &Arc<Node>, b: &Arc<Node>) -> bool {
+        crate::valuetype::nested(|| self.node_here(a, b))
+    }
+
+    fn node_here(&mut self, a: &Arc<Node>, b: &Arc<Node>) -> bool {
         let (mut a, mut b) = (a.clone(), b.clone());
         if self.mode == Mode::Equivalent {
             a = strip_alias(a);
@@ -285,7 +292,7 @@ pub(crate) fn compact(node: &Arc<Node>) -> Arc<Node> {
         if let Some(r) = memo.get(&Arc::as_ptr(n)) {
             return r.clone();
         }
-        let r = rebuild(n, true, &mut |c| go(c, memo));
+        let r = crate::valuetype::nested(|| rebuild(n, true, &mut |c| go(c, memo)));
         memo.insert(Arc::as_ptr(n), r.clone());
         r
     }
@@ -323,7 +330,7 @@ pub(crate) fn substitute(node: &Arc<Node>, subst: &[(Arc<str>, Arc<Node>)]) -> A
             .filter(|(id, _)| Some(&**id) != own)
             .cloned()
             .collect();
-        let r = rebuild(n, false, &mut |c| go(c, &inner, memo));
+        let r = crate::valuetype::nested(|| rebuild(n, false, &mut |c| go(c, &inner, memo)));
         memo.insert(key, r.clone());
         r
     }

@@ -133,6 +133,55 @@ pub(crate) struct Node {
     /// Repository ids of recursive references inside that no enclosing type of this node
     /// binds (usually empty).
     pub(crate) free: Box<[Arc<str>]>,
+    /// Nodes on the longest path down from this one (1 for a node without parts; saturating).
+    /// Descriptions are built bottom-up, so this is known at construction and bounds every
+    /// walk: encoding refuses what the decoder would refuse, and dropping a tall description
+    /// goes by a list instead of a recursion as deep as it.
+    pub(crate) height: u32,
+}
+
+/// A description this tall or shorter drops by plain recursion.
+const DROP_DIRECT_HEIGHT: u32 = 32;
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if self.height <= DROP_DIRECT_HEIGHT {
+            return;
+        }
+        // The parts this node alone holds are taken out and dropped one by one, theirs too.
+        let mut work = Vec::new();
+        take_parts(&mut self.body, &mut work);
+        while let Some(part) = work.pop() {
+            if let Some(mut n) = Arc::into_inner(part) {
+                if n.height > DROP_DIRECT_HEIGHT {
+                    take_parts(&mut n.body, &mut work);
+                    n.height = 0;
+                }
+            }
+        }
+    }
+}
+
+/// Moves the parts of `body` to `out`, leaving a shared leaf in their place.
+fn take_parts(body: &mut Body, out: &mut Vec<Arc<Node>>) {
+    static LEAF: std::sync::OnceLock<Arc<Node>> = std::sync::OnceLock::new();
+    let leaf = LEAF.get_or_init(|| Node::primitive(TcKind::Null));
+    let mut take = |n: &mut Arc<Node>| out.push(std::mem::replace(n, leaf.clone()));
+    match body {
+        Body::Struct { members, .. } => members.iter_mut().for_each(|(_, t)| take(t)),
+        Body::Union { disc, arms, .. } => {
+            take(disc);
+            arms.iter_mut().for_each(|a| take(&mut a.ty));
+        }
+        Body::Seq { content, .. } | Body::Alias { content, .. } => take(content),
+        Body::Value { base, members, .. } => {
+            if let Some(b) = base.as_mut() {
+                take(b);
+            }
+            members.iter_mut().for_each(|m| take(&mut m.ty));
+        }
+        _ => {}
+    }
 }
 
 /// A union arm.
@@ -211,7 +260,9 @@ impl Node {
     /// Builds a node, computing its layout and free recursive references.
     pub(crate) fn new(kind: TcKind, body: Body) -> Arc<Node> {
         let mut free: Vec<Arc<str>> = Vec::new();
+        let mut below = 0u32;
         let mut add = |n: &Arc<Node>| {
+            below = below.max(n.height);
             for id in n.free.iter() {
                 if !free.contains(id) {
                     free.push(id.clone());
@@ -244,6 +295,7 @@ impl Node {
             body,
             layout,
             free: free.into_boxed_slice(),
+            height: below.saturating_add(1),
         })
     }
 

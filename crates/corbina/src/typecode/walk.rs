@@ -9,9 +9,13 @@
 //! a run is interpreted, to reach an aligned start). [`interpreted_elements`] counts, per
 //! thread, the values the walker did interpret, so tests can see which path was taken.
 //!
-//! The walk recurses once per constructed value and counts that depth on the reader
-//! ([`CdrReader::enter`]) and against [`MAX_VALUE_DEPTH`], whichever is lower, so it cannot
-//! run out of stack; every count is checked against the bytes left before looping.
+//! The walk recurses once per constructed value. Structs, unions and Anys count that depth on
+//! the reader ([`CdrReader::enter`]) and against [`MAX_VALUE_DEPTH`], whichever is lower;
+//! valuetypes nest as deep as the value nesting limit allows (the value stream state counts
+//! them: `-ORBmaxValueNesting`, default 100,000), so a long list of values in an `Any` is
+//! walked whole. Each constructed level runs where stack is left, growing it on the heap when
+//! needed, so no depth up to those limits overflows a thread's stack. Every count is checked
+//! against the bytes left before looping.
 
 use super::cdr::{decode_type_code, encode_type_code, read_label, write_label};
 use super::layout::{Check, FixedLayout};
@@ -34,8 +38,9 @@ pub fn interpreted_elements() -> u64 {
     INTERPRETED.with(Cell::get)
 }
 
-/// How deeply constructed values (structs, unions, valuetypes, Anys) may nest inside each
-/// other in a walked value: a recursive list of this many nodes is the longest accepted.
+/// How deeply structs, unions and Anys may nest inside each other in a walked value (a
+/// recursive struct list of this many nodes is the longest accepted); valuetypes are bounded
+/// by the value nesting limit instead.
 pub const MAX_VALUE_DEPTH: u32 = 256;
 
 fn invalid(offset: usize, reason: &'static str) -> MarshalError {
@@ -240,7 +245,7 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
             | TcKind::Alias
             | TcKind::Value
             | TcKind::Event
-            | TcKind::ValueBox => self.constructed(n, r),
+            | TcKind::ValueBox => crate::valuetype::nested(|| self.constructed(n, r)),
             _ => self.leaf(n, r),
         }
     }
@@ -320,7 +325,7 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
                     // encoding (its chunks, its indirections).
                     values: self.values.take(),
                 };
-                let res = inner.value(&top, r);
+                let res = crate::valuetype::nested(|| inner.value(&top, r));
                 self.values = inner.values.take();
                 self.leave(r);
                 res?;
@@ -616,11 +621,10 @@ impl<'n, 'w> Walker<'n, '_, 'w> {
             vs.output.begin_value(w, h.position, &header)?;
         });
         if let Some(n) = state.filter(|_| !custom) {
-            self.enter(r)?;
+            // Not counted as a level here: the value stream state bounds value nesting.
             self.stack.push(n);
             let res = self.value_state(n, r);
             self.stack.pop();
-            self.leave(r);
             res?;
         }
         let Some(vs) = self.values.as_deref_mut() else {

@@ -11,6 +11,13 @@
 //! Marshalling goes through [`corbina_cdr::value`]: one [`ValueOutput`]/[`ValueInput`] per
 //! top-level value (a parameter, a member of a struct), shared by everything nested in its
 //! state.
+//!
+//! Depth: values nest as deep as the value nesting limit allows (`-ORBmaxValueNesting`,
+//! [`corbina_cdr::value::DEFAULT_MAX_VALUE_NESTING`]), encoding and decoding alike, in any
+//! thread: each nested value's codec runs where enough stack is left, growing it on the heap
+//! when needed, and dropping a deep graph queues its deep parts instead of recursing (see the
+//! `depth` module). A graph deeper than the limit is refused with MARSHAL, before anything is
+//! sent when encoding.
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -69,9 +76,19 @@ pub trait ValueMember: Sized {
 /// Equality and hashing are by identity (two handles are equal when they are the same value),
 /// which is what makes graphs with sharing and cycles comparable and printable: `Debug` shows
 /// the type and address, never the state (which may lead back to itself).
-pub struct ValueRef<T>(Option<Arc<Mutex<T>>>);
+pub struct ValueRef<T: 'static>(Option<Arc<Mutex<T>>>);
 
-impl<T> ValueRef<T> {
+impl<T: 'static> Drop for ValueRef<T> {
+    fn drop(&mut self) {
+        // The last handle drops the state, which may hold the next node of a long list: that
+        // goes through a queue, not a recursion as deep as the list.
+        if let Some(last) = self.0.take().and_then(Arc::into_inner) {
+            depth::drop_last(last);
+        }
+    }
+}
+
+impl<T: 'static> ValueRef<T> {
     /// A new value.
     pub fn new(value: T) -> Self {
         ValueRef(Some(Arc::new(Mutex::new(value))))
@@ -117,39 +134,39 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl<T> From<T> for ValueRef<T> {
+impl<T: 'static> From<T> for ValueRef<T> {
     fn from(value: T) -> Self {
         ValueRef::new(value)
     }
 }
 
-impl<T> Clone for ValueRef<T> {
+impl<T: 'static> Clone for ValueRef<T> {
     fn clone(&self) -> Self {
         ValueRef(self.0.clone())
     }
 }
 
-impl<T> Default for ValueRef<T> {
+impl<T: 'static> Default for ValueRef<T> {
     fn default() -> Self {
         ValueRef(None)
     }
 }
 
-impl<T> PartialEq for ValueRef<T> {
+impl<T: 'static> PartialEq for ValueRef<T> {
     fn eq(&self, other: &Self) -> bool {
         self.ptr_eq(other)
     }
 }
 
-impl<T> Eq for ValueRef<T> {}
+impl<T: 'static> Eq for ValueRef<T> {}
 
-impl<T> Hash for ValueRef<T> {
+impl<T: 'static> Hash for ValueRef<T> {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.identity().hash(h)
     }
 }
 
-impl<T> std::fmt::Debug for ValueRef<T> {
+impl<T: 'static> std::fmt::Debug for ValueRef<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             None => write!(f, "ValueRef<{}>(null)", std::any::type_name::<T>()),
@@ -230,7 +247,7 @@ pub(crate) fn read_state_at<T: ValueType>(
     let handle = Arc::new(Mutex::new(T::default()));
     let registered: polymorphic::Registered = handle.clone();
     input.register(position, Arc::new(registered));
-    let state = T::read_state(r, input)?;
+    let state = depth::nested(|| T::read_state(r, input))?;
     *lock(&handle) = state;
     Ok(ValueRef(Some(handle)))
 }
@@ -256,16 +273,16 @@ pub(crate) fn write_locked<T: ValueType>(
     if !out.begin_value(w, identity, &header)? {
         return Ok(());
     }
-    // The state is behind a lock, so it cannot be lent to `w` for its lifetime: it is written
-    // into a writer of the lock's lifetime placed at the same stream offset, then copied.
-    let state = lock(handle);
-    let mut t = CdrWriter::with_byte_order(w.byte_order(), w.context()).starting_at(w.position());
-    state.write_state(&mut t, out)?;
-    out.end_value(&mut t)?;
-    let bytes = t.into_bytes();
-    drop(state);
-    w.write_bytes(&bytes);
-    Ok(())
+    depth::nested(|| {
+        // The state is behind a lock, so it cannot be lent to `w` for `w`'s lifetime: it is
+        // written by a writer of the lock's lifetime that takes over `w`'s buffer (no copy, so
+        // nesting costs nothing per level but what the state itself spliced in).
+        let state = lock(handle);
+        w.with_detached(|t| {
+            state.write_state(t, out)?;
+            out.end_value(t)
+        })
+    })
 }
 
 impl<T: ValueType> CdrEncode for ValueRef<T> {
@@ -306,9 +323,11 @@ pub fn write_box<'a, B: BoxedValue>(
     };
     let identity = Arc::as_ptr(content) as *const () as usize;
     if out.begin_value(w, identity, &WriteHeader::single(B::REPOSITORY_ID))? {
-        out.begin_member(w)?;
-        content.encode(w)?;
-        out.end_value(w)?;
+        depth::nested(|| {
+            out.begin_member(w)?;
+            content.encode(w)?;
+            out.end_value(w)
+        })?;
     }
     Ok(())
 }
@@ -327,8 +346,10 @@ pub fn read_box<B: BoxedValue>(r: &mut CdrReader<'_>, input: &mut ValueInput) ->
             if !accepts(&h.repository_ids, h.chunked, B::REPOSITORY_ID) {
                 return Err(no_factory(&h));
             }
-            input.begin_member(r)?;
-            let c = Arc::new(B::Content::decode(r)?);
+            let c = depth::nested(|| {
+                input.begin_member(r)?;
+                B::Content::decode(r).map(Arc::new)
+            })?;
             input.end_value(r)?;
             input.register(h.position, c.clone());
             Ok(B::from_content(Some(c)))
@@ -350,7 +371,7 @@ pub fn write_boxed<'a, C>(
     };
     let identity = Arc::as_ptr(content) as *const () as usize;
     if out.begin_value(w, identity, &WriteHeader::single(id))? {
-        write(content, w, out)?;
+        depth::nested(|| write(content, w, out))?;
         out.end_value(w)?;
     }
     Ok(())
@@ -374,7 +395,7 @@ pub fn read_boxed<C: Send + Sync + 'static>(
             if !accepts(&h.repository_ids, h.chunked, id) {
                 return Err(no_factory(&h));
             }
-            let c = Arc::new(read(r, input)?);
+            let c = Arc::new(depth::nested(|| read(r, input))?);
             input.end_value(r)?;
             input.register(h.position, c.clone());
             Ok(Some(c))
@@ -449,10 +470,12 @@ impl<T: ValueMember, const N: usize> ValueMember for [T; N] {
 }
 
 mod custom;
+mod depth;
 pub use custom::{
     register_custom_unmarshal, unregister_custom_unmarshal, CustomMarshal, CustomState,
     DataInputStream, DataOutputStream, Unmarshal,
 };
+pub(crate) use depth::nested;
 
 mod polymorphic;
 pub use polymorphic::{

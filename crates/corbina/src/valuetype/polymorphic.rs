@@ -64,6 +64,18 @@ pub(crate) type Registered = Arc<dyn ValueObject>;
 #[derive(Clone, Default)]
 pub struct ValueBase(Option<Arc<dyn ValueObject>>);
 
+impl Drop for ValueBase {
+    fn drop(&mut self) {
+        // As for `ValueRef`: the last handle's state drops through a queue. Held by this handle
+        // alone (no other strong or weak one to clone from), it is the last.
+        if let Some(h) = self.0.take() {
+            if Arc::strong_count(&h) == 1 && Arc::weak_count(&h) == 0 {
+                super::depth::drop_last(h);
+            }
+        }
+    }
+}
+
 impl ValueBase {
     /// The null value.
     pub const fn null() -> Self {
@@ -133,7 +145,9 @@ impl ValueBase {
                 let mut found = None;
                 for id in &ids {
                     if let Some(f) = lookup_value_factory(id) {
-                        found = Some(f.read_value(r, input, h.position)?);
+                        // An application's factory may read state without `read_default`.
+                        let v = super::depth::nested(|| f.read_value(r, input, h.position))?;
+                        found = Some(v);
                         break;
                     }
                     if let Some(k) = known.iter().find(|k| k.repository_id == *id) {
@@ -141,7 +155,7 @@ impl ValueBase {
                         break;
                     }
                 }
-                let Some(v) = found else {
+                let Some(mut v) = found else {
                     return Err(MarshalError::InvalidValue {
                         offset: h.position,
                         reason: if h.repository_ids.most_derived().is_none() {
@@ -152,7 +166,7 @@ impl ValueBase {
                     });
                 };
                 input.end_value(r)?;
-                v.0.ok_or(MarshalError::InvalidValue {
+                v.0.take().ok_or(MarshalError::InvalidValue {
                     offset: h.position,
                     reason: "value factory returned a null value",
                 })?
@@ -201,7 +215,8 @@ impl KnownValue {
 
 impl<T: ValueType> From<ValueRef<T>> for ValueBase {
     fn from(v: ValueRef<T>) -> Self {
-        ValueBase(v.0.map(|h| h as Arc<dyn ValueObject>))
+        let mut v = v;
+        ValueBase(v.0.take().map(|h| h as Arc<dyn ValueObject>))
     }
 }
 

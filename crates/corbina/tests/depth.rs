@@ -1,0 +1,245 @@
+//! Issue 27: no input, sent or received, overflows a stack. Every deep case here runs in a
+//! thread of 256 KiB, so that what passes does not depend on the stack's size: value lists
+//! in `Any`s (walked, copied, extracted, turned into DynAnys), TypeCodes an application
+//! builds 100,000 deep (compared, printed, dropped; refused when sent or given to DynAny),
+//! TypeCodes received nested too deep, and `Any`s nested in `Any`s.
+
+use corbina::cdr::{from_bytes, to_bytes, ByteOrder, CdrContext, CdrWriter, MarshalError};
+use corbina::dynany::{DynAnyError, DynAnyFactory};
+use corbina::typecode::{encode_type_code, StructMember, MAX_TYPECODE_DEPTH};
+use corbina::valuetype::ValueRef;
+use corbina::{Any, TypeCode};
+
+#[allow(dead_code, clippy::all)]
+mod generated {
+    include!("../../corbina-codegen/tests/golden/peers_values.rs");
+}
+use generated::values::Node;
+
+fn ctx() -> CdrContext {
+    CdrContext::GIOP_1_2
+}
+
+/// Runs `f` in a thread of 256 KiB.
+fn on_small_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+fn list(n: i32) -> ValueRef<Node> {
+    let mut head = ValueRef::null();
+    for id in (0..n).rev() {
+        head = ValueRef::new(Node { id, next: head });
+    }
+    head
+}
+
+fn len(head: &ValueRef<Node>) -> i32 {
+    let mut n = 0;
+    let mut cur = head.clone();
+    while let Some(next) = cur.lock().map(|v| v.next.clone()) {
+        n += 1;
+        cur = next;
+    }
+    n
+}
+
+/// `sequence<sequence<…<long>…>>`, `depth` sequences deep, built through the API.
+fn nested_sequences(depth: usize) -> TypeCode {
+    let mut tc: TypeCode = TypeCode::LONG.into();
+    for _ in 0..depth {
+        tc = TypeCode::create_sequence_tc(0, tc);
+    }
+    tc
+}
+
+/// `struct S_i { S_{i-1} inner; }`, `depth` structs deep.
+fn nested_structs(depth: usize) -> TypeCode {
+    let mut tc: TypeCode = TypeCode::LONG.into();
+    for i in 0..depth {
+        tc = TypeCode::create_struct_tc(
+            &format!("IDL:S{i}:1.0"),
+            "S",
+            vec![StructMember::new("inner", tc)],
+        )
+        .unwrap();
+    }
+    tc
+}
+
+#[test]
+fn a_100_000_node_list_in_an_any_is_walked_copied_and_extracted() {
+    on_small_stack(|| {
+        let any = Any::insert(&list(100_000)).unwrap();
+        // Sent and received: the walker copies the value in and out.
+        let bytes = to_bytes(&any, ctx()).unwrap();
+        let back: Any = from_bytes(&bytes, ByteOrder::NATIVE, ctx()).unwrap();
+        let got = back.extract::<ValueRef<Node>>().unwrap();
+        assert_eq!(len(&got), 100_000);
+        assert_eq!(back, any);
+        // A DynAny holds a tree: one that deep is refused (the reader's depth), not a crash.
+        assert_eq!(
+            DynAnyFactory::create_dyn_any(&back).unwrap_err(),
+            DynAnyError::InvalidValue
+        );
+        let short = Any::insert(&list(300)).unwrap();
+        let d = DynAnyFactory::create_dyn_any(&short).unwrap();
+        assert_eq!(d.to_any().unwrap(), short);
+    });
+}
+
+#[test]
+fn a_list_in_an_any_past_the_value_nesting_limit_is_marshal() {
+    let limit = corbina::cdr::value::max_value_nesting() as i32;
+    on_small_stack(move || {
+        let too_deep = list(limit + 1);
+        let mut w = CdrWriter::new(ctx());
+        let err = Any::insert(&too_deep).unwrap_err();
+        assert!(matches!(err, MarshalError::NestingTooDeep { .. }), "{err}");
+        // Bytes made by a writer allowing one more level: the walker refuses them.
+        let mut out = corbina::cdr::value::ValueOutput::with_max_nesting(limit as u32 + 1);
+        corbina::valuetype::ValueMember::write_member(&too_deep, &mut w, &mut out).unwrap();
+        let bytes = w.into_bytes();
+        let err =
+            Any::from_cdr(Node::type_code(), &bytes, ByteOrder::NATIVE, ctx(), 0).unwrap_err();
+        assert!(matches!(err, MarshalError::NestingTooDeep { .. }), "{err}");
+    });
+}
+
+#[test]
+fn typecodes_built_100_000_deep_compare_print_and_drop_but_are_not_sent() {
+    on_small_stack(|| {
+        for (a, b) in [
+            (nested_sequences(100_000), nested_sequences(100_000)),
+            (nested_structs(100_000), nested_structs(100_000)),
+        ] {
+            // Two descriptions built apart: compared part by part.
+            assert!(a.equal(&b));
+            assert!(a.equivalent(&b));
+            assert!(!a.equal(&nested_sequences(99_999)));
+            assert!(format!("{a:?}").len() < 1_000);
+            let mut w = CdrWriter::new(ctx());
+            let err = encode_type_code(&a, &mut w).unwrap_err();
+            assert!(
+                matches!(err, MarshalError::NestingTooDeep { limit, .. } if limit == MAX_TYPECODE_DEPTH),
+                "{err}"
+            );
+            assert_eq!(w.len(), 0, "nothing written");
+            // Nor in an Any, nor as a DynAny.
+            assert!(matches!(
+                Any::insert(&a),
+                Err(MarshalError::NestingTooDeep { .. })
+            ));
+            assert_eq!(
+                DynAnyFactory::create_dyn_any_from_type_code(&a).unwrap_err(),
+                DynAnyError::InconsistentTypeCode
+            );
+            drop((a, b));
+        }
+        // As deep as a receiver accepts: sent and received.
+        let ok = nested_sequences(MAX_TYPECODE_DEPTH as usize - 1);
+        let bytes = to_bytes(&ok, ctx()).unwrap();
+        let back: TypeCode = from_bytes(&bytes, ByteOrder::NATIVE, ctx()).unwrap();
+        assert!(back.equal(&ok));
+        assert!(DynAnyFactory::create_dyn_any_from_type_code(&ok).is_ok());
+    });
+}
+
+#[test]
+fn a_typecode_received_nested_too_deep_is_marshal() {
+    // `sequence<sequence<…<long>…>>` 100,000 deep on the wire, well formed: each level is
+    // tk_sequence, its encapsulation's length, the byte order (big) and padding, the content
+    // TypeCode, and after it the bound.
+    const DEPTH: usize = 100_000;
+    let mut bytes = Vec::with_capacity(16 * DEPTH + 4);
+    for level in 0..DEPTH {
+        let inner = 4 + 16 * (DEPTH - level - 1);
+        bytes.extend_from_slice(&19u32.to_be_bytes());
+        bytes.extend_from_slice(&(inner as u32 + 8).to_be_bytes());
+        bytes.extend_from_slice(&[0, 0, 0, 0]);
+    }
+    bytes.extend_from_slice(&3u32.to_be_bytes()); // tk_long
+    for _ in 0..DEPTH {
+        bytes.extend_from_slice(&0u32.to_be_bytes());
+    }
+    let (err, shallow_ok) = on_small_stack(move || {
+        let err = from_bytes::<TypeCode>(&bytes, ByteOrder::Big, ctx()).unwrap_err();
+        // The same bytes from the level the decoder still accepts down: a TypeCode.
+        let from = 12 * (DEPTH - MAX_TYPECODE_DEPTH as usize);
+        let to = bytes.len() - 4 * (DEPTH - MAX_TYPECODE_DEPTH as usize);
+        let ok = from_bytes::<TypeCode>(&bytes[from..to], ByteOrder::Big, ctx())
+            .map(|tc| tc.equal(&nested_sequences(MAX_TYPECODE_DEPTH as usize)));
+        (err, ok)
+    });
+    assert!(
+        matches!(err, MarshalError::NestingTooDeep { limit, .. } if limit == MAX_TYPECODE_DEPTH),
+        "{err}"
+    );
+    assert_eq!(shallow_ok, Ok(true));
+}
+
+#[test]
+fn anys_nested_in_anys_through_the_api_stop_with_an_error() {
+    on_small_stack(|| {
+        let mut a = Any::from_long(7);
+        let mut depth = 0;
+        let err = loop {
+            match Any::insert(&a).and_then(|next| to_bytes(&next, ctx()).map(|_| next)) {
+                Ok(next) => {
+                    a = next;
+                    depth += 1;
+                    assert!(depth < 100_000, "no bound on Anys nested in Anys");
+                }
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(err, MarshalError::NestingTooDeep { .. }), "{err}");
+        // Whatever was built is received again.
+        let bytes = to_bytes(&a, ctx()).unwrap();
+        let back: Any = from_bytes(&bytes, ByteOrder::NATIVE, ctx()).unwrap();
+        assert_eq!(back, a);
+    });
+}
+
+/// A DynAny tree an application builds 100,000 values deep goes out whole, one level more is
+/// refused, and either drops without recursing.
+#[test]
+fn a_dyn_any_tree_built_100_000_deep_goes_out_and_drops() {
+    use corbina::dynany::{DynAny, NameDynAnyPair};
+    fn node(id: i32, next: DynAny) -> DynAny {
+        let mut d = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
+        let mut long =
+            DynAnyFactory::create_dyn_any_from_type_code(&TypeCode::LONG.into()).unwrap();
+        long.insert_long(id).unwrap();
+        d.set_members_as_dyn_any(vec![
+            NameDynAnyPair {
+                id: "id".into(),
+                value: long,
+            },
+            NameDynAnyPair {
+                id: "next".into(),
+                value: next,
+            },
+        ])
+        .unwrap();
+        d
+    }
+    let limit = corbina::cdr::value::max_value_nesting() as i32;
+    on_small_stack(move || {
+        let mut head = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
+        for id in (0..100_000).rev() {
+            head = node(id, head);
+        }
+        let any = head.to_any().unwrap();
+        assert_eq!(len(&any.extract::<ValueRef<Node>>().unwrap()), 100_000);
+        for id in 100_000..=limit {
+            head = node(-id, head);
+        }
+        assert_eq!(head.to_any().unwrap_err(), DynAnyError::InvalidValue);
+        drop(head);
+    });
+}
