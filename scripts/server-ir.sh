@@ -9,7 +9,9 @@
 # `corbina-ttcp suite --quick --only callgrind --peer omniorb`.
 #
 # usage: scripts/server-ir.sh [N1 [N2]]        (defaults 2000 4000)
-# env:   KEEP=1 keeps the callgrind files (for callgrind_annotate); OUT=DIR puts them there.
+# env:   KEEP=1 keeps the callgrind files (for callgrind_annotate); OUT=DIR puts them there;
+#        SERVER=PATH measures that corbina-ttcp binary instead of building target/release's
+#        (a before/after pair: copy the "before" binary aside first).
 # needs: valgrind, omniORB (libomniorb4-dev, omniidl); builds the release binary and the
 #        peers (make -C peers B=target/peers omni_ping) if needed.
 set -euo pipefail
@@ -24,9 +26,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 command -v valgrind >/dev/null || { echo "server-ir.sh: valgrind is not installed" >&2; exit 1; }
 
-cargo build --release -q -p corbina-ttcp
+if [ -z "${SERVER:-}" ]; then
+    cargo build --release -q -p corbina-ttcp
+    SERVER=$ROOT/target/release/corbina-ttcp
+fi
 make -s -C peers B="$ROOT/target/peers" "$ROOT/target/peers/omni_ping"
-SERVER=$ROOT/target/release/corbina-ttcp
 PING=$ROOT/target/peers/omni_ping
 
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/server-ir.XXXXXX")}

@@ -662,6 +662,17 @@ impl ConnectionReplySink<'_> {
         })
     }
 
+    /// A reply that could not be sent: when its body could not be encoded (a result nested
+    /// too deep, say) nothing was sent, and the client still gets an answer, as for a
+    /// deferred reply. Out of line: the reply path pays nothing for it.
+    #[cold]
+    #[inline(never)]
+    fn reply_failed(&mut self, e: &SystemException) {
+        if !self.left_busy {
+            let _ = self.system_exception(e.clone());
+        }
+    }
+
     /// Downgraded to LOCATION_FORWARD below GIOP 1.2 by the connection.
     fn forward(&mut self, ior: &crate::giop::Ior, permanent: bool) -> Result<(), SystemException> {
         let status = if permanent {
@@ -685,11 +696,7 @@ impl ReplySink for ConnectionReplySink<'_> {
         };
         let sent = self.send(status, body);
         if let Err(e) = &sent {
-            if !self.left_busy {
-                // The body could not be encoded (a result nested too deep, say): nothing was
-                // sent, and the client still gets an answer, as for a deferred reply.
-                let _ = self.system_exception(e.clone());
-            }
+            self.reply_failed(e);
         }
         sent
     }

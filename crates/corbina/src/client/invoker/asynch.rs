@@ -28,7 +28,7 @@ impl IiopInvoker {
     /// Sends a request for `operation` and, with `decode`, awaits its reply; without, the
     /// call is oneway (done once written). The timeout is the reference's, else the
     /// polling thread's, else the ORB's, counted from the first poll. Forwards, resends and
-    /// fallbacks are the synchronous path's: the one [`CallPolicy`].
+    /// fallbacks are the synchronous path's: one call policy (`client::invoker::policy`).
     pub async fn invoke_async<'a>(
         &self,
         operation: &str,
