@@ -11,16 +11,17 @@
 //          describe and echo_base see a Derived argument as its Base. --deep N: the length
 //          of the long cycles made and sent (default 1000; each node nests one value deeper).
 //
-// --no-derived-factory leaves Values::Derived without a value factory, so a Derived that
-// arrives is truncated to Values::Base (its repository-id list names Base, and it is chunked).
+// --no-derived-factory leaves Values::Derived and Values::Sibling without a value factory, so a
+// Derived that arrives is truncated to Values::Base (its repository-id list names Base, and it is
+// chunked) and a Sibling (not truncatable) cannot be read at all (MARSHAL).
 // Node, Base and Derived have no operations, so omniidl's Node_init etc. are concrete; they
 // must still be registered (boxes register themselves).
 //
 // Semantics of ValueExchange (every server of values.idl has them): make_cycle(n) makes nodes
 // with ids 1..n, node i's next is node i+1 and node n's next is node 1 (n < 1: BAD_PARAM);
 // count_distinct counts the nodes reachable through next, each once (null: 0); describe
-// gives "Base:<name>" or "Derived:<name>:<extra>" for what the receiver decoded ("null" for
-// a null value); echo_* return their argument.
+// gives "Base:<name>", "Derived:<name>:<extra>" or "Sibling:<name>:<count>" for what the
+// receiver decoded ("null" for a null value); echo_* return their argument.
 
 #include <omniORB4/CORBA.h>
 #include "values.hh"
@@ -83,6 +84,8 @@ static std::string describe_value(Values::Base* b) {
   if (!b) return "null";
   if (Values::Derived* d = Values::Derived::_downcast(b))
     return std::string("Derived:") + d->name() + ":" + std::to_string(d->extra());
+  if (Values::Sibling* s = Values::Sibling::_downcast(b))
+    return std::string("Sibling:") + s->name() + ":" + std::to_string(s->count());
   return std::string("Base:") + b->name();
 }
 
@@ -118,6 +121,9 @@ class ValueExchangeImpl : public POA_Values::ValueExchange {
   char* describe(Values::Base* b) override { return CORBA::string_dup(describe_value(b).c_str()); }
   Values::Base* make_derived(const char* name, CORBA::Long extra) override {
     return new OBV_Values::Derived(name, extra);
+  }
+  Values::Base* make_sibling(const char* name, CORBA::Long count) override {
+    return new OBV_Values::Sibling(name, count);
   }
   Values::Base* echo_base(Values::Base* b) override {
     if (b) b->_add_ref();
@@ -306,6 +312,26 @@ static void client(Values::ValueExchange_ptr x, bool derived_factory, bool serve
     Values::Base_var back = x->echo_base(b);
     return expect_eq(describe_value(back.in()), "Base:b");
   });
+  // Sibling is not truncatable: a side without its factory cannot read it (MARSHAL).
+  run("describe(Sibling)", [&]() -> std::string {
+    Values::Base_var b = new OBV_Values::Sibling("s", 3);
+    try {
+      CORBA::String_var s = x->describe(b);
+      if (server_truncates) return std::string("got \"") + s.in() + "\", want MARSHAL";
+      return expect_eq(s.in(), "Sibling:s:3");
+    } catch (const CORBA::MARSHAL&) {
+      return server_truncates ? "" : "raised MARSHAL";
+    }
+  });
+  run("make_sibling", [&]() -> std::string {
+    try {
+      Values::Base_var b = x->make_sibling("n", 2);
+      if (!derived_factory) return "got " + describe_value(b.in()) + ", want MARSHAL";
+      return expect_eq(describe_value(b.in()), "Sibling:n:2");
+    } catch (const CORBA::MARSHAL&) {
+      return derived_factory ? "raised MARSHAL" : "";
+    }
+  });
 }
 
 static std::string read_ior(const std::string& arg) {
@@ -355,6 +381,8 @@ int main(int argc, char** argv) {
   if (derived_factory) {
     f = new Values::Derived_init;
     orb->register_value_factory(Values::Derived::_PD_repoId, f);
+    f = new Values::Sibling_init;
+    orb->register_value_factory(Values::Sibling::_PD_repoId, f);
   }
 
   if (mode == "--server") {

@@ -161,14 +161,14 @@ fn valuetype_example_runs() {
     use corbina::cdr::{from_bytes, to_bytes, ByteOrder, CdrContext};
     use corbina::valuetype::ValueRef;
     let orb = corbina::Orb::with_config(corbina::OrbConfig::default());
-    let c = blocks::block_7::canvas(&orb);
+    let c = blocks::block_8::canvas(&orb);
     let bytes = to_bytes(&c, CdrContext::GIOP_1_2).unwrap();
     let back: ValueRef<gallery::Canvas> =
         from_bytes(&bytes, ByteOrder::NATIVE, CdrContext::GIOP_1_2).unwrap();
     {
         let g = back.lock().unwrap();
         assert_eq!(g.figures[0], g.figures[1], "one square, sent once");
-        assert_eq!(blocks::block_7::area(&g.figures[0]), Some(9.0));
+        assert_eq!(blocks::block_8::area(&g.figures[0]), Some(9.0));
         assert!(g.extra.ptr_eq(&back.clone().into()), "the cycle closes");
     }
     // Break the cycles so the graphs are freed.
@@ -178,8 +178,13 @@ fn valuetype_example_runs() {
 }
 
 #[test]
+fn derived_value_as_its_base_example_runs() {
+    assert_eq!(blocks::block_7::disc_as_square(1.5), (3.0, Some(1.5)));
+}
+
+#[test]
 fn value_in_an_any_example_runs() {
-    assert_eq!(blocks::block_8::square_in_an_any(2.5), Some(2.5));
+    assert_eq!(blocks::block_9::square_in_an_any(2.5), Some(2.5));
 }
 
 #[test]
@@ -214,9 +219,9 @@ fn abstract_interface_example_runs() {
     let keeper = zoo::Keeper::unchecked_narrow(&remote(&k));
     let shelter = zoo::Shelter::unchecked_narrow(&remote(&s));
     // Each form through a remote call and back, then its operation.
-    let said: Vec<String> = blocks::block_10::animals(keeper)
+    let said: Vec<String> = blocks::block_11::animals(keeper)
         .iter()
-        .map(|a| blocks::block_10::describe(&shelter.adopt(a).unwrap()))
+        .map(|a| blocks::block_11::describe(&shelter.adopt(a).unwrap()))
         .collect();
     assert_eq!(
         said,

@@ -1,7 +1,8 @@
 //! Drives the polymorphic value readers (`corbina::valuetype`) over hostile bytes: `ValueBase`
 //! and an abstract-typed read through the factory registry (a registered type whose state
-//! holds more polymorphic values, sequences of them and a truncatable base), and a custom
-//! value's opaque state. Every read must return Ok or Err, never panic, loop or allocate
+//! holds more polymorphic values, sequences of them and a truncatable base), a concrete
+//! `ValueRef<Base>` holding values derived from `Base` (through the registry and through the
+//! generated `DERIVED` list), and a custom value's opaque state. Every read must return Ok or Err, never panic, loop or allocate
 //! without bound; a value read must re-encode.
 #![no_main]
 
@@ -10,7 +11,8 @@ use std::sync::{Arc, Once};
 use corbina::cdr::value::{ValueInput, ValueOutput, ValueStart};
 use corbina::cdr::{ByteOrder, CdrContext, CdrEncode, CdrReader, CdrWriter, Result};
 use corbina::valuetype::{
-    register_value_factory, CustomState, DefaultFactory, KnownValue, ValueMember, ValueType,
+    register_value_factory, BaseView, CustomState, DefaultFactory, Derives, KnownValue,
+    ValueMember, ValueRef, ValueType,
 };
 use corbina::ValueBase;
 use libfuzzer_sys::fuzz_target;
@@ -28,6 +30,7 @@ impl ValueType for Node {
     const REPOSITORY_IDS: &'static [&'static str] = &["IDL:F/Node:1.0", "IDL:F/Base:1.0"];
     const CHUNKED: bool = true;
     const BASE_IDS: &'static [&'static str] = &["IDL:F/Base:1.0", "IDL:F/Abstract:1.0"];
+    const BASE_VIEWS: &'static [BaseView] = &[BaseView::of::<Node, Base>()];
     fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
         out.begin_member(w)?;
         w.write_long(self.id);
@@ -43,6 +46,17 @@ impl ValueType for Node {
     }
 }
 
+impl Derives<Base> for Node {
+    fn take_base(&mut self) -> Base {
+        Base {
+            id: std::mem::take(&mut self.id),
+        }
+    }
+    fn put_base(&mut self, b: Base) {
+        self.id = b.id;
+    }
+}
+
 /// `valuetype Base { long id; };`
 #[derive(Debug, Default)]
 struct Base {
@@ -53,6 +67,7 @@ impl ValueType for Base {
     const REPOSITORY_ID: &'static str = "IDL:F/Base:1.0";
     const REPOSITORY_IDS: &'static [&'static str] = &["IDL:F/Base:1.0"];
     const CHUNKED: bool = false;
+    const DERIVED: &'static [KnownValue] = &[KnownValue::of::<Leaf>()];
     fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
         out.begin_member(w)?;
         w.write_long(self.id);
@@ -61,6 +76,46 @@ impl ValueType for Base {
     fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
         input.begin_member(r)?;
         Ok(Base { id: r.read_long()? })
+    }
+}
+
+/// `valuetype Leaf : Base { long extra; };`: known to Base's code only (not registered).
+#[derive(Debug, Default)]
+struct Leaf {
+    id: i32,
+    extra: i32,
+}
+
+impl ValueType for Leaf {
+    const REPOSITORY_ID: &'static str = "IDL:F/Leaf:1.0";
+    const REPOSITORY_IDS: &'static [&'static str] = &["IDL:F/Leaf:1.0"];
+    const CHUNKED: bool = false;
+    const BASE_IDS: &'static [&'static str] = &["IDL:F/Base:1.0"];
+    const BASE_VIEWS: &'static [BaseView] = &[BaseView::of::<Leaf, Base>()];
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        out.begin_member(w)?;
+        w.write_long(self.id);
+        out.begin_member(w)?;
+        w.write_long(self.extra);
+        Ok(())
+    }
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        input.begin_member(r)?;
+        let id = r.read_long()?;
+        input.begin_member(r)?;
+        let extra = r.read_long()?;
+        Ok(Leaf { id, extra })
+    }
+}
+
+impl Derives<Base> for Leaf {
+    fn take_base(&mut self) -> Base {
+        Base {
+            id: std::mem::take(&mut self.id),
+        }
+    }
+    fn put_base(&mut self, b: Base) {
+        self.id = b.id;
     }
 }
 
@@ -93,6 +148,17 @@ fuzz_target!(|data: &[u8]| {
     let got = match mode >> 1 & 3 {
         0 => ValueBase::read_member(&mut r, &mut input),
         1 => ValueBase::read_as(&mut r, &mut input, "IDL:F/Abstract:1.0", KNOWN),
+        2 => {
+            // A concrete formal type holding a derived value: its Base part must be readable
+            // and the whole re-encode.
+            if let Ok(v) = ValueRef::<Base>::read_member(&mut r, &mut input) {
+                let _ = v.lock().map(|b| b.id);
+                let mut w = CdrWriter::with_byte_order(order, ctx);
+                v.encode(&mut w).expect("a value read re-encodes");
+                clear(&ValueBase::from(v));
+            }
+            return;
+        }
         _ => {
             if let Ok(ValueStart::Value(_)) = input.read_value(&mut r) {
                 if CustomState::read(&mut r, &mut input, "IDL:F/Custom:1.0").is_ok() {

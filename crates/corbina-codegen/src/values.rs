@@ -93,6 +93,89 @@ impl Gen<'_> {
         }
     }
 
+    /// The concrete bases of a valuetype, nearest first, transitively.
+    fn concrete_ancestors(&self, v: &ValueType) -> Vec<&Definition> {
+        let mut out: Vec<&Definition> = Vec::new();
+        let mut cur = v;
+        while let Some(b) = self.concrete_base(cur) {
+            if out.iter().any(|o| o.scoped_name == b.scoped_name) {
+                break;
+            }
+            out.push(b);
+            match &b.kind {
+                DefinitionKind::ValueType(bv) => cur = bv,
+                _ => break,
+            }
+        }
+        out
+    }
+
+    /// Paths of the concrete, non-custom valuetypes of the main file derived from `base`: the
+    /// types a `ValueRef<Base>` is built as when one arrives and the registry has no factory.
+    fn derived_in_main_file(&self, base: &Definition) -> Vec<String> {
+        self.main_file_values(|v| {
+            !v.is_abstract
+                && !v.is_custom
+                && self
+                    .concrete_ancestors(v)
+                    .iter()
+                    .any(|b| b.scoped_name == base.scoped_name)
+        })
+    }
+
+    /// Paths of the valuetypes of the main file that satisfy `keep`, in IDL order.
+    pub(crate) fn main_file_values(&self, keep: impl Fn(&ValueType) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        self.spec.walk(&mut |d| {
+            if let DefinitionKind::ValueType(v) = &d.kind {
+                if d.from_main_file && keep(v) {
+                    out.push(self.type_path(&d.scoped_name));
+                }
+            }
+        });
+        out
+    }
+
+    /// `impl Derives<Base> for Derived`: how `name`'s state lends `base`'s members (which it
+    /// holds first, with the same names) to a `ValueRef<Base>` and takes them back.
+    fn gen_derives(&mut self, name: &str, base: &Definition) {
+        let DefinitionKind::ValueType(bv) = &base.kind else {
+            return;
+        };
+        let fields: Vec<String> = self.all_state(bv).iter().map(|m| snake(&m.name)).collect();
+        let path = self.type_path(&base.scoped_name);
+        self.out.blank();
+        self.out
+            .open(format!("impl {VT}::Derives<{path}> for {name}"));
+        if fields.is_empty() {
+            self.out.open(format!("fn take_base(&mut self) -> {path}"));
+            self.out
+                .line(format!("<{path} as ::core::default::Default>::default()"));
+            self.out.close();
+            self.out
+                .open(format!("fn put_base(&mut self, _base: {path})"));
+            self.out.close();
+        } else {
+            self.out.open(format!("fn take_base(&mut self) -> {path}"));
+            self.out.line(format!(
+                "let mut base = <{path} as ::core::default::Default>::default();"
+            ));
+            for f in &fields {
+                self.out
+                    .line(format!("::core::mem::swap(&mut base.{f}, &mut self.{f});"));
+            }
+            self.out.line("base");
+            self.out.close();
+            self.out
+                .open(format!("fn put_base(&mut self, base: {path})"));
+            for f in &fields {
+                self.out.line(format!("self.{f} = base.{f};"));
+            }
+            self.out.close();
+        }
+        self.out.close();
+    }
+
     /// State members, inherited ones first.
     fn all_state(&self, v: &ValueType) -> Vec<StateMember> {
         let mut out = match self.concrete_base(v) {
@@ -452,6 +535,33 @@ impl Gen<'_> {
                 ids.join(", ")
             ));
         }
+        let ancestors: Vec<Definition> = self.concrete_ancestors(v).into_iter().cloned().collect();
+        if !ancestors.is_empty() {
+            let views: Vec<String> = ancestors
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{VT}::BaseView::of::<{name}, {}>()",
+                        self.type_path(&b.scoped_name)
+                    )
+                })
+                .collect();
+            self.out.line(format!(
+                "const BASE_VIEWS: &'static [{VT}::BaseView] = &[{}];",
+                views.join(", ")
+            ));
+        }
+        let derived = self.derived_in_main_file(def);
+        if !derived.is_empty() {
+            let known: Vec<String> = derived
+                .iter()
+                .map(|d| format!("{VT}::KnownValue::of::<{d}>()"))
+                .collect();
+            self.out.line(format!(
+                "const DERIVED: &'static [{VT}::KnownValue] = &[{}];",
+                known.join(", ")
+            ));
+        }
         let (w, out) = if state.is_empty() {
             ("_w", "_out")
         } else {
@@ -496,6 +606,9 @@ impl Gen<'_> {
         self.out.line(format!("{name}::type_code()"));
         self.out.close();
         self.out.close();
+        for b in &ancestors {
+            self.gen_derives(&name, b);
+        }
         self.gen_value_operations(def, v);
         self.gen_value_initializers(def, v);
         self.gen_supports(def, v);

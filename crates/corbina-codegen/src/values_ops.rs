@@ -382,21 +382,13 @@ impl Gen<'_> {
 
     /// Paths of the concrete valuetypes of the main file derived from `abs`.
     fn known_derived(&self, abs: &Definition) -> Vec<String> {
-        let mut out = Vec::new();
-        self.spec.walk(&mut |d| {
-            if let DefinitionKind::ValueType(v) = &d.kind {
-                if d.from_main_file
-                    && !v.is_abstract
-                    && self
-                        .value_bases_of(v)
-                        .iter()
-                        .any(|b| b.scoped_name == abs.scoped_name)
-                {
-                    out.push(self.type_path(&d.scoped_name));
-                }
-            }
-        });
-        out
+        self.main_file_values(|v| {
+            !v.is_abstract
+                && self
+                    .value_bases_of(v)
+                    .iter()
+                    .any(|b| b.scoped_name == abs.scoped_name)
+        })
     }
 
     /// A custom valuetype: its state is the application's (`CustomState`), marshalled by it.

@@ -113,14 +113,16 @@ impl CanvasOperations for Canvas {
     }
 }
 
-/// The area of any figure this IDL knows, through its operations.
+/// The area of any figure this IDL knows, through its operations. A `Disc` is a `Square` too
+/// (`downcast` is C++'s `dynamic_cast`): the most derived type is tried first.
 fn area(f: &Figure) -> Option<f64> {
-    if let Some(s) = f.downcast::<Square>().filter(|s| !s.is_null()) {
-        return s.lock().unwrap().area().ok();
+    if let Some(d) = f.downcast::<Disc>().filter(|d| !d.is_null()) {
+        let d = d.lock()?;
+        return Some(std::f64::consts::PI * d.r * d.r);
     }
-    let d = f.downcast::<Disc>()?;
-    let d = d.lock()?;
-    Some(std::f64::consts::PI * d.r * d.r)
+    let s = f.downcast::<Square>()?;
+    let area = s.lock()?.area().ok();
+    area
 }
 
 #[test]

@@ -112,25 +112,44 @@ fn ring() -> ValueRef<Ring> {
 }
 
 #[test]
-fn truncatable_values_truncate_to_a_known_base() {
+fn derived_values_arrive_as_their_most_derived_type() {
+    // A Ring read where IDL says Circle or Shape: the receiver knows Ring (same IDL file), so
+    // it builds a Ring, whose base part the base handle shows.
     let bytes = corbina::cdr::to_bytes(&ring(), ctx()).unwrap();
     let order = ByteOrder::NATIVE;
     let circle: ValueRef<Circle> = corbina::cdr::from_bytes(&bytes, order, ctx()).unwrap();
-    let c = circle.lock().unwrap();
-    assert_eq!((c.name.as_str(), c.secret, c.radius), ("ring", 42, 2.0));
-    assert_eq!(c.tag, Label::new("gold".into()));
+    {
+        let c = circle.lock().unwrap();
+        assert_eq!((c.name.as_str(), c.secret, c.radius), ("ring", 42, 2.0));
+        assert_eq!(c.tag, Label::new("gold".into()));
+    }
+    assert_eq!(circle.repository_id(), Some(Ring::REPOSITORY_ID));
+    assert_eq!(
+        circle.downcast::<Ring>().unwrap().lock().unwrap().inner,
+        1.5
+    );
     let shape: ValueRef<Shape> = corbina::cdr::from_bytes(&bytes, order, ctx()).unwrap();
     assert_eq!(shape.lock().unwrap().name, "ring");
-    let whole: ValueRef<Ring> = corbina::cdr::from_bytes(&bytes, order, ctx()).unwrap();
-    assert_eq!(whole.lock().unwrap().inner, 1.5);
-    // `Plain : Shape` is not truncatable: a receiver expecting a Shape refuses it.
+    assert_eq!(shape.downcast::<Ring>().unwrap().lock().unwrap().inner, 1.5);
+    assert!(shape.downcast::<Circle>().is_some() && shape.downcast::<Plain>().is_none());
+    // Sent on, it is the whole Ring again: nothing the sender sent is lost.
+    let again = corbina::cdr::to_bytes(&shape, ctx()).unwrap();
+    assert_eq!(again, bytes);
+    // `Plain : Shape` is not truncatable: it arrives as a Plain too, the receiver knowing it.
     let plain = ValueRef::new(Plain {
         name: "p".into(),
         secret: 1,
         r#where: Point { x: 1.0, y: 2.0 },
     });
     let bytes = corbina::cdr::to_bytes(&plain, ctx()).unwrap();
-    let err = corbina::cdr::from_bytes::<ValueRef<Shape>>(&bytes, order, ctx())
+    let got = corbina::cdr::from_bytes::<ValueRef<Shape>>(&bytes, order, ctx()).unwrap();
+    assert_eq!(got.lock().unwrap().name, "p");
+    assert_eq!(
+        got.downcast::<Plain>().unwrap().lock().unwrap().r#where.y,
+        2.0
+    );
+    // A Plain where IDL says Circle is no Circle: refused.
+    let err = corbina::cdr::from_bytes::<ValueRef<Circle>>(&bytes, order, ctx())
         .err()
         .unwrap();
     assert_eq!(err.exception_kind(), corbina::cdr::ExceptionKind::Marshal);
@@ -212,7 +231,7 @@ fn values_as_parameters_through_a_skeleton() {
     );
     assert!(g.reverse(&ValueRef::null()).unwrap().is_null());
 
-    // A Ring sent where a Shape is expected reaches the servant truncated to a Shape.
+    // A Ring sent where a Shape is expected reaches the servant as a Ring and comes back whole.
     let back = g
         .echo_shape(&ValueRef::new(Shape {
             name: "sq".into(),
@@ -220,12 +239,12 @@ fn values_as_parameters_through_a_skeleton() {
         }))
         .unwrap();
     assert_eq!(back.lock().unwrap().name, "sq");
-    let ring_as_shape = {
-        let bytes = corbina::cdr::to_bytes(&ring(), ctx()).unwrap();
-        corbina::cdr::from_bytes::<ValueRef<Shape>>(&bytes, ByteOrder::NATIVE, ctx()).unwrap()
-    };
-    g.echo_shape(&ring_as_shape).unwrap();
+    assert_eq!(back.repository_id(), Some(Shape::REPOSITORY_ID));
+    let back = g.echo_shape(&ring().upcast()).unwrap();
     assert_eq!(*shapes.lock().unwrap(), ["sq", "ring"]);
+    let r = back.downcast::<Ring>().unwrap();
+    let got = r.lock().map(|r| (r.inner, r.radius));
+    assert_eq!(got, Some((1.5, 2.0)));
 
     let (names, first) = g
         .echo_names(&Names::new(vec!["x".into(), "y".into()]))

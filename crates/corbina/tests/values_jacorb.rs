@@ -1,8 +1,9 @@
 //! Objects by value between Corbina and JacORB 3.9 (`peers/values.idl`, the Java peer of
 //! `peers/jacorb/`), both ways, over real IIOP: cycles arrive as cycles, a value sent twice
-//! arrives shared, boxes of string sequences, values in an `Any`, and a truncatable `Derived`
-//! sent where `Base` is expected, to a receiver with and without `Derived`'s factory. One JVM
-//! serves every test of this file.
+//! arrives shared, boxes of string sequences, values in an `Any`, and values derived from
+//! `Base` passed where IDL says `Base` (issue 27): a truncatable `Derived` and a non-truncatable
+//! `Sibling`, to receivers with and without their factories. One JVM serves every test of this
+//! file.
 //!
 //! What JacORB puts on the wire (seen in these tests): big-endian; `Derived` as a chunked value
 //! with both repository ids (tag 0x7fffff0e, one chunk holding `name` and `extra`, end tag -1);
@@ -11,60 +12,19 @@
 //! second parameter to the first.
 //!
 //! The valuetypes, proxy and skeleton are the generator's (`peers/values.idl`, golden
-//! `peers_values.rs`). A formal `Base` is read as a `Base` by generated code, so sending or
-//! reading a `Derived` where IDL says `Base` goes through `ObjectRef::invoke` (client side) and
-//! [`PolymorphicBase`] (server side).
+//! `peers_values.rs`): a `ValueRef<Base>` holds any value of Base's family.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use corbina::cdr::{CdrDecode, CdrEncode, CdrReader, CdrWriter};
-use corbina::valuetype::{ValueInput, ValueMember, ValueRef, ValueType};
-use corbina::{Orb, OrbConfig, Servant, ServerRequest, SystemException};
+use corbina::cdr::{CdrDecode, CdrReader};
+use corbina::valuetype::{ValueInput, ValueMember, ValueRef};
+use corbina::{Orb, OrbConfig, Servant, SystemException};
 use corbina_testpeers::JacorbPeer;
 
-#[allow(dead_code, clippy::all)]
-mod generated {
-    include!("../../corbina-codegen/tests/golden/peers_values.rs");
-}
-use generated::values::*;
-
-/// A `Base` parameter as a receiver knowing `Derived` decodes it: the most derived type.
-enum SomeBase {
-    Base(ValueRef<Base>),
-    Derived(ValueRef<Derived>),
-}
-
-impl SomeBase {
-    /// Reads a `Derived` if that is what was sent, else (truncating) a `Base`.
-    fn decode(r: &mut CdrReader<'_>) -> corbina::cdr::Result<SomeBase> {
-        let mut probe = r.clone();
-        if let Ok(d) = ValueRef::<Derived>::decode(&mut probe) {
-            *r = probe;
-            return Ok(SomeBase::Derived(d));
-        }
-        Ok(SomeBase::Base(ValueRef::decode(r)?))
-    }
-
-    fn encode<'a>(&'a self, w: &mut CdrWriter<'a>) -> corbina::cdr::Result<()> {
-        match self {
-            SomeBase::Base(b) => b.encode(w),
-            SomeBase::Derived(d) => d.encode(w),
-        }
-    }
-
-    /// What `ValueExchange::describe` answers.
-    fn describe(&self) -> String {
-        match self {
-            SomeBase::Base(b) => b
-                .lock()
-                .map_or("null".into(), |b| format!("Base:{}", b.name)),
-            SomeBase::Derived(d) => d
-                .lock()
-                .map_or("null".into(), |d| format!("Derived:{}:{}", d.name, d.extra)),
-        }
-    }
-}
+mod values_family;
+use values_family::generated::values::*;
+use values_family::{derived, describe_base, factories, sibling, Truncating};
 
 /// A list of `n` nodes, ids `0..n`, whose last node points back to the first.
 fn ring(n: i32) -> ValueRef<Node> {
@@ -181,52 +141,16 @@ impl ValueExchangeServant for Exchange {
         Ok(b.0.as_ref().map_or(-1, |c| c.len() as i32))
     }
     fn describe(&self, b: &ValueRef<Base>) -> Result<String, SystemException> {
-        Ok(SomeBase::Base(b.clone()).describe())
+        Ok(describe_base(b))
     }
-    fn make_derived(&self, name: &str, _extra: i32) -> Result<ValueRef<Base>, SystemException> {
-        // Only reached without PolymorphicBase: the Base of the Derived.
-        Ok(ValueRef::new(Base { name: name.into() }))
+    fn make_derived(&self, name: &str, extra: i32) -> Result<ValueRef<Base>, SystemException> {
+        Ok(derived(name, extra))
+    }
+    fn make_sibling(&self, name: &str, count: i32) -> Result<ValueRef<Base>, SystemException> {
+        Ok(sibling(name, count))
     }
     fn echo_base(&self, b: &ValueRef<Base>) -> Result<ValueRef<Base>, SystemException> {
         Ok(b.clone())
-    }
-}
-
-/// The generated skeleton, except that `describe`, `make_derived` and `echo_base` read and
-/// send a `Derived` as a `Derived` where IDL says `Base`: what a value factory for Derived
-/// gives a C++ or Java server.
-struct PolymorphicBase(ValueExchangeSkeleton<Exchange>);
-
-impl Servant for PolymorphicBase {
-    fn primary_interface(&self) -> &'static str {
-        self.0.primary_interface()
-    }
-    fn is_a(&self, id: &str) -> bool {
-        self.0.is_a(id)
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "describe" => {
-                let b = SomeBase::decode(req.arguments())?;
-                req.arguments_done()?;
-                let text = b.describe();
-                req.reply(|w| w.write_string(&text))
-            }
-            "make_derived" => {
-                let r = req.arguments();
-                let name = r.read_string()?;
-                let extra = r.read_long()?;
-                req.arguments_done()?;
-                let d = ValueRef::new(Derived { name, extra });
-                req.reply(|w| d.encode(w))
-            }
-            "echo_base" => {
-                let b = SomeBase::decode(req.arguments())?;
-                req.arguments_done()?;
-                req.reply(|w| b.encode(w))
-            }
-            _ => self.0.dispatch(req),
-        }
     }
 }
 
@@ -249,23 +173,9 @@ fn orb() -> Orb {
     })
 }
 
-fn call<'a, T>(
-    obj: &corbina::ObjectRef,
-    op: &str,
-    args: impl Fn(&mut CdrWriter<'a>) -> corbina::cdr::Result<()>,
-    result: impl FnOnce(&mut CdrReader<'_>) -> corbina::cdr::Result<T>,
-) -> T {
-    obj.invoke(op, args, result, corbina::no_user)
-        .unwrap_or_else(|e: SystemException| panic!("{op} on JacORB: {e}"))
-}
-
-/// Decodes a `T` (as a function item for [`call`], whatever the reader's lifetime).
+/// Decodes a `T` (as a function item, whatever the reader's lifetime).
 fn dec<T: for<'r> CdrDecode<'r>>(r: &mut CdrReader<'_>) -> corbina::cdr::Result<T> {
     T::decode(r)
-}
-
-fn describe<V: ValueType>(obj: &corbina::ObjectRef, v: &ValueRef<V>) -> String {
-    call(obj, "describe", |w| v.encode(w), |r| r.read_string())
 }
 
 /// The JacORB ValueExchange through the generated proxy.
@@ -364,51 +274,57 @@ fn values_in_an_any_reach_jacorb() {
 }
 
 #[test]
-fn truncatable_derived_between_corbina_and_jacorb() {
+fn derived_values_between_corbina_and_jacorb() {
     let Some(mut peer) = peer() else { return };
     let orb = orb();
-    let (vx, x) = exchange(&orb, &peer);
+    let (_, x) = exchange(&orb, &peer);
     let base = ValueRef::new(Base { name: "b".into() });
-    let derived = ValueRef::new(Derived {
-        name: "d".into(),
-        extra: 7,
-    });
     assert_eq!(x.describe(&base).unwrap(), "Base:b");
-    assert_eq!(describe(&vx, &derived), "Derived:d:7");
+    assert_eq!(x.describe(&derived("d", 7)).unwrap(), "Derived:d:7");
+    assert_eq!(x.describe(&sibling("s", 3)).unwrap(), "Sibling:s:3");
 
-    // From JacORB: the Derived it makes, read as Derived and (truncated) as Base.
-    let make = |r: &mut CdrReader<'_>| ValueRef::<Derived>::decode(r);
-    let d = call(
-        &vx,
-        "make_derived",
-        |w| {
-            w.write_string("m")?;
-            w.write_long(5);
-            Ok(())
-        },
-        make,
-    );
-    let d = d.lock().map(|d| (d.name.clone(), d.extra));
-    assert_eq!(d, Some(("m".to_owned(), 5)));
-    let b = x.make_derived("t", 6).unwrap();
-    assert_eq!(b.lock().map(|b| b.name.clone()).as_deref(), Some("t"));
-    let back = call(
-        &vx,
-        "echo_base",
-        |w| derived.encode(w),
-        dec::<ValueRef<Derived>>,
+    // From JacORB: what it makes arrives as what it is, through the generated proxy.
+    let _factories = factories();
+    assert_eq!(
+        describe_base(&x.make_derived("m", 5).unwrap()),
+        "Derived:m:5"
     );
     assert_eq!(
-        back.lock().map(|d| (d.name.clone(), d.extra)),
-        Some(("d".to_owned(), 7))
+        describe_base(&x.make_sibling("n", 2).unwrap()),
+        "Sibling:n:2"
     );
+    assert_eq!(
+        describe_base(&x.echo_base(&derived("d", 7)).unwrap()),
+        "Derived:d:7"
+    );
+    assert_eq!(
+        describe_base(&x.echo_base(&sibling("e", 1)).unwrap()),
+        "Sibling:e:1"
+    );
+    // A Corbina receiver without Derived and Sibling truncates one and refuses the other.
+    {
+        let _truncating = Truncating::start();
+        assert_eq!(describe_base(&x.make_derived("m", 5).unwrap()), "Base:m");
+        let err = x.make_sibling("n", 2).unwrap_err();
+        assert_eq!(err.kind, corbina::SystemExceptionKind::Marshal, "{err}");
+    }
 
-    // JacORB without Derived's factory truncates it to Base, and echoes the Base.
+    // JacORB without their factories truncates the Derived (and echoes the Base) and cannot
+    // read the Sibling.
     assert!(peer.command("derived-factory off").is_empty());
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_eq!(describe(&vx, &derived), "Base:d");
-        let back = call(&vx, "echo_base", |w| derived.encode(w), SomeBase::decode);
-        assert_eq!(back.describe(), "Base:d");
+        assert_eq!(x.describe(&derived("d", 7)).unwrap(), "Base:d");
+        let back = x.echo_base(&derived("d", 7)).unwrap();
+        assert_eq!(back.repository_id(), Some(Base::REPOSITORY_ID));
+        assert_eq!(describe_base(&back), "Base:d");
+        let err = x.describe(&sibling("s", 3)).unwrap_err();
+        assert!(
+            matches!(
+                err.kind,
+                corbina::SystemExceptionKind::Marshal | corbina::SystemExceptionKind::Unknown
+            ),
+            "{err}"
+        );
     }));
     assert!(peer.command("derived-factory on").is_empty());
     if let Err(e) = outcome {
@@ -425,9 +341,7 @@ fn jacorb_client_values_reach_corbina_and_back() {
     let orb = orb();
     let poa = orb.root_poa();
     poa.the_poa_manager().activate().unwrap();
-    let servant: Arc<dyn Servant> = Arc::new(PolymorphicBase(ValueExchangeSkeleton::new(
-        Exchange::default(),
-    )));
+    let servant: Arc<dyn Servant> = Arc::new(ValueExchangeSkeleton::new(Exchange::default()));
     poa.activate_object(servant.clone()).unwrap();
     let obj = poa.servant_to_reference(&servant).unwrap();
     let file = peer.ior_file("corbina-values.ior", &orb.object_to_string(&obj).unwrap());
@@ -445,8 +359,8 @@ fn jacorb_client_values_reach_corbina_and_back() {
         .filter(|l| !l.ends_with(" ok") && !l.ends_with(" ok (no Derived factory)"))
         .collect();
     assert!(failed.is_empty(), "JacORB's checks failed: {failed:#?}");
-    // 6 for cycles, echo_node, 2 same_node, 4 boxes, 4 Derived/Base; twice.
-    assert_eq!(lines.len(), 2 * 17, "{lines:#?}");
+    // 6 for cycles, echo_node, 2 same_node, 4 boxes, 4 Derived/Base, 2 Sibling; twice.
+    assert_eq!(lines.len(), 2 * 19, "{lines:#?}");
     orb.destroy();
 }
 
@@ -508,9 +422,16 @@ fn jacorb_value_encodings_decode_byte_exact() {
         d.lock().map(|d| (d.name.clone(), d.extra)),
         Some(("d".into(), 7))
     );
-    // A receiver knowing only Base truncates: it skips the rest of the chunk.
+    // Read where IDL says Base, it is a Derived (Base's generated code knows it)...
     let mut r = jacorb_reader(&derived);
     let b = ValueRef::<Base>::decode(&mut r).unwrap();
     assert_eq!(r.remaining(), 0);
-    assert_eq!(b.lock().map(|b| b.name.clone()).as_deref(), Some("d"));
+    assert_eq!(describe_base(&b), "Derived:d:7");
+    // ...and a receiver knowing only Base truncates: it skips the rest of the chunk.
+    let _factories = factories();
+    let _truncating = Truncating::start();
+    let mut r = jacorb_reader(&derived);
+    let b = ValueRef::<Base>::decode(&mut r).unwrap();
+    assert_eq!(r.remaining(), 0);
+    assert_eq!(describe_base(&b), "Base:d");
 }

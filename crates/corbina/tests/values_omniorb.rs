@@ -1,27 +1,21 @@
 //! Objects by value with omniORB's C++ mapping, both ways, over real IIOP (issue 17):
 //! `peers/values.idl`, served and called by `peers/omni_value_peer.cc`. Cycles arrive as
 //! cycles, a value sent twice arrives as one value, boxes (null, empty, non-ASCII) keep their
-//! content, and a truncatable `Derived` is read whole by a side that knows it and as its
-//! `Base` by one that does not.
-//!
-//! A parameter of a concrete valuetype is read as exactly that type (`ValueRef<Base>` cannot
-//! hold a `Derived`; polymorphism goes through `ValueBase` and abstract valuetypes), so sending
-//! or reading a `Derived` where IDL says `Base` goes through [`ObjectRef::invoke`] with
-//! `ValueRef<Derived>` (client side) and through [`PolymorphicBase`] (server side): the bytes
-//! are those a factory-driven mapping would send.
+//! content, and a derived value passed where IDL says `Base` (issue 27) arrives as the most
+//! derived type the receiver has a factory for: a truncatable `Derived` whole or as its
+//! `Base`, a non-truncatable `Sibling` whole or refused (MARSHAL). Corbina's side is the
+//! generated code only: `ValueRef<Base>` holds any value of Base's family.
 
 use std::sync::{Arc, Mutex};
 
-use corbina::cdr::value::{ValueInput as WireValueInput, ValueStart};
-use corbina::cdr::{CdrDecode, CdrEncode, CdrReader};
+use corbina::cdr::value::ValueInput as WireValueInput;
+use corbina::cdr::CdrEncode;
 use corbina::valuetype::ValueRef;
-use corbina::{ObjectRef, Orb, OrbConfig, Servant, ServerRequest, SystemException};
+use corbina::{Orb, OrbConfig, Servant, ServerRequest, SystemException};
 
-#[allow(dead_code, clippy::all)]
-mod generated {
-    include!("../../corbina-codegen/tests/golden/peers_values.rs");
-}
-use generated::values::*;
+mod values_family;
+use values_family::generated::values::*;
+use values_family::{derived, describe_base, factories, sibling, Truncating};
 
 fn orb() -> Orb {
     Orb::with_config(OrbConfig {
@@ -81,12 +75,6 @@ fn release(head: ValueRef<Node>) {
 }
 
 /// A value read on its own (for [`ObjectRef::invoke`]'s reply decoder).
-fn read_value<T: corbina::valuetype::ValueType>(
-    r: &mut CdrReader<'_>,
-) -> corbina::cdr::Result<ValueRef<T>> {
-    ValueRef::decode(r)
-}
-
 fn count_distinct(head: &ValueRef<Node>) -> i32 {
     // Keyed by address: ValueRef hashes by identity, but clippy cannot know it.
     let mut seen = std::collections::HashSet::new();
@@ -96,23 +84,6 @@ fn count_distinct(head: &ValueRef<Node>) -> i32 {
         p = next;
     }
     seen.len() as i32
-}
-
-fn describe_base(b: &ValueRef<Base>) -> String {
-    b.lock()
-        .map_or("null".into(), |b| format!("Base:{}", b.name))
-}
-
-fn describe_derived(d: &ValueRef<Derived>) -> String {
-    d.lock()
-        .map_or("null".into(), |d| format!("Derived:{}:{}", d.name, d.extra))
-}
-
-fn derived(name: &str, extra: i32) -> ValueRef<Derived> {
-    ValueRef::new(Derived {
-        name: name.into(),
-        extra,
-    })
 }
 
 fn strings(items: &[&str]) -> StringSeqBox {
@@ -143,18 +114,6 @@ fn omni_server(
     let obj = orb.string_to_object(&ior).unwrap();
     let x = ValueExchange::narrow(&obj).unwrap();
     (peer, orb, x)
-}
-
-/// `describe` with a `Derived` where IDL says `Base` (the bytes of a truncatable value: the
-/// repository ids of Derived and Base, chunked).
-fn describe_derived_remotely(obj: &ObjectRef, d: &ValueRef<Derived>) -> String {
-    obj.invoke(
-        "describe",
-        |w| d.encode(w),
-        |r| r.read_string(),
-        corbina::no_user,
-    )
-    .unwrap()
 }
 
 #[test]
@@ -330,7 +289,7 @@ fn boxes_keep_null_empty_and_non_ascii_content() {
 }
 
 #[test]
-fn derived_reaches_omniorb_whole_or_truncated_to_base() {
+fn derived_reaches_omniorb_whole_truncated_or_refused() {
     let Some(bin) = corbina_testpeers::value_peers() else {
         return;
     };
@@ -346,33 +305,25 @@ fn derived_reaches_omniorb_whole_or_truncated_to_base() {
         });
         assert_eq!(x.describe(&base).unwrap(), "Base:plain");
         assert_eq!(x.describe(&ValueRef::null()).unwrap(), "null");
-        let d = derived("d", 7);
         let want = if factory { "Derived:d:7" } else { "Base:d" };
-        assert_eq!(describe_derived_remotely(x.as_object(), &d), want);
+        assert_eq!(x.describe(&derived("d", 7)).unwrap(), want);
+        // Not truncatable: whole, or MARSHAL from a peer without Sibling's factory.
+        match x.describe(&sibling("s", 3)) {
+            Ok(got) => assert!(factory && got == "Sibling:s:3", "{got}"),
+            Err(e) => {
+                assert!(!factory, "{e}");
+                assert_eq!(e.kind, corbina::SystemExceptionKind::Marshal, "{e}");
+            }
+        }
 
-        // echo_base: the peer sends back what it decoded.
-        let e = derived("e", 5);
-        let obj = x.as_object();
+        // echo_base: the peer sends back what it decoded, read here as what it is.
+        let back = x.echo_base(&derived("e", 5)).unwrap();
+        let want = if factory { "Derived:e:5" } else { "Base:e" };
+        assert_eq!(describe_base(&back), want);
         if factory {
-            let back: ValueRef<Derived> = obj
-                .invoke("echo_base", |w| e.encode(w), read_value, corbina::no_user)
-                .unwrap();
-            assert_eq!(describe_derived(&back), "Derived:e:5");
-        } else {
-            // A Base came back: it cannot be read as a Derived, and reads as its Base.
-            let err = obj
-                .invoke(
-                    "echo_base",
-                    |w| e.encode(w),
-                    read_value::<Derived>,
-                    corbina::no_user,
-                )
-                .unwrap_err();
-            assert_eq!(err.kind, corbina::SystemExceptionKind::Marshal, "{err}");
-            let back: ValueRef<Base> = obj
-                .invoke("echo_base", |w| e.encode(w), read_value, corbina::no_user)
-                .unwrap();
-            assert_eq!(describe_base(&back), "Base:e");
+            let back = x.echo_base(&sibling("t", 4)).unwrap();
+            assert_eq!(back.repository_id(), Some(Sibling::REPOSITORY_ID));
+            assert_eq!(describe_base(&back), "Sibling:t:4");
         }
         orb.destroy();
     }
@@ -383,24 +334,28 @@ fn derived_made_by_omniorb_reaches_corbina() {
     let Some(bin) = corbina_testpeers::value_peers() else {
         return;
     };
+    let _factories = factories();
     let (_peer, orb, x) = omni_server(bin, "values-make-derived", true);
-    // Read as the formal type, the value is truncated to its Base...
-    assert_eq!(describe_base(&x.make_derived("m", 9).unwrap()), "Base:m");
-    // ...and read as a Derived, it is whole.
-    let whole: ValueRef<Derived> = x
-        .as_object()
-        .invoke(
-            "make_derived",
-            |w| {
-                w.write_string("m")?;
-                w.write_long(9);
-                Ok(())
-            },
-            read_value,
-            corbina::no_user,
-        )
-        .unwrap();
-    assert_eq!(describe_derived(&whole), "Derived:m:9");
+    // The formal type is Base: a receiver knowing Derived and Sibling builds them whole...
+    let d = x.make_derived("m", 9).unwrap();
+    assert_eq!(describe_base(&d), "Derived:m:9");
+    assert_eq!(d.lock().unwrap().name, "m");
+    assert_eq!(
+        describe_base(&x.make_sibling("n", 2).unwrap()),
+        "Sibling:n:2"
+    );
+    // ...and one that does not truncates the Derived and refuses the Sibling.
+    {
+        let _truncating = Truncating::start();
+        assert_eq!(describe_base(&x.make_derived("m", 9).unwrap()), "Base:m");
+        let err = x.make_sibling("n", 2).unwrap_err();
+        assert_eq!(err.kind, corbina::SystemExceptionKind::Marshal, "{err}");
+    }
+    // The connection is still good.
+    assert_eq!(
+        describe_base(&x.make_sibling("o", 1).unwrap()),
+        "Sibling:o:1"
+    );
     orb.destroy();
 }
 
@@ -456,94 +411,31 @@ impl ValueExchangeServant for Exchange {
     fn describe(&self, b: &ValueRef<Base>) -> Result<String, SystemException> {
         Ok(describe_base(b))
     }
-    fn make_derived(&self, name: &str, _extra: i32) -> Result<ValueRef<Base>, SystemException> {
-        // Only reached without PolymorphicBase: the Base of the Derived.
-        Ok(ValueRef::new(Base { name: name.into() }))
+    fn make_derived(&self, name: &str, extra: i32) -> Result<ValueRef<Base>, SystemException> {
+        Ok(derived(name, extra))
+    }
+    fn make_sibling(&self, name: &str, count: i32) -> Result<ValueRef<Base>, SystemException> {
+        Ok(sibling(name, count))
     }
     fn echo_base(&self, b: &ValueRef<Base>) -> Result<ValueRef<Base>, SystemException> {
         Ok(b.clone())
     }
 }
 
-/// The generated skeleton, except that `describe`, `make_derived` and `echo_base` read and
-/// send a `Derived` as a `Derived` where IDL says `Base`: what a value factory for Derived
-/// gives a C++ or Java server.
-struct PolymorphicBase(ValueExchangeSkeleton<Exchange>);
-
-enum BaseArg {
-    Base(ValueRef<Base>),
-    Derived(ValueRef<Derived>),
-}
-
-/// Reads a `Base` argument as the most derived type its value tag names.
-fn read_base_arg(r: &mut CdrReader<'_>) -> corbina::cdr::Result<BaseArg> {
-    let mut peek = r.clone();
-    let is_derived = match WireValueInput::new().read_value(&mut peek)? {
-        ValueStart::Value(h) => h.repository_ids.most_derived() == Some(Derived::REPOSITORY_ID),
-        _ => false,
-    };
-    Ok(if is_derived {
-        BaseArg::Derived(ValueRef::decode(r)?)
-    } else {
-        BaseArg::Base(ValueRef::decode(r)?)
-    })
-}
-
-impl Servant for PolymorphicBase {
-    fn primary_interface(&self) -> &'static str {
-        self.0.primary_interface()
-    }
-    fn is_a(&self, id: &str) -> bool {
-        self.0.is_a(id)
-    }
-    fn dispatch(&self, req: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
-        match req.operation() {
-            "describe" => {
-                let arg = read_base_arg(req.arguments())?;
-                req.arguments_done()?;
-                let s = match &arg {
-                    BaseArg::Base(b) => describe_base(b),
-                    BaseArg::Derived(d) => describe_derived(d),
-                };
-                req.reply(|w| w.write_string(&s))
-            }
-            "make_derived" => {
-                let r = req.arguments();
-                let name = r.read_string()?;
-                let extra = r.read_long()?;
-                req.arguments_done()?;
-                let d = derived(&name, extra);
-                req.reply(|w| d.encode(w))
-            }
-            "echo_base" => {
-                let arg = read_base_arg(req.arguments())?;
-                req.arguments_done()?;
-                match &arg {
-                    BaseArg::Base(b) => req.reply(|w| b.encode(w)),
-                    BaseArg::Derived(d) => req.reply(|w| d.encode(w)),
-                }
-            }
-            _ => self.0.dispatch(req),
-        }
-    }
-}
-
-/// Serves a Corbina ValueExchange (`derived_factory`: reading and sending Derived whole) and
-/// runs `omni_value_peer --client` against it with `args`; returns its output.
+/// Serves a Corbina ValueExchange (`derived_factory`: reading and sending Derived whole; else
+/// truncating it, as a receiver without its type) and runs `omni_value_peer --client` against it
+/// with `args`; returns its output.
 fn omni_client_against_corbina(
     bin: &std::path::Path,
     derived_factory: bool,
     args: &[&str],
 ) -> String {
+    let _factories = factories();
+    let _truncating = (!derived_factory).then(Truncating::start);
     let orb = orb();
     let poa = orb.root_poa();
     poa.the_poa_manager().activate().unwrap();
-    let skeleton = ValueExchangeSkeleton::new(Exchange::default());
-    let servant: Arc<dyn Servant> = if derived_factory {
-        Arc::new(PolymorphicBase(skeleton))
-    } else {
-        Arc::new(skeleton)
-    };
+    let servant: Arc<dyn Servant> = Arc::new(ValueExchangeSkeleton::new(Exchange::default()));
     poa.activate_object(servant.clone()).unwrap();
     let obj = poa.servant_to_reference(&servant).unwrap();
     let ior = orb.object_to_string(&obj).unwrap();
@@ -575,6 +467,8 @@ fn omniorb_client_checks_a_corbina_server() {
         "ok describe(Derived 100 KB)",
         "ok make_derived",
         "ok echo_base(Derived)",
+        "ok describe(Sibling)",
+        "ok make_sibling",
     ] {
         assert!(out.contains(check), "{check} missing:\n{out}");
     }
@@ -603,12 +497,18 @@ fn omniorb_client_sees_a_corbina_server_truncate_derived() {
     let Some(bin) = corbina_testpeers::value_peers() else {
         return;
     };
-    // The generated skeleton reads a formal Base as a Base (describe says "Base:d") and its
-    // make_derived can only send a Base: the peer expects both, as from a server with no
-    // Derived factory.
+    // A Corbina server with a factory that builds Derived's id as a Base: describe says
+    // "Base:d" and echo_base sends the Base back, as a server with no Derived factory.
     let out =
         omni_client_against_corbina(bin, false, &["--server-truncates", "--no-derived-factory"]);
-    assert!(out.contains("ok describe(Derived)"), "{out}");
+    for check in [
+        "ok describe(Derived)",
+        "ok echo_base(Derived)",
+        "ok describe(Sibling)",
+        "ok make_sibling",
+    ] {
+        assert!(out.contains(check), "{check} missing:\n{out}");
+    }
 }
 
 /// Keeps the argument bytes of the last `same_node` request and answers `true`.
@@ -694,17 +594,15 @@ fn large_truncatable_values_reach_omniorb_every_time() {
         let name: String = (0..len).map(|k| (b'a' + (k % 26) as u8) as char).collect();
         let d = derived(&name, i as i32);
         let want = format!("Derived:{name}:{i}");
-        let got = describe_derived_remotely(x.as_object(), &d);
+        let got = x.describe(&d).unwrap();
         assert!(
             got == want,
             "call {i}, name of {len} octets: got {} octets",
             got.len()
         );
         // And echoed back whole (omniORB's writer, Corbina's reader).
-        let back: ValueRef<Derived> = x
-            .as_object()
-            .invoke("echo_base", |w| d.encode(w), read_value, corbina::no_user)
-            .unwrap();
+        let back = x.echo_base(&d).unwrap();
+        assert_eq!(back.repository_id(), Some(Derived::REPOSITORY_ID));
         assert_eq!(back.lock().unwrap().name.len(), len, "call {i}");
     }
     orb.destroy();
@@ -719,21 +617,11 @@ fn a_large_truncatable_value_from_omniorb_arrives_whole() {
     };
     let (_peer, orb, x) = omni_server(bin, "values-large", true);
     let big = "x".repeat(300_000);
-    let whole: ValueRef<Derived> = x
-        .as_object()
-        .invoke(
-            "make_derived",
-            |w| {
-                w.write_string(&big)?;
-                w.write_long(9);
-                Ok(())
-            },
-            read_value,
-            corbina::no_user,
-        )
-        .unwrap();
-    assert_eq!(describe_derived(&whole), format!("Derived:{big}:9"));
-    // Read as the formal type: the rest of the state is skipped chunk by chunk.
+    let _factories = factories();
+    let whole = x.make_derived(&big, 9).unwrap();
+    assert_eq!(describe_base(&whole), format!("Derived:{big}:9"));
+    // Truncated by a receiver without Derived: the rest of the state is skipped chunk by chunk.
+    let _truncating = Truncating::start();
     assert_eq!(
         describe_base(&x.make_derived(&big, 9).unwrap()),
         format!("Base:{big}")

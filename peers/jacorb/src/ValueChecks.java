@@ -89,5 +89,16 @@ final class ValueChecks {
         check("echo_base_derived", () ->
             expect(ValueImpls.describe(vx.echo_base(new ValueImpls.DerivedValue("e", 9))),
                 derivedFactory ? "Derived:e:9" : "Base:e"));
+        check("describe_sibling", () ->
+            expect(vx.describe(new ValueImpls.SiblingValue("s", 3)), "Sibling:s:3"));
+        // Not truncatable: without its factory this side cannot read a Sibling (MARSHAL).
+        check("make_sibling", () -> {
+            try {
+                String got = ValueImpls.describe(vx.make_sibling("n", 2));
+                return derivedFactory ? expect(got, "Sibling:n:2") : "got " + got + ", want MARSHAL";
+            } catch (org.omg.CORBA.MARSHAL e) {
+                return derivedFactory ? e.toString() : null;
+            }
+        });
     }
 }

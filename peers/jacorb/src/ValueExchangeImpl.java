@@ -82,6 +82,11 @@ final class ValueExchangeImpl extends Values.ValueExchangePOA {
     }
 
     @Override
+    public Values.Base make_sibling(String name, int count) {
+        return new ValueImpls.SiblingValue(name, count);
+    }
+
+    @Override
     public Values.Base echo_base(Values.Base b) {
         return b;
     }

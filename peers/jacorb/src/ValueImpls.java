@@ -14,6 +14,7 @@ final class ValueImpls {
     static final String NODE = "IDL:Values/Node:1.0";
     static final String BASE = "IDL:Values/Base:1.0";
     static final String DERIVED = "IDL:Values/Derived:1.0";
+    static final String SIBLING = "IDL:Values/Sibling:1.0";
 
     static final class NodeValue extends Values.Node {
         private static final long serialVersionUID = 1L;
@@ -46,6 +47,17 @@ final class ValueImpls {
         }
     }
 
+    static final class SiblingValue extends Values.Sibling {
+        private static final long serialVersionUID = 1L;
+
+        SiblingValue() {}
+
+        SiblingValue(String name, int count) {
+            this.name = name;
+            this.count = count;
+        }
+    }
+
     static final class NodeFactory implements ValueFactory {
         @Override
         public Serializable read_value(org.omg.CORBA_2_3.portable.InputStream in) {
@@ -67,25 +79,43 @@ final class ValueImpls {
         }
     }
 
-    /** Registers the factories; without `derived`, Derived's is left out (or taken back). */
+    static final class SiblingFactory implements ValueFactory {
+        @Override
+        public Serializable read_value(org.omg.CORBA_2_3.portable.InputStream in) {
+            return in.read_value(new SiblingValue());
+        }
+    }
+
+    /**
+     * Registers the factories; without `derived`, Derived's and Sibling's are left out (or
+     * taken back).
+     */
     static void register(org.omg.CORBA.ORB orb, boolean derived) {
         org.omg.CORBA_2_3.ORB o = (org.omg.CORBA_2_3.ORB) orb;
         o.register_value_factory(NODE, new NodeFactory());
         o.register_value_factory(BASE, new BaseFactory());
         if (derived) {
             o.register_value_factory(DERIVED, new DerivedFactory());
+            o.register_value_factory(SIBLING, new SiblingFactory());
         } else {
             o.unregister_value_factory(DERIVED);
+            o.unregister_value_factory(SIBLING);
         }
     }
 
-    /** "Base:<name>" or "Derived:<name>:<extra>" for the type JacORB decoded; "null". */
+    /**
+     * "Base:<name>", "Derived:<name>:<extra>" or "Sibling:<name>:<count>" for the type JacORB
+     * decoded; "null".
+     */
     static String describe(Values.Base b) {
         if (b == null) {
             return "null";
         }
         if (b instanceof Values.Derived) {
             return "Derived:" + b.name + ":" + ((Values.Derived) b).extra;
+        }
+        if (b instanceof Values.Sibling) {
+            return "Sibling:" + b.name + ":" + ((Values.Sibling) b).count;
         }
         return "Base:" + b.name;
     }

@@ -184,6 +184,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Base:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Base:1.0"];
         const CHUNKED: bool = false;
+        const DERIVED: &'static [::corbina::valuetype::KnownValue] = &[::corbina::valuetype::KnownValue::of::<Derived>(), ::corbina::valuetype::KnownValue::of::<Sibling>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -236,6 +237,7 @@ pub mod values {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Derived:1.0", "IDL:Values/Base:1.0"];
         const CHUNKED: bool = true;
         const BASE_IDS: &'static [&'static str] = &["IDL:Values/Base:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Derived, Base>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -256,6 +258,85 @@ pub mod values {
     impl ::corbina::valuetype::TypedValue for Derived {
         fn value_type_code() -> ::corbina::TypeCode {
             Derived::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Base> for Derived {
+        fn take_base(&mut self) -> Base {
+            let mut base = <Base as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            base
+        }
+        fn put_base(&mut self, base: Base) {
+            self.name = base.name;
+        }
+    }
+
+    /// IDL valuetype `::Values::Sibling` (`IDL:Values/Sibling:1.0`): its state. Used as `::corbina::valuetype::ValueRef<Sibling>`.
+    #[derive(Debug, Clone, Default)]
+    pub struct Sibling {
+        pub name: ::std::string::String,
+        pub count: i32,
+    }
+
+    impl Sibling {
+        /// The repository id.
+        pub const REPOSITORY_ID: &'static str = "IDL:Values/Sibling:1.0";
+
+        /// The TypeCode (built once).
+        pub fn type_code() -> ::corbina::TypeCode {
+            static TC: ::std::sync::OnceLock<::corbina::TypeCode> = ::std::sync::OnceLock::new();
+            TC.get_or_init(|| ::corbina::TypeCode::create_value_tc(
+                "IDL:Values/Sibling:1.0",
+                "Sibling",
+                0,
+                Some(Base::type_code()),
+                vec![
+                    ::corbina::typecode::ValueMember::new("count", ::corbina::TypeCode::primitive(::corbina::typecode::TcKind::Long), 1),
+                ],
+            )
+                .expect("valid IDL TypeCode"))
+                .clone()
+        }
+    }
+
+    impl ::corbina::valuetype::ValueType for Sibling {
+        const REPOSITORY_ID: &'static str = "IDL:Values/Sibling:1.0";
+        const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Sibling:1.0"];
+        const CHUNKED: bool = false;
+        const BASE_IDS: &'static [&'static str] = &["IDL:Values/Base:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Sibling, Base>()];
+        fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
+            out.begin_member(w)?;
+            w.write_string(&self.name)?;
+            out.end_member_chunk(w)?;
+            out.begin_member(w)?;
+            w.write_long(self.count);
+            Ok(())
+        }
+        fn read_state(r: &mut ::corbina::cdr::CdrReader<'_>, input: &mut ::corbina::valuetype::ValueInput) -> ::corbina::cdr::Result<Self> {
+            input.begin_member(r)?;
+            let name = r.read_string()?;
+            input.begin_member(r)?;
+            let count = r.read_long()?;
+            Ok(Self { name, count })
+        }
+    }
+
+    impl ::corbina::valuetype::TypedValue for Sibling {
+        fn value_type_code() -> ::corbina::TypeCode {
+            Sibling::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Base> for Sibling {
+        fn take_base(&mut self) -> Base {
+            let mut base = <Base as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            base
+        }
+        fn put_base(&mut self, base: Base) {
+            self.name = base.name;
         }
     }
 
@@ -489,6 +570,26 @@ pub mod values {
             )
         }
 
+        /// IDL `make_sibling`.
+        pub fn make_sibling(&self, name: &str, count: i32) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException> {
+            if let Some(done) = self.obj.collocated_call("IDL:Values/ValueExchange:1.0", |servant: &dyn ValueExchangeServant| ValueExchangeServant::make_sibling(servant, name, count)) {
+                return done;
+            }
+            self.obj.invoke(
+                "make_sibling",
+                |w| {
+                    w.write_string(name)?;
+                    w.write_long(count);
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Base> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            )
+        }
+
         /// IDL `echo_base`.
         pub fn echo_base(&self, b: &::corbina::valuetype::ValueRef<Base>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException> {
             if let Some(done) = self.obj.collocated_call("IDL:Values/ValueExchange:1.0", |servant: &dyn ValueExchangeServant| ValueExchangeServant::echo_base(servant, b)) {
@@ -706,6 +807,23 @@ pub mod values {
             ).await
         }
 
+        /// IDL `make_sibling`.
+        pub async fn make_sibling(&self, name: &str, count: i32) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException> {
+            self.obj.invoke_async(
+                "make_sibling",
+                |w| {
+                    w.write_string(name)?;
+                    w.write_long(count);
+                    Ok(())
+                },
+                |r| {
+                    let ret = <::corbina::valuetype::ValueRef<Base> as ::corbina::cdr::CdrDecode>::decode(r)?;
+                    Ok(ret)
+                },
+                ::corbina::no_user,
+            ).await
+        }
+
         /// IDL `echo_base`.
         pub async fn echo_base(&self, b: &::corbina::valuetype::ValueRef<Base>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException> {
             self.obj.invoke_async(
@@ -778,6 +896,9 @@ pub mod values {
 
         /// IDL `make_derived`.
         fn make_derived(&self, name: &str, extra: i32) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException>;
+
+        /// IDL `make_sibling`.
+        fn make_sibling(&self, name: &str, count: i32) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException>;
 
         /// IDL `echo_base`.
         fn echo_base(&self, b: &::corbina::valuetype::ValueRef<Base>) -> ::core::result::Result<::corbina::valuetype::ValueRef<Base>, ::corbina::SystemException>;
@@ -930,6 +1051,17 @@ pub mod values {
                     let arg_extra = r.read_long()?;
                     request.arguments_done()?;
                     let ret_ = _S::make_derived(&self.servant, &arg_name, arg_extra)?;
+                    request.reply(|w| {
+                        ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
+                        Ok(())
+                    })
+                }
+                "make_sibling" => {
+                    let r = request.arguments();
+                    let arg_name = r.read_string()?;
+                    let arg_count = r.read_long()?;
+                    request.arguments_done()?;
+                    let ret_ = _S::make_sibling(&self.servant, &arg_name, arg_count)?;
                     request.reply(|w| {
                         ::corbina::cdr::CdrEncode::encode(&ret_, w)?;
                         Ok(())

@@ -321,6 +321,7 @@ pub mod shapes {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Shapes/Square:1.0"];
         const CHUNKED: bool = false;
         const BASE_IDS: &'static [&'static str] = &["IDL:Shapes/Figure:1.0"];
+        const DERIVED: &'static [::corbina::valuetype::KnownValue] = &[::corbina::valuetype::KnownValue::of::<Disc>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_double(self.side);
@@ -402,6 +403,7 @@ pub mod shapes {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Shapes/Disc:1.0", "IDL:Shapes/Square:1.0"];
         const CHUNKED: bool = true;
         const BASE_IDS: &'static [&'static str] = &["IDL:Shapes/Square:1.0", "IDL:Shapes/Figure:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Disc, Square>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_double(self.side);
@@ -421,6 +423,17 @@ pub mod shapes {
     impl ::corbina::valuetype::TypedValue for Disc {
         fn value_type_code() -> ::corbina::TypeCode {
             Disc::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Square> for Disc {
+        fn take_base(&mut self) -> Square {
+            let mut base = <Square as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.side, &mut self.side);
+            base
+        }
+        fn put_base(&mut self, base: Square) {
+            self.side = base.side;
         }
     }
 

@@ -483,6 +483,7 @@ pub mod values {
         const REPOSITORY_ID: &'static str = "IDL:Values/Shape:1.0";
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
         const CHUNKED: bool = false;
+        const DERIVED: &'static [::corbina::valuetype::KnownValue] = &[::corbina::valuetype::KnownValue::of::<Circle>(), ::corbina::valuetype::KnownValue::of::<Ring>(), ::corbina::valuetype::KnownValue::of::<Plain>(), ::corbina::valuetype::KnownValue::of::<Pair>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -543,6 +544,8 @@ pub mod values {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
         const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Circle, Shape>()];
+        const DERIVED: &'static [::corbina::valuetype::KnownValue] = &[::corbina::valuetype::KnownValue::of::<Ring>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -569,6 +572,19 @@ pub mod values {
     impl ::corbina::valuetype::TypedValue for Circle {
         fn value_type_code() -> ::corbina::TypeCode {
             Circle::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Shape> for Circle {
+        fn take_base(&mut self) -> Shape {
+            let mut base = <Shape as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            ::core::mem::swap(&mut base.secret, &mut self.secret);
+            base
+        }
+        fn put_base(&mut self, base: Shape) {
+            self.name = base.name;
+            self.secret = base.secret;
         }
     }
 
@@ -609,6 +625,7 @@ pub mod values {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Ring:1.0", "IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
         const BASE_IDS: &'static [&'static str] = &["IDL:Values/Circle:1.0", "IDL:Values/Shape:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Ring, Circle>(), ::corbina::valuetype::BaseView::of::<Ring, Shape>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -639,6 +656,36 @@ pub mod values {
     impl ::corbina::valuetype::TypedValue for Ring {
         fn value_type_code() -> ::corbina::TypeCode {
             Ring::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Circle> for Ring {
+        fn take_base(&mut self) -> Circle {
+            let mut base = <Circle as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            ::core::mem::swap(&mut base.secret, &mut self.secret);
+            ::core::mem::swap(&mut base.radius, &mut self.radius);
+            ::core::mem::swap(&mut base.tag, &mut self.tag);
+            base
+        }
+        fn put_base(&mut self, base: Circle) {
+            self.name = base.name;
+            self.secret = base.secret;
+            self.radius = base.radius;
+            self.tag = base.tag;
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Shape> for Ring {
+        fn take_base(&mut self) -> Shape {
+            let mut base = <Shape as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            ::core::mem::swap(&mut base.secret, &mut self.secret);
+            base
+        }
+        fn put_base(&mut self, base: Shape) {
+            self.name = base.name;
+            self.secret = base.secret;
         }
     }
 
@@ -677,6 +724,7 @@ pub mod values {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Plain:1.0"];
         const CHUNKED: bool = false;
         const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Plain, Shape>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -701,6 +749,19 @@ pub mod values {
     impl ::corbina::valuetype::TypedValue for Plain {
         fn value_type_code() -> ::corbina::TypeCode {
             Plain::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Shape> for Plain {
+        fn take_base(&mut self) -> Shape {
+            let mut base = <Shape as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            ::core::mem::swap(&mut base.secret, &mut self.secret);
+            base
+        }
+        fn put_base(&mut self, base: Shape) {
+            self.name = base.name;
+            self.secret = base.secret;
         }
     }
 
@@ -1112,6 +1173,7 @@ pub mod values {
         const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Values/Pair:1.0", "IDL:Values/Shape:1.0"];
         const CHUNKED: bool = true;
         const BASE_IDS: &'static [&'static str] = &["IDL:Values/Shape:1.0"];
+        const BASE_VIEWS: &'static [::corbina::valuetype::BaseView] = &[::corbina::valuetype::BaseView::of::<Pair, Shape>()];
         fn write_state<'a>(&'a self, w: &mut ::corbina::cdr::CdrWriter<'a>, out: &mut ::corbina::valuetype::ValueOutput) -> ::corbina::cdr::Result<()> {
             out.begin_member(w)?;
             w.write_string(&self.name)?;
@@ -1138,6 +1200,19 @@ pub mod values {
     impl ::corbina::valuetype::TypedValue for Pair {
         fn value_type_code() -> ::corbina::TypeCode {
             Pair::type_code()
+        }
+    }
+
+    impl ::corbina::valuetype::Derives<Shape> for Pair {
+        fn take_base(&mut self) -> Shape {
+            let mut base = <Shape as ::core::default::Default>::default();
+            ::core::mem::swap(&mut base.name, &mut self.name);
+            ::core::mem::swap(&mut base.secret, &mut self.secret);
+            base
+        }
+        fn put_base(&mut self, base: Shape) {
+            self.name = base.name;
+            self.secret = base.secret;
         }
     }
 

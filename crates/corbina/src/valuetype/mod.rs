@@ -39,6 +39,13 @@ pub trait ValueType: Default + Send + 'static {
     /// Every base's repository id, concrete and abstract, transitively: what a value of this
     /// type can be passed as (an abstract valuetype's parameter checks it).
     const BASE_IDS: &'static [&'static str] = &[];
+    /// How a value of this type is seen as each of its concrete bases (generated: one
+    /// [`BaseView::of`] per concrete base, transitively), so that a `ValueRef<Base>` can hold it.
+    const BASE_VIEWS: &'static [BaseView] = &[];
+    /// The concrete types derived from this one that the generator knows (those of the same IDL
+    /// file): their default factories build a value received with their id where this type is
+    /// the formal one and the registry has no factory for it.
+    const DERIVED: &'static [KnownValue] = &[];
 
     /// Writes the state members (inherited first), each preceded by
     /// [`ValueOutput::begin_member`] unless it is itself a value.
@@ -71,19 +78,49 @@ pub trait ValueMember: Sized {
     fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self>;
 }
 
-/// A reference to a value of type `T`: null, or a handle shared by everyone holding it.
+/// A reference to a value of type `T` or of a type derived from `T`: null, or a handle shared
+/// by everyone holding it.
+///
+/// As a `Base*` in C++, a `ValueRef<Base>` holds any value of `Base`'s family: a `Derived` a
+/// peer sent where IDL says `Base` arrives as a `Derived` (built by the factory registered for
+/// its id, or the generated type of the same IDL file), is sent on as a `Derived`, and
+/// [`ValueRef::downcast`] gives it back as a `ValueRef<Derived>`; [`ValueRef::lock`] gives its
+/// `Base` part either way. [`ValueRef::upcast`] makes one from a `ValueRef<Derived>`.
 ///
 /// Equality and hashing are by identity (two handles are equal when they are the same value),
 /// which is what makes graphs with sharing and cycles comparable and printable: `Debug` shows
 /// the type and address, never the state (which may lead back to itself).
-pub struct ValueRef<T: 'static>(Option<Arc<Mutex<T>>>);
+pub struct ValueRef<T: 'static>(Option<Slot<T>>);
+
+/// What a non-null [`ValueRef<T>`] holds.
+enum Slot<T: 'static> {
+    /// A value of type `T` itself.
+    Own(Arc<Mutex<T>>),
+    /// A value of a type derived from `T`, seen as a `T` through `Upcast`.
+    Derived(Arc<dyn ValueObject>, &'static Upcast<T>),
+}
+
+impl<T: 'static> Clone for Slot<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Slot::Own(h) => Slot::Own(h.clone()),
+            Slot::Derived(v, up) => Slot::Derived(v.clone(), up),
+        }
+    }
+}
 
 impl<T: 'static> Drop for ValueRef<T> {
     fn drop(&mut self) {
         // The last handle drops the state, which may hold the next node of a long list: that
         // goes through a queue, not a recursion as deep as the list.
-        if let Some(last) = self.0.take().and_then(Arc::into_inner) {
-            depth::drop_last(last);
+        match self.0.take() {
+            Some(Slot::Own(h)) => {
+                if let Some(last) = Arc::into_inner(h) {
+                    depth::drop_last(last);
+                }
+            }
+            Some(Slot::Derived(v, _)) => polymorphic::drop_object(v),
+            None => {}
         }
     }
 }
@@ -91,7 +128,7 @@ impl<T: 'static> Drop for ValueRef<T> {
 impl<T: 'static> ValueRef<T> {
     /// A new value.
     pub fn new(value: T) -> Self {
-        ValueRef(Some(Arc::new(Mutex::new(value))))
+        ValueRef(Some(Slot::Own(Arc::new(Mutex::new(value)))))
     }
 
     /// The null value.
@@ -104,29 +141,215 @@ impl<T: 'static> ValueRef<T> {
         self.0.is_none()
     }
 
-    /// The shared handle, unless null.
+    /// The shared handle, when the value is a `T` itself (`None` for null and for a value of a
+    /// derived type: [`ValueRef::downcast`] reaches that).
     pub fn handle(&self) -> Option<&Arc<Mutex<T>>> {
-        self.0.as_ref()
+        match &self.0 {
+            Some(Slot::Own(h)) => Some(h),
+            _ => None,
+        }
     }
 
-    /// Locks the value's state (a poisoned lock is taken over: the state is plain data).
-    pub fn lock(&self) -> Option<MutexGuard<'_, T>> {
-        self.0.as_ref().map(|a| lock(a))
+    /// Locks the value and gives its `T` state, unless null (a poisoned lock is taken over: the
+    /// state is plain data). For a value of a derived type, the guard holds the `T` members,
+    /// moved out of the derived state while it lives and back when it drops.
+    pub fn lock(&self) -> Option<ValueGuard<'_, T>> {
+        match self.0.as_ref()? {
+            Slot::Own(h) => Some(ValueGuard(Guard::Own(lock(h)))),
+            Slot::Derived(v, up) => {
+                let mut state = v.state().lock().unwrap_or_else(|e| e.into_inner());
+                let base = (up.take)(&mut *state)?;
+                Some(ValueGuard(Guard::Derived {
+                    state,
+                    base: Some(base),
+                    up,
+                }))
+            }
+        }
     }
 
     /// Whether both are the same value (or both null).
     pub fn ptr_eq(&self, other: &Self) -> bool {
-        match (&self.0, &other.0) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            (None, None) => true,
-            _ => false,
-        }
+        self.identity() == other.identity()
     }
 
     fn identity(&self) -> usize {
-        self.0
-            .as_ref()
-            .map_or(0, |a| Arc::as_ptr(a) as *const () as usize)
+        match &self.0 {
+            None => 0,
+            Some(Slot::Own(h)) => Arc::as_ptr(h) as *const () as usize,
+            Some(Slot::Derived(v, _)) => Arc::as_ptr(v) as *const () as usize,
+        }
+    }
+}
+
+impl<T: ValueType> ValueRef<T> {
+    /// The most derived type's repository id, unless null.
+    pub fn repository_id(&self) -> Option<&'static str> {
+        match self.0.as_ref()? {
+            Slot::Own(_) => Some(T::REPOSITORY_ID),
+            Slot::Derived(v, _) => Some(v.repository_id()),
+        }
+    }
+
+    /// Whether the value is of type `id` (its own, a base's, or `ValueBase`; false for null).
+    pub fn is_a(&self, id: &str) -> bool {
+        self.object().is_some_and(|v| v.is_a(id))
+    }
+
+    /// The same value as a `ValueRef<D>`, if it is a `D` or of a type derived from `D` (null
+    /// gives a null `ValueRef`).
+    pub fn downcast<D: ValueType>(&self) -> Option<ValueRef<D>> {
+        match self.object() {
+            None => Some(ValueRef::null()),
+            Some(v) => view(&v),
+        }
+    }
+
+    /// The same value as a `ValueRef<B>` of one of its concrete bases.
+    pub fn upcast<B: ValueType>(self) -> ValueRef<B>
+    where
+        T: Derives<B>,
+    {
+        match &self.0 {
+            None => ValueRef::null(),
+            Some(Slot::Own(h)) => ValueRef(Some(Slot::Derived(h.clone(), &T::UPCAST))),
+            // A value seen as `T` is of a type derived from `T`, so from `B`: its generated
+            // `BASE_VIEWS` list `B` as they list every concrete base.
+            Some(Slot::Derived(v, _)) => view(v).unwrap_or_else(|| {
+                unreachable!(
+                    "{} lists no view as a base of {}",
+                    v.repository_id(),
+                    T::REPOSITORY_ID
+                )
+            }),
+        }
+    }
+
+    /// The value without its static type, unless null (shared, not copied).
+    pub(crate) fn object(&self) -> Option<Arc<dyn ValueObject>> {
+        match self.0.as_ref()? {
+            Slot::Own(h) => Some(h.clone()),
+            Slot::Derived(v, _) => Some(v.clone()),
+        }
+    }
+}
+
+/// The value `v` as a `ValueRef<T>`, if it is a `T` or of a type derived from `T`.
+pub(crate) fn view<T: ValueType>(v: &Arc<dyn ValueObject>) -> Option<ValueRef<T>> {
+    let any: Arc<dyn std::any::Any + Send + Sync> = v.clone();
+    if let Ok(h) = any.downcast::<Mutex<T>>() {
+        return Some(ValueRef(Some(Slot::Own(h))));
+    }
+    let up = v
+        .base_view(std::any::TypeId::of::<T>())?
+        .downcast_ref::<Upcast<T>>()?;
+    Some(ValueRef(Some(Slot::Derived(v.clone(), up))))
+}
+
+/// The state of a locked value as its `T` part ([`ValueRef::lock`]).
+pub struct ValueGuard<'a, T: 'static>(Guard<'a, T>);
+
+enum Guard<'a, T: 'static> {
+    Own(MutexGuard<'a, T>),
+    /// `base` is moved out of the derived `state` while the guard lives (always `Some` until
+    /// the guard drops and puts it back).
+    Derived {
+        state: MutexGuard<'a, dyn std::any::Any + Send>,
+        base: Option<T>,
+        up: &'static Upcast<T>,
+    },
+}
+
+impl<T: 'static> std::ops::Deref for ValueGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match &self.0 {
+            Guard::Own(g) => g,
+            Guard::Derived { base, .. } => base.as_ref().unwrap_or_else(|| unreachable!()),
+        }
+    }
+}
+
+impl<T: 'static> std::ops::DerefMut for ValueGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        match &mut self.0 {
+            Guard::Own(g) => g,
+            Guard::Derived { base, .. } => base.as_mut().unwrap_or_else(|| unreachable!()),
+        }
+    }
+}
+
+impl<T: 'static> Drop for ValueGuard<'_, T> {
+    fn drop(&mut self) {
+        if let Guard::Derived { state, base, up } = &mut self.0 {
+            if let Some(b) = base.take() {
+                (up.put)(&mut **state, b);
+            }
+        }
+    }
+}
+
+impl<T: 'static> std::fmt::Debug for ValueGuard<'_, T>
+where
+    T: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// A concrete valuetype derived from `B` (generated for each concrete base, transitively):
+/// how its state lends out and takes back `B`'s members, which it holds first.
+pub trait Derives<B: ValueType>: ValueType {
+    /// Moves `B`'s members out into a `B` (leaving defaults behind).
+    fn take_base(&mut self) -> B;
+    /// Moves them back.
+    fn put_base(&mut self, base: B);
+    /// The two, type-erased, for a `ValueRef<B>` holding a `Self`.
+    const UPCAST: Upcast<B> = Upcast {
+        take: take_base_erased::<Self, B>,
+        put: put_base_erased::<Self, B>,
+    };
+}
+
+fn take_base_erased<D: Derives<B>, B: ValueType>(s: &mut (dyn std::any::Any + Send)) -> Option<B> {
+    s.downcast_mut::<D>().map(D::take_base)
+}
+
+fn put_base_erased<D: Derives<B>, B: ValueType>(s: &mut (dyn std::any::Any + Send), b: B) {
+    if let Some(d) = s.downcast_mut::<D>() {
+        d.put_base(b);
+    }
+}
+
+/// A derived value's state seen as its base `B` ([`Derives::UPCAST`]).
+pub struct Upcast<B: 'static> {
+    take: fn(&mut (dyn std::any::Any + Send)) -> Option<B>,
+    put: fn(&mut (dyn std::any::Any + Send), B),
+}
+
+/// One concrete base a value type can be seen as ([`ValueType::BASE_VIEWS`]).
+#[derive(Clone, Copy)]
+pub struct BaseView {
+    base: fn() -> std::any::TypeId,
+    upcast: &'static (dyn std::any::Any + Send + Sync),
+}
+
+impl BaseView {
+    /// `D` seen as its base `B`.
+    pub const fn of<D: Derives<B>, B: ValueType>() -> Self {
+        BaseView {
+            base: std::any::TypeId::of::<B>,
+            upcast: &D::UPCAST,
+        }
+    }
+
+    /// The view as `base`, among `views`.
+    pub(crate) fn find(
+        views: &[BaseView],
+        base: std::any::TypeId,
+    ) -> Option<&'static (dyn std::any::Any + Send + Sync)> {
+        views.iter().find(|v| (v.base)() == base).map(|v| v.upcast)
     }
 }
 
@@ -170,11 +393,18 @@ impl<T: 'static> std::fmt::Debug for ValueRef<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             None => write!(f, "ValueRef<{}>(null)", std::any::type_name::<T>()),
-            Some(a) => write!(
+            Some(Slot::Own(a)) => write!(
                 f,
                 "ValueRef<{}>({:p})",
                 std::any::type_name::<T>(),
                 Arc::as_ptr(a)
+            ),
+            Some(Slot::Derived(v, _)) => write!(
+                f,
+                "ValueRef<{}>({}, {:p})",
+                std::any::type_name::<T>(),
+                v.repository_id(),
+                Arc::as_ptr(v)
             ),
         }
     }
@@ -205,10 +435,12 @@ fn accepts(ids: &RepositoryIds, chunked: bool, formal: &str) -> bool {
 
 impl<T: ValueType> ValueMember for ValueRef<T> {
     fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
-        let Some(handle) = &self.0 else {
-            return out.write_null(w);
-        };
-        write_locked(handle, w, out)
+        match &self.0 {
+            None => out.write_null(w),
+            Some(Slot::Own(h)) => write_locked(h, w, out),
+            // Sent as what it is, with its own header: nothing the caller holds is lost.
+            Some(Slot::Derived(v, _)) => v.write_value(w, out),
+        }
     }
 
     fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
@@ -220,21 +452,53 @@ impl<T: ValueType> ValueMember for ValueRef<T> {
                 let v = v
                     .downcast::<polymorphic::Registered>()
                     .map_err(|_| wrong_type(at))?;
-                let any: Arc<dyn std::any::Any + Send + Sync> = (*v).clone();
-                any.downcast::<Mutex<T>>()
-                    .map(|a| ValueRef(Some(a)))
-                    .map_err(|_| wrong_type(at))
+                view(&v).ok_or_else(|| wrong_type(at))
             }
             ValueStart::Value(h) => {
-                if !accepts(&h.repository_ids, h.chunked, T::REPOSITORY_ID) {
-                    return Err(no_factory(&h));
-                }
-                let v = read_state_at::<T>(r, input, h.position)?;
+                let v = match h.repository_ids.most_derived() {
+                    Some(id) if id != T::REPOSITORY_ID => read_derived::<T>(r, input, &h)?,
+                    _ => read_state_at::<T>(r, input, h.position)?,
+                };
                 input.end_value(r)?;
                 Ok(v)
             }
         }
     }
+}
+
+/// Reads a value sent with a most derived type other than the formal `T`: as the most derived
+/// type that has a factory (the registry's, then the generated types derived from `T`), going
+/// up the truncatable chain when the value is chunked, down to `T` itself (truncation).
+#[cold]
+fn read_derived<T: ValueType>(
+    r: &mut CdrReader<'_>,
+    input: &mut ValueInput,
+    h: &ValueHeader,
+) -> Result<ValueRef<T>> {
+    let ids = h
+        .repository_ids
+        .iter()
+        .take(if h.chunked { usize::MAX } else { 1 });
+    for id in ids {
+        if id == T::REPOSITORY_ID {
+            return read_state_at::<T>(r, input, h.position);
+        }
+        let built = if let Some(f) = polymorphic::lookup_value_factory(id) {
+            depth::nested(|| f.read_value(r, input, h.position))?
+        } else if let Some(k) = T::DERIVED.iter().find(|k| k.repository_id == id) {
+            (k.read)(r, input, h.position)?
+        } else {
+            continue;
+        };
+        return built
+            .into_object()
+            .and_then(|v| view(&v))
+            .ok_or(MarshalError::InvalidValue {
+                offset: h.position,
+                reason: "the value factory built a value that is not of the formal type",
+            });
+    }
+    Err(no_factory(h))
 }
 
 /// Reads `T`'s state for the value whose tag is at `position`, registering its handle first
@@ -249,7 +513,7 @@ pub(crate) fn read_state_at<T: ValueType>(
     input.register(position, Arc::new(registered));
     let state = depth::nested(|| T::read_state(r, input))?;
     *lock(&handle) = state;
-    Ok(ValueRef(Some(handle)))
+    Ok(ValueRef(Some(Slot::Own(handle))))
 }
 
 /// Writes the value behind `handle` (identity: its address) with `T`'s header, or an

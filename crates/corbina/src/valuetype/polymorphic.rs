@@ -29,6 +29,10 @@ pub trait ValueObject: Any + Send + Sync {
     /// Replaces the state with a default one, dropping the values it held: the TypeCode
     /// walker breaks the cycles of the values it built only to copy them.
     fn reset_state(&self) {}
+    /// The state behind its lock, without its type.
+    fn state(&self) -> &Mutex<dyn Any + Send>;
+    /// How the value is seen as its concrete base of type id `base` (an `Upcast<Base>`).
+    fn base_view(&self, base: std::any::TypeId) -> Option<&'static (dyn Any + Send + Sync)>;
 }
 
 impl<T: ValueType> ValueObject for Mutex<T> {
@@ -42,6 +46,14 @@ impl<T: ValueType> ValueObject for Mutex<T> {
 
     fn write_value(&self, w: &mut CdrWriter<'_>, out: &mut ValueOutput) -> Result<()> {
         super::write_locked(self, w, out)
+    }
+
+    fn state(&self) -> &Mutex<dyn Any + Send> {
+        self
+    }
+
+    fn base_view(&self, base: std::any::TypeId) -> Option<&'static (dyn Any + Send + Sync)> {
+        super::BaseView::find(T::BASE_VIEWS, base)
     }
 
     fn reset_state(&self) {
@@ -66,13 +78,18 @@ pub struct ValueBase(Option<Arc<dyn ValueObject>>);
 
 impl Drop for ValueBase {
     fn drop(&mut self) {
-        // As for `ValueRef`: the last handle's state drops through a queue. Held by this handle
-        // alone (no other strong or weak one to clone from), it is the last.
         if let Some(h) = self.0.take() {
-            if Arc::strong_count(&h) == 1 && Arc::weak_count(&h) == 0 {
-                super::depth::drop_last(h);
-            }
+            drop_object(h);
         }
+    }
+}
+
+/// Drops a handle to a value: as for `ValueRef`, the last handle's state drops through a
+/// queue. Held by this handle alone (no other strong or weak one to clone from), it is the
+/// last.
+pub(crate) fn drop_object(h: Arc<dyn ValueObject>) {
+    if Arc::strong_count(&h) == 1 && Arc::weak_count(&h) == 0 {
+        super::depth::drop_last(h);
     }
 }
 
@@ -97,14 +114,18 @@ impl ValueBase {
         self.0.as_ref().is_some_and(|v| v.is_a(id))
     }
 
-    /// The value as a `ValueRef<T>` sharing the same handle, if it is a `T` (null gives a
-    /// null `ValueRef`).
+    /// The value as a `ValueRef<T>` sharing the same handle, if it is a `T` or of a type
+    /// derived from `T` (null gives a null `ValueRef`).
     pub fn downcast<T: ValueType>(&self) -> Option<ValueRef<T>> {
-        let Some(v) = &self.0 else {
-            return Some(ValueRef::null());
-        };
-        let any: Arc<dyn Any + Send + Sync> = v.clone();
-        any.downcast::<Mutex<T>>().ok().map(|h| ValueRef(Some(h)))
+        match &self.0 {
+            None => Some(ValueRef::null()),
+            Some(v) => super::view(v),
+        }
+    }
+
+    /// The handle, taken out (`None` for null).
+    pub(crate) fn into_object(mut self) -> Option<Arc<dyn ValueObject>> {
+        self.0.take()
     }
 
     /// The shared handle, unless null.
@@ -215,8 +236,7 @@ impl KnownValue {
 
 impl<T: ValueType> From<ValueRef<T>> for ValueBase {
     fn from(v: ValueRef<T>) -> Self {
-        let mut v = v;
-        ValueBase(v.0.take().map(|h| h as Arc<dyn ValueObject>))
+        ValueBase(v.object())
     }
 }
 

@@ -462,3 +462,222 @@ fn measure_bytes_held_per_nesting_level() {
         "{per_level} bytes a level"
     );
 }
+
+/// `valuetype Animal { long legs; }; valuetype Cat : truncatable Animal { string name; };
+/// valuetype Dog : Animal { long tricks; };` as generated: `Animal` knows `Cat` (same IDL
+/// file), `Dog` only through the registry.
+#[derive(Debug, Default)]
+struct Animal {
+    legs: i32,
+}
+
+impl ValueType for Animal {
+    const REPOSITORY_ID: &'static str = "IDL:test/Animal:1.0";
+    const REPOSITORY_IDS: &'static [&'static str] = &[Self::REPOSITORY_ID];
+    const CHUNKED: bool = false;
+    const DERIVED: &'static [KnownValue] = &[KnownValue::of::<Cat>()];
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        out.begin_member(w)?;
+        w.write_long(self.legs);
+        Ok(())
+    }
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        input.begin_member(r)?;
+        Ok(Animal {
+            legs: r.read_long()?,
+        })
+    }
+}
+
+#[derive(Debug, Default)]
+struct Cat {
+    legs: i32,
+    name: String,
+}
+
+impl ValueType for Cat {
+    const REPOSITORY_ID: &'static str = "IDL:test/Cat:1.0";
+    const REPOSITORY_IDS: &'static [&'static str] = &[Self::REPOSITORY_ID, Animal::REPOSITORY_ID];
+    const CHUNKED: bool = true;
+    const BASE_IDS: &'static [&'static str] = &[Animal::REPOSITORY_ID];
+    const BASE_VIEWS: &'static [BaseView] = &[BaseView::of::<Cat, Animal>()];
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        out.begin_member(w)?;
+        w.write_long(self.legs);
+        out.begin_member(w)?;
+        w.write_string(&self.name)
+    }
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        input.begin_member(r)?;
+        let legs = r.read_long()?;
+        input.begin_member(r)?;
+        let name = r.read_string()?;
+        Ok(Cat { legs, name })
+    }
+}
+
+impl Derives<Animal> for Cat {
+    fn take_base(&mut self) -> Animal {
+        let mut b = Animal::default();
+        std::mem::swap(&mut b.legs, &mut self.legs);
+        b
+    }
+    fn put_base(&mut self, b: Animal) {
+        self.legs = b.legs;
+    }
+}
+
+#[derive(Debug, Default)]
+struct Dog {
+    legs: i32,
+    tricks: i32,
+}
+
+impl ValueType for Dog {
+    const REPOSITORY_ID: &'static str = "IDL:test/Dog:1.0";
+    const REPOSITORY_IDS: &'static [&'static str] = &[Self::REPOSITORY_ID];
+    const CHUNKED: bool = false;
+    const BASE_IDS: &'static [&'static str] = &[Animal::REPOSITORY_ID];
+    const BASE_VIEWS: &'static [BaseView] = &[BaseView::of::<Dog, Animal>()];
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        out.begin_member(w)?;
+        w.write_long(self.legs);
+        out.begin_member(w)?;
+        w.write_long(self.tricks);
+        Ok(())
+    }
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        input.begin_member(r)?;
+        let legs = r.read_long()?;
+        input.begin_member(r)?;
+        let tricks = r.read_long()?;
+        Ok(Dog { legs, tricks })
+    }
+}
+
+impl Derives<Animal> for Dog {
+    fn take_base(&mut self) -> Animal {
+        let mut b = Animal::default();
+        std::mem::swap(&mut b.legs, &mut self.legs);
+        b
+    }
+    fn put_base(&mut self, b: Animal) {
+        self.legs = b.legs;
+    }
+}
+
+fn round_trip<T: ValueType>(v: &ValueRef<T>) -> Result<ValueRef<T>> {
+    let ctx = CdrContext::GIOP_1_2;
+    let bytes = to_bytes(v, ctx)?;
+    from_bytes(&bytes, corbina_cdr::ByteOrder::NATIVE, ctx)
+}
+
+#[test]
+fn a_base_handle_holds_a_derived_value_and_shows_its_base_part() {
+    let cat = ValueRef::new(Cat {
+        legs: 4,
+        name: "tom".into(),
+    });
+    let animal: ValueRef<Animal> = cat.clone().upcast();
+    assert!(animal.handle().is_none(), "not an Animal itself");
+    assert_eq!(animal.repository_id(), Some(Cat::REPOSITORY_ID));
+    assert!(animal.is_a(Animal::REPOSITORY_ID) && animal.is_a(VALUE_BASE_ID));
+    assert_eq!(animal, cat.downcast::<Cat>().unwrap().upcast::<Animal>());
+    // The base part, lent out of the derived state and put back.
+    animal.lock().unwrap().legs = 3;
+    assert_eq!(cat.lock().unwrap().legs, 3);
+    assert_eq!(cat.lock().unwrap().name, "tom");
+    assert_eq!(animal.lock().unwrap().legs, 3);
+    let back = animal.downcast::<Cat>().unwrap();
+    assert!(back.ptr_eq(&cat) && back.handle().is_some());
+    assert!(animal.downcast::<Dog>().is_none());
+    assert!(format!("{animal:?}").contains("IDL:test/Cat:1.0"));
+    // Through ValueBase both ways.
+    let any = ValueBase::from(animal.clone());
+    assert_eq!(any.downcast::<Animal>().unwrap(), animal);
+    assert!(any.downcast::<Cat>().unwrap().ptr_eq(&cat));
+}
+
+#[test]
+fn a_derived_value_sent_as_its_base_arrives_as_the_most_derived_known_type() {
+    // Cat: known to Animal's generated code (same IDL file): built without any registration,
+    // sent on whole.
+    let animal: ValueRef<Animal> = ValueRef::new(Cat {
+        legs: 4,
+        name: "tom".into(),
+    })
+    .upcast();
+    let got = round_trip(&animal).unwrap();
+    assert_eq!(got.repository_id(), Some(Cat::REPOSITORY_ID));
+    assert_eq!(got.lock().unwrap().legs, 4);
+    assert_eq!(got.downcast::<Cat>().unwrap().lock().unwrap().name, "tom");
+    let again = round_trip(&got).unwrap();
+    assert_eq!(again.downcast::<Cat>().unwrap().lock().unwrap().name, "tom");
+
+    // Dog is not truncatable and Animal's code does not know it: refused until its factory is
+    // registered, then built as a Dog.
+    let dog: ValueRef<Animal> = ValueRef::new(Dog { legs: 4, tricks: 2 }).upcast();
+    let err = round_trip(&dog).unwrap_err();
+    assert!(err.to_string().contains("cannot truncate"), "{err}");
+    register_value_factory(Dog::REPOSITORY_ID, Arc::new(DefaultFactory::<Dog>::new()));
+    let got = round_trip(&dog);
+    unregister_value_factory(Dog::REPOSITORY_ID);
+    let got = got.unwrap();
+    assert_eq!(got.lock().unwrap().legs, 4);
+    assert_eq!(got.downcast::<Dog>().unwrap().lock().unwrap().tricks, 2);
+}
+
+#[test]
+fn a_factory_building_another_type_is_refused() {
+    // A factory that builds a Base (of another family) for an id sent where Animal is formal.
+    const ID: &str = "IDL:test/Impostor:1.0";
+    #[derive(Debug, Default)]
+    struct Impostor {
+        legs: i32,
+    }
+    impl ValueType for Impostor {
+        const REPOSITORY_ID: &'static str = ID;
+        const REPOSITORY_IDS: &'static [&'static str] = &[ID];
+        const CHUNKED: bool = false;
+        fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+            out.begin_member(w)?;
+            w.write_long(self.legs);
+            Ok(())
+        }
+        fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+            input.begin_member(r)?;
+            Ok(Impostor {
+                legs: r.read_long()?,
+            })
+        }
+    }
+    let ctx = CdrContext::GIOP_1_2;
+    let bytes = to_bytes(&ValueRef::new(Impostor { legs: 1 }), ctx).unwrap();
+    register_value_factory(ID, Arc::new(DefaultFactory::<Base>::new()));
+    let err = from_bytes::<ValueRef<Animal>>(&bytes, corbina_cdr::ByteOrder::NATIVE, ctx);
+    unregister_value_factory(ID);
+    let err = err.unwrap_err();
+    assert!(err.to_string().contains("not of the formal type"), "{err}");
+}
+
+#[test]
+fn an_indirection_to_a_derived_value_resolves_as_base_and_derived() {
+    let cat = ValueRef::new(Cat {
+        legs: 4,
+        name: "felix".into(),
+    });
+    let ctx = CdrContext::GIOP_1_2;
+    let mut w = CdrWriter::new(ctx);
+    let mut out = ValueOutput::new();
+    let animal: ValueRef<Animal> = cat.clone().upcast();
+    animal.write_member(&mut w, &mut out).unwrap();
+    cat.write_member(&mut w, &mut out).unwrap();
+    let bytes = w.into_bytes();
+    let mut r = CdrReader::new(&bytes, corbina_cdr::ByteOrder::NATIVE, ctx);
+    let mut input = ValueInput::new();
+    let a = ValueRef::<Animal>::read_member(&mut r, &mut input).unwrap();
+    let c = ValueRef::<Cat>::read_member(&mut r, &mut input).unwrap();
+    r.expect_end().unwrap();
+    assert!(a.downcast::<Cat>().unwrap().ptr_eq(&c));
+    assert_eq!(a, c.upcast());
+}
