@@ -45,6 +45,10 @@ pub struct Profile {
     pub long_double: bool,
     /// A union's `default` member may come first (omniORBpy segfaults on it).
     pub default_first: bool,
+    /// A union's `default` member may come after other members (JacORB reads the default
+    /// label as an octet, not as a discriminator value: after a member whose TypeCode ends
+    /// unaligned, an enum's, it misreads the TypeCode).
+    pub default_later: bool,
     /// `wchar` inside an `any` (omniORBpy misreads it at GIOP 1.2).
     pub wchar_in_any: bool,
     /// `unsigned long long` values ≥ 2⁶³ in sequences (omniORBpy clamps them).
@@ -86,6 +90,7 @@ impl Profile {
         let f = match name {
             "long_double" => &mut self.long_double,
             "default_first" => &mut self.default_first,
+            "default_later" => &mut self.default_later,
             "wchar_in_any" => &mut self.wchar_in_any,
             "big_ulonglong_in_seq" => &mut self.big_ulonglong_in_seq,
             "non_ascii_bounded" => &mut self.non_ascii_bounded,
@@ -112,6 +117,7 @@ impl Profile {
         Profile {
             long_double: true,
             default_first: true,
+            default_later: true,
             wchar_in_any: true,
             big_ulonglong_in_seq: true,
             non_ascii_bounded: true,
@@ -399,8 +405,13 @@ impl<'p> Gen<'p> {
             if !self.profile.default_first {
                 slots.retain(|&i| i > 0);
             }
-            let at = slots[self.rng.below(slots.len() as u64) as usize];
-            members.insert(at, m);
+            if !self.profile.default_later {
+                slots.retain(|&i| i == 0);
+            }
+            if !slots.is_empty() {
+                let at = slots[self.rng.below(slots.len() as u64) as usize];
+                members.insert(at, m);
+            }
         }
         TypeCode::create_union_tc(&id, &name, disc, members).map_err(tc_err)
     }

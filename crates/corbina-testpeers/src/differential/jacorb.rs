@@ -50,6 +50,13 @@ pub const KNOWN: &[(&str, &str)] = &[
         "a union (or its TypeCode) switching on (unsigned) long long is MARSHAL",
     ),
     (
+        "union-default-label",
+        "reads a union TypeCode's default label as an octet (CDRInputStream.read_TypeCode: \
+         read_octet), where CORBA 3.0 §15.3.5.1 and omniORB write a value of the discriminator \
+         type: a default member after one whose TypeCode ends unaligned (an enum's) is MARSHAL \
+         (seeds 3564, 31707); Corbina writes the spec's form",
+    ),
+    (
         "non-ascii-giop-1.0",
         "reads and writes char data at GIOP 1.0 as UTF-8, where the default is ISO-8859-1: a \
          Latin-1 string (Corbina's bytes F7 C2 BA) comes back as U+FFFDs (seed 325)",
@@ -70,6 +77,7 @@ pub fn profile() -> Profile {
         non_ascii_giop_1_0: false,
         longlong_disc: false,
         wide_giop_1_1: false,
+        default_later: false,
         ..Profile::full()
     }
 }
