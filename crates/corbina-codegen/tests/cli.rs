@@ -76,7 +76,27 @@ fn help_and_usage_errors() {
         .output()
         .unwrap();
     assert!(st.status.success());
-    assert!(String::from_utf8_lossy(&st.stdout).starts_with("usage: corbina-idl"));
+    let help = String::from_utf8_lossy(&st.stdout);
+    for flag in [
+        "Usage: corbina-idl [OPTIONS] <FILE.idl>...",
+        "-I <DIR>",
+        "-D <NAME[=VALUE]>",
+        "-o <OUTDIR>",
+        "--no-implement-defaults",
+        "--ami[=<I,...>]",
+        "--amh[=<I,...>]",
+        "--relaxed-names",
+    ] {
+        assert!(help.contains(flag), "{flag}: {help}");
+    }
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&st.stdout).trim(),
+        format!("corbina-idl {}", env!("CARGO_PKG_VERSION"))
+    );
     let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
         .output()
         .unwrap();
@@ -86,6 +106,46 @@ fn help_and_usage_errors() {
         .output()
         .unwrap();
     assert_eq!(st.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&st.stderr).contains("unexpected argument '--bogus'"));
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("-o")
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(2));
+}
+
+#[test]
+fn ami_and_amh_take_an_optional_list() {
+    let out = temp_dir("cli-ami");
+    let run = |args: &[&str]| {
+        let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+            .arg(format!("-o{}", out.display()))
+            .args(["-Itests/idl", "-DUNUSED=2"])
+            .args(args)
+            .arg("tests/idl/bench.idl")
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        std::fs::read_to_string(out.join("bench.rs")).unwrap()
+    };
+    let (ami, amh) = (
+        "pub trait AmiBenchHandlerServant",
+        "pub trait AmhBenchServant",
+    );
+    let plain = run(&[]);
+    assert!(!plain.contains(ami) && !plain.contains(amh));
+    let all = run(&["--ami", "--amh"]);
+    assert!(all.contains(ami) && all.contains(amh));
+    let listed = run(&["--ami=NoSuchInterface,Other", "--amh=Bench"]);
+    assert!(
+        !listed.contains(ami) && listed.contains(amh),
+        "only the listed interfaces"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
