@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a compilation failed.
-#[derive(Debug)]
+/// Why a compilation failed. `Display` renders IDL errors as rustc renders its own, and so
+/// does `Debug`: a build script's `main` returning `Result<(), Box<dyn Error>>` prints its
+/// error with `Debug`, and `cargo build` should show the source line and caret, not a dump
+/// of the diagnostics' fields.
 pub enum Error {
     /// The IDL has errors (or uses constructs not supported yet).
     Idl(Diagnostics),
@@ -19,10 +21,20 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Idl(d) => write!(f, "{d}"),
+            Error::Idl(d) => f.write_str(&d.render()),
             Error::Io(p, e) => write!(f, "{}: {e}", p.display()),
             Error::NoOutDir => f.write_str("no output directory: OUT_DIR is not set"),
         }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // After the `Error: ` std prints first: the report from its own line.
+        if let Error::Idl(_) = self {
+            writeln!(f)?;
+        }
+        fmt::Display::fmt(self, f)
     }
 }
 

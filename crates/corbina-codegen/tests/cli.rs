@@ -34,7 +34,7 @@ fn generates_one_file_per_idl_file() {
 }
 
 #[test]
-fn errors_are_reported_gcc_style() {
+fn errors_are_reported_as_rustc_reports_them() {
     let out = temp_dir("cli-err");
     let bad = out.join("bad.idl");
     std::fs::write(&bad, "struct S {\n  long x;\n  Missing y;\n};\n").unwrap();
@@ -46,9 +46,12 @@ fn errors_are_reported_gcc_style() {
         .unwrap();
     assert_eq!(st.status.code(), Some(1));
     let err = String::from_utf8_lossy(&st.stderr);
-    assert!(
-        err.starts_with(&format!("{}:3:3: error: ", bad.display())),
-        "{err}"
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: 'Missing' is not defined\n  --> {}:3:3\n  |\n3 |   Missing y;\n  |   ^^^^^^^",
+            bad.display()
+        ),
     );
     assert!(!out.join("bad.rs").exists());
     // Unsupported constructs are errors too.
@@ -62,9 +65,22 @@ fn errors_are_reported_gcc_style() {
     let err = String::from_utf8_lossy(&st.stderr);
     assert!(
         err.contains(
-            "tests/idl/unsupported.idl:3:35: error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'"
+            "error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'\n  --> tests/idl/unsupported.idl:3:35"
         ),
         "{err}"
+    );
+    // A missing file says so.
+    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("-o")
+        .arg(&out)
+        .arg("tests/idl/no_such.idl")
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "tests/idl/no_such.idl:1:1: error: no such file"
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -166,5 +182,17 @@ fn builder_writes_to_out_dir() {
         .compile(&["tests/idl/unsupported.idl"])
         .unwrap_err();
     assert!(err.to_string().contains("not yet supported"), "{err}");
+    // What a build script returning `Result<(), Box<dyn Error>>` prints (`Error: {:?}`):
+    // the rendered report, not the diagnostics' fields.
+    let shown = format!("Error: {err:?}");
+    assert!(
+        shown.starts_with("Error: \nerror: not yet supported: native type '::Handle'"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("--> tests/idl/unsupported.idl:3:35"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Diagnostic {"), "{shown}");
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -125,12 +125,12 @@ impl Frontend {
                 let toks = source(pp)?;
                 let defs = parser::Parser::new(toks, &mut warnings)
                     .relaxed_names(relaxed)
-                    .parse_specification()?;
-                resolve::Resolver::new(&mut warnings, relaxed).run(&defs)
+                    .parse_specification_all()?;
+                Ok(resolve::Resolver::new(&mut warnings, relaxed).run(&defs)?)
             })();
             (result, warnings)
         });
         self.warnings = warnings;
-        result.map_err(Diagnostics::from)
+        result
     }
 }

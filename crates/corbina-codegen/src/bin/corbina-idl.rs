@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         match corbina_codegen::compile_file_with(&mut fe, file, &options) {
             Ok(c) => {
                 for w in &c.warnings {
-                    eprintln!("{w}");
+                    eprintln!("{}\n", w.render());
                 }
                 let stem = file
                     .file_stem()
@@ -101,9 +101,9 @@ fn main() -> ExitCode {
             }
             Err(d) => {
                 for w in fe.warnings() {
-                    eprintln!("{w}");
+                    eprintln!("{}\n", w.render());
                 }
-                eprintln!("{d}");
+                eprintln!("{}", d.render());
                 failed = true;
             }
         }
