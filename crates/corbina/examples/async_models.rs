@@ -126,9 +126,12 @@ impl Servant for Deferred {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // With its I/O driver, as `#[tokio::main]` builds it: the driver reads the ORB's
+    // connections. (Without one, a reader thread does, after tokio's "IO is disabled"
+    // panic message once per runtime: tokio has no stable way to ask first.)
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_time()
+        .enable_all()
         .build()?;
     let server = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {
