@@ -175,6 +175,37 @@ fn builder_writes_to_out_dir() {
         .compile(&["tests/idl/bench.idl"])
         .unwrap();
     assert_eq!(written, vec![out.join("bench.rs")]);
+    // Laid out by rustfmt when there is one (scripts/test.sh installs it): what rustfmt
+    // would make of the golden output, and rustfmt-clean.
+    let golden = std::fs::read_to_string("tests/golden/bench.rs").unwrap();
+    let in_out_dir = std::fs::read_to_string(out.join("bench.rs")).unwrap();
+    match corbina_codegen::rustfmt(&golden) {
+        Some(formatted) => {
+            assert_eq!(in_out_dir, formatted);
+            assert_eq!(
+                corbina_codegen::rustfmt(&in_out_dir).as_deref(),
+                Some(&*in_out_dir)
+            );
+            assert!(in_out_dir.lines().all(|l| l.chars().count() <= 100));
+        }
+        None => assert_eq!(
+            in_out_dir, golden,
+            "without rustfmt, the output as generated"
+        ),
+    }
+    corbina_codegen::Builder::new()
+        .cargo_metadata(false)
+        .format(false)
+        .out_dir(&out)
+        .unwrap()
+        .compile(&["tests/idl/bench.idl"])
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("bench.rs")).unwrap(),
+        golden
+    );
+    // A source rustfmt cannot parse is left to the compiler.
+    assert_eq!(corbina_codegen::rustfmt("fn ("), None);
     let err = corbina_codegen::Builder::new()
         .cargo_metadata(false)
         .out_dir(&out)
