@@ -54,15 +54,18 @@ fn errors_are_reported_as_rustc_reports_them() {
         ),
     );
     assert!(!out.join("bad.rs").exists());
+    let failing = |idl: &str| {
+        let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+            .arg("-o")
+            .arg(&out)
+            .arg(idl)
+            .output()
+            .unwrap();
+        assert_eq!(st.status.code(), Some(1));
+        String::from_utf8_lossy(&st.stderr).into_owned()
+    };
     // Unsupported constructs are errors too.
-    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .arg("-o")
-        .arg(&out)
-        .arg("tests/idl/unsupported.idl")
-        .output()
-        .unwrap();
-    assert_eq!(st.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&st.stderr);
+    let err = failing("tests/idl/unsupported.idl");
     assert!(
         err.contains(
             "error: not yet supported: native type '::Handle' used in operation 'put' of '::UsesNative'\n  --> tests/idl/unsupported.idl:3:35"
@@ -70,14 +73,7 @@ fn errors_are_reported_as_rustc_reports_them() {
         "{err}"
     );
     // A missing file says so.
-    let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .arg("-o")
-        .arg(&out)
-        .arg("tests/idl/no_such.idl")
-        .output()
-        .unwrap();
-    assert_eq!(st.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&st.stderr);
+    let err = failing("tests/idl/no_such.idl");
     assert_eq!(
         err.trim_end(),
         "tests/idl/no_such.idl:1:1: error: no such file"
