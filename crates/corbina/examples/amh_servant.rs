@@ -48,7 +48,7 @@ impl AmhCalcServant for Parking {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let orb = Orb::with_config(OrbConfig::default());
     let root = orb.root_poa();
     let (tx, parked) = channel();

@@ -36,7 +36,7 @@ impl bench::BenchServant for Server {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let orb = Orb::with_config(OrbConfig::default());
     let root = orb.root_poa();
     let id = root.activate_object(Arc::new(bench::BenchSkeleton::new(Server)))?;

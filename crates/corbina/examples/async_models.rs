@@ -125,7 +125,7 @@ impl Servant for Deferred {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     // With its I/O driver, as `#[tokio::main]` builds it: the driver reads the ORB's
     // connections. (Without one, a reader thread does, after tokio's "IO is disabled"
     // panic message once per runtime: tokio has no stable way to ask first.)

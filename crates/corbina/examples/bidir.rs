@@ -106,7 +106,7 @@ fn median_ns(rounds: usize, calls: usize, per: usize, mut f: impl FnMut() -> R) 
     Ok(v[rounds / 2])
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let rounds: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse())
