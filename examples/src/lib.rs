@@ -6,7 +6,8 @@
 //!
 //! Every server prints one line on standard output, the reference a client needs (an
 //! `IOR:…` string or a `corbaloc:` URL), and with `--ior-file FILE` also writes it to
-//! `FILE`; every client takes that reference, or the file, as its first argument.
+//! `FILE`; every client takes that reference (all but `hello-client`: or the file) as its
+//! first argument. The hello programs are one file each and use none of this.
 #![forbid(unsafe_code)]
 
 use std::io::Write;
