@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use corbina::Orb;
 
 /// Code generated from `idl/examples.idl`: the module `Examples` is `examples` here.
-#[allow(missing_docs, clippy::all)]
+#[allow(missing_docs)]
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/examples.rs"));
 }

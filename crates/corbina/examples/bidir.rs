@@ -20,7 +20,7 @@ use std::time::Instant;
 use corbina::poa::{BidirectionalPolicy, PolicyList};
 use corbina::{ObjectRef, Orb, OrbConfig, Servant, SystemException};
 
-#[allow(dead_code, clippy::all)]
+#[allow(dead_code)]
 mod gen {
     include!("../../corbina-codegen/tests/golden/bidir.rs");
 }
