@@ -10,13 +10,10 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
-#[test]
-fn generates_one_file_per_idl_file() {
-    let out = temp_dir("cli-ok");
+/// Runs `corbina-idl ARGS…`, which must succeed.
+fn corbina_idl_ok(args: &[&str]) {
     let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .args(["-I", "tests/idl", "-o"])
-        .arg(&out)
-        .args(["tests/idl/bench.idl", "tests/idl/extra.idl"])
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -24,6 +21,20 @@ fn generates_one_file_per_idl_file() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
+}
+
+#[test]
+fn generates_one_file_per_idl_file() {
+    let out = temp_dir("cli-ok");
+    let o = out.display().to_string();
+    corbina_idl_ok(&[
+        "-I",
+        "tests/idl",
+        "-o",
+        &o,
+        "tests/idl/bench.idl",
+        "tests/idl/extra.idl",
+    ]);
     let bench = std::fs::read_to_string(out.join("bench.rs")).unwrap();
     assert_eq!(
         bench,
@@ -129,19 +140,12 @@ fn help_and_usage_errors() {
 #[test]
 fn ami_and_amh_take_an_optional_list() {
     let out = temp_dir("cli-ami");
+    let o = format!("-o{}", out.display());
     let run = |args: &[&str]| {
-        let st = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-            .arg(format!("-o{}", out.display()))
-            .args(["-Itests/idl", "-DUNUSED=2"])
-            .args(args)
-            .arg("tests/idl/bench.idl")
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "{}",
-            String::from_utf8_lossy(&st.stderr)
-        );
+        let mut all = vec![o.as_str(), "-Itests/idl", "-DUNUSED=2"];
+        all.extend_from_slice(args);
+        all.push("tests/idl/bench.idl");
+        corbina_idl_ok(&all);
         std::fs::read_to_string(out.join("bench.rs")).unwrap()
     };
     let (ami, amh) = (
