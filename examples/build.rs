@@ -43,12 +43,22 @@ fn mapping_doc(doc: &Path) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     rust.push_str(&format!("pub const RUST_BLOCKS: usize = {blocks};\n"));
-    std::fs::write(out_dir.join("mapping_doc.idl"), idl)?;
-    std::fs::write(out_dir.join("mapping_doc_blocks.rs"), rust)?;
+    // Written only when they change: the Builder below registers its input with
+    // `rerun-if-changed`, and a file rewritten by every run made every cargo command run this
+    // script, and rebuild the crate, again.
+    write_if_changed(&out_dir.join("mapping_doc.idl"), &idl)?;
+    write_if_changed(&out_dir.join("mapping_doc_blocks.rs"), &rust)?;
     // AMI and AMH for the interface the document's AMI and AMH sections use.
     corbina_codegen::Builder::new()
         .ami_interfaces(["m::Bench"])
         .amh_interfaces(["m::Bench"])
         .compile(&[out_dir.join("mapping_doc.idl")])?;
     Ok(())
+}
+
+fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    std::fs::write(path, text)
 }

@@ -33,7 +33,8 @@ wait_for() {
 case $example in
   hello)
     start hello-server
-    "$bin/hello-client" "$tmp/hello-server.ref" world ;;
+    wait_for "$tmp/hello-server.ref"
+    "$bin/hello-client" "$(cat "$tmp/hello-server.ref")" world ;;
   persistent)
     # A fixed port, so the corbaloc URL stays the same across server restarts.
     start persistent-server -ORBEndpoint giop:tcp:127.0.0.1:2901

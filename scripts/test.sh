@@ -33,13 +33,50 @@ mvn -q -B -f peers/jacorb/pom.xml dependency:resolve >/dev/null
 # Interop tests must not quietly skip when the peer is missing.
 export REQUIRE_OMNIORB_PEERS=1
 
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
+# The phases below, each announced as "[k/n]" with the time the same phase took on this
+# machine's last run (kept in target/test-phases.tsv) and so about how long is left.
+phases=(fmt clippy test doc package)
+times_file=target/test-phases.tsv
+declare -A last=()
+if [ -f "$times_file" ]; then
+  while IFS=$'\t' read -r name secs; do last[$name]=$secs; done <"$times_file"
+fi
+declare -A took=()
+run_start=$SECONDS
+k=0
+phase() {
+  local name=$1
+  shift
+  k=$((k + 1))
+  local hint="" left=0 p
+  for p in "${phases[@]:k-1}"; do left=$((left + ${last[$p]:-0})); done
+  if [ -n "${last[$name]:-}" ]; then
+    hint=" (last run: $((last[$name] / 60))m$((last[$name] % 60))s; about $((left / 60))m left)"
+  fi
+  echo "==> [$k/${#phases[@]}] $name: $*$hint" >&2
+  local start=$SECONDS
+  "$@"
+  took[$name]=$((SECONDS - start))
+  mkdir -p target
+  : >"$times_file.new"
+  for p in "${phases[@]}"; do
+    local t=${took[$p]:-${last[$p]:-}}
+    [ -n "$t" ] && printf '%s\t%s\n' "$p" "$t" >>"$times_file.new"
+  done
+  mv "$times_file.new" "$times_file"
+  echo "==> [$k/${#phases[@]}] $name done in $((took[$name] / 60))m$((took[$name] % 60))s" >&2
+}
+
+phase fmt cargo fmt --all --check
+phase clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+phase test cargo test --workspace --locked
 # Every crate's docs build without warnings (broken intra-doc links included).
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" phase doc cargo doc --workspace --no-deps --locked
 # The published crates package (metadata, versions on path dependencies, files). --no-verify:
 # verifying builds each crate again from its .crate (minutes); cargo >= 1.90 resolves the
 # unpublished workspace crates among them locally, so this needs no network.
-cargo package --no-verify --allow-dirty --locked --offline \
+phase package cargo package --no-verify --allow-dirty --locked --offline \
   -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-cli -p corbina-tracecontext
+total=$((SECONDS - run_start))
+echo "==> all ${#phases[@]} phases passed in $((total / 60))m$((total % 60))s:" \
+  "$(for p in "${phases[@]}"; do printf '%s %ss  ' "$p" "${took[$p]}"; done)" >&2

@@ -6,7 +6,8 @@
 //!
 //! Every server prints one line on standard output, the reference a client needs (an
 //! `IOR:…` string or a `corbaloc:` URL), and with `--ior-file FILE` also writes it to
-//! `FILE`; every client takes that reference, or the file, as its first argument.
+//! `FILE`; every client takes that reference (all but `hello-client`: or the file) as its
+//! first argument. The hello programs are one file each and use none of this.
 #![forbid(unsafe_code)]
 
 use std::io::Write;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 use corbina::Orb;
 
 /// Code generated from `idl/examples.idl`: the module `Examples` is `examples` here.
-#[allow(missing_docs, clippy::all)]
+#[allow(missing_docs)]
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/examples.rs"));
 }

@@ -242,7 +242,7 @@ fn failures_say_where_and_why() {
     assert_eq!(
         err,
         format!(
-            "hello-client: TRANSIENT (minor 0x43420212, completed NO): connect to tcp \
+            "Error: TRANSIENT (minor 0x43420212, completed NO): connect to tcp \
              127.0.0.1:{port} failed: Connection refused (os error 111)"
         )
     );
@@ -255,7 +255,7 @@ fn failures_say_where_and_why() {
         &format!("corbaloc::127.0.0.1:{port}/Greeter"),
     ]);
     assert!(
-        err.starts_with("hello-client: TIMEOUT (minor 0x43420221, completed MAYBE): ")
+        err.starts_with("Error: TIMEOUT (minor 0x43420221, completed MAYBE): ")
             && err.ends_with(&format!("receive from tcp 127.0.0.1:{port} timed out")),
         "{err}"
     );

@@ -3,7 +3,7 @@
 //! as a module using it (`mapping_doc_blocks.rs`); this file includes both. The tests check
 //! that the names the document promises are the generated ones and that its examples run.
 
-#[allow(dead_code, clippy::all)]
+#[allow(dead_code)]
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/mapping_doc.rs"));
 }

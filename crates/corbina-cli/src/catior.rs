@@ -393,26 +393,27 @@ pub fn describe(input: &str) -> Result<(String, Value), String> {
 }
 
 /// `corbina catior [--json] REF…` (a REF naming a file reads the reference from it).
-pub fn main(args: &[String]) -> Result<u8, String> {
-    let mut json_out = false;
-    let mut refs = Vec::new();
-    for a in args {
-        match a.as_str() {
-            "--json" => json_out = true,
-            _ => refs.push(a.clone()),
-        }
-    }
-    if refs.is_empty() {
-        return Err("catior: give an IOR, corbaloc or corbaname".into());
-    }
+/// `corbina catior`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print JSON for scripts instead of text
+    #[arg(long)]
+    json: bool,
+    /// References: IOR:…, corbaloc:…, corbaname:…, or a file holding one on its first line
+    #[arg(required = true, value_name = "IOR|corbaloc|corbaname|FILE")]
+    refs: Vec<String>,
+}
+
+/// `corbina catior …`; returns the exit code (1 if a reference could not be decoded).
+pub fn main(args: Args) -> Result<u8, String> {
+    let Args {
+        json: json_out,
+        refs,
+    } = args;
     let mut values = Vec::new();
     let mut failed = false;
     for r in &refs {
-        let text = match std::fs::read_to_string(r) {
-            Ok(s) if !r.contains(':') => s.lines().next().unwrap_or_default().to_owned(),
-            _ => r.clone(),
-        };
-        match describe(&text) {
+        match crate::reference::text(r).and_then(|text| describe(&text)) {
             Ok((human, v)) => {
                 if json_out {
                     values.push(v);

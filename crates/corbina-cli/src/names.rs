@@ -14,9 +14,63 @@ use corbina_naming::name;
 /// Where the naming service is when `-ORBInitRef NameService=…` is not given.
 pub const DEFAULT_NAME_SERVICE: &str = "corbaloc::localhost:2809/NameService";
 
-pub const USAGE: &str =
-    "corbina names [-ORB…] list [-r] [PATH] | bind PATH REF | rebind PATH REF | \
-                         unbind PATH | resolve PATH | mkcontext PATH | rmcontext PATH";
+/// `corbina names`' arguments: one operation on the naming service.
+#[derive(clap::Args)]
+#[command(
+    after_help = "PATH is a stringified name (`a.kind/b`). The service is the one \
+`-ORBInitRef NameService=URL` gives, by default corbaloc::localhost:2809/NameService."
+)]
+pub struct Args {
+    #[command(subcommand)]
+    op: Op,
+}
+
+#[derive(clap::Subcommand)]
+enum Op {
+    /// List a context's bindings (the root's by default)
+    List {
+        /// The whole tree under it
+        #[arg(short)]
+        recursive: bool,
+        path: Option<String>,
+    },
+    /// Bind a name to an object (fails if the name is bound)
+    Bind {
+        path: String,
+        /// IOR:…, corbaloc:…, corbaname:…, or a file holding one
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
+    /// Bind a name to an object, replacing what it was bound to
+    Rebind {
+        path: String,
+        /// IOR:…, corbaloc:…, corbaname:…, or a file holding one
+        #[arg(value_name = "REF")]
+        reference: String,
+    },
+    /// Remove a binding
+    Unbind { path: String },
+    /// Print the IOR a name is bound to
+    Resolve { path: String },
+    /// Make a new context bound to the name, and print its IOR
+    Mkcontext { path: String },
+    /// Destroy an empty context and remove its binding
+    Rmcontext { path: String },
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::List { .. } => "list",
+            Op::Bind { .. } => "bind",
+            Op::Rebind { .. } => "rebind",
+            Op::Unbind { .. } => "unbind",
+            Op::Resolve { .. } => "resolve",
+            Op::Mkcontext { .. } => "mkcontext",
+            Op::Rmcontext { .. } => "rmcontext",
+        }
+    }
+}
 
 /// A failure, as the user should read it.
 struct Failure(String);
@@ -173,24 +227,19 @@ fn tree(
     Ok(())
 }
 
-fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
+fn run(orb: &Orb, op: &Op) -> Result<(), Failure> {
     let root = root(orb)?;
-    let arg = |i: usize, what: &str| {
-        args.get(i)
-            .map(String::as_str)
-            .ok_or_else(|| Failure(format!("{cmd}: missing {what}\nusage: {USAGE}")))
-    };
     let object = |s: &str| -> Result<ObjectRef, Failure> {
-        orb.string_to_object(s)
-            .map_err(|e| Failure(format!("\"{s}\" is not a usable reference: {e}")))
+        crate::reference::text(s)
+            .and_then(|text| crate::reference::object(orb, &text))
+            .map_err(Failure)
     };
     use corbina_naming::cos_naming::naming_context as nc;
-    match cmd {
-        "list" => {
-            let recursive = args.iter().any(|a| a == "-r");
-            let path = args.iter().find(|a| *a != "-r").map(String::as_str);
+    match op {
+        Op::List { recursive, path } => {
+            let path = path.as_deref();
             let ctx = context_at(&root, path)?;
-            if recursive {
+            if *recursive {
                 let mut out = Vec::new();
                 let mut seen = HashSet::new();
                 seen.insert(ctx.as_object().ior().to_encapsulation().unwrap_or_default());
@@ -203,30 +252,31 @@ fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
                 }
             }
         }
-        "bind" | "rebind" => {
-            let n = parse_name(arg(0, "PATH")?)?;
-            let obj = object(arg(1, "REF")?)?;
-            if cmd == "bind" {
-                root.bind(&n, Some(&obj)).map_err(|e| {
-                    describe!(e, nc::BindError {
-                        NotFound => not_found,
-                        CannotProceed => cannot_proceed,
-                        InvalidName => |_: &_| "InvalidName".to_owned(),
-                        AlreadyBound => |_: &_| "AlreadyBound: the name is bound already (use rebind)".to_owned(),
-                    })
-                })?;
-            } else {
-                root.rebind(&n, Some(&obj)).map_err(|e| {
-                    describe!(e, nc::RebindError {
-                        NotFound => not_found,
-                        CannotProceed => cannot_proceed,
-                        InvalidName => |_: &_| "InvalidName".to_owned(),
-                    })
-                })?;
-            }
+        Op::Bind { path, reference } => {
+            let n = parse_name(path)?;
+            let obj = object(reference)?;
+            root.bind(&n, Some(&obj)).map_err(|e| {
+                describe!(e, nc::BindError {
+                    NotFound => not_found,
+                    CannotProceed => cannot_proceed,
+                    InvalidName => |_: &_| "InvalidName".to_owned(),
+                    AlreadyBound => |_: &_| "AlreadyBound: the name is bound already (use rebind)".to_owned(),
+                })
+            })?;
         }
-        "unbind" => {
-            let n = parse_name(arg(0, "PATH")?)?;
+        Op::Rebind { path, reference } => {
+            let n = parse_name(path)?;
+            let obj = object(reference)?;
+            root.rebind(&n, Some(&obj)).map_err(|e| {
+                describe!(e, nc::RebindError {
+                    NotFound => not_found,
+                    CannotProceed => cannot_proceed,
+                    InvalidName => |_: &_| "InvalidName".to_owned(),
+                })
+            })?;
+        }
+        Op::Unbind { path } => {
+            let n = parse_name(path)?;
             root.unbind(&n).map_err(|e| {
                 describe!(e, nc::UnbindError {
                     NotFound => not_found,
@@ -235,12 +285,12 @@ fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
                 })
             })?;
         }
-        "resolve" => {
-            let obj = resolve(&root, arg(0, "PATH")?)?;
+        Op::Resolve { path } => {
+            let obj = resolve(&root, path)?;
             println!("{}", orb.object_to_string(&obj)?);
         }
-        "mkcontext" => {
-            let n = parse_name(arg(0, "PATH")?)?;
+        Op::Mkcontext { path } => {
+            let n = parse_name(path)?;
             let ctx = root.bind_new_context(&n).map_err(|e| {
                 describe!(e, nc::BindNewContextError {
                     NotFound => not_found,
@@ -253,8 +303,7 @@ fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
                 println!("{}", orb.object_to_string(ctx.as_object())?);
             }
         }
-        "rmcontext" => {
-            let path = arg(0, "PATH")?;
+        Op::Rmcontext { path } => {
             let n = parse_name(path)?;
             let ctx = NamingContext::unchecked_narrow(&resolve(&root, path)?);
             // Destroy first: a context that is not empty stays, and stays bound.
@@ -271,29 +320,24 @@ fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
                 })
             })?;
         }
-        other => return Err(Failure(format!("unknown command {other}\nusage: {USAGE}"))),
     }
     Ok(())
 }
 
 /// `corbina names …`; returns the exit code.
-pub fn main(args: Vec<String>) -> Result<u8, String> {
-    let (mut config, rest) = OrbConfig::from_args_and_env(args).map_err(|e| e.to_string())?;
+pub fn main(mut config: OrbConfig, args: Args) -> Result<u8, String> {
     if !config.init_refs.contains_key("NameService") && config.default_init_ref.is_none() {
         config
             .init_refs
             .insert("NameService".into(), DEFAULT_NAME_SERVICE.into());
     }
-    let Some((cmd, args)) = rest.split_first() else {
-        return Err(format!("usage: {USAGE}"));
-    };
     let orb = Orb::with_config(config);
-    let r = run(&orb, cmd, args);
+    let r = run(&orb, &args.op);
     orb.destroy();
     match r {
         Ok(()) => Ok(0),
         Err(Failure(e)) => {
-            eprintln!("corbina names {cmd}: {e}");
+            eprintln!("corbina names {}: {e}", args.op.name());
             Ok(1)
         }
     }

@@ -72,6 +72,70 @@ fn root_ior(s: &Service) -> String {
     s.service.root().as_object().ior().to_stringified().unwrap()
 }
 
+/// Standard error of a run that must exit with `code`.
+fn exits(code: i32, args: &[&str]) -> String {
+    let o = corbina(args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "corbina {args:?}: {}{err}",
+        text(&o)
+    );
+    err
+}
+
+#[test]
+fn help_version_and_usage_errors_as_rust_tools_give_them() {
+    let help = ok(&["--help"]);
+    for cmd in ["catior", "names", "ping", "Exit codes"] {
+        assert!(help.contains(cmd), "{help}");
+    }
+    assert_eq!(
+        ok(&["--version"]).trim(),
+        format!("corbina {}", env!("CARGO_PKG_VERSION"))
+    );
+    for (args, usage) in [
+        (
+            &["catior", "--help"][..],
+            "Usage: corbina catior [OPTIONS] <IOR|corbaloc|corbaname|FILE>...",
+        ),
+        (&["ping", "--help"], "Usage: corbina ping [OPTIONS] <REF>"),
+        (&["names", "--help"], "Usage: corbina names <COMMAND>"),
+        (
+            &["names", "bind", "--help"],
+            "Usage: corbina names bind <PATH> <REF>",
+        ),
+        // -ORB… options are taken out first, wherever they are.
+        (
+            &["ping", "-ORBtraceLevel", "0", "--help"],
+            "Usage: corbina ping",
+        ),
+    ] {
+        let out = ok(args);
+        assert!(out.contains(usage), "{args:?}: {out}");
+    }
+    // Usage errors: exit code 2, the reason, and where to look.
+    let e = exits(2, &["ping", "--count", "0", "corbaloc::h:1/K"]);
+    assert!(e.contains("--count") && e.contains("--help"), "{e}");
+    let e = exits(2, &["ping", "--timeout", "soon", "corbaloc::h:1/K"]);
+    assert!(e.contains("positive number of seconds"), "{e}");
+    let e = exits(2, &["-ORBnoSuchOption", "1", "ping", "corbaloc::h:1/K"]);
+    assert!(e.contains("unknown ORB option"), "{e}");
+    exits(2, &["catior"]);
+    exits(2, &["names", "bind", "only-a-path"]);
+    // A reference that is not one says why.
+    let e = exits(2, &["ping", "garbage"]);
+    assert!(
+        e.contains("garbage: no such file, and not an object URL"),
+        "{e}"
+    );
+    let e = exits(2, &["ping", "IOR:zz"]);
+    assert!(e.contains("IOR:zz: not a hex digit at position 4"), "{e}");
+    let e = exits(1, &["catior", "missing.ior"]);
+    assert!(e.contains("missing.ior: no such file"), "{e}");
+}
+
 #[test]
 fn catior_decodes_for_people_and_scripts() {
     let s = service("catior");
@@ -233,6 +297,10 @@ fn names_subcommands_against_a_naming_service() {
     assert!(e.contains("NotFound"), "{e}");
     let e = run_fails(&["resolve", "a//b"]);
     assert!(e.contains("invalid name"), "{e}");
+    let e = run_fails(&["bind", "x", "garbage"]);
+    assert!(e.contains("garbage: no such file"), "{e}");
+    let e = run_fails(&["bind", "x", "IOR:0g"]);
+    assert!(e.contains("not a hex digit"), "{e}");
 
     // No naming service there: a clear failure, not a hang.
     let o = corbina(&[
@@ -280,4 +348,19 @@ fn ping_reports_reachability_and_round_trips() {
         .unwrap();
     let out = ok(&["ping", &format!("corbaname::{host}:{port}#me")]);
     assert!(out.contains("OBJECT_HERE"), "{out}");
+    // An unbound name is named.
+    let out = fails(&["ping", &format!("corbaname::{host}:{port}#nobody")]);
+    assert!(out.contains("\"nobody\" does not resolve"), "{out}");
+
+    // A server that accepts but never answers: the timeout said as one, and waited once.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let start = std::time::Instant::now();
+    let out = fails(&["ping", "--timeout", "0.5", &format!("corbaloc::{addr}/X")]);
+    let took = start.elapsed();
+    assert!(out.contains("no answer within 0.5 s"), "{out}");
+    assert!(
+        took < std::time::Duration::from_millis(950),
+        "{took:?}: {out}"
+    );
 }

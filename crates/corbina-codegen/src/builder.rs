@@ -5,8 +5,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Why a compilation failed.
-#[derive(Debug)]
+/// Why a compilation failed. `Display` renders IDL errors as rustc renders its own, and so
+/// does `Debug`: a build script's `main` returning `Result<(), Box<dyn Error>>` prints its
+/// error with `Debug`, and `cargo build` should show the source line and caret, not a dump
+/// of the diagnostics' fields.
 pub enum Error {
     /// The IDL has errors (or uses constructs not supported yet).
     Idl(Diagnostics),
@@ -19,10 +21,20 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Idl(d) => write!(f, "{d}"),
+            Error::Idl(d) => f.write_str(&d.render()),
             Error::Io(p, e) => write!(f, "{}: {e}", p.display()),
             Error::NoOutDir => f.write_str("no output directory: OUT_DIR is not set"),
         }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // After the `Error: ` std prints first: the report from its own line.
+        if let Error::Idl(_) = self {
+            writeln!(f)?;
+        }
+        fmt::Display::fmt(self, f)
     }
 }
 
@@ -78,6 +90,36 @@ pub fn compile_file_with(
     })
 }
 
+/// `source` laid out by rustfmt (`$RUSTFMT`, else `rustfmt` on the path: with rustup, the
+/// toolchain's own, as bindgen finds it), with its default style and edition 2021; `None`
+/// when there is no rustfmt or it fails, and the caller keeps the source as generated.
+///
+/// The generator's own output is the same on every machine (the golden files); this is
+/// what the [`Builder`] writes to `$OUT_DIR` for people to read.
+pub fn rustfmt(source: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+    let program = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let mut child = Command::new(program)
+        .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
+        // Not the crate's rustfmt.toml: the output is the generator's, in rustfmt's style.
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = source.to_owned();
+    // Written from another thread: rustfmt writes while it reads, and both pipes are finite.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let mut out = String::new();
+    let read = child.stdout.take()?.read_to_string(&mut out);
+    let wrote = writer.join().ok().is_some_and(|r| r.is_ok());
+    let ok = child.wait().ok()?.success();
+    (read.is_ok() && wrote && ok && !out.trim().is_empty()).then_some(out)
+}
+
 /// Compiles IDL files to Rust source files, for `build.rs` scripts.
 #[derive(Debug, Clone)]
 pub struct Builder {
@@ -86,6 +128,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     cargo_metadata: bool,
     relaxed_names: bool,
+    format: bool,
     options: crate::Options,
 }
 
@@ -104,6 +147,7 @@ impl Builder {
             out_dir: None,
             cargo_metadata: true,
             relaxed_names: false,
+            format: true,
             options: crate::Options::default(),
         }
     }
@@ -134,6 +178,13 @@ impl Builder {
         std::fs::create_dir_all(&dir).map_err(|e| Error::Io(dir.clone(), e))?;
         self.out_dir = Some(dir);
         Ok(self)
+    }
+
+    /// Whether to lay the output out with rustfmt, when it is installed (default on): a
+    /// user who opens `$OUT_DIR/<name>.rs` reads it like hand-written Rust. See [`rustfmt`].
+    pub fn format(mut self, on: bool) -> Self {
+        self.format = on;
+        self
     }
 
     /// Whether to print `cargo:rerun-if-changed=` and `cargo:warning=` lines (default on).
@@ -228,7 +279,11 @@ impl Builder {
             // output hard-linked from another target directory (`cp -al`) is replaced, not
             // written through.
             let tmp = out.with_extension("rs.tmp");
-            std::fs::write(&tmp, compiled.source).map_err(|e| Error::Io(tmp.clone(), e))?;
+            let source = match self.format {
+                true => rustfmt(&compiled.source).unwrap_or(compiled.source),
+                false => compiled.source,
+            };
+            std::fs::write(&tmp, source).map_err(|e| Error::Io(tmp.clone(), e))?;
             std::fs::rename(&tmp, &out).map_err(|e| Error::Io(out.clone(), e))?;
             written.push(out);
         }

@@ -55,5 +55,5 @@ mod types;
 mod values;
 mod values_ops;
 
-pub use builder::{compile_file, compile_file_with, Builder, Compiled, Error};
+pub use builder::{compile_file, compile_file_with, rustfmt, Builder, Compiled, Error};
 pub use generate::{generate, generate_reporting, generate_with, Generated, Options};

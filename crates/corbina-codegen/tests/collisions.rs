@@ -98,12 +98,14 @@ fn the_command_prints_the_renames_on_stderr() {
         .unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // Rendered as rustc renders a warning: the message, then where.
+    let lines: Vec<&str> = stderr.lines().collect();
     for (line, text) in RENAMES {
-        let at = format!("{IDL}:{line}:");
+        let at = format!("--> {IDL}:{line}:");
         assert!(
-            stderr
-                .lines()
-                .any(|l| l.starts_with(&at) && l.contains(text)),
+            lines.windows(2).any(|w| w[0].starts_with("warning: ")
+                && w[0].contains(text)
+                && w[1].trim_start().starts_with(&at)),
             "{text:?} missing from {stderr}"
         );
     }

@@ -114,15 +114,15 @@ fn service_idl_generates_and_compiles() {
         match cli(&f, &out) {
             Ok(()) => ok.push(name),
             Err(e) => {
-                let first = e
-                    .lines()
-                    .find(|l| l.contains(": error: "))
-                    .unwrap_or_default()
-                    .to_string();
-                let all_unsupported = e
-                    .lines()
-                    .filter(|l| l.contains(": error: "))
-                    .all(|l| l.contains(": error: not yet supported: "));
+                // Rendered as rustc renders errors: `error: MESSAGE`, then where, then the
+                // source line; after several, a count.
+                let errors = || {
+                    e.lines()
+                        .filter(|l| l.starts_with("error: "))
+                        .filter(|l| !l.starts_with("error: could not compile"))
+                };
+                let first = errors().next().unwrap_or_default().to_string();
+                let all_unsupported = errors().all(|l| l.starts_with("error: not yet supported: "));
                 if all_unsupported && !first.is_empty() {
                     unsupported.insert(name, first);
                 } else {

@@ -1,8 +1,9 @@
 //! `corbina-idl` is the OMG IDL front end of Corbina: it preprocesses,
 //! parses and resolves IDL 3.5 into a [`model::Specification`] that code
 //! generators walk. It has its own preprocessor (no external `cpp`), checks
-//! the spec's semantic rules, and reports errors gcc-style as
-//! `file:line:col: error: message`. Each rule it enforces has an invalid and a valid example
+//! the spec's semantic rules, and reports every syntax error it can recover from, each as
+//! `file:line:col: error: message` (`Display`) or rendered as rustc renders its own, with the
+//! source line and a caret ([`Diagnostics::render`]). Each rule it enforces has an invalid and a valid example
 //! in `tests/rules/` (checked against omniidl when it is installed).
 //!
 //! ```
@@ -125,12 +126,12 @@ impl Frontend {
                 let toks = source(pp)?;
                 let defs = parser::Parser::new(toks, &mut warnings)
                     .relaxed_names(relaxed)
-                    .parse_specification()?;
-                resolve::Resolver::new(&mut warnings, relaxed).run(&defs)
+                    .parse_specification_all()?;
+                Ok(resolve::Resolver::new(&mut warnings, relaxed).run(&defs)?)
             })();
             (result, warnings)
         });
         self.warnings = warnings;
-        result.map_err(Diagnostics::from)
+        result
     }
 }

@@ -2,7 +2,7 @@
 //! expressions live in `parse_types.rs`).
 
 use crate::ast::*;
-use crate::diagnostic::{Diagnostic, PResult, SourceLoc};
+use crate::diagnostic::{Diagnostic, Diagnostics, PResult, SourceLoc};
 use crate::lexer::{PragmaTok, Tok, Token};
 
 /// Deepest nesting of scopes, types and expressions accepted, so hostile
@@ -113,7 +113,12 @@ pub struct Parser<'w> {
     pub(crate) in_template: u32,
     /// Declared identifiers colliding with CORBA 2 keywords only warn.
     relaxed_names: bool,
+    /// Syntax errors recovered from (the definition skipped), in source order.
+    errors: Vec<Diagnostic>,
 }
+
+/// Errors after which the parser stops recovering: later ones are likely echoes.
+const MAX_ERRORS: usize = 20;
 
 /// What kind of body a definition list belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -134,19 +139,91 @@ impl<'w> Parser<'w> {
             depth: 0,
             in_template: 0,
             relaxed_names: false,
+            errors: Vec::new(),
         }
     }
 
-    /// Parses a whole specification.
-    pub fn parse_specification(mut self) -> PResult<Vec<Def>> {
+    /// Parses a whole specification; the first syntax error.
+    pub fn parse_specification(self) -> PResult<Vec<Def>> {
+        self.parse_specification_all()
+            .map_err(|mut d| d.0.remove(0))
+    }
+
+    /// Parses a whole specification; every syntax error it recovers from (a definition
+    /// with an error is skipped up to its `;`), in source order.
+    pub fn parse_specification_all(mut self) -> Result<Vec<Def>, Diagnostics> {
         let mut defs = Vec::new();
-        loop {
+        let stopped = (|| loop {
             self.skip_annotations()?;
             self.flush_pragmas(&mut defs);
             if self.peek().tok == Tok::Eof {
-                return Ok(defs);
+                return Ok(());
             }
-            self.definition(&mut defs, Body::Module)?;
+            self.definition_or_skip(&mut defs, Body::Module, true)?;
+        })();
+        if let Err(e) = stopped {
+            self.errors.push(e);
+        }
+        if self.errors.is_empty() {
+            Ok(defs)
+        } else {
+            Err(Diagnostics(self.errors))
+        }
+    }
+
+    /// A definition; after a syntax error, the error is kept and the tokens up to the end
+    /// of the definition skipped, so the next one is parsed.
+    fn definition_or_skip(&mut self, defs: &mut Vec<Def>, body: Body, top: bool) -> PResult<()> {
+        let (depth, in_template, start) = (self.depth, self.in_template, self.pos);
+        let Err(e) = self.definition(defs, body) else {
+            return Ok(());
+        };
+        // Too many errors, or nesting past the limit: stop (recovery would not end well).
+        if self.errors.len() + 1 >= MAX_ERRORS || self.depth > MAX_NESTING {
+            return Err(e);
+        }
+        self.errors.push(e);
+        self.depth = depth;
+        self.in_template = in_template;
+        // The braces the definition opened before the error are closed before its `;`.
+        let open = self.toks[start..self.pos]
+            .iter()
+            .fold(0u32, |d, t| match t.tok {
+                Tok::Punct("{") => d + 1,
+                Tok::Punct("}") => d.saturating_sub(1),
+                _ => d,
+            });
+        self.skip_definition(open, top);
+        if self.pos == start {
+            // Nothing consumed: a stray token; step over it.
+            self.bump();
+        }
+        Ok(())
+    }
+
+    /// Skips to just past the `;` ending the current definition (`depth` of its braces
+    /// still open), or to the `}` closing the body it is in (left for the body to eat), or
+    /// to the end of the file.
+    fn skip_definition(&mut self, mut depth: u32, top: bool) {
+        loop {
+            match &self.peek().tok {
+                Tok::Eof => return,
+                Tok::Punct("{") => depth += 1,
+                Tok::Punct("}") if depth == 0 => {
+                    if top {
+                        self.bump();
+                        continue;
+                    }
+                    return;
+                }
+                Tok::Punct("}") => depth -= 1,
+                Tok::Punct(";") if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
         }
     }
 
@@ -204,7 +281,35 @@ impl<'w> Parser<'w> {
             Tok::Error(e) => return Diagnostic::error(&t.loc, e.clone()),
             other => other.to_string(),
         };
-        Diagnostic::error(&t.loc, format!("expected {what}, found {found}"))
+        let message = format!("expected {what}, found {found}");
+        // A `;` or `,` missing at the end of a line belongs to that line, as rustc says it:
+        // reported just past the token before, not at the next line's first token.
+        if what == "';'" || what == "','" {
+            if let Some(end) = self.end_of_previous_token() {
+                if end.file != t.loc.file || end.line < t.loc.line {
+                    return Diagnostic::error(&end, message)
+                        .with_label(format!("expected {what} here"));
+                }
+            }
+        }
+        Diagnostic::error(&t.loc, message).with_label(format!("expected {what}"))
+    }
+
+    /// Where the token before the current one ends (for identifiers and punctuation, whose
+    /// text is what they print; other tokens: where they start).
+    fn end_of_previous_token(&self) -> Option<SourceLoc> {
+        let prev = self.toks[..self.pos]
+            .iter()
+            .rev()
+            .find(|t| !matches!(t.tok, Tok::Pragma(_) | Tok::Newline))?;
+        let mut end = prev.loc.clone();
+        let len = match &prev.tok {
+            Tok::Ident(s) => s.chars().count(),
+            Tok::Punct(p) => p.chars().count(),
+            _ => 0,
+        };
+        end.col += u32::try_from(len).unwrap_or(0);
+        Some(end)
     }
 
     pub(crate) fn expect_punct(&mut self, p: &str) -> PResult<()> {
@@ -347,7 +452,7 @@ impl<'w> Parser<'w> {
             if self.peek().tok == Tok::Eof {
                 return Err(self.unexpected("'}'"));
             }
-            self.definition(&mut defs, kind)?;
+            self.definition_or_skip(&mut defs, kind, false)?;
         }
         self.leave();
         Ok(defs)

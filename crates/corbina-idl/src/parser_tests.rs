@@ -189,3 +189,51 @@ fn annotations_are_skipped_with_warning() {
         "a.idl:1:1: warning: ignoring annotation @topic"
     );
 }
+
+fn all_errors(src: &str) -> Vec<String> {
+    let src = src.to_owned();
+    with_big_stack(move || {
+        let mut w = Vec::new();
+        let toks = Preprocessor::new(&[], &[], &mut w)
+            .unwrap()
+            .run_str("p.idl", &src)
+            .unwrap();
+        match Parser::new(toks, &mut w).parse_specification_all() {
+            Ok(_) => Vec::new(),
+            Err(d) => {
+                d.0.iter()
+                    .map(|d| format!("{}:{} {}", d.line, d.col, d.message))
+                    .collect()
+            }
+        }
+    })
+}
+
+#[test]
+fn recovery_reports_each_broken_definition_once() {
+    let errs = all_errors(
+        "struct A { long x }; struct B { long y; };\nenum E { a b };\nconst long C = 1;",
+    );
+    assert_eq!(
+        errs,
+        [
+            "1:19 expected ';', found '}'",
+            "2:12 expected '}', found 'b'"
+        ]
+    );
+    // Inside a module, the module's own closing brace is not taken for the broken one's.
+    let errs = all_errors("module M {\n  struct S { long x\n  };\n  const long y = ;\n};\n");
+    assert_eq!(errs.len(), 2, "{errs:?}");
+}
+
+#[test]
+fn recovery_stops_after_twenty_errors_and_at_the_nesting_limit() {
+    let many = "struct A { long x };\n".repeat(10_000);
+    assert_eq!(all_errors(&many).len(), MAX_ERRORS);
+    let deep = "module M {".repeat(MAX_NESTING as usize + 10) + " x ";
+    let errs = all_errors(&deep);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("nesting too deep"), "{errs:?}");
+    // Stray closing braces and garbage at the top level: every token is consumed once.
+    assert!(!all_errors(&"} ; { ) ] ".repeat(1000)).is_empty());
+}

@@ -103,10 +103,11 @@ impl<'w> Preprocessor<'w> {
     pub fn run_file(mut self, path: &Path) -> PResult<Vec<Token>> {
         let name: Arc<str> = path.to_string_lossy().into();
         let text = std::fs::read(path).map_err(|e| {
-            Diagnostic::error(
-                &SourceLoc::new(&name, 1, 1),
-                format!("cannot read file: {e}"),
-            )
+            let loc = SourceLoc::new(&name, 1, 1);
+            match e.kind() {
+                std::io::ErrorKind::NotFound => Diagnostic::error(&loc, "no such file"),
+                _ => Diagnostic::error(&loc, format!("cannot read file: {e}")),
+            }
         })?;
         let text = String::from_utf8_lossy(&text);
         let canon = path.canonicalize().ok();

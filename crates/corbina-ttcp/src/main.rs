@@ -29,70 +29,56 @@ use corbina_ttcp::dsi::DsiBench;
 use corbina_ttcp::experiments::{run_corbina, run_socket, ExpOpts};
 use corbina_ttcp::servant::{BenchImpl, ByteCounter};
 
-fn usage() -> ExitCode {
-    eprintln!(
-        "usage:\n  corbina-ttcp server [--endpoint HOST:PORT|ssl:HOST:PORT|unix:/PATH|shm:NAME]... [--objects N] [--dsi] [--ior-file F] [-ORB…]\n  \
-         corbina-ttcp client --ior IOR|FILE|corbaloc [--check] [--mode lat,payload,thr,scal,conc]\n      \
-         [--count N] [--warmup N] [--total-mb X] [--min-calls N] [--max-point-s S]\n      \
-         [--min-kb K] [--max-kb K] [--kbs LIST] [--types LIST] [--modes oneway,twoway]\n      \
-         [--sizes LIST] [--payload-types LIST] [--nobj N] [--scal-calls N]\n      \
-         [--threads LIST] [--sharing own,shared] [--conc-seconds S] [--label L]\n      \
-         [--invocation static|dii|dii_reuse|dsi] [-ORB…]\n  \
-         corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]\n  \
-         corbina-ttcp bidir-client --ior IOR|FILE [--count N]\n  \
-         corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb]\n      \
-         [--pin same|split|none] [--rounds N] [--callgrind] [--transports tcp,unix,shm]\n      \
-         [--only latency,payload,throughput,concurrency,callgrind,scalability,async,bidir]"
-    );
-    ExitCode::from(2)
-}
+mod cli;
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if args.is_empty() {
-        return usage();
-    }
-    let cmd = args.remove(0);
-    let result = match cmd.as_str() {
-        "server" | "client" => {
-            let (config, rest) = match OrbConfig::from_args_and_env(args) {
-                Ok(v) => v,
-                Err(e) => {
-                    eprintln!("corbina-ttcp: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            if cmd == "server" {
-                server(config, rest)
-            } else {
-                client(config, rest)
-            }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // The ORB's options first, as `Orb::init` takes them: clap never sees them.
+    let (config, mut rest) = match OrbConfig::from_args_and_env(args) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
+            return ExitCode::from(2);
         }
-        "bidir-server" => match OrbConfig::from_args_and_env(args) {
-            Ok((config, rest)) => bidir_server(config, rest),
-            Err(e) => {
-                eprintln!("corbina-ttcp: {e}");
-                return ExitCode::from(2);
+    };
+    // clap checks the command line (and answers --help, --version, usage errors); the
+    // subcommand's parser then reads what it accepted.
+    let cmd = {
+        use clap::Parser;
+        cli::Cli::parse_from(std::iter::once("corbina-ttcp".to_owned()).chain(rest.clone())).command
+    };
+    // `--flag=value` as two words: the subcommands' parsers take them apart.
+    let args = rest
+        .split_off(1)
+        .into_iter()
+        .flat_map(|a| match a.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                vec![flag.to_owned(), value.to_owned()]
             }
-        },
-        "bidir-client" => bidir_client(args),
-        "suite" => corbina_ttcp::suite::main(args),
-        "sock-server" => sock_server(args),
-        "sock-client" => sock_client(args),
-        "ping" => ping(args),
-        "-h" | "--help" | "help" => {
-            usage();
-            return ExitCode::SUCCESS;
-        }
-        _ => return usage(),
+            _ => vec![a],
+        })
+        .collect();
+    let result = match cmd {
+        cli::Command::Server(_) => server(config, args),
+        cli::Command::Client(_) => client(config, args),
+        cli::Command::BidirServer(_) => bidir_server(config, args),
+        cli::Command::BidirClient(_) => bidir_client(args),
+        cli::Command::Suite(_) => corbina_ttcp::suite::main(args),
+        cli::Command::SockServer(_) => sock_server(args),
+        cli::Command::SockClient(_) => sock_client(args),
+        cli::Command::Ping(_) => ping(args),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("corbina-ttcp: {e}");
+            eprintln!("corbina-ttcp {}: {e}", cmd_name(&rest));
             ExitCode::from(2)
         }
     }
+}
+
+fn cmd_name(rest: &[String]) -> &str {
+    rest.first().map_or("", String::as_str)
 }
 
 /// `bidir-server`: a Registrar of `idl/bidir.idl` accepting bidirectional GIOP; its IOR to

@@ -473,15 +473,22 @@ pub fn rows(records: &[Record]) -> Vec<Row> {
         if c.is_none() && p.is_none() {
             continue;
         }
+        // Resident memory that shrank while objects were added is noise (pages returned,
+        // allocator reuse), not a negative cost: shown as such, and no ratio drawn from it.
+        let cell = |x: Option<f64>| match x {
+            Some(v) if v < 0.0 => "≈0 (noise)".to_owned(),
+            other => opt(other),
+        };
+        let measured = |x: Option<f64>| x.filter(|v| *v >= 0.0);
         rows.push(Row {
             experiment: "memory".into(),
             point: format!("{n} obj"),
             metric: "RSS B/object".into(),
-            corbina: opt(c),
+            corbina: cell(c),
             socket: String::new(),
-            peer: opt(p),
+            peer: cell(p),
             vs_socket: None,
-            vs_peer: ratio(c, p),
+            vs_peer: ratio(measured(c), measured(p)),
         });
     }
     // Concurrency.
@@ -1273,13 +1280,15 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
 
 /// The targets section as text.
 pub fn format_targets(targets: &[Target]) -> String {
-    let mut s = String::from("targets (goals, not assertions):\n");
+    let mut s = String::from(
+        "targets (the project's goals, not test results: a missed goal is work to do):\n",
+    );
     for t in targets {
         let verdict = match t.pass() {
-            _ if t.info => "info",
-            Some(true) => "PASS",
-            Some(false) => "FAIL",
-            None => "n/a ",
+            _ if t.info => "info       ",
+            Some(true) => "goal met   ",
+            Some(false) => "goal missed",
+            None => "no data    ",
         };
         let r = t
             .ratio
@@ -1364,6 +1373,42 @@ mod tests {
         assert!((ch.ratio.unwrap() - 9000.0 / 9500.0).abs() < 1e-9);
         assert_eq!(get("null twoway").pass(), None);
         let text = format_targets(&t);
-        assert!(text.contains("[PASS]") && text.contains("[n/a ]"));
+        assert!(
+            text.contains("[goal met   ] oneway sequence<octet>"),
+            "{text}"
+        );
+        assert!(text.contains("[no data    ] null twoway"), "{text}");
+        assert!(!text.contains("FAIL") && !text.contains("PASS"), "{text}");
+    }
+
+    #[test]
+    fn memory_that_shrank_is_shown_as_noise_not_a_negative_cost() {
+        let mem = |imp: &str, n: u64, b: f64| {
+            let mut r = Record::new("memory", imp);
+            r.objects = Some(n);
+            r.rss_bytes_per_object = Some(b);
+            r
+        };
+        let scal = |n: u64| {
+            let mut r = Record::new("scalability", CORBINA);
+            r.objects = Some(n);
+            r
+        };
+        let records = [
+            scal(100),
+            scal(1000),
+            mem(CORBINA, 100, -120.0),
+            mem(OMNIORB, 100, 300.0),
+            mem(CORBINA, 1000, 150.0),
+            mem(OMNIORB, 1000, 300.0),
+        ];
+        let rows = rows(&records);
+        let mem_rows: Vec<&Row> = rows.iter().filter(|r| r.experiment == "memory").collect();
+        assert_eq!(mem_rows.len(), 2);
+        assert_eq!(mem_rows[0].corbina, "≈0 (noise)");
+        assert_eq!(mem_rows[0].vs_peer, None);
+        assert_eq!(mem_rows[1].corbina, "150.0");
+        assert_eq!(mem_rows[1].vs_peer, Some(0.5));
+        assert!(!format_table(&rows).contains("-120"));
     }
 }

@@ -272,3 +272,49 @@ fn only_runs_the_chosen_experiments() {
     assert!(!o.status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn help_version_and_usage_errors() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_corbina-ttcp"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("corbina-ttcp {}", env!("CARGO_PKG_VERSION"))
+    );
+    for (sub, usage) in [
+        ("server", "Usage: corbina-ttcp server [OPTIONS]"),
+        (
+            "client",
+            "Usage: corbina-ttcp client [OPTIONS] --ior <IOR|FILE|corbaloc>",
+        ),
+        ("bidir-server", "Usage: corbina-ttcp bidir-server [OPTIONS]"),
+        (
+            "bidir-client",
+            "Usage: corbina-ttcp bidir-client [OPTIONS] --ior <IOR|FILE>",
+        ),
+        ("suite", "Usage: corbina-ttcp suite [OPTIONS]"),
+    ] {
+        // -ORB… options are taken out first, wherever they are.
+        let o = run(&[sub, "-ORBtraceLevel", "0", "--help"]);
+        assert!(o.status.success(), "{sub}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains(usage), "{sub}");
+    }
+    for (args, why) in [
+        (&[][..], "Usage: corbina-ttcp <COMMAND>"),
+        (&["server", "--bogus"], "unexpected argument '--bogus'"),
+        (&["server", "--objects", "many"], "invalid value 'many'"),
+        (&["client", "--check"], "--ior <IOR|FILE|corbaloc>"),
+        (&["suite", "--rounds"], "a value is required"),
+        (&["-ORBfrobnicate", "1", "suite"], "unknown ORB option"),
+    ] {
+        let o = run(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
+}

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use corbina::ami::WAIT_FOREVER;
 use corbina::{Orb, OrbConfig};
 
-#[allow(dead_code, clippy::all)]
+#[allow(dead_code)]
 mod gen {
     // crates/corbina-codegen/tests/idl/ami.idl, generated with `corbina-idl --amh --ami`.
     include!("../../corbina-codegen/tests/golden/amh.rs");
@@ -48,7 +48,7 @@ impl AmhCalcServant for Parking {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let orb = Orb::with_config(OrbConfig::default());
     let root = orb.root_poa();
     let (tx, parked) = channel();

@@ -12,7 +12,8 @@ use corbina::ami::ExceptionHolder;
 use corbina::poa::PolicyList;
 use corbina::{Orb, OrbConfig, SystemException};
 
-#[allow(dead_code, clippy::all)]
+// The IDL interface `Bench` has a module `bench` of its own (its error types).
+#[allow(dead_code, clippy::module_inception)]
 mod bench {
     // peers/bench.idl, generated with `corbina-idl --ami --amh --no-implement-defaults`.
     include!("../../corbina-codegen/tests/golden/bench_ami.rs");
@@ -56,7 +57,7 @@ impl AmiBenchHandlerServant for Handler {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let orb = Orb::with_config(OrbConfig::default());
     let root = orb.root_poa();
     let id = root.activate_object(Arc::new(bench::BenchSkeleton::new(Server)))?;

@@ -15,7 +15,8 @@ use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig, Servant, ServerRequest, SystemException};
 use futures_util::future::join_all;
 
-#[allow(dead_code, clippy::all)]
+// The IDL interface `Bench` has a module `bench` of its own (its error types).
+#[allow(dead_code, clippy::module_inception)]
 mod bench {
     include!("../../corbina-codegen/tests/golden/bench.rs");
 }
@@ -125,10 +126,13 @@ impl Servant for Deferred {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
+    // With its I/O driver, as `#[tokio::main]` builds it: the driver reads the ORB's
+    // connections. (Without one, a reader thread does, after tokio's "IO is disabled"
+    // panic message once per runtime: tokio has no stable way to ask first.)
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_time()
+        .enable_all()
         .build()?;
     let server = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {

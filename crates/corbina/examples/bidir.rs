@@ -20,7 +20,7 @@ use std::time::Instant;
 use corbina::poa::{BidirectionalPolicy, PolicyList};
 use corbina::{ObjectRef, Orb, OrbConfig, Servant, SystemException};
 
-#[allow(dead_code, clippy::all)]
+#[allow(dead_code)]
 mod gen {
     include!("../../corbina-codegen/tests/golden/bidir.rs");
 }
@@ -106,7 +106,7 @@ fn median_ns(rounds: usize, calls: usize, per: usize, mut f: impl FnMut() -> R) 
     Ok(v[rounds / 2])
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let rounds: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse())

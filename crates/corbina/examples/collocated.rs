@@ -34,7 +34,7 @@ fn median_ns(
     Ok(per_call[rounds / 2])
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let rounds: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse())

@@ -84,7 +84,7 @@ fn median<T: PartialOrd + Copy>(mut v: Vec<T>) -> T {
     v[v.len() / 2]
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let rounds: usize = std::env::args()
         .nth(1)
         .map(|s| s.parse())

@@ -39,7 +39,7 @@ fn rate(bench: &Bench, n: usize, rounds: usize) -> Result<f64, corbina::SystemEx
     Ok(rates[rates.len() / 2])
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: usize = args
         .first()

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), corbina::Report> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (orb, args) = corbina::Orb::init(args)?;
     let target = args.first().ok_or("usage: ping IOR|corbaloc|FILE [N]")?;

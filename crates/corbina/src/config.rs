@@ -36,7 +36,7 @@
 //! | `-ORBsslCheckHostName 0/1` | `CORBINA_SSLCHECKHOSTNAME` | `1` | a client checks that the server's certificate names the host (or IP address) in the reference; `0` checks the chain only, as omniORB does |
 //! | `-ORBtraceLevel n` | `CORBINA_TRACELEVEL` | `0` | what the ORB logs to stderr (omniORB's levels, [`crate::trace`]): `1` warnings, `10` connections, `25` every request, `40` hex dumps of the bytes on the wire; the ORB installs its stderr subscriber only if the application has none |
 //! | `-ORBtraceInvocations 0/1` | `CORBINA_TRACEINVOCATIONS` | `0` | log every request whatever the level (omniORB's option) |
-//! | — | `CORBINA_LOG` | none | an `EnvFilter` (`corbina=debug`, `corbina::request=info,corbina::wire=trace`): what the ORB logs to stderr; wins over `-ORBtraceLevel`'s filter |
+//! | — | `CORBINA_LOG`, else `RUST_LOG` | none | an `EnvFilter` (`corbina=debug`, `corbina::request=info,corbina::wire=trace`): what the ORB logs to stderr; wins over `-ORBtraceLevel`'s filter |
 //! | `-ORBPreferUnix 0/1` | `CORBINA_PREFERUNIX` | `1` | a client uses a server's published shared-memory or Unix endpoint (in that order) instead of TCP when the server is on this host (same host name, the socket path exists) |
 //! | `-ORBCollocation direct\|iiop` | `CORBINA_COLLOCATION` | `direct` | `direct`: generated proxies for objects of this ORB's own POAs call the servant on the caller's thread, unmarshalled (POA rules still apply); `iiop`: such calls go over a loopback connection like any other (per reference: `ObjectRef::without_collocation`) |
 //! | `-ORBPublishAddress host[:port]` ⟳ | `CORBINA_PUBLISHADDRESS` | the bound address | address written into IORs; extra ones become ALTERNATE_IIOP_ADDRESS components; no port = the bound port |

@@ -625,26 +625,32 @@ impl OrbConfig {
     /// `<NAME>` is an option name upper-cased (`CORBINA_INITREF`, `CORBINA_CALLTIMEOUT`, …).
     /// Repeatable options take several values separated by whitespace or `;`; other values are
     /// trimmed; an empty value counts as unset. Unknown `CORBINA_…` variables are errors,
-    /// except `CORBINA_LOG`, an `EnvFilter` for the log ([`OrbConfig::log_filter`]).
+    /// except `CORBINA_LOG`, an `EnvFilter` for the log ([`OrbConfig::log_filter`]); without
+    /// it, `RUST_LOG` is that filter.
     /// Variables are applied in name order. On error `self` is left unchanged.
     pub fn apply_env<I: IntoIterator<Item = (String, String)>>(
         &mut self,
         vars: I,
     ) -> Result<(), ConfigError> {
-        let mut log_filter = None;
+        let (mut log_filter, mut rust_log) = (None, None);
         let mut vars: Vec<(String, String)> = vars
             .into_iter()
             .filter(|(var, value)| {
-                if var == "CORBINA_LOG" && !value.trim().is_empty() {
-                    log_filter = Some(value.trim().to_string());
+                let value = value.trim();
+                if var == "CORBINA_LOG" && !value.is_empty() {
+                    log_filter = Some(value.to_string());
+                }
+                if var == "RUST_LOG" && !value.is_empty() {
+                    rust_log = Some(value.to_string());
                 }
                 var.starts_with(ENV_PREFIX) && !ENV_RESERVED.contains(&var.as_str())
             })
             .collect();
         vars.sort();
         let mut next = self.clone();
-        if log_filter.is_some() {
-            next.log_filter = log_filter;
+        // `RUST_LOG`, as every `tracing`/`env_logger` program reads it; `CORBINA_LOG` wins.
+        if let Some(filter) = log_filter.or(rust_log) {
+            next.log_filter = Some(filter);
         }
         let mut replaced = Replaced::default();
         for (var, value) in vars {
@@ -1618,6 +1624,16 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(c, OrbConfig::default().log_filter("debug"));
+    }
+
+    #[test]
+    fn rust_log_is_the_log_filter_unless_corbina_log_is_set() {
+        let c = env(&[("RUST_LOG", " corbina::wire=trace ")]).unwrap();
+        assert_eq!(c.log_filter.as_deref(), Some("corbina::wire=trace"));
+        let c = env(&[("RUST_LOG", "info"), ("CORBINA_LOG", "corbina=debug")]).unwrap();
+        assert_eq!(c.log_filter.as_deref(), Some("corbina=debug"));
+        let c = env(&[("RUST_LOG", "  ")]).unwrap();
+        assert_eq!(c.log_filter, None);
     }
 
     #[test]

@@ -7,12 +7,16 @@
 //!
 //! # The usual set-up
 //!
+//! The crates are not on crates.io yet: a project depends on a checkout of the repository
+//! (here `~/corbina`; `--git URL` works the same):
+//!
 //! ```sh
-//! cargo add corbina
-//! cargo add --build corbina-codegen
+//! cargo add --path ~/corbina/crates/corbina
+//! cargo add --build --path ~/corbina/crates/corbina-codegen
 //! ```
 //!
-//! (or `cargo add --build corbina --features codegen`, and `corbina::codegen::Builder` in
+//! Once published, that is `cargo add corbina` and `cargo add --build corbina-codegen` (or
+//! `cargo add --build corbina --features codegen`, and `corbina::codegen::Builder` in
 //! `build.rs`: the same generator, re-exported).
 //!
 //! `build.rs` compiles the IDL with `corbina_codegen::Builder` and the crate includes the
@@ -133,6 +137,7 @@ pub mod local;
 pub mod object;
 pub mod orb;
 pub mod poa;
+mod report;
 pub mod servant;
 pub mod server;
 pub mod trace;
@@ -150,6 +155,7 @@ pub use error::Error;
 pub use exception::UserException;
 pub use object::{no_user, Invoker, ObjectRef, ReplyBody};
 pub use orb::{InitialReference, InvalidName, Orb};
+pub use report::Report;
 pub use servant::{DeferredReplySink, ReplyHandle, ReplyKind, ReplySink, Servant, ServerRequest};
 pub use typecode::TypeCode;
 pub use valuetype::ValueBase;

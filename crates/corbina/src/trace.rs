@@ -28,7 +28,7 @@
 //!
 //! ## A log on stderr without writing code
 //!
-//! `-ORBtraceLevel n` (omniORB's levels), `-ORBtraceInvocations 1` and `CORBINA_LOG` (a
+//! `-ORBtraceLevel n` (omniORB's levels), `-ORBtraceInvocations 1` and `CORBINA_LOG` (else `RUST_LOG`; a
 //! `tracing-subscriber` [`EnvFilter`](https://docs.rs/tracing-subscriber/latest/tracing_subscriber/filter/struct.EnvFilter.html)
 //! directive list; it wins over the level) make the ORB install a stderr subscriber when it
 //! is created, unless the application installed one already (feature `log`, on by
@@ -181,7 +181,8 @@ impl Dumped {
     fn dump(&self, direction: &str, bytes: &[u8]) {
         if !bytes.is_empty() {
             let (n, peer) = (bytes.len(), &self.peer);
-            tracing::trace!(target: WIRE, "{direction} {n} bytes ({peer})\n{}", hex_dump(bytes));
+            let header = giop_header(bytes);
+            tracing::trace!(target: WIRE, "{direction} {n} bytes ({peer}){header}\n{}", hex_dump(bytes));
         }
     }
 }
@@ -227,6 +228,32 @@ impl Connection for Dumped {
     }
     fn peer_certificate_chain(&self) -> Option<Vec<Vec<u8>>> {
         self.inner.peer_certificate_chain()
+    }
+}
+
+/// The GIOP header at the start of `bytes`, decoded for a person (`: GIOP 1.2 Request,
+/// 62-byte body, little-endian`); empty when they do not start with one (a read may end or
+/// begin mid-message).
+pub fn giop_header(bytes: &[u8]) -> String {
+    use crate::cdr::ByteOrder;
+    match crate::giop::MessageHeader::decode_prefix(bytes) {
+        Ok(h) => format!(
+            ": GIOP {}.{} {:?}, {}-byte body, {}-endian{}",
+            h.version.major,
+            h.version.minor,
+            h.msg_type,
+            h.message_size,
+            match h.byte_order {
+                ByteOrder::Big => "big",
+                ByteOrder::Little => "little",
+            },
+            if h.more_fragments {
+                ", more fragments follow"
+            } else {
+                ""
+            }
+        ),
+        Err(_) => String::new(),
     }
 }
 
@@ -349,6 +376,24 @@ mod tests {
              0010  7069 6e67                                ping"
         );
         assert_eq!(hex_dump(&[]), "");
+    }
+
+    #[test]
+    fn a_dump_is_headed_by_its_giop_header_when_it_starts_with_one() {
+        let locate = b"GIOP\x01\x02\x01\x03\x16\x00\x00\x00rest";
+        assert_eq!(
+            giop_header(locate),
+            ": GIOP 1.2 LocateRequest, 22-byte body, little-endian"
+        );
+        let fragment = b"GIOP\x01\x01\x02\x00\x00\x00\x01\x00";
+        assert_eq!(
+            giop_header(fragment),
+            ": GIOP 1.1 Request, 256-byte body, big-endian, more fragments follow"
+        );
+        // Not a header (mid-message, too short, a bad type): nothing, never a panic.
+        assert_eq!(giop_header(b"\x00\x01GIOP"), "");
+        assert_eq!(giop_header(b"GIOP\x01\x02"), "");
+        assert_eq!(giop_header(b"GIOP\x01\x02\x00\xff\x00\x00\x00\x00"), "");
     }
 
     #[test]

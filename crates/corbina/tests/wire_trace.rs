@@ -146,6 +146,19 @@ fn trace_shows_requests_and_hex_dumps() {
                 && l.contains("GIOP")),
             "{who}: no GIOP header dump\n{log}"
         );
+        // Each dump is headed by its message's header, decoded.
+        let (sent, got) = match who {
+            "client" => ("Request", "Reply"),
+            _ => ("Reply", "Request"),
+        };
+        for (dir, kind) in [("sent ", sent), ("received ", got)] {
+            assert!(
+                log.lines().any(|l| l.contains(dir)
+                    && l.contains(&format!(": GIOP 1.2 {kind}, "))
+                    && l.contains("-byte body")),
+                "{who}: no decoded {kind} header\n{log}"
+            );
+        }
     }
     // Level 40 includes connections (level 10).
     assert!(server_err.contains("connection accepted"), "{server_err}");

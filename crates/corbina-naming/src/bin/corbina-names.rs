@@ -18,97 +18,80 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};
 use corbina_naming::{default_data_dir, NamingService, Options};
 
-const USAGE: &str = "usage: corbina-names [--endpoint HOST:PORT] [--data-dir DIR] \
-                     [--iterator-timeout SECS] [--max-iterators N] [--ior-file FILE] [-ORB…]";
-
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     let (host, port) = s
         .rsplit_once(':')
-        .ok_or_else(|| format!("--endpoint {s}: expected HOST:PORT"))?;
+        .ok_or_else(|| "expected HOST:PORT".to_owned())?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = port
         .parse()
-        .map_err(|_| format!("--endpoint {s}: bad port"))?;
+        .map_err(|_| format!("`{port}` is not a port number"))?;
     Ok(Endpoint {
         host: if host.is_empty() { "0.0.0.0" } else { host }.to_owned(),
         port,
     })
 }
 
-struct Args {
-    endpoint: Option<Endpoint>,
-    options: Options,
-    ior_file: Option<PathBuf>,
+fn seconds(s: &str) -> Result<Duration, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
+        .ok_or_else(|| "expected a positive number of seconds".to_owned())
 }
 
-fn parse(rest: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        endpoint: None,
-        options: Options::new(default_data_dir()),
-        ior_file: None,
-    };
-    let mut it = rest.into_iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (a.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "--endpoint" => args.endpoint = Some(parse_endpoint(&value()?)?),
-            "--data-dir" => args.options.data_dir = PathBuf::from(value()?),
-            "--ior-file" => args.ior_file = Some(PathBuf::from(value()?)),
-            "--iterator-timeout" => {
-                let v = value()?;
-                let secs: f64 = v
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .ok_or_else(|| format!("--iterator-timeout {v}: expected seconds"))?;
-                args.options.iterator_timeout = Duration::from_secs_f64(secs);
-            }
-            "--max-iterators" => {
-                let v = value()?;
-                args.options.max_iterators =
-                    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        format!("--max-iterators {v}: expected a positive number")
-                    })?;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(args)
+/// The CosNaming naming service daemon.
+///
+/// Serves the root naming context under the object key `NameService`, with its database in
+/// DIR. Restarted on the same endpoint and directory, every reference it handed out works
+/// again. Prints the root context's IOR on standard output (and to FILE) once it is ready.
+#[derive(Parser)]
+#[command(
+    name = "corbina-names",
+    version,
+    after_help = "ORB options (-ORBEndpoint, -ORBPublishAddress, -ORBtraceLevel N, …) may come \
+anywhere; they are taken out before the rest is parsed, as Orb::init does."
+)]
+struct Args {
+    /// Where to listen [default: 0.0.0.0:2809]
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_endpoint)]
+    endpoint: Option<Endpoint>,
+    /// Where the database lives [default: $XDG_STATE_HOME/corbina-names, else
+    /// ~/.local/state/corbina-names]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Idle time after which a binding iterator is dropped
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    iterator_timeout: Option<Duration>,
+    /// The most binding iterators alive at once
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_iterators: Option<u64>,
+    /// Also write the root context's IOR to FILE
+    #[arg(long, value_name = "FILE")]
+    ior_file: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     let (mut config, rest) = match OrbConfig::from_args_and_env(std::env::args().skip(1)) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("corbina-names: {e}\n{USAGE}");
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
             return ExitCode::from(2);
         }
     };
-    let args = match parse(rest) {
-        Ok(a) => a,
-        Err(e) if e.is_empty() => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("corbina-names: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse_from(std::iter::once("corbina-names".to_owned()).chain(rest));
+    let mut options = Options::new(args.data_dir.unwrap_or_else(default_data_dir));
+    if let Some(t) = args.iterator_timeout {
+        options.iterator_timeout = t;
+    }
+    if let Some(n) = args.max_iterators {
+        options.max_iterators = usize::try_from(n).unwrap_or(usize::MAX);
+    }
     if let Some(ep) = args.endpoint {
         config.endpoints = vec![ep];
     } else if config.endpoints.is_empty() {
@@ -118,7 +101,7 @@ fn main() -> ExitCode {
         }];
     }
     let orb = Orb::with_config(config);
-    let service = match NamingService::start(&orb, &args.options) {
+    let service = match NamingService::start(&orb, &options) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("corbina-names: cannot start: {e}");
@@ -140,8 +123,9 @@ fn main() -> ExitCode {
     }
     let (host, port) = service.endpoint();
     eprintln!(
-        "corbina-names: serving corbaloc::{host}:{port}/NameService, data in {}",
-        args.options.data_dir.display()
+        "corbina-names: serving corbaloc::{host}:{port}/NameService, data in {}; \
+         the root context's IOR follows on standard output",
+        options.data_dir.display()
     );
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{ior}");
