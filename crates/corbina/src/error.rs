@@ -42,6 +42,7 @@
 //! | BAD_PARAM | `0x434202a1` | [`BAD_PARAM_DII_ARGUMENT`](minor::BAD_PARAM_DII_ARGUMENT) | NO | DII: no such argument, an `in` argument without a value, or a value of another TypeCode |
 //! | BAD_PARAM | `0x434202a2` | [`BAD_PARAM_NIL_CONTEXT`](minor::BAD_PARAM_NIL_CONTEXT) | NO | naming: `bind_context`/`rebind_context` given a nil context |
 //! | BAD_PARAM | `0x434202a3` | [`BAD_PARAM_ZERO_HOW_MANY`](minor::BAD_PARAM_ZERO_HOW_MANY) | NO | naming: `BindingIterator::next_n(0)` |
+//! | BAD_PARAM | `0x434202a4` | [`BAD_PARAM_TYPECODE_ARGUMENT`](minor::BAD_PARAM_TYPECODE_ARGUMENT) | NO | typecode factory: an argument the standard has no minor code for (an enum without enumerators, an array of length 0, a bad value modifier, visibility or concrete base, a box of a value type) |
 //! | TRANSIENT | `0x4f4d0001` | [`TRANSIENT_DISCARDING`](minor::TRANSIENT_DISCARDING) | NO | OMG 1: the POA manager discards requests (discarding, or held past the maximum wait) |
 //! | TRANSIENT | `0x43420212` | [`TRANSIENT_CONNECT_FAILED`](minor::TRANSIENT_CONNECT_FAILED) | NO | connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed) |
 //! | TRANSIENT | `0x43420210` | [`TRANSIENT_CONNECT_TIMEOUT`](minor::TRANSIENT_CONNECT_TIMEOUT) | NO | connecting timed out (connect timeout, or the call's deadline) |
@@ -96,6 +97,7 @@
 //! | BAD_OPERATION | `0x434202b0` | [`BAD_OPERATION_WRONG_POLLER_OPERATION`](minor::BAD_OPERATION_WRONG_POLLER_OPERATION) | NO | AMI: a poller was polled for another operation than its request's |
 //! | BAD_OPERATION | `0x434202b1` | [`BAD_OPERATION_WRONG_RESPONSE`](minor::BAD_OPERATION_WRONG_RESPONSE) | MAYBE | AMH: a response handler answered with another operation's results |
 //! | BAD_TYPECODE | `0x4f4d0001` | [`BAD_TYPECODE_INCOMPLETE`](minor::BAD_TYPECODE_INCOMPLETE) | NO | OMG 1: the TypeCode is incomplete (a recursive placeholder never resolved) |
+//! | BAD_TYPECODE | `0x4f4d0002` | [`BAD_TYPECODE_ILLEGAL_MEMBER`](minor::BAD_TYPECODE_ILLEGAL_MEMBER) | NO | OMG 2: a TypeCode member's type is illegal (void, an exception; typecode factory) |
 //! | NO_RESOURCES | `0x4f4d0001` | [`NO_RESOURCES_PI_UNAVAILABLE`](minor::NO_RESOURCES_PI_UNAVAILABLE) | NO | OMG 1: interceptors: the request was made or served without the TypeCodes asked for |
 //! | NO_RESOURCES | `0x43420280` | [`NO_RESOURCES_THREAD`](minor::NO_RESOURCES_THREAD) | NO | a thread (a deferred request's, a bidirectional connection's reader) could not be started |
 //! | INITIALIZE | `0x43420290` | [`INITIALIZE_LISTEN`](minor::INITIALIZE_LISTEN) | NO | the ORB's server could not listen on its endpoints |
@@ -173,6 +175,7 @@ pub mod minor {
         BAD_PARAM_DII_ARGUMENT = BadParam, CORBINA_VMCID | 0x2a1, "DII: no such argument, an `in` argument without a value, or a value of another TypeCode";
         BAD_PARAM_NIL_CONTEXT = BadParam, CORBINA_VMCID | 0x2a2, "naming: `bind_context`/`rebind_context` given a nil context";
         BAD_PARAM_ZERO_HOW_MANY = BadParam, CORBINA_VMCID | 0x2a3, "naming: `BindingIterator::next_n(0)`";
+        BAD_PARAM_TYPECODE_ARGUMENT = BadParam, CORBINA_VMCID | 0x2a4, "typecode factory: an argument the standard has no minor code for (an enum without enumerators, an array of length 0, a bad value modifier, visibility or concrete base, a box of a value type)";
         TRANSIENT_DISCARDING = Transient, OMG_VMCID | 1, "OMG 1: the POA manager discards requests (discarding, or held past the maximum wait)";
         TRANSIENT_CONNECT_FAILED = Transient, CORBINA_VMCID | 0x212, "connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed)";
         TRANSIENT_CONNECT_TIMEOUT = Transient, CORBINA_VMCID | 0x210, "connecting timed out (connect timeout, or the call's deadline)";
@@ -227,6 +230,7 @@ pub mod minor {
         BAD_OPERATION_WRONG_POLLER_OPERATION = BadOperation, CORBINA_VMCID | 0x2b0, "AMI: a poller was polled for another operation than its request's";
         BAD_OPERATION_WRONG_RESPONSE = BadOperation, CORBINA_VMCID | 0x2b1, "AMH: a response handler answered with another operation's results";
         BAD_TYPECODE_INCOMPLETE = BadTypecode, OMG_VMCID | 1, "OMG 1: the TypeCode is incomplete (a recursive placeholder never resolved)";
+        BAD_TYPECODE_ILLEGAL_MEMBER = BadTypecode, OMG_VMCID | 2, "OMG 2: a TypeCode member's type is illegal (void, an exception; typecode factory)";
         NO_RESOURCES_PI_UNAVAILABLE = NoResources, OMG_VMCID | 1, "OMG 1: interceptors: the request was made or served without the TypeCodes asked for";
         NO_RESOURCES_THREAD = NoResources, CORBINA_VMCID | 0x280, "a thread (a deferred request's, a bidirectional connection's reader) could not be started";
         INITIALIZE_LISTEN = Initialize, CORBINA_VMCID | 0x290, "the ORB's server could not listen on its endpoints";

@@ -3,6 +3,7 @@
 
 use corbina::cdr::codeset::{CharCodeSet, CodeSets, WCharCodeSet};
 use corbina::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter, MarshalError};
+use corbina::error::minor;
 use corbina::typecode::{
     decode_type_code, encode_type_code, StructMember, TcKind, TypeCode, TypeCodeError, UnionLabel,
     UnionMember, ValueMember,
@@ -526,11 +527,58 @@ fn factory_rejects_bad_arguments() {
             "{r:?}"
         );
     };
-    bad(TypeCode::create_struct_tc("nocolon", "S", vec![]), 15);
+    // OMG BAD_PARAM minors (CORBA 3.0 §4.12.4, omniORB's BAD_PARAM_InvalidName = 15,
+    // BAD_PARAM_InvalidRepositoryId = 16).
+    bad(
+        TypeCode::create_struct_tc("nocolon", "S", vec![]),
+        minor::BAD_PARAM_BAD_REPOSITORY_ID,
+    );
     bad(
         TypeCode::create_alias_tc("IDL:A:1.0", "a b", TypeCode::LONG),
-        16,
+        minor::BAD_PARAM_BAD_NAME,
     );
+    assert_eq!(minor::BAD_PARAM_BAD_NAME, corbina::cdr::OMG_VMCID | 15);
+    assert_eq!(
+        minor::BAD_PARAM_BAD_REPOSITORY_ID,
+        corbina::cdr::OMG_VMCID | 16
+    );
+    bad(
+        TypeCode::create_struct_tc(
+            "IDL:S:1.0",
+            "S",
+            vec![
+                StructMember::new("a", TypeCode::LONG),
+                StructMember::new("a", TypeCode::SHORT),
+            ],
+        ),
+        minor::BAD_PARAM_BAD_MEMBER_NAME,
+    );
+    bad(
+        TypeCode::create_enum_tc::<&str>("IDL:E:1.0", "E", &[]),
+        minor::BAD_PARAM_TYPECODE_ARGUMENT,
+    );
+    bad(
+        TypeCode::create_union_tc(
+            "IDL:U:1.0",
+            "U",
+            TypeCode::LONG,
+            vec![
+                UnionMember::new("a", UnionLabel::Value(1), TypeCode::LONG),
+                UnionMember::new("b", UnionLabel::Value(1), TypeCode::LONG),
+            ],
+        ),
+        minor::BAD_PARAM_DUPLICATE_LABEL,
+    );
+    // A member of type void is BAD_TYPECODE (OMG minor 2), not BAD_PARAM.
+    let void = TypeCode::create_struct_tc(
+        "IDL:S:1.0",
+        "S",
+        vec![StructMember::new("v", TypeCode::VOID)],
+    )
+    .unwrap_err();
+    let sys = void.to_system_exception().unwrap();
+    assert_eq!(sys.kind, corbina::SystemExceptionKind::BadTypecode);
+    assert_eq!(sys.minor, corbina::cdr::OMG_VMCID | 2);
     bad(
         TypeCode::create_union_tc(
             "IDL:U:1.0",
@@ -538,7 +586,7 @@ fn factory_rejects_bad_arguments() {
             TypeCode::FLOAT,
             vec![UnionMember::new("a", UnionLabel::Value(0), TypeCode::LONG)],
         ),
-        20,
+        minor::BAD_PARAM_BAD_DISCRIMINATOR,
     );
     bad(
         TypeCode::create_union_tc(
@@ -551,10 +599,10 @@ fn factory_rejects_bad_arguments() {
                 TypeCode::LONG,
             )],
         ),
-        19,
+        minor::BAD_PARAM_INCOMPATIBLE_LABEL,
     );
     let e = TypeCodeError::BadParam {
-        minor: 17,
+        minor: minor::BAD_PARAM_BAD_MEMBER_NAME,
         reason: "x",
     };
     let sys = e.to_system_exception().unwrap();

@@ -2,6 +2,7 @@
 //! arguments as the specification requires (`BAD_PARAM` with OMG minor codes).
 
 use super::{Arm, Body, Node, TcKind, TcResult, TypeCode, TypeCodeError, VMember};
+use crate::error::minor;
 
 /// A struct or exception member for [`TypeCode::create_struct_tc`].
 #[derive(Debug, Clone)]
@@ -88,11 +89,17 @@ fn check_id(id: &str, may_be_empty: bool) -> TcResult<()> {
         return if may_be_empty {
             Ok(())
         } else {
-            Err(bad(15, "empty repository id"))
+            Err(bad(
+                minor::BAD_PARAM_BAD_REPOSITORY_ID,
+                "empty repository id",
+            ))
         };
     }
     if !id.contains(':') || id.contains('\0') {
-        return Err(bad(15, "repository id must be of the form FORMAT:…"));
+        return Err(bad(
+            minor::BAD_PARAM_BAD_REPOSITORY_ID,
+            "repository id must be of the form FORMAT:…",
+        ));
     }
     Ok(())
 }
@@ -108,7 +115,10 @@ fn check_name(name: &str) -> TcResult<()> {
     if ok {
         Ok(())
     } else {
-        Err(bad(16, "name is not an IDL identifier"))
+        Err(bad(
+            minor::BAD_PARAM_BAD_NAME,
+            "name is not an IDL identifier",
+        ))
     }
 }
 
@@ -116,7 +126,10 @@ fn check_unique<'a>(names: impl Iterator<Item = &'a str>) -> TcResult<()> {
     let mut seen = std::collections::HashSet::new();
     for n in names {
         if !n.is_empty() && !seen.insert(n.to_ascii_lowercase()) {
-            return Err(bad(17, "duplicate member name"));
+            return Err(bad(
+                minor::BAD_PARAM_BAD_MEMBER_NAME,
+                "duplicate member name",
+            ));
         }
     }
     Ok(())
@@ -125,8 +138,12 @@ fn check_unique<'a>(names: impl Iterator<Item = &'a str>) -> TcResult<()> {
 /// Member types may not be `void`, `null` or exceptions.
 fn check_member_type(t: &TypeCode) -> TcResult<()> {
     match t.kind() {
-        TcKind::Void | TcKind::Except => Err(bad(2, "illegal member type")),
-        TcKind::Null if !t.is_unresolved_recursive() => Err(bad(2, "illegal member type")),
+        TcKind::Void | TcKind::Except => Err(TypeCodeError::IllegalMemberType {
+            reason: "illegal member type",
+        }),
+        TcKind::Null if !t.is_unresolved_recursive() => Err(TypeCodeError::IllegalMemberType {
+            reason: "illegal member type",
+        }),
         _ => Ok(()),
     }
 }
@@ -213,9 +230,15 @@ impl TypeCode {
         let range = if disc.kind.is_discriminator()
             || (disc.kind == TcKind::Alias && label_range(&disc).is_some())
         {
-            label_range(&disc).ok_or(bad(20, "illegal discriminator type"))?
+            label_range(&disc).ok_or(bad(
+                minor::BAD_PARAM_BAD_DISCRIMINATOR,
+                "illegal discriminator type",
+            ))?
         } else {
-            return Err(bad(20, "illegal discriminator type"));
+            return Err(bad(
+                minor::BAD_PARAM_BAD_DISCRIMINATOR,
+                "illegal discriminator type",
+            ));
         };
         let mut default_index = -1i32;
         let mut labels = std::collections::HashSet::new();
@@ -226,16 +249,23 @@ impl TypeCode {
             match m.label {
                 UnionLabel::Default => {
                     if default_index >= 0 {
-                        return Err(bad(18, "more than one default label"));
+                        return Err(bad(
+                            minor::BAD_PARAM_DUPLICATE_LABEL,
+                            "more than one default label",
+                        ));
                     }
-                    default_index = i32::try_from(i).map_err(|_| bad(2, "too many members"))?;
+                    default_index = i32::try_from(i)
+                        .map_err(|_| bad(minor::BAD_PARAM_TYPECODE_ARGUMENT, "too many members"))?;
                 }
                 UnionLabel::Value(v) => {
                     if v < range.0 || v > range.1 {
-                        return Err(bad(19, "label does not fit the discriminator type"));
+                        return Err(bad(
+                            minor::BAD_PARAM_INCOMPATIBLE_LABEL,
+                            "label does not fit the discriminator type",
+                        ));
                     }
                     if !labels.insert(v) {
-                        return Err(bad(18, "duplicate label"));
+                        return Err(bad(minor::BAD_PARAM_DUPLICATE_LABEL, "duplicate label"));
                     }
                 }
             }
@@ -268,7 +298,10 @@ impl TypeCode {
         check_name(name)?;
         check_unique(members.iter().map(|m| m.as_ref()))?;
         if members.is_empty() || u32::try_from(members.len()).is_err() {
-            return Err(bad(2, "an enum needs 1 to 2^32-1 enumerators"));
+            return Err(bad(
+                minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                "an enum needs 1 to 2^32-1 enumerators",
+            ));
         }
         for m in members {
             check_name(m.as_ref())?;
@@ -385,7 +418,10 @@ impl TypeCode {
     /// `create_array_tc(length, element_type)`; the length must be positive.
     pub fn create_array_tc(length: u32, element_type: impl Into<TypeCode>) -> TcResult<TypeCode> {
         if length == 0 {
-            return Err(bad(2, "array length must be positive"));
+            return Err(bad(
+                minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                "array length must be positive",
+            ));
         }
         let t = element_type.into();
         check_member_type(&t)?;
@@ -445,13 +481,21 @@ impl TypeCode {
         check_id(id, false)?;
         check_name(name)?;
         if !(0..=3).contains(&type_modifier) {
-            return Err(bad(2, "bad value type modifier"));
+            return Err(bad(
+                minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                "bad value type modifier",
+            ));
         }
         check_unique(members.iter().map(|m| m.name.as_str()))?;
         let base = match concrete_base {
             Some(b) if b.kind() == TcKind::Null && !b.is_unresolved_recursive() => None,
             Some(b) if matches!(b.kind(), TcKind::Value | TcKind::Event) => Some(b.closed_node()),
-            Some(_) => return Err(bad(2, "concrete base must be a value type")),
+            Some(_) => {
+                return Err(bad(
+                    minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                    "concrete base must be a value type",
+                ))
+            }
             None => None,
         };
         let mut ms = Vec::with_capacity(members.len());
@@ -459,7 +503,10 @@ impl TypeCode {
             check_name(&m.name)?;
             check_member_type(&m.ty)?;
             if !(0..=1).contains(&m.visibility) {
-                return Err(bad(2, "bad member visibility"));
+                return Err(bad(
+                    minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                    "bad member visibility",
+                ));
             }
             ms.push(VMember {
                 name: m.name,
@@ -489,7 +536,10 @@ impl TypeCode {
         check_name(name)?;
         let t = boxed_type.into();
         if matches!(t.kind(), TcKind::Value | TcKind::ValueBox | TcKind::Event) {
-            return Err(bad(2, "a value box cannot box a value type"));
+            return Err(bad(
+                minor::BAD_PARAM_TYPECODE_ARGUMENT,
+                "a value box cannot box a value type",
+            ));
         }
         check_member_type(&t)?;
         Ok(TypeCode::from_node(Node::new(
@@ -524,7 +574,10 @@ mod tests {
         ];
         assert!(matches!(
             TypeCode::create_struct_tc("IDL:S:1.0", "S", dup),
-            Err(TypeCodeError::BadParam { minor: 17, .. })
+            Err(TypeCodeError::BadParam {
+                minor: minor::BAD_PARAM_BAD_MEMBER_NAME,
+                ..
+            })
         ));
         let void = vec![StructMember::new("a", TypeCode::VOID)];
         assert!(TypeCode::create_struct_tc("IDL:S:1.0", "S", void).is_err());

@@ -68,13 +68,20 @@ pub enum TypeCodeError {
     /// `TypeCode::Bounds`: a member index out of range.
     #[error("TypeCode::Bounds")]
     Bounds,
-    /// `BAD_PARAM` from a factory operation, with its OMG minor code (15: bad repository
-    /// id, 16: bad name, 17: duplicate member name, 18: duplicate label, 19: label does not
-    /// fit the discriminator, 20: bad discriminator type, 2: other).
-    #[error("BAD_PARAM (OMG minor {minor}): {reason}")]
+    /// `BAD_PARAM` from a factory operation, with its minor code (`corbina::error::minor`:
+    /// OMG 15 bad name, 16 bad repository id, 17 bad or repeated member name, 18 duplicate
+    /// label, 19 label does not fit the discriminator, 20 bad discriminator type; otherwise
+    /// `BAD_PARAM_TYPECODE_ARGUMENT`).
+    #[error("BAD_PARAM (minor {minor:#010x}): {reason}")]
     BadParam {
-        /// OMG minor code (without the VMCID).
+        /// The minor code, VMCID included.
         minor: u32,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// `BAD_TYPECODE` OMG minor 2 from a factory operation: a member of an illegal type.
+    #[error("BAD_TYPECODE: {reason}")]
+    IllegalMemberType {
         /// What was wrong.
         reason: &'static str,
     },
@@ -90,7 +97,9 @@ impl TypeCodeError {
             TypeCodeError::BadKind => BAD_KIND_ID,
             TypeCodeError::Bounds => BOUNDS_ID,
             TypeCodeError::BadParam { .. } => "IDL:omg.org/CORBA/BAD_PARAM:1.0",
-            TypeCodeError::Incomplete => "IDL:omg.org/CORBA/BAD_TYPECODE:1.0",
+            TypeCodeError::Incomplete | TypeCodeError::IllegalMemberType { .. } => {
+                "IDL:omg.org/CORBA/BAD_TYPECODE:1.0"
+            }
         }
     }
 
@@ -99,9 +108,12 @@ impl TypeCodeError {
     pub fn to_system_exception(&self) -> Option<crate::SystemException> {
         use crate::SystemExceptionKind as K;
         match self {
-            TypeCodeError::BadParam { minor, .. } => Some(crate::SystemException::new(
-                K::BadParam,
-                corbina_cdr::OMG_VMCID | minor,
+            TypeCodeError::BadParam { minor, .. } => {
+                Some(crate::SystemException::new(K::BadParam, *minor))
+            }
+            TypeCodeError::IllegalMemberType { .. } => Some(crate::SystemException::new(
+                K::BadTypecode,
+                crate::error::minor::BAD_TYPECODE_ILLEGAL_MEMBER,
             )),
             TypeCodeError::Incomplete => Some(crate::SystemException::new(
                 K::BadTypecode,
