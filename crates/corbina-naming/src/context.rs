@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) iterators: Arc<Iterators>,
     /// The address written into this service's IORs (to recognise our own contexts).
     pub(crate) endpoint: (String, u16),
+    /// The other replicas' addresses: their contexts are ours too.
+    pub(crate) replicas: Vec<(String, u16)>,
     /// The object key of the root context under its published name (`NameService`).
     pub(crate) root_key: Vec<u8>,
 }
@@ -65,9 +67,9 @@ impl Shared {
     /// The id of `obj` if it is one of our contexts (same address, our key).
     fn local_id(&self, obj: &ObjectRef) -> Option<u64> {
         let p = obj.ior().iiop_profiles().ok()?.into_iter().next()?;
-        let host_ok = p.host == self.endpoint.0
-            || matches!(p.host.as_str(), "localhost" | "127.0.0.1" | "::1");
-        if p.port != self.endpoint.1 || !host_ok {
+        let loopback = matches!(p.host.as_str(), "localhost" | "127.0.0.1" | "::1");
+        let ours = |(h, port): &(String, u16)| *port == p.port && (*h == p.host || loopback);
+        if !ours(&self.endpoint) && !self.replicas.iter().any(ours) {
             return None;
         }
         let key = p.object_key.as_bytes();
@@ -192,7 +194,7 @@ from_fail!(ResolveStrError, already_bound: internal(), not_empty: internal());
 /// component, and that component ([`Fail::Remote`] if the walk leaves this service).
 fn walk<'n>(
     shared: &Shared,
-    view: &impl View,
+    view: &(impl View + ?Sized),
     mut ctx: u64,
     n: &'n [NameComponent],
 ) -> Result<(u64, &'n NameComponent), Fail> {
@@ -322,7 +324,7 @@ impl ContextImpl {
             )
             .into());
         }
-        let (c, last) = walk(&shared, &snap, ctx, n)?;
+        let (c, last) = walk(&shared, &*snap, ctx, n)?;
         let b = snap
             .get(c, last)?
             .ok_or_else(|| Fail::NotFound(NotFoundReason::MissingNode, vec![last.clone()]))?;

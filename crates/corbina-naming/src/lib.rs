@@ -24,6 +24,19 @@
 //! crash test (`tests/crash.rs`) kills the daemon with SIGKILL under load and checks that
 //! every acknowledged bind is there after restarting.
 //!
+//! # Beyond one machine: etcd
+//!
+//! `Options::etcd` (`corbina-names --store etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`) keeps
+//! the graph in an etcd v3 cluster instead, behind the same [`store::Backend`] trait with
+//! the same semantics (a reply only after etcd's quorum commit; every change one etcd
+//! transaction with compare-and-swap on the revisions it read, so "not already bound" holds
+//! at commit; a `list` reads one revision). Reads are served from an in-memory copy kept
+//! current by an etcd watch, so a resolve costs no round trip; after its own bind, a
+//! service waits for its copy to reach the bind's revision, so a resolve through the same
+//! service always sees it. When etcd is unreachable or without quorum, writes fail with
+//! TRANSIENT within the timeout ([`store::etcd::DEFAULT_TIMEOUT`]) and reads go on from the
+//! last copy. See [`store::etcd`].
+//!
 //! # Example
 //!
 //! ```

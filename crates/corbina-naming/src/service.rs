@@ -13,6 +13,8 @@ use corbina::{Orb, SystemException};
 use crate::context::{ContextServant, Shared};
 use crate::cos_naming::NamingContextExt;
 use crate::iterator::Iterators;
+use crate::store::etcd::{EtcdConfig, EtcdStore};
+use crate::store::redb::RedbStore;
 use crate::store::{Store, StoreError, ROOT};
 
 /// The object key of the root context (`corbaloc::host:2809/NameService`).
@@ -30,8 +32,15 @@ pub const DEFAULT_MAX_ITERATORS: usize = 1024;
 /// How to run a naming service.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where the database (`naming.redb`) lives.
+    /// Where the database (`naming.redb`) lives, unless `etcd` is set.
     pub data_dir: PathBuf,
+    /// The etcd cluster and key prefix to keep the naming graph in instead of `data_dir`
+    /// (several services on one prefix are replicas of one naming service).
+    pub etcd: Option<EtcdConfig>,
+    /// Every replica's address (`host`, `port`), this one's included, when several
+    /// services share one etcd prefix: contexts bound through any of them are handled
+    /// locally. (The ORB's `publish_addresses` puts them into the references.)
+    pub replicas: Vec<(String, u16)>,
     /// Idle time after which a binding iterator is dropped.
     pub iterator_timeout: Duration,
     /// The most binding iterators alive at once (a new one evicts the least recently used).
@@ -39,10 +48,28 @@ pub struct Options {
 }
 
 impl Options {
+    /// Defaults, with the naming graph in etcd.
+    pub fn etcd(config: EtcdConfig) -> Options {
+        Options {
+            etcd: Some(config),
+            ..Options::new(PathBuf::new())
+        }
+    }
+
+    /// Where the naming graph lives, for logs.
+    pub fn describe_store(&self) -> String {
+        match &self.etcd {
+            Some(c) => format!("etcd {} under {}/", c.endpoints.join(","), c.prefix),
+            None => format!("{}", self.data_dir.display()),
+        }
+    }
+
     /// Defaults, with the database in `data_dir`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Options {
         Options {
             data_dir: data_dir.into(),
+            etcd: None,
+            replicas: Vec::new(),
             iterator_timeout: DEFAULT_ITERATOR_TIMEOUT,
             max_iterators: DEFAULT_MAX_ITERATORS,
         }
@@ -65,7 +92,7 @@ pub fn default_data_dir() -> PathBuf {
 /// Why a naming service could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
-    /// The database could not be opened.
+    /// The store could not be opened (etcd: not reachable, or without quorum).
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The POAs could not be created (one of that name exists already?).
@@ -98,7 +125,10 @@ impl NamingService {
     /// the RootPOA (sharing its manager, which it activates), starts the ORB's server, and
     /// binds the root context to the object key `NameService`.
     pub fn start(orb: &Orb, options: &Options) -> Result<NamingService, ServiceError> {
-        let store = Store::open(&options.data_dir)?;
+        let store = match &options.etcd {
+            Some(c) => Store::new(Box::new(EtcdStore::connect(c)?)),
+            None => Store::new(Box::new(RedbStore::open(&options.data_dir)?)),
+        };
         let root_poa = orb.root_poa();
         let manager = root_poa.the_poa_manager();
         let contexts = root_poa.create_poa(
@@ -129,6 +159,7 @@ impl NamingService {
                 options.max_iterators,
             ),
             endpoint,
+            replicas: options.replicas.clone(),
             root_key: ROOT_KEY.to_vec(),
         });
         contexts.set_servant(Arc::new(ContextServant::new(Arc::downgrade(&shared))))?;

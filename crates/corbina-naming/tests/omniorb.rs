@@ -10,7 +10,8 @@ mod common;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{free_port, start_names};
+use common::etcd::EtcdCluster;
+use common::{free_port, start_names, start_names_on, Store};
 use corbina::{Orb, OrbConfig, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::{NotFoundReason, ResolveError};
 use corbina_naming::cos_naming::naming_context_ext::ResolveStrError;
@@ -54,8 +55,25 @@ fn omniorb_nameclt_against_corbina_names() {
     let port = free_port();
     let dir = fresh_dir("naming-omni-nameclt");
     let (_daemon, ior) = start_names(port, &dir);
-    let ior = ior.as_str();
+    nameclt_session(port, &ior);
+}
 
+#[test]
+fn omniorb_nameclt_against_corbina_names_on_etcd() {
+    if !have("/usr/bin/nameclt") {
+        return;
+    }
+    let Some(cluster) = EtcdCluster::start("nameclt", 3) else {
+        return;
+    };
+    let port = free_port();
+    let url = cluster.url("nameclt");
+    let (_daemon, ior) = start_names_on(port, Store::Etcd(&url), &[]);
+    nameclt_session(port, &ior);
+}
+
+/// Every nameclt command against the daemon on `port` (whose root's IOR is `ior`).
+fn nameclt_session(port: u16, ior: &str) {
     ok_stdout(nameclt(port, &["bind_new_context", "apps.dir"]));
     ok_stdout(nameclt(port, &["bind", "apps.dir/echo.svc", ior]));
     ok_stdout(nameclt(port, &["bind", "top", ior]));

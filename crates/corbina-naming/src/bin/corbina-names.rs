@@ -1,14 +1,20 @@
 //! `corbina-names`: the naming service daemon.
 //!
 //! ```text
-//! corbina-names [--endpoint HOST:PORT] [--data-dir DIR] [--iterator-timeout SECS]
+//! corbina-names [--endpoint HOST:PORT] [--data-dir DIR | --store etcd://HOST:PORT[,…][/PREFIX]]
+//!               [--replicas HOST:PORT,HOST:PORT…] [--iterator-timeout SECS]
 //!               [--max-iterators N] [--ior-file FILE] [-ORB…]
 //! ```
 //!
 //! Serves the root naming context under the object key `NameService` on `HOST:PORT`
 //! (default `0.0.0.0:2809`, so `corbaloc::host:2809/NameService` works), with its database
 //! in `DIR` (default `$XDG_STATE_HOME/corbina-names`, else
-//! `~/.local/state/corbina-names`). Restarted on the same endpoint and directory, every
+//! `~/.local/state/corbina-names`), or in an etcd cluster under `PREFIX/` (default
+//! `corbina-names/`) with `--store etcd://…`: several daemons on one cluster and prefix are
+//! replicas of one naming service: give each `--replicas` with every replica's address (its
+//! own included), and every reference it hands out names them all (its own address first,
+//! the others as TAG_ALTERNATE_IIOP_ADDRESS components, one object key), so a client whose
+//! replica dies goes on with the next. Restarted on the same endpoint and directory, every
 //! reference it handed out works again. Prints the root context's IOR on standard output
 //! (and to `FILE`) once it is ready. `-ORB…` options configure the ORB as usual
 //! (`-ORBEndpoint` instead of `--endpoint`, `-ORBPublishAddress`, …).
@@ -20,10 +26,13 @@ use std::time::Duration;
 
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};
+use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{default_data_dir, NamingService, Options};
 
-const USAGE: &str = "usage: corbina-names [--endpoint HOST:PORT] [--data-dir DIR] \
-                     [--iterator-timeout SECS] [--max-iterators N] [--ior-file FILE] [-ORB…]";
+const USAGE: &str = "usage: corbina-names [--endpoint HOST:PORT] \
+                     [--data-dir DIR | --store etcd://HOST:PORT[,HOST:PORT…][/PREFIX]] \
+                     [--replicas HOST:PORT,HOST:PORT…] [--iterator-timeout SECS] \
+                     [--max-iterators N] [--ior-file FILE] [-ORB…]";
 
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
     let (host, port) = s
@@ -41,6 +50,7 @@ fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
 
 struct Args {
     endpoint: Option<Endpoint>,
+    replicas: Vec<Endpoint>,
     options: Options,
     ior_file: Option<PathBuf>,
 }
@@ -48,6 +58,7 @@ struct Args {
 fn parse(rest: Vec<String>) -> Result<Args, String> {
     let mut args = Args {
         endpoint: None,
+        replicas: Vec::new(),
         options: Options::new(default_data_dir()),
         ior_file: None,
     };
@@ -66,6 +77,20 @@ fn parse(rest: Vec<String>) -> Result<Args, String> {
         match flag.as_str() {
             "--endpoint" => args.endpoint = Some(parse_endpoint(&value()?)?),
             "--data-dir" => args.options.data_dir = PathBuf::from(value()?),
+            "--store" => {
+                let v = value()?;
+                args.options.etcd = if v == "redb" {
+                    None
+                } else {
+                    Some(EtcdConfig::parse(&v)?)
+                };
+            }
+            "--replicas" => {
+                args.replicas = value()?
+                    .split(',')
+                    .map(parse_endpoint)
+                    .collect::<Result<_, _>>()?;
+            }
             "--ior-file" => args.ior_file = Some(PathBuf::from(value()?)),
             "--iterator-timeout" => {
                 let v = value()?;
@@ -117,8 +142,28 @@ fn main() -> ExitCode {
             port: 2809,
         }];
     }
+    let mut options = args.options;
+    if !args.replicas.is_empty() {
+        // This daemon's own address first: clients start with the replica that answered.
+        let own = &config.endpoints[0];
+        let Some(i) = args
+            .replicas
+            .iter()
+            .position(|r| r.port == own.port && (r.host == own.host || own.host == "0.0.0.0"))
+        else {
+            eprintln!("corbina-names: --replicas must include this daemon's endpoint\n{USAGE}");
+            return ExitCode::from(2);
+        };
+        let mut replicas = args.replicas;
+        replicas.swap(0, i);
+        config.publish_addresses = replicas
+            .iter()
+            .map(|r| (r.host.clone(), Some(r.port)))
+            .collect();
+        options.replicas = replicas.into_iter().map(|r| (r.host, r.port)).collect();
+    }
     let orb = Orb::with_config(config);
-    let service = match NamingService::start(&orb, &args.options) {
+    let service = match NamingService::start(&orb, &options) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("corbina-names: cannot start: {e}");
@@ -141,7 +186,7 @@ fn main() -> ExitCode {
     let (host, port) = service.endpoint();
     eprintln!(
         "corbina-names: serving corbaloc::{host}:{port}/NameService, data in {}",
-        args.options.data_dir.display()
+        options.describe_store()
     );
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{ior}");

@@ -1,0 +1,623 @@
+//! The etcd back-end: the naming graph under a key prefix of an etcd v3 cluster, shared by
+//! every `corbina-names` replica started with the same `--store etcd://…/PREFIX`.
+//!
+//! Keys under `PREFIX/`: `c/ID` (a context exists; ID is 8 bytes big-endian), `b/KEY` (a
+//! binding, KEY as in the redb store: context id, then the name component; the value is the
+//! [`Bound`] record), `m/next` (the next context id).
+//!
+//! **Reads** come from an in-memory copy of the prefix, loaded at start and kept current by
+//! an etcd watch: a resolve or list costs no round trip. A [`View`] holds the copy's read
+//! lock, so it sees one revision.
+//!
+//! **Writes** run optimistically: the closure runs against the copy, recording the
+//! `mod_revision` of every key it read (0 for absent keys) and the ranges it scanned; the
+//! commit is one etcd transaction that compares them all and applies the puts and deletes
+//! only if none changed (a quorum write: it returns once a majority has it on disk). If
+//! another writer (this replica or another) changed one, the closure reruns once the copy
+//! has caught up. After a commit the call waits until the watch has brought the copy to
+//! the commit's revision, so a resolve on this replica after its own bind sees it.
+//!
+//! **Failures**: etcd unreachable, or the member without a leader (the client sets
+//! `require_leader`), a write fails with [`StoreError::Unavailable`] (TRANSIENT) within
+//! the configured timeout, never hangs; reads go on from the copy, which may then be
+//! stale. A watch that breaks is re-established from the copy's revision (or the copy
+//! reloaded if etcd compacted past it).
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, TxnOp, WatchOptions,
+};
+
+use super::{binding_key, component_of, Abort, Backend, Bound, StoreError, Txn, View, ROOT};
+use crate::cos_naming::NameComponent;
+
+/// The key prefix when the URL names none.
+pub const DEFAULT_PREFIX: &str = "corbina-names";
+/// How long a call to etcd may take before the operation fails with TRANSIENT.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Where the store lives: `etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdConfig {
+    /// The cluster's client URLs (`http://HOST:PORT`).
+    pub endpoints: Vec<String>,
+    /// The key prefix (without its trailing `/`).
+    pub prefix: String,
+    /// The longest a call to etcd may take.
+    pub timeout: Duration,
+}
+
+impl EtcdConfig {
+    /// Parses `etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`.
+    pub fn parse(url: &str) -> Result<EtcdConfig, String> {
+        let usage = || format!("{url}: expected etcd://HOST:PORT[,HOST:PORT…][/PREFIX]");
+        let rest = url.strip_prefix("etcd://").ok_or_else(usage)?;
+        let (hosts, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let mut endpoints = Vec::new();
+        for h in hosts.split(',') {
+            let ok = h
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !ok {
+                return Err(usage());
+            }
+            endpoints.push(format!("http://{h}"));
+        }
+        let prefix = prefix.trim_matches('/');
+        Ok(EtcdConfig {
+            endpoints,
+            prefix: if prefix.is_empty() {
+                DEFAULT_PREFIX
+            } else {
+                prefix
+            }
+            .to_owned(),
+            timeout: DEFAULT_TIMEOUT,
+        })
+    }
+}
+
+/// The key layout under the prefix.
+struct Keys {
+    root: Vec<u8>,
+}
+
+impl Keys {
+    fn with(&self, tail: &[u8]) -> Vec<u8> {
+        let mut k = self.root.clone();
+        k.extend_from_slice(tail);
+        k
+    }
+    fn context(&self, ctx: u64) -> Vec<u8> {
+        let mut k = self.with(b"c/");
+        k.extend_from_slice(&ctx.to_be_bytes());
+        k
+    }
+    fn contexts(&self) -> Vec<u8> {
+        self.with(b"c/")
+    }
+    fn bindings(&self) -> Vec<u8> {
+        self.with(b"b/")
+    }
+    fn bindings_of(&self, ctx: u64) -> Vec<u8> {
+        let mut k = self.bindings();
+        k.extend_from_slice(&ctx.to_be_bytes());
+        k
+    }
+    fn binding(&self, ctx: u64, c: &NameComponent) -> Vec<u8> {
+        let mut k = self.bindings();
+        k.extend_from_slice(&binding_key(ctx, c));
+        k
+    }
+    fn next_id(&self) -> Vec<u8> {
+        self.with(b"m/next")
+    }
+}
+
+/// The in-memory copy of the prefix: key → (value, mod_revision), as of `rev`.
+#[derive(Default)]
+struct Cache {
+    rev: i64,
+    kv: BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
+}
+
+impl Cache {
+    fn prefixed<'a>(&'a self, prefix: &'a [u8]) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
+        self.kv
+            .range::<[u8], _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, (v, _))| (k.as_slice(), v.as_slice()))
+    }
+}
+
+/// Raw key-value reads, from which [`View`] follows.
+trait Kv {
+    fn keys(&self) -> &Keys;
+    fn value(&self, key: &[u8]) -> Option<Vec<u8>>;
+    /// Every (key, value) under `prefix`, in key order.
+    fn range(&self, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)>;
+}
+
+fn kv_list(kv: &impl Kv, ctx: u64) -> Result<Vec<(NameComponent, Bound)>, StoreError> {
+    let strip = kv.keys().bindings().len();
+    kv.range(&kv.keys().bindings_of(ctx))
+        .into_iter()
+        .map(|(k, v)| Ok((component_of(&k[strip..])?, Bound::decode(&v)?)))
+        .collect()
+}
+
+macro_rules! view_from_kv {
+    ($t:ty) => {
+        impl View for $t {
+            fn context_exists(&self, ctx: u64) -> Result<bool, StoreError> {
+                Ok(self.value(&self.keys().context(ctx)).is_some())
+            }
+            fn get(&self, ctx: u64, c: &NameComponent) -> Result<Option<Bound>, StoreError> {
+                self.value(&self.keys().binding(ctx, c))
+                    .map(|v| Bound::decode(&v))
+                    .transpose()
+            }
+            fn list(&self, ctx: u64) -> Result<Vec<(NameComponent, Bound)>, StoreError> {
+                kv_list(self, ctx)
+            }
+        }
+    };
+}
+
+/// A snapshot: the copy, read-locked.
+struct Snapshot<'a> {
+    keys: &'a Keys,
+    cache: RwLockReadGuard<'a, Cache>,
+}
+
+impl Kv for Snapshot<'_> {
+    fn keys(&self) -> &Keys {
+        self.keys
+    }
+    fn value(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.cache.kv.get(key).map(|(v, _)| v.clone())
+    }
+    fn range(&self, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.cache
+            .prefixed(prefix)
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect()
+    }
+}
+
+view_from_kv!(Snapshot<'_>);
+
+/// A transaction being built: reads (recorded for the commit's compares) over the copy
+/// with the transaction's own writes on top.
+struct Pending<'a> {
+    keys: &'a Keys,
+    cache: &'a Cache,
+    /// Key → the mod_revision it was read at (0: absent).
+    reads: RefCell<BTreeMap<Vec<u8>, i64>>,
+    /// Prefixes scanned: nothing under them may change before the commit.
+    ranges: RefCell<BTreeSet<Vec<u8>>>,
+    /// Key → new value (`None`: delete).
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl Kv for Pending<'_> {
+    fn keys(&self) -> &Keys {
+        self.keys
+    }
+    fn value(&self, key: &[u8]) -> Option<Vec<u8>> {
+        if let Some(w) = self.writes.get(key) {
+            return w.clone();
+        }
+        let found = self.cache.kv.get(key);
+        self.reads
+            .borrow_mut()
+            .entry(key.to_vec())
+            .or_insert(found.map_or(0, |(_, rev)| *rev));
+        found.map(|(v, _)| v.clone())
+    }
+    fn range(&self, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.ranges.borrow_mut().insert(prefix.to_vec());
+        let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = self
+            .cache
+            .prefixed(prefix)
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        for (k, w) in self.writes.iter().filter(|(k, _)| k.starts_with(prefix)) {
+            match w {
+                Some(v) => merged.insert(k.clone(), v.clone()),
+                None => merged.remove(k),
+            };
+        }
+        merged.into_iter().collect()
+    }
+}
+
+view_from_kv!(Pending<'_>);
+
+impl Txn for Pending<'_> {
+    fn put(&mut self, ctx: u64, c: &NameComponent, b: &Bound) -> Result<(), StoreError> {
+        self.writes
+            .insert(self.keys.binding(ctx, c), Some(b.encode()));
+        Ok(())
+    }
+
+    fn remove(&mut self, ctx: u64, c: &NameComponent) -> Result<bool, StoreError> {
+        let key = self.keys.binding(ctx, c);
+        let existed = self.value(&key).is_some();
+        self.writes.insert(key, None);
+        Ok(existed)
+    }
+
+    fn is_empty(&self, ctx: u64) -> Result<bool, StoreError> {
+        Ok(self.range(&self.keys.bindings_of(ctx)).is_empty())
+    }
+
+    fn new_context(&mut self) -> Result<u64, StoreError> {
+        let key = self.keys.next_id();
+        let id = match self.value(&key) {
+            Some(v) => u64::from_be_bytes(
+                v.as_slice()
+                    .try_into()
+                    .map_err(|_| StoreError::Failed("malformed next context id".into()))?,
+            ),
+            None => ROOT + 1,
+        };
+        self.writes
+            .insert(key, Some((id + 1).to_be_bytes().to_vec()));
+        self.writes.insert(self.keys.context(id), Some(Vec::new()));
+        Ok(id)
+    }
+
+    fn remove_context(&mut self, ctx: u64) -> Result<(), StoreError> {
+        self.writes.insert(self.keys.context(ctx), None);
+        Ok(())
+    }
+}
+
+/// What the store and its watch task share.
+struct Shared {
+    keys: Keys,
+    cache: RwLock<Cache>,
+    /// The copy's revision, for waiters.
+    rev: Mutex<i64>,
+    advanced: Condvar,
+    stop: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn read(&self) -> RwLockReadGuard<'_, Cache> {
+        self.cache.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn publish(&self, rev: i64) {
+        let mut r = lock(&self.rev);
+        if rev > *r {
+            *r = rev;
+        }
+        self.advanced.notify_all();
+    }
+
+    /// Waits until the copy has reached `rev`, at most `timeout`; whether it has.
+    fn wait_for(&self, rev: i64, timeout: Duration) -> bool {
+        let r = lock(&self.rev);
+        let (r, _) = self
+            .advanced
+            .wait_timeout_while(r, timeout, |r| *r < rev)
+            .unwrap_or_else(|e| e.into_inner());
+        *r >= rev
+    }
+
+    /// Replaces the copy with everything under the prefix as of one revision.
+    async fn reload(&self, client: &mut Client) -> Result<(), etcd_client::Error> {
+        let resp = client
+            .get(
+                self.keys.root.clone(),
+                Some(GetOptions::new().with_prefix()),
+            )
+            .await?;
+        let rev = resp.header().map_or(0, |h| h.revision());
+        let kv = resp
+            .kvs()
+            .iter()
+            .map(|kv| (kv.key().to_vec(), (kv.value().to_vec(), kv.mod_revision())))
+            .collect();
+        *self.cache.write().unwrap_or_else(|e| e.into_inner()) = Cache { rev, kv };
+        self.publish(rev);
+        Ok(())
+    }
+
+    /// Follows the prefix from the copy's revision until the stream ends or fails.
+    async fn follow(&self, client: &mut Client) -> Result<(), etcd_client::Error> {
+        let from = self.read().rev + 1;
+        let options = WatchOptions::new().with_prefix().with_start_revision(from);
+        let mut stream = client.watch(self.keys.root.clone(), Some(options)).await?;
+        while let Some(resp) = stream.message().await? {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if resp.compact_revision() > 0 || resp.canceled() {
+                // History is gone: start again from a full copy.
+                return self.reload(client).await;
+            }
+            let mut rev = 0;
+            {
+                let mut cache = self.cache.write().unwrap_or_else(|e| e.into_inner());
+                for ev in resp.events() {
+                    let Some(kv) = ev.kv() else { continue };
+                    match ev.event_type() {
+                        EventType::Put => {
+                            cache.kv.insert(
+                                kv.key().to_vec(),
+                                (kv.value().to_vec(), kv.mod_revision()),
+                            );
+                        }
+                        EventType::Delete => {
+                            cache.kv.remove(kv.key());
+                        }
+                    }
+                    rev = rev.max(kv.mod_revision());
+                }
+                if rev > cache.rev {
+                    cache.rev = rev;
+                }
+            }
+            if rev > 0 {
+                self.publish(rev);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn watch_loop(shared: Arc<Shared>, mut client: Client) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        if let Err(e) = shared.follow(&mut client).await {
+            eprintln!("corbina-names: etcd watch: {e}; re-establishing");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The store on etcd.
+pub struct EtcdStore {
+    shared: Arc<Shared>,
+    client: Client,
+    config: EtcdConfig,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+fn unavailable(config: &EtcdConfig, what: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(format!(
+        "etcd at {} (down, or without quorum?): {what}",
+        config.endpoints.join(",")
+    ))
+}
+
+impl EtcdStore {
+    /// Connects, creates the root context if it is missing, loads the copy and starts the
+    /// watch that keeps it current. Fails within the timeout, clearly, when etcd cannot be
+    /// reached or has no quorum.
+    pub fn connect(config: &EtcdConfig) -> Result<EtcdStore, StoreError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("corbina-names-etcd")
+            .enable_all()
+            .build()
+            .map_err(StoreError::failed)?;
+        let keys = Keys {
+            root: format!("{}/", config.prefix).into_bytes(),
+        };
+        let options = ConnectOptions::new()
+            .with_connect_timeout(config.timeout)
+            .with_timeout(config.timeout)
+            .with_keep_alive(Duration::from_secs(1), Duration::from_secs(2))
+            .with_require_leader(true);
+        let shared = Arc::new(Shared {
+            keys,
+            cache: RwLock::new(Cache::default()),
+            rev: Mutex::new(0),
+            advanced: Condvar::new(),
+            stop: AtomicBool::new(false),
+        });
+        let root_key = shared.keys.context(ROOT);
+        let setup = async {
+            let mut client = Client::connect(&config.endpoints, Some(options)).await?;
+            let create_root = etcd_client::Txn::new()
+                .when([Compare::version(root_key.clone(), CompareOp::Equal, 0)])
+                .and_then([TxnOp::put(root_key, Vec::new(), None)]);
+            client.txn(create_root).await?;
+            shared.reload(&mut client).await?;
+            Ok::<_, etcd_client::Error>(client)
+        };
+        // The timer is made inside the runtime: `timeout` needs its time driver.
+        let client =
+            match runtime.block_on(async { tokio::time::timeout(config.timeout, setup).await }) {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => return Err(unavailable(config, e)),
+                Err(_) => return Err(unavailable(config, "no answer in time")),
+            };
+        runtime.spawn(watch_loop(Arc::clone(&shared), client.clone()));
+        Ok(EtcdStore {
+            shared,
+            client,
+            config: config.clone(),
+            runtime: Some(runtime),
+        })
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        match &self.runtime {
+            Some(rt) => rt.block_on(f),
+            None => unreachable!("the runtime lives as long as the store"),
+        }
+    }
+
+    /// Commits `writes` if nothing in `reads` and `ranges` changed after revision `rev`;
+    /// the commit's revision and whether it succeeded.
+    fn commit(&self, pending: Committable, timeout: Duration) -> Result<(bool, i64), StoreError> {
+        let mut compares = Vec::new();
+        for (key, rev) in pending.reads {
+            compares.push(if rev == 0 {
+                Compare::version(key, CompareOp::Equal, 0)
+            } else {
+                Compare::mod_revision(key, CompareOp::Equal, rev)
+            });
+        }
+        for prefix in pending.ranges {
+            compares.push(
+                Compare::mod_revision(prefix, CompareOp::Less, pending.rev + 1).with_prefix(),
+            );
+        }
+        let ops: Vec<TxnOp> = pending
+            .writes
+            .into_iter()
+            .map(|(k, v)| match v {
+                Some(v) => TxnOp::put(k, v, None),
+                None => TxnOp::delete(k, None),
+            })
+            .collect();
+        let txn = etcd_client::Txn::new().when(compares).and_then(ops);
+        let mut client = self.client.clone();
+        match self.block_on(async { tokio::time::timeout(timeout, client.txn(txn)).await }) {
+            Ok(Ok(resp)) => Ok((resp.succeeded(), resp.header().map_or(0, |h| h.revision()))),
+            Ok(Err(e)) => Err(unavailable(&self.config, e)),
+            Err(_) => Err(unavailable(&self.config, "no answer in time")),
+        }
+    }
+}
+
+/// A transaction's reads and writes, detached from the copy's lock.
+struct Committable {
+    rev: i64,
+    reads: BTreeMap<Vec<u8>, i64>,
+    ranges: BTreeSet<Vec<u8>>,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl Drop for EtcdStore {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Backend for EtcdStore {
+    fn read(&self) -> Result<Box<dyn View + '_>, StoreError> {
+        Ok(Box::new(Snapshot {
+            keys: &self.shared.keys,
+            cache: self.shared.read(),
+        }))
+    }
+
+    fn write(
+        &self,
+        f: &mut dyn FnMut(&mut dyn Txn) -> Result<(), Abort>,
+    ) -> Result<(), StoreError> {
+        let deadline = Instant::now() + self.config.timeout;
+        loop {
+            let pending = {
+                let cache = self.shared.read();
+                let mut p = Pending {
+                    keys: &self.shared.keys,
+                    cache: &cache,
+                    reads: RefCell::default(),
+                    ranges: RefCell::default(),
+                    writes: BTreeMap::new(),
+                };
+                match f(&mut p) {
+                    Ok(()) => {}
+                    Err(Abort::Op) => return Ok(()),
+                    Err(Abort::Store(e)) => return Err(e),
+                }
+                Committable {
+                    rev: cache.rev,
+                    reads: p.reads.into_inner(),
+                    ranges: p.ranges.into_inner(),
+                    writes: p.writes,
+                }
+            };
+            if pending.writes.is_empty() {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (ok, rev) = self.commit(pending, left)?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if ok {
+                // Read-your-own-writes on this replica. Committed either way: a watch that
+                // lags only delays the reply, up to the timeout.
+                self.shared.wait_for(rev, left);
+                return Ok(());
+            }
+            // Another writer got there first: rerun on a copy that includes its change.
+            self.shared
+                .wait_for(rev, left.min(Duration::from_millis(500)));
+            if Instant::now() >= deadline {
+                return Err(unavailable(
+                    &self.config,
+                    "the transaction kept conflicting with other writers",
+                ));
+            }
+        }
+    }
+
+    fn counts(&self) -> Result<(u64, u64), StoreError> {
+        let cache = self.shared.read();
+        let count = |p: &[u8]| cache.prefixed(p).count() as u64;
+        Ok((
+            count(&self.shared.keys.bindings()),
+            count(&self.shared.keys.contexts()),
+        ))
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "etcd://{}/{}",
+            self.config
+                .endpoints
+                .iter()
+                .map(|e| e.trim_start_matches("http://"))
+                .collect::<Vec<_>>()
+                .join(","),
+            self.config.prefix
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_bad_ones_are_refused() {
+        let c = EtcdConfig::parse("etcd://127.0.0.1:2379,h2:2380/team/names/").unwrap();
+        assert_eq!(c.endpoints, ["http://127.0.0.1:2379", "http://h2:2380"]);
+        assert_eq!(c.prefix, "team/names");
+        let d = EtcdConfig::parse("etcd://[::1]:2379").unwrap();
+        assert_eq!(d.endpoints, ["http://[::1]:2379"]);
+        assert_eq!(d.prefix, DEFAULT_PREFIX);
+        for bad in [
+            "http://h:1",
+            "etcd://",
+            "etcd://h",
+            "etcd://h:x",
+            "etcd://:1",
+            "etcd://h:1,",
+        ] {
+            assert!(EtcdConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
