@@ -14,9 +14,10 @@ use corbina_naming::name;
 /// Where the naming service is when `-ORBInitRef NameService=…` is not given.
 pub const DEFAULT_NAME_SERVICE: &str = "corbaloc::localhost:2809/NameService";
 
-pub const USAGE: &str =
-    "corbina names [-ORB…] list [-r] [PATH] | bind PATH REF | rebind PATH REF | \
-                         unbind PATH | resolve PATH | mkcontext PATH | rmcontext PATH";
+pub const USAGE: &str = "corbina names [-ORB…] list [-r] [PATH] | bind [--ttl DUR] PATH REF | \
+                         rebind [--ttl DUR] PATH REF | unbind PATH | resolve PATH | \
+                         mkcontext PATH | rmcontext PATH   (--ttl 10s: bound under a lease \
+                         of corbina-names that ends after DUR, e.g. 500ms, 10s, 2m)";
 
 /// A failure, as the user should read it.
 struct Failure(String);
@@ -173,8 +174,42 @@ fn tree(
     Ok(())
 }
 
+/// `--ttl DUR` taken out of `args` (`10s`, `500ms`, `2m`, plain seconds).
+fn take_ttl(args: &[String]) -> Result<(Option<std::time::Duration>, Vec<String>), Failure> {
+    let Some(i) = args.iter().position(|a| a == "--ttl") else {
+        return Ok((None, args.to_vec()));
+    };
+    let v = args
+        .get(i + 1)
+        .ok_or_else(|| Failure("--ttl needs a duration".into()))?;
+    let (num, unit) = match v.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => v.split_at(at),
+        None => (v.as_str(), "s"),
+    };
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(Failure(format!("--ttl {v}: units are ms, s, m"))),
+    };
+    let secs = num
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 4.0e6)
+        .ok_or_else(|| Failure(format!("--ttl {v}: expected a positive duration")))?;
+    let mut rest = args.to_vec();
+    rest.drain(i..i + 2);
+    Ok((Some(std::time::Duration::from_secs_f64(secs)), rest))
+}
+
 fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
     let root = root(orb)?;
+    let (ttl, args) = take_ttl(args)?;
+    let args = args.as_slice();
+    if ttl.is_some() && !matches!(cmd, "bind" | "rebind") {
+        return Err(Failure(format!("{cmd}: --ttl is for bind and rebind")));
+    }
     let arg = |i: usize, what: &str| {
         args.get(i)
             .map(String::as_str)
@@ -206,7 +241,14 @@ fn run(orb: &Orb, cmd: &str, args: &[String]) -> Result<(), Failure> {
         "bind" | "rebind" => {
             let n = parse_name(arg(0, "PATH")?)?;
             let obj = object(arg(1, "REF")?)?;
-            if cmd == "bind" {
+            if let Some(ttl) = ttl {
+                // A leased binding replaces what is bound there, bind or rebind.
+                let leases = corbina_naming::lease::leases_of(orb, root.as_object())?;
+                let lease =
+                    corbina_naming::lease::bind_with_ttl(&leases, arg(0, "PATH")?, &obj, ttl)
+                        .map_err(|e| Failure(e.to_string()))?;
+                println!("lease {lease}: bound for {ttl:?} unless kept alive");
+            } else if cmd == "bind" {
                 root.bind(&n, Some(&obj)).map_err(|e| {
                     describe!(e, nc::BindError {
                         NotFound => not_found,

@@ -234,6 +234,15 @@ fn names_subcommands_against_a_naming_service() {
     let e = run_fails(&["resolve", "a//b"]);
     assert!(e.contains("invalid name"), "{e}");
 
+    // A binding with a lease: there, then gone once the TTL has passed.
+    let said = run_ok(&["bind", "--ttl", "300ms", "brief", &ior]);
+    assert!(said.starts_with("lease "), "{said}");
+    assert_eq!(run_ok(&["resolve", "brief"]).trim(), ior);
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    assert!(run_fails(&["resolve", "brief"]).contains("NotFound"));
+    let e = run_fails(&["bind", "--ttl", "soon", "x", &ior]);
+    assert!(e.contains("--ttl soon"), "{e}");
+
     // No naming service there: a clear failure, not a hang.
     let o = corbina(&[
         "names",

@@ -78,13 +78,21 @@ mod generated {
 }
 pub use generated::cos_naming;
 
+/// Code generated from `idl/CorbinaLeases.idl`: bindings with a lease (see [`lease`]).
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_leases {
+    include!(concat!(env!("OUT_DIR"), "/CorbinaLeases.rs"));
+}
+pub use generated_leases::corbina_naming as leases_idl;
+
 mod context;
 mod iterator;
+pub mod lease;
 pub mod name;
 mod service;
 pub mod store;
 
 pub use service::{
     default_data_dir, NamingService, Options, ServiceError, CONTEXT_POA, DEFAULT_ITERATOR_TIMEOUT,
-    DEFAULT_MAX_ITERATORS, ITERATOR_POA, ROOT_KEY,
+    DEFAULT_MAX_ITERATORS, ITERATOR_POA, LEASES_KEY, LEASE_SWEEP, ROOT_KEY,
 };

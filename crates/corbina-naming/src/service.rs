@@ -10,7 +10,7 @@ use corbina::poa::{
 };
 use corbina::{Orb, SystemException};
 
-use crate::context::{ContextServant, Shared};
+use crate::context::{ContextServant, Shared, LEASES_OID};
 use crate::cos_naming::NamingContextExt;
 use crate::iterator::Iterators;
 use crate::store::etcd::{EtcdConfig, EtcdStore};
@@ -19,6 +19,10 @@ use crate::store::{Store, StoreError, ROOT};
 
 /// The object key of the root context (`corbaloc::host:2809/NameService`).
 pub const ROOT_KEY: &[u8] = b"NameService";
+/// The object key of the lease interface (`corbaloc::host:2809/NameServiceLeases`).
+pub const LEASES_KEY: &[u8] = b"NameServiceLeases";
+/// How often the service removes the bindings of expired leases (redb; etcd does it).
+pub const LEASE_SWEEP: Duration = Duration::from_millis(200);
 /// The PERSISTENT POA of the contexts. Its name is part of every context's object key:
 /// changing it breaks the references clients hold.
 pub const CONTEXT_POA: &str = "CorbinaNaming";
@@ -59,7 +63,7 @@ impl Options {
     /// Where the naming graph lives, for logs.
     pub fn describe_store(&self) -> String {
         match &self.etcd {
-            Some(c) => format!("etcd {} under {}/", c.endpoints.join(","), c.prefix),
+            Some(c) => format!("etcd {} under {}/", c.hosts(), c.prefix),
             None => format!("{}", self.data_dir.display()),
         }
     }
@@ -149,6 +153,11 @@ impl NamingService {
             NamingContextExt::REPOSITORY_ID,
         );
         let root = orb.bind_object_key_to(ROOT_KEY, &root_ctx)?;
+        let leases = contexts.create_reference_with_id(
+            &ObjectId(LEASES_OID.to_vec()),
+            crate::leases_idl::Leases::REPOSITORY_ID,
+        );
+        orb.bind_object_key_to(LEASES_KEY, &leases)?;
         let shared = Arc::new(Shared {
             store,
             orb: orb.clone(),
@@ -163,6 +172,10 @@ impl NamingService {
             root_key: ROOT_KEY.to_vec(),
         });
         contexts.set_servant(Arc::new(ContextServant::new(Arc::downgrade(&shared))))?;
+        let weak = Arc::downgrade(&shared);
+        let _ = std::thread::Builder::new()
+            .name("naming-lease-sweeper".into())
+            .spawn(move || sweep_loop(weak));
         manager.activate()?;
         Ok(NamingService {
             shared,
@@ -191,10 +204,24 @@ impl NamingService {
     }
 }
 
+/// Removes expired leases' bindings until the service is gone.
+fn sweep_loop(shared: std::sync::Weak<Shared>) {
+    loop {
+        std::thread::sleep(LEASE_SWEEP);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if let Err(e) = shared.store.leases().sweep() {
+            eprintln!("corbina-names: sweeping expired leases: {e}");
+        }
+    }
+}
+
 impl Drop for NamingService {
     fn drop(&mut self) {
         let orb = &self.shared.orb;
         orb.unbind_object_key(ROOT_KEY);
+        orb.unbind_object_key(LEASES_KEY);
         self.shared.poa.destroy(false, false);
         self.shared.iterators.destroy();
     }

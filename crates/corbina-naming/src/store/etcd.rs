@@ -30,7 +30,8 @@ use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, TxnOp, WatchOptions,
+    Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, PutOptions, TxnOp,
+    WatchOptions,
 };
 
 use super::{binding_key, component_of, Abort, Backend, Bound, StoreError, Txn, View, ROOT};
@@ -79,6 +80,16 @@ impl EtcdConfig {
             .to_owned(),
             timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// `HOST:PORT,HOST:PORT…`, for messages.
+    pub fn hosts(&self) -> String {
+        let hosts: Vec<&str> = self
+            .endpoints
+            .iter()
+            .map(|e| e.trim_start_matches("http://"))
+            .collect();
+        hosts.join(",")
     }
 }
 
@@ -206,6 +217,8 @@ struct Pending<'a> {
     ranges: RefCell<BTreeSet<Vec<u8>>>,
     /// Key → new value (`None`: delete).
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Keys written under a lease, and the lease.
+    leased: BTreeMap<Vec<u8>, i64>,
 }
 
 impl Kv for Pending<'_> {
@@ -244,8 +257,23 @@ view_from_kv!(Pending<'_>);
 
 impl Txn for Pending<'_> {
     fn put(&mut self, ctx: u64, c: &NameComponent, b: &Bound) -> Result<(), StoreError> {
-        self.writes
-            .insert(self.keys.binding(ctx, c), Some(b.encode()));
+        let key = self.keys.binding(ctx, c);
+        self.leased.remove(&key);
+        self.writes.insert(key, Some(b.encode()));
+        Ok(())
+    }
+
+    fn put_leased(
+        &mut self,
+        ctx: u64,
+        c: &NameComponent,
+        b: &Bound,
+        lease: u64,
+    ) -> Result<(), StoreError> {
+        let key = self.keys.binding(ctx, c);
+        let id = i64::try_from(lease).map_err(|_| StoreError::UnknownLease(lease))?;
+        self.leased.insert(key.clone(), id);
+        self.writes.insert(key, Some(b.encode()));
         Ok(())
     }
 
@@ -401,7 +429,7 @@ pub struct EtcdStore {
 fn unavailable(config: &EtcdConfig, what: impl std::fmt::Display) -> StoreError {
     StoreError::Unavailable(format!(
         "etcd at {} (down, or without quorum?): {what}",
-        config.endpoints.join(",")
+        config.hosts()
     ))
 }
 
@@ -480,18 +508,40 @@ impl EtcdStore {
                 Compare::mod_revision(prefix, CompareOp::Less, pending.rev + 1).with_prefix(),
             );
         }
+        let lease = pending.leased.values().next().copied();
         let ops: Vec<TxnOp> = pending
             .writes
             .into_iter()
             .map(|(k, v)| match v {
-                Some(v) => TxnOp::put(k, v, None),
+                Some(v) => {
+                    let options = pending
+                        .leased
+                        .get(&k)
+                        .map(|l| PutOptions::new().with_lease(*l));
+                    TxnOp::put(k, v, options)
+                }
                 None => TxnOp::delete(k, None),
             })
             .collect();
         let txn = etcd_client::Txn::new().when(compares).and_then(ops);
         let mut client = self.client.clone();
-        match self.block_on(async { tokio::time::timeout(timeout, client.txn(txn)).await }) {
-            Ok(Ok(resp)) => Ok((resp.succeeded(), resp.header().map_or(0, |h| h.revision()))),
+        match self.call(timeout, client.txn(txn)) {
+            Ok(resp) => Ok((resp.succeeded(), resp.header().map_or(0, |h| h.revision()))),
+            Err(StoreError::Unavailable(e)) if e.contains("lease not found") => Err(
+                StoreError::UnknownLease(lease.map_or(0, i64::cast_unsigned)),
+            ),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs one etcd call, bounded by `timeout`.
+    fn call<T>(
+        &self,
+        timeout: Duration,
+        f: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T, StoreError> {
+        match self.block_on(async { tokio::time::timeout(timeout, f).await }) {
+            Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(unavailable(&self.config, e)),
             Err(_) => Err(unavailable(&self.config, "no answer in time")),
         }
@@ -504,6 +554,7 @@ struct Committable {
     reads: BTreeMap<Vec<u8>, i64>,
     ranges: BTreeSet<Vec<u8>>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    leased: BTreeMap<Vec<u8>, i64>,
 }
 
 impl Drop for EtcdStore {
@@ -537,6 +588,7 @@ impl Backend for EtcdStore {
                     reads: RefCell::default(),
                     ranges: RefCell::default(),
                     writes: BTreeMap::new(),
+                    leased: BTreeMap::new(),
                 };
                 match f(&mut p) {
                     Ok(()) => {}
@@ -548,6 +600,7 @@ impl Backend for EtcdStore {
                     reads: p.reads.into_inner(),
                     ranges: p.ranges.into_inner(),
                     writes: p.writes,
+                    leased: p.leased,
                 }
             };
             if pending.writes.is_empty() {
@@ -584,16 +637,50 @@ impl Backend for EtcdStore {
     }
 
     fn describe(&self) -> String {
-        format!(
-            "etcd://{}/{}",
-            self.config
-                .endpoints
-                .iter()
-                .map(|e| e.trim_start_matches("http://"))
-                .collect::<Vec<_>>()
-                .join(","),
-            self.config.prefix
-        )
+        format!("etcd://{}/{}", self.config.hosts(), self.config.prefix)
+    }
+
+    fn grant(&self, ttl: Duration) -> Result<u64, StoreError> {
+        // etcd leases count whole seconds.
+        let secs = i64::try_from(ttl.as_millis().div_ceil(1000).max(1)).unwrap_or(i64::MAX);
+        let mut client = self.client.clone();
+        let resp = self.call(self.config.timeout, client.lease_grant(secs, None))?;
+        Ok(resp.id().cast_unsigned())
+    }
+
+    fn keep_alive(&self, lease: u64) -> Result<(), StoreError> {
+        let id = lease.cast_signed();
+        let mut client = self.client.clone();
+        let mut again = client.clone();
+        let kept = self.call(self.config.timeout, async move {
+            let (mut keeper, mut stream) = client.lease_keep_alive(id).await?;
+            keeper.keep_alive().await?;
+            Ok(stream.message().await?.map_or(0, |r| r.ttl()))
+        });
+        match kept {
+            Ok(ttl) if ttl > 0 => Ok(()),
+            Ok(_) => Err(StoreError::UnknownLease(lease)),
+            Err(e) => {
+                // The keep-alive stream of an ended lease fails: ask whether that is why
+                // (TTL -1) or etcd is away (then the first error stands).
+                let left = self.call(self.config.timeout, again.lease_time_to_live(id, None));
+                match left {
+                    Ok(r) if r.ttl() <= 0 => Err(StoreError::UnknownLease(lease)),
+                    _ => Err(e),
+                }
+            }
+        }
+    }
+
+    fn revoke(&self, lease: u64) -> Result<(), StoreError> {
+        let mut client = self.client.clone();
+        match self.call(
+            self.config.timeout,
+            client.lease_revoke(lease.cast_signed()),
+        ) {
+            Err(StoreError::Unavailable(e)) if e.contains("lease not found") => Ok(()),
+            r => r.map(drop),
+        }
     }
 }
 

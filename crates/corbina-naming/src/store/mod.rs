@@ -37,6 +37,9 @@ pub enum StoreError {
     /// was written.
     #[error("naming store unavailable: {0}")]
     Unavailable(String),
+    /// A binding was made under a lease that has expired or never existed.
+    #[error("unknown or expired lease {0}")]
+    UnknownLease(u64),
 }
 
 impl StoreError {
@@ -48,7 +51,10 @@ impl StoreError {
 impl From<StoreError> for SystemException {
     fn from(e: StoreError) -> Self {
         let (kind, minor) = match e {
-            StoreError::Failed(_) => (SystemExceptionKind::PersistStore, PERSIST_STORE_FAILED),
+            // UnknownLease is a user exception of the lease interface, raised before this.
+            StoreError::Failed(_) | StoreError::UnknownLease(_) => {
+                (SystemExceptionKind::PersistStore, PERSIST_STORE_FAILED)
+            }
             StoreError::Unavailable(_) => (
                 SystemExceptionKind::Transient,
                 TRANSIENT_NAMING_STORE_UNAVAILABLE,
@@ -140,8 +146,17 @@ pub trait View {
 /// A write transaction: its reads see its own writes; nothing is visible to others
 /// before the commit.
 pub trait Txn: View {
-    /// Binds (or rebinds) one component.
+    /// Binds (or rebinds) one component (ending any lease it was bound under).
     fn put(&mut self, ctx: u64, c: &NameComponent, b: &Bound) -> Result<(), StoreError>;
+    /// Binds (or rebinds) one component under `lease`: the binding goes when the lease
+    /// ends. The commit fails with [`StoreError::UnknownLease`] if the lease has ended.
+    fn put_leased(
+        &mut self,
+        ctx: u64,
+        c: &NameComponent,
+        b: &Bound,
+        lease: u64,
+    ) -> Result<(), StoreError>;
     /// Removes one component's binding; returns whether there was one.
     fn remove(&mut self, ctx: u64, c: &NameComponent) -> Result<bool, StoreError>;
     /// Whether a context has no bindings.
@@ -161,6 +176,12 @@ pub enum Abort {
     Store(StoreError),
 }
 
+impl From<StoreError> for Abort {
+    fn from(e: StoreError) -> Self {
+        Abort::Store(e)
+    }
+}
+
 /// A store back-end.
 pub trait Backend: Send + Sync {
     /// A consistent read-only snapshot.
@@ -174,6 +195,17 @@ pub trait Backend: Send + Sync {
     fn counts(&self) -> Result<(u64, u64), StoreError>;
     /// Where the data lives, for logs.
     fn describe(&self) -> String;
+    /// A new lease of `ttl` (etcd rounds it up to whole seconds).
+    fn grant(&self, ttl: std::time::Duration) -> Result<u64, StoreError>;
+    /// Restarts a lease's TTL; `UnknownLease` if it has ended.
+    fn keep_alive(&self, lease: u64) -> Result<(), StoreError>;
+    /// Ends a lease now, with its bindings (an unknown one is ignored).
+    fn revoke(&self, lease: u64) -> Result<(), StoreError>;
+    /// Removes the bindings of expired leases, if the back-end does not do so itself;
+    /// how many. The service calls it a few times a second.
+    fn sweep(&self) -> Result<usize, StoreError> {
+        Ok(0)
+    }
 }
 
 /// The outcome of a write: the transaction commits (durably) only on `Ok`.
@@ -247,5 +279,10 @@ impl Store {
     /// Where the data lives, for logs.
     pub fn describe(&self) -> String {
         self.backend.describe()
+    }
+
+    /// The store's leases: see [`Backend::grant`] and the methods after it.
+    pub fn leases(&self) -> &dyn Backend {
+        self.backend.as_ref()
     }
 }

@@ -7,7 +7,10 @@
 //! - `bindings`: `ctx id (8 bytes BE) ‖ id length (4 bytes BE) ‖ id ‖ kind` →
 //!   `type (0 object, 1 context) ‖ local (0/1) ‖ local context id (8 bytes BE) ‖ IOR
 //!   encapsulation`. Keys sort by context, so a context's bindings are one range scan;
-//! - `meta`: `next_context_id`.
+//! - `meta`: `next_context_id`, `next_lease_id`;
+//! - `leases`: lease id → (TTL, deadline), both in ms, the deadline since the Unix epoch
+//!   (so it holds across restarts); `leased`: binding key → the lease it was bound under.
+//!   The service sweeps expired leases' bindings a few times a second ([`Backend::sweep`]).
 //!
 //! Every change runs in one write transaction committed with redb's default durability
 //! (`Durability::Immediate`: the commit returns after the data and the new root are synced
@@ -16,6 +19,7 @@
 //! wait for writers.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ::redb::{Database, ReadableTable, ReadableTableMetadata, TableDefinition};
 
@@ -25,7 +29,24 @@ use crate::cos_naming::NameComponent;
 const CONTEXTS: TableDefinition<u64, u8> = TableDefinition::new("contexts");
 const BINDINGS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("bindings");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const LEASES: TableDefinition<u64, (u64, u64)> = TableDefinition::new("leases");
+const LEASED: TableDefinition<&[u8], u64> = TableDefinition::new("leased");
 const NEXT_ID: &str = "next_context_id";
+const NEXT_LEASE: &str = "next_lease_id";
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Whether `lease` exists and has not expired.
+fn lease_alive(t: &impl ReadableTable<u64, (u64, u64)>, lease: u64) -> Result<bool, StoreError> {
+    Ok(t.get(lease)
+        .map_err(StoreError::failed)?
+        .is_some_and(|v| v.value().1 >= now_ms()))
+}
 
 fn exists_in(t: &impl ReadableTable<u64, u8>, ctx: u64) -> Result<bool, StoreError> {
     Ok(t.get(ctx).map_err(StoreError::failed)?.is_some())
@@ -85,6 +106,8 @@ struct Writer<'t> {
     contexts: ::redb::Table<'t, u64, u8>,
     bindings: ::redb::Table<'t, &'static [u8], &'static [u8]>,
     meta: ::redb::Table<'t, &'static str, u64>,
+    leases: ::redb::Table<'t, u64, (u64, u64)>,
+    leased: ::redb::Table<'t, &'static [u8], u64>,
 }
 
 impl View for Writer<'_> {
@@ -101,16 +124,44 @@ impl View for Writer<'_> {
 
 impl Txn for Writer<'_> {
     fn put(&mut self, ctx: u64, c: &NameComponent, b: &Bound) -> Result<(), StoreError> {
+        let key = binding_key(ctx, c);
         self.bindings
-            .insert(binding_key(ctx, c).as_slice(), b.encode().as_slice())
+            .insert(key.as_slice(), b.encode().as_slice())
+            .map_err(StoreError::failed)?;
+        self.leased
+            .remove(key.as_slice())
+            .map_err(StoreError::failed)?;
+        Ok(())
+    }
+
+    fn put_leased(
+        &mut self,
+        ctx: u64,
+        c: &NameComponent,
+        b: &Bound,
+        lease: u64,
+    ) -> Result<(), StoreError> {
+        if !lease_alive(&self.leases, lease)? {
+            return Err(StoreError::UnknownLease(lease));
+        }
+        let key = binding_key(ctx, c);
+        self.bindings
+            .insert(key.as_slice(), b.encode().as_slice())
+            .map_err(StoreError::failed)?;
+        self.leased
+            .insert(key.as_slice(), lease)
             .map_err(StoreError::failed)?;
         Ok(())
     }
 
     fn remove(&mut self, ctx: u64, c: &NameComponent) -> Result<bool, StoreError> {
+        let key = binding_key(ctx, c);
+        self.leased
+            .remove(key.as_slice())
+            .map_err(StoreError::failed)?;
         Ok(self
             .bindings
-            .remove(binding_key(ctx, c).as_slice())
+            .remove(key.as_slice())
             .map_err(StoreError::failed)?
             .is_some())
     }
@@ -167,6 +218,8 @@ impl RedbStore {
             let mut contexts = txn.open_table(CONTEXTS).map_err(StoreError::failed)?;
             txn.open_table(BINDINGS).map_err(StoreError::failed)?;
             txn.open_table(META).map_err(StoreError::failed)?;
+            txn.open_table(LEASES).map_err(StoreError::failed)?;
+            txn.open_table(LEASED).map_err(StoreError::failed)?;
             if !exists_in(&contexts, ROOT)? {
                 contexts.insert(ROOT, 0).map_err(StoreError::failed)?;
             }
@@ -174,6 +227,60 @@ impl RedbStore {
         txn.commit().map_err(StoreError::failed)?;
         let store = RedbStore { db, path };
         Ok(store)
+    }
+}
+
+impl RedbStore {
+    /// Runs `f` in one write transaction, committed (durably) if it returns `Ok`.
+    fn transact<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let txn = self.db.begin_write().map_err(StoreError::failed)?;
+        let result = {
+            let mut w = Writer {
+                contexts: txn.open_table(CONTEXTS).map_err(StoreError::failed)?,
+                bindings: txn.open_table(BINDINGS).map_err(StoreError::failed)?,
+                meta: txn.open_table(META).map_err(StoreError::failed)?,
+                leases: txn.open_table(LEASES).map_err(StoreError::failed)?,
+                leased: txn.open_table(LEASED).map_err(StoreError::failed)?,
+            };
+            f(&mut w)
+        };
+        match result {
+            Ok(v) => {
+                txn.commit().map_err(StoreError::failed)?;
+                Ok(v)
+            }
+            Err(e) => {
+                txn.abort().map_err(StoreError::failed)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends `ids` (and their bindings) in `w`.
+    fn end_leases(w: &mut Writer<'_>, ids: &[u64]) -> Result<usize, StoreError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut gone = Vec::new();
+        for item in w.leased.iter().map_err(StoreError::failed)? {
+            let (k, v) = item.map_err(StoreError::failed)?;
+            if ids.contains(&v.value()) {
+                gone.push(k.value().to_vec());
+            }
+        }
+        for k in &gone {
+            w.bindings
+                .remove(k.as_slice())
+                .map_err(StoreError::failed)?;
+            w.leased.remove(k.as_slice()).map_err(StoreError::failed)?;
+        }
+        for id in ids {
+            w.leases.remove(*id).map_err(StoreError::failed)?;
+        }
+        Ok(gone.len())
     }
 }
 
@@ -190,24 +297,9 @@ impl Backend for RedbStore {
         &self,
         f: &mut dyn FnMut(&mut dyn Txn) -> Result<(), Abort>,
     ) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().map_err(StoreError::failed)?;
-        let result = {
-            let mut w = Writer {
-                contexts: txn.open_table(CONTEXTS).map_err(StoreError::failed)?,
-                bindings: txn.open_table(BINDINGS).map_err(StoreError::failed)?,
-                meta: txn.open_table(META).map_err(StoreError::failed)?,
-            };
-            f(&mut w)
-        };
-        match result {
-            Ok(()) => txn.commit().map_err(StoreError::failed),
-            Err(e) => {
-                txn.abort().map_err(StoreError::failed)?;
-                match e {
-                    Abort::Op => Ok(()),
-                    Abort::Store(s) => Err(s),
-                }
-            }
+        match self.transact(|w| f(w)) {
+            Ok(()) | Err(Abort::Op) => Ok(()),
+            Err(Abort::Store(s)) => Err(s),
         }
     }
 
@@ -223,6 +315,67 @@ impl Backend for RedbStore {
 
     fn describe(&self) -> String {
         format!("redb {}", self.path.display())
+    }
+
+    fn grant(&self, ttl: Duration) -> Result<u64, StoreError> {
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self.transact(|w| {
+            let id = w
+                .meta
+                .get(NEXT_LEASE)
+                .map_err(StoreError::failed)?
+                .map_or(1, |v| v.value());
+            w.meta
+                .insert(NEXT_LEASE, id + 1)
+                .map_err(StoreError::failed)?;
+            w.leases
+                .insert(id, (ttl, now_ms().saturating_add(ttl)))
+                .map_err(StoreError::failed)?;
+            Ok(id)
+        })
+    }
+
+    fn keep_alive(&self, lease: u64) -> Result<(), StoreError> {
+        self.transact(|w| {
+            let ttl = match w.leases.get(lease).map_err(StoreError::failed)? {
+                Some(v) if v.value().1 >= now_ms() => v.value().0,
+                _ => return Err(StoreError::UnknownLease(lease)),
+            };
+            w.leases
+                .insert(lease, (ttl, now_ms().saturating_add(ttl)))
+                .map_err(StoreError::failed)?;
+            Ok(())
+        })
+    }
+
+    fn revoke(&self, lease: u64) -> Result<(), StoreError> {
+        self.transact(|w| RedbStore::end_leases(w, &[lease]).map(drop))
+    }
+
+    fn sweep(&self) -> Result<usize, StoreError> {
+        // A read first: the common sweep finds nothing and writes nothing.
+        let now = now_ms();
+        let txn = self.db.begin_read().map_err(StoreError::failed)?;
+        let leases = txn.open_table(LEASES).map_err(StoreError::failed)?;
+        let mut any = false;
+        for item in leases.iter().map_err(StoreError::failed)? {
+            let (_, v) = item.map_err(StoreError::failed)?;
+            any |= v.value().1 < now;
+        }
+        if !any {
+            return Ok(0);
+        }
+        self.transact(|w| {
+            let mut ids = Vec::new();
+            let now = now_ms();
+            for item in w.leases.iter().map_err(StoreError::failed)? {
+                let (k, v) = item.map_err(StoreError::failed)?;
+                if v.value().1 < now {
+                    ids.push(k.value());
+                }
+            }
+            RedbStore::end_leases(w, &ids)
+        })
     }
 }
 
