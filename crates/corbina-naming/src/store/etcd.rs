@@ -450,7 +450,10 @@ impl EtcdStore {
         let options = ConnectOptions::new()
             .with_connect_timeout(config.timeout)
             .with_timeout(config.timeout)
-            .with_keep_alive(Duration::from_secs(1), Duration::from_secs(2))
+            // Not more often than etcd's --grpc-keepalive-min-time (5 s by default): it
+            // answers faster pings with GOAWAY, breaking the watch. A killed member is
+            // noticed sooner anyway: its connections close.
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(3))
             .with_require_leader(true);
         let shared = Arc::new(Shared {
             keys,
