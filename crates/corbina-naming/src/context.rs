@@ -255,14 +255,19 @@ enum Mode {
     Rebind,
 }
 
+/// The service behind a servant, unless it is gone.
+fn upgrade(shared: &Weak<Shared>) -> Result<Arc<Shared>, SystemException> {
+    shared.upgrade().ok_or_else(|| {
+        sys(
+            SystemExceptionKind::ObjectNotExist,
+            OBJECT_NOT_EXIST_NAMING_SERVICE,
+        )
+    })
+}
+
 impl ContextImpl {
     fn shared(&self) -> Result<Arc<Shared>, SystemException> {
-        self.shared.upgrade().ok_or_else(|| {
-            sys(
-                SystemExceptionKind::ObjectNotExist,
-                OBJECT_NOT_EXIST_NAMING_SERVICE,
-            )
-        })
+        upgrade(&self.shared)
     }
 
     /// bind / rebind / bind_context / rebind_context in one durable transaction.
@@ -614,12 +619,7 @@ struct LeasesImpl {
 
 impl LeasesImpl {
     fn shared(&self) -> Result<Arc<Shared>, SystemException> {
-        self.shared.upgrade().ok_or_else(|| {
-            sys(
-                SystemExceptionKind::ObjectNotExist,
-                OBJECT_NOT_EXIST_NAMING_SERVICE,
-            )
-        })
+        upgrade(&self.shared)
     }
 }
 

@@ -37,6 +37,20 @@
 //! TRANSIENT within the timeout ([`store::etcd::DEFAULT_TIMEOUT`]) and reads go on from the
 //! last copy. See [`store::etcd`].
 //!
+//! **Replicas.** Several services on one etcd prefix serve one naming graph. Given every
+//! replica's address ([`Options::replicas`], `corbina-names --replicas`), each publishes
+//! them all in its references (its own first, the others as TAG_ALTERNATE_IIOP_ADDRESS;
+//! the object keys are the same everywhere), so a client whose replica dies goes on with
+//! the next (Corbina's ORB fails over at connect time for any reference with several
+//! addresses). What a reader sees after another replica's write: the write is in etcd when
+//! its replica replies; each other replica applies it when its watch delivers it (well
+//! under a millisecond on one host, measured in `tests/replicas.rs`), so a resolve through
+//! another replica in that window may still miss it. Through the writer's own replica it
+//! is always there.
+//!
+//! **Leases** ([`lease`]): bindings that disappear when the server that made them stops
+//! keeping their lease alive, served under the object key `NameServiceLeases`.
+//!
 //! # Example
 //!
 //! ```

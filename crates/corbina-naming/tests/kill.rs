@@ -11,10 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::etcd::EtcdCluster;
-use common::{free_port, start_names_on, Store};
+use common::{free_port, replica};
 use corbina::{Orb, OrbConfig};
 use corbina_naming::cos_naming::{NameComponent, NamingContextExt};
-use corbina_testpeers::PeerProcess;
 
 const CLIENTS: usize = 4;
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -24,11 +23,6 @@ fn name(s: &str) -> Vec<NameComponent> {
         id: s.into(),
         kind: "kill".into(),
     }]
-}
-
-fn replica(port: u16, url: &str, all: &[u16]) -> PeerProcess {
-    let list: Vec<String> = all.iter().map(|p| format!("127.0.0.1:{p}")).collect();
-    start_names_on(port, Store::Etcd(url), &["--replicas", &list.join(",")]).0
 }
 
 #[derive(Default)]

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use corbina::config::Endpoint;
 use corbina::{ObjectRef, Orb, OrbConfig};
 use corbina_naming::cos_naming::naming_context_ext::ResolveStrError;
 use corbina_naming::cos_naming::NamingContextExt;
@@ -17,21 +16,12 @@ use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{NamingService, Options};
 use corbina_testpeers::PeerProcess;
 
-#[path = "common/etcd.rs"]
-mod etcd;
+mod common;
+
+use common::{etcd, loopback_orb};
 
 /// Set in the child process of the SIGKILL test: the URL of the service to bind in.
 const CHILD_ENV: &str = "CORBINA_LEASE_CHILD_NS";
-
-fn loopback_orb() -> Orb {
-    Orb::with_config(OrbConfig {
-        endpoints: vec![Endpoint {
-            host: "127.0.0.1".into(),
-            port: 0,
-        }],
-        ..OrbConfig::default()
-    })
-}
 
 struct Fixture {
     orb: Orb,

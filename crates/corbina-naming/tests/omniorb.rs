@@ -27,11 +27,14 @@ fn have(bin: &str) -> bool {
 }
 
 fn nameclt(port: u16, args: &[&str]) -> Output {
+    nameclt_at(&format!("corbaloc::127.0.0.1:{port}/NameService"), args)
+}
+
+/// nameclt with the root context at `root` (a URL or an IOR).
+fn nameclt_at(root: &str, args: &[&str]) -> Output {
     Command::new("/usr/bin/nameclt")
         .arg("-ORBInitRef")
-        .arg(format!(
-            "NameService=corbaloc::127.0.0.1:{port}/NameService"
-        ))
+        .arg(format!("NameService={root}"))
         .args(args)
         .output()
         .expect("nameclt runs")
@@ -70,6 +73,34 @@ fn omniorb_nameclt_against_corbina_names_on_etcd() {
     let url = cluster.url("nameclt");
     let (_daemon, ior) = start_names_on(port, Store::Etcd(&url), &[]);
     nameclt_session(port, &ior);
+}
+
+#[test]
+fn omniorb_nameclt_against_replicas_on_etcd() {
+    if !have("/usr/bin/nameclt") {
+        return;
+    }
+    let Some(cluster) = EtcdCluster::start("nameclt-replicas", 3) else {
+        return;
+    };
+    let url = cluster.url("replicas");
+    let (pa, pb) = (free_port(), free_port());
+    let list: &str = &format!("127.0.0.1:{pa},127.0.0.1:{pb}");
+    let (a, ior_a) = start_names_on(pa, Store::Etcd(&url), &["--replicas", list]);
+    let _b = start_names_on(pb, Store::Etcd(&url), &["--replicas", list]);
+    // The whole session through A; B serves the same graph.
+    nameclt_session(pa, &ior_a);
+    assert_eq!(ok_stdout(nameclt(pb, &["list"])).lines().count(), 151);
+    // A killed: omniORB follows the root's alternate address (B) in A's own IOR, and a
+    // corbaloc URL naming both.
+    drop(a);
+    assert_eq!(
+        ok_stdout(nameclt_at(&ior_a, &["resolve", "top"])).trim(),
+        ior_a
+    );
+    let both = format!("corbaloc::127.0.0.1:{pa},:127.0.0.1:{pb}/NameService");
+    ok_stdout(nameclt_at(&both, &["bind", "after", &ior_a]));
+    assert_eq!(ok_stdout(nameclt(pb, &["list"])).lines().count(), 152);
 }
 
 /// Every nameclt command against the daemon on `port` (whose root's IOR is `ior`).

@@ -9,19 +9,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::etcd::EtcdCluster;
-use common::{free_port, start_names_on, Store};
+use common::{free_port, replica};
 use corbina::{ObjectRef, Orb, OrbConfig, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::BindError;
 use corbina_naming::cos_naming::{NameComponent, NamingContextExt};
-use corbina_testpeers::PeerProcess;
 
 fn n(s: &str) -> Vec<NameComponent> {
     corbina_naming::name::to_name(s).unwrap()
-}
-
-fn replica(port: u16, url: &str, all: &[u16]) -> PeerProcess {
-    let list: Vec<String> = all.iter().map(|p| format!("127.0.0.1:{p}")).collect();
-    start_names_on(port, Store::Etcd(url), &["--replicas", &list.join(",")]).0
 }
 
 fn root_at(orb: &Orb, url: &str) -> NamingContextExt {

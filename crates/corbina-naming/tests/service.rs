@@ -6,9 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use corbina::config::Endpoint;
 use corbina::orb::InitialReference;
-use corbina::{ObjectRef, Orb, OrbConfig, SystemExceptionKind};
+use corbina::{ObjectRef, Orb, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::{
     BindError, DestroyError, NotFoundReason, RebindContextError, RebindError, ResolveError,
     UnbindError,
@@ -18,24 +17,15 @@ use corbina_naming::cos_naming::{BindingType, NameComponent, NamingContext, Nami
 use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{NamingService, Options};
 
-#[path = "common/etcd.rs"]
-mod etcd;
+mod common;
+
+use common::{etcd, loopback_orb};
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("naming-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-fn loopback_orb() -> Orb {
-    Orb::with_config(OrbConfig {
-        endpoints: vec![Endpoint {
-            host: "127.0.0.1".into(),
-            port: 0,
-        }],
-        ..OrbConfig::default()
-    })
 }
 
 #[derive(Clone, Copy)]

@@ -410,11 +410,21 @@ impl Shared {
 }
 
 async fn watch_loop(shared: Arc<Shared>, mut client: Client) {
+    // Retried at once after a watch that ran a while; backing off to 2 s while etcd stays
+    // away (no leader, unreachable), with one log line per attempt.
+    let mut delay = Duration::from_millis(50);
     while !shared.stop.load(Ordering::Relaxed) {
-        if let Err(e) = shared.follow(&mut client).await {
-            eprintln!("corbina-names: etcd watch: {e}; re-establishing");
+        let start = Instant::now();
+        let r = shared.follow(&mut client).await;
+        delay = if start.elapsed() > Duration::from_secs(5) {
+            Duration::from_millis(100)
+        } else {
+            (delay * 2).min(Duration::from_secs(2))
+        };
+        if let Err(e) = r {
+            eprintln!("corbina-names: etcd watch: {e}; re-establishing in {delay:?}");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(delay).await;
     }
 }
 

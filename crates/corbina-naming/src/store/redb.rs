@@ -89,17 +89,24 @@ struct Snapshot {
     bindings: ::redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
 }
 
-impl View for Snapshot {
-    fn context_exists(&self, ctx: u64) -> Result<bool, StoreError> {
-        exists_in(&self.contexts, ctx)
-    }
-    fn get(&self, ctx: u64, c: &NameComponent) -> Result<Option<Bound>, StoreError> {
-        get_in(&self.bindings, ctx, c)
-    }
-    fn list(&self, ctx: u64) -> Result<Vec<(NameComponent, Bound)>, StoreError> {
-        list_in(&self.bindings, ctx)
-    }
+/// [`View`] over a type's `contexts` and `bindings` tables.
+macro_rules! view_over_tables {
+    ($t:ty) => {
+        impl View for $t {
+            fn context_exists(&self, ctx: u64) -> Result<bool, StoreError> {
+                exists_in(&self.contexts, ctx)
+            }
+            fn get(&self, ctx: u64, c: &NameComponent) -> Result<Option<Bound>, StoreError> {
+                get_in(&self.bindings, ctx, c)
+            }
+            fn list(&self, ctx: u64) -> Result<Vec<(NameComponent, Bound)>, StoreError> {
+                list_in(&self.bindings, ctx)
+            }
+        }
+    };
 }
+
+view_over_tables!(Snapshot);
 
 /// An open write transaction; dropped without committing, it aborts.
 struct Writer<'t> {
@@ -110,17 +117,7 @@ struct Writer<'t> {
     leased: ::redb::Table<'t, &'static [u8], u64>,
 }
 
-impl View for Writer<'_> {
-    fn context_exists(&self, ctx: u64) -> Result<bool, StoreError> {
-        exists_in(&self.contexts, ctx)
-    }
-    fn get(&self, ctx: u64, c: &NameComponent) -> Result<Option<Bound>, StoreError> {
-        get_in(&self.bindings, ctx, c)
-    }
-    fn list(&self, ctx: u64) -> Result<Vec<(NameComponent, Bound)>, StoreError> {
-        list_in(&self.bindings, ctx)
-    }
-}
+view_over_tables!(Writer<'_>);
 
 impl Txn for Writer<'_> {
     fn put(&mut self, ctx: u64, c: &NameComponent, b: &Bound) -> Result<(), StoreError> {

@@ -1,4 +1,6 @@
-//! The `corbina-names` daemon as a child process, shared by the tests that run it.
+//! The `corbina-names` daemon as a child process, and other helpers the tests share (not
+//! every test uses every one).
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -10,7 +12,6 @@ pub mod etcd;
 
 /// Where a daemon keeps the naming graph.
 #[derive(Clone, Copy)]
-#[allow(dead_code)]
 pub enum Store<'a> {
     /// A redb file in this directory.
     Redb(&'a Path),
@@ -21,7 +22,6 @@ pub enum Store<'a> {
 /// Starts the daemon on `127.0.0.1:port` with its store in `data_dir` and waits for it to
 /// print its IOR (it is serving by then); returns the process (killed when dropped) and
 /// the IOR.
-#[allow(dead_code)]
 pub fn start_names(port: u16, data_dir: &Path) -> (PeerProcess, String) {
     start_names_on(port, Store::Redb(data_dir), &[])
 }
@@ -53,4 +53,21 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// A replica of the daemon on `port`, on etcd at `url`, one of the replicas on `all`.
+pub fn replica(port: u16, url: &str, all: &[u16]) -> PeerProcess {
+    let list: Vec<String> = all.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    start_names_on(port, Store::Etcd(url), &["--replicas", &list.join(",")]).0
+}
+
+/// An ORB serving on a loopback port of its choice.
+pub fn loopback_orb() -> corbina::Orb {
+    corbina::Orb::with_config(corbina::OrbConfig {
+        endpoints: vec![corbina::config::Endpoint {
+            host: "127.0.0.1".into(),
+            port: 0,
+        }],
+        ..corbina::OrbConfig::default()
+    })
 }
