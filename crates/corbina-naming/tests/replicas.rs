@@ -156,3 +156,71 @@ fn without_etcd_the_daemon_says_so_and_exits() {
     );
     assert!(start.elapsed() < Duration::from_secs(10));
 }
+
+/// Two services on one prefix, in this process, racing: of eight binds of one name exactly
+/// one wins (the others get AlreadyBound: compare-and-swap at commit), and eight
+/// bind_new_context calls at once all succeed with eight distinct contexts (the id counter
+/// is compared too).
+#[test]
+fn racing_replicas_bind_once_and_count_contexts_right() {
+    use corbina_naming::store::etcd::EtcdConfig;
+    use corbina_naming::{NamingService, Options};
+    let Some(cluster) = EtcdCluster::start("race", 3) else {
+        return;
+    };
+    let config = EtcdConfig::parse(&cluster.url("race")).unwrap();
+    let services: Vec<(Orb, NamingService)> = (0..2)
+        .map(|_| {
+            let orb = common::loopback_orb();
+            let s = NamingService::start(&orb, &Options::etcd(config.clone())).unwrap();
+            (orb, s)
+        })
+        .collect();
+    let client = Orb::with_config(OrbConfig::default());
+    let roots: Vec<NamingContextExt> = services
+        .iter()
+        .map(|(_, s)| {
+            let (h, p) = s.endpoint();
+            root_at(&client, &format!("corbaloc::{h}:{p}/NameService"))
+        })
+        .collect();
+    let obj = roots[0].new_context().unwrap().unwrap().as_object().clone();
+    let barrier = std::sync::Barrier::new(8);
+    let (wins, contexts) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (root, obj, barrier) = (&roots[i % 2], &obj, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    let won = match root.bind(&n("contested"), Some(obj)) {
+                        Ok(()) => true,
+                        Err(BindError::AlreadyBound(_)) => false,
+                        Err(e) => panic!("bind: {e:?}"),
+                    };
+                    let ctx = root
+                        .bind_new_context(&n(&format!("ctx{i}")))
+                        .unwrap()
+                        .unwrap();
+                    let key = ctx.as_object().ior().iiop_profiles().unwrap()[0]
+                        .object_key
+                        .clone();
+                    (won, key)
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let wins = results.iter().filter(|r| r.0).count();
+        let keys: std::collections::HashSet<_> = results.into_iter().map(|r| r.1).collect();
+        (wins, keys.len())
+    });
+    assert_eq!(wins, 1, "exactly one bind of the contested name");
+    assert_eq!(contexts, 8, "eight distinct contexts");
+    // contested + ctx0..7 in the root: 9 bindings; contexts: the root, the object's,
+    // eight. Both copies get there (the other replica's writes through its watch).
+    for (_, service) in &services {
+        let counted = eventually(Duration::from_secs(2), || {
+            service.counts().unwrap() == (9, 10)
+        });
+        assert!(counted.is_some(), "{:?}", service.counts());
+    }
+}

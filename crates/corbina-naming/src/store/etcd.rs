@@ -620,6 +620,7 @@ impl Backend for EtcdStore {
                 return Ok(());
             }
             let left = deadline.saturating_duration_since(Instant::now());
+            let seen = pending.rev;
             let (ok, rev) = self.commit(pending, left)?;
             let left = deadline.saturating_duration_since(Instant::now());
             if ok {
@@ -628,9 +629,11 @@ impl Backend for EtcdStore {
                 self.shared.wait_for(rev, left);
                 return Ok(());
             }
-            // Another writer got there first: rerun on a copy that includes its change.
+            // Another writer changed a key under the prefix after `seen` (every compared
+            // key is under it): rerun once the copy has moved past `seen`. Not up to the
+            // failed commit's revision: writes elsewhere in etcd move that one too.
             self.shared
-                .wait_for(rev, left.min(Duration::from_millis(500)));
+                .wait_for(seen + 1, left.min(Duration::from_millis(500)));
             if Instant::now() >= deadline {
                 return Err(unavailable(
                     &self.config,
