@@ -1,8 +1,8 @@
 //! The naming graph's store: one [`Backend`] trait with two implementations.
 //!
-//! - [`redb`](self::redb): an embedded [redb](https://docs.rs/redb) file, the default (one
+//! - [`redb`]: an embedded [redb](https://docs.rs/redb) file, the default (one
 //!   daemon, one host, durable across `kill -9`);
-//! - [`etcd`](self::etcd): an etcd v3 cluster under a key prefix, which several daemons
+//! - [`etcd`]: an etcd v3 cluster under a key prefix, which several daemons
 //!   (replicas) share.
 //!
 //! Both give the service the same semantics:
