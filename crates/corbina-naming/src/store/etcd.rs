@@ -703,6 +703,78 @@ impl Backend for EtcdStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cos_naming::BindingType;
+
+    fn nc(id: &str) -> NameComponent {
+        NameComponent {
+            id: id.into(),
+            kind: String::new(),
+        }
+    }
+
+    fn bound(ior: u8) -> Bound {
+        Bound {
+            binding_type: BindingType::Nobject,
+            local: None,
+            ior: vec![ior],
+        }
+    }
+
+    /// A transaction over the copy: reads see its own writes, and every key read (with its
+    /// revision, 0 when absent) and range scanned is recorded for the commit's compares.
+    #[test]
+    fn a_transaction_records_what_it_read_and_overlays_what_it_wrote() {
+        let keys = Keys {
+            root: b"p/".to_vec(),
+        };
+        let mut cache = Cache {
+            rev: 9,
+            ..Cache::default()
+        };
+        cache.kv.insert(keys.context(ROOT), (Vec::new(), 5));
+        cache
+            .kv
+            .insert(keys.binding(ROOT, &nc("a")), (bound(1).encode(), 7));
+        // Another context's binding: never part of the root's list.
+        cache
+            .kv
+            .insert(keys.binding(ROOT + 1, &nc("z")), (bound(3).encode(), 8));
+        let mut t = Pending {
+            keys: &keys,
+            cache: &cache,
+            reads: RefCell::default(),
+            ranges: RefCell::default(),
+            writes: BTreeMap::new(),
+            leased: BTreeMap::new(),
+        };
+        assert!(t.context_exists(ROOT).unwrap());
+        assert_eq!(t.get(ROOT, &nc("a")).unwrap(), Some(bound(1)));
+        assert_eq!(t.get(ROOT, &nc("b")).unwrap(), None);
+        t.put(ROOT, &nc("b"), &bound(2)).unwrap();
+        assert_eq!(t.get(ROOT, &nc("b")).unwrap(), Some(bound(2)));
+        assert!(t.remove(ROOT, &nc("a")).unwrap());
+        let listed: Vec<_> = t.list(ROOT).unwrap().into_iter().map(|(c, _)| c).collect();
+        assert_eq!(listed, vec![nc("b")]);
+        assert!(!t.is_empty(ROOT).unwrap());
+        assert_eq!(t.new_context().unwrap(), ROOT + 1);
+        assert_eq!(t.new_context().unwrap(), ROOT + 2);
+        t.put_leased(ROOT, &nc("c"), &bound(4), 77).unwrap();
+        t.put(ROOT, &nc("c"), &bound(5)).unwrap();
+
+        let reads = t.reads.into_inner();
+        assert_eq!(reads.get(&keys.context(ROOT)), Some(&5));
+        assert_eq!(reads.get(&keys.binding(ROOT, &nc("a"))), Some(&7));
+        assert_eq!(reads.get(&keys.binding(ROOT, &nc("b"))), Some(&0));
+        assert_eq!(reads.get(&keys.next_id()), Some(&0));
+        assert!(t.ranges.into_inner().contains(&keys.bindings_of(ROOT)));
+        assert_eq!(t.writes.get(&keys.binding(ROOT, &nc("a"))), Some(&None));
+        assert_eq!(
+            t.writes.get(&keys.next_id()),
+            Some(&Some((ROOT + 3).to_be_bytes().to_vec()))
+        );
+        // A plain put after a leased one takes the key out of the lease.
+        assert!(t.leased.is_empty());
+    }
 
     #[test]
     fn urls_parse_and_bad_ones_are_refused() {
