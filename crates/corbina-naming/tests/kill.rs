@@ -84,9 +84,11 @@ fn no_acknowledged_binding_lost_and_no_client_stuck() {
         })
         .collect();
     let acked = || tally.lock().unwrap().acked.len();
+    let failed = || tally.lock().unwrap().failed;
     // Each phase lasts a second at least and must see the clients make progress.
     let phase = |what: &str| {
         let before = acked();
+        let failed_before = failed();
         let start = Instant::now();
         while (acked() < before + 20 || start.elapsed() < Duration::from_secs(1))
             && start.elapsed() < Duration::from_secs(15)
@@ -94,7 +96,11 @@ fn no_acknowledged_binding_lost_and_no_client_stuck() {
             std::thread::sleep(Duration::from_millis(10));
         }
         let made = acked() - before;
-        eprintln!("kill test: {what}: {made} binds in {:?}", start.elapsed());
+        eprintln!(
+            "kill test: {what}: {made} binds, {} failed, in {:?}",
+            failed() - failed_before,
+            start.elapsed()
+        );
         assert!(made >= 20, "progress while {what}");
     };
 

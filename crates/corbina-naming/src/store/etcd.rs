@@ -25,7 +25,7 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
 use std::time::{Duration, Instant};
 
@@ -409,13 +409,13 @@ impl Shared {
     }
 }
 
-async fn watch_loop(shared: Arc<Shared>, mut client: Client) {
+async fn watch_loop(shared: Arc<Shared>, members: Arc<Members>) {
     // Retried at once after a watch that ran a while; backing off to 2 s while etcd stays
     // away (no leader, unreachable), with one log line per attempt.
     let mut delay = Duration::from_millis(50);
     while !shared.stop.load(Ordering::Relaxed) {
         let start = Instant::now();
-        let r = shared.follow(&mut client).await;
+        let r = shared.follow(&mut members.client()).await;
         delay = if start.elapsed() > Duration::from_secs(5) {
             Duration::from_millis(100)
         } else {
@@ -423,6 +423,7 @@ async fn watch_loop(shared: Arc<Shared>, mut client: Client) {
         };
         if let Err(e) = r {
             eprintln!("corbina-names: etcd watch: {e}; re-establishing in {delay:?}");
+            members.rotate();
         }
         tokio::time::sleep(delay).await;
     }
@@ -431,9 +432,75 @@ async fn watch_loop(shared: Arc<Shared>, mut client: Client) {
 /// The store on etcd.
 pub struct EtcdStore {
     shared: Arc<Shared>,
-    client: Client,
+    members: Arc<Members>,
     config: EtcdConfig,
     runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// Whether a call failed before its request reached etcd's log: no connection to the
+/// member could be made, or the member has no leader (`require_leader`). Only then is it
+/// sent to another member (a transaction that may have been proposed is not).
+fn not_sent(e: &etcd_client::Error) -> bool {
+    match e {
+        etcd_client::Error::GRpcStatus(s) => {
+            s.code() == tonic::Code::Unavailable
+                && (s.message().contains("connect error") || s.message().contains("no leader"))
+        }
+        _ => false,
+    }
+}
+
+/// One etcd client per member, used in turn: the member that answered last first, the
+/// next one after a call that was [`not_sent`]. (One client over every member would let
+/// gRPC's balancer choose, and it keeps choosing a killed member: failing at once, it looks
+/// the least loaded.)
+struct Members {
+    clients: Vec<Client>,
+    current: AtomicUsize,
+}
+
+impl Members {
+    /// Runs `f` on the current member's client, moving on to the next member while the
+    /// call is not sent (pausing 20 ms after each round); the caller bounds it in time.
+    async fn run<T, F, Fut>(&self, mut f: F) -> Result<T, etcd_client::Error>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let n = self.clients.len();
+        for tried in 1.. {
+            let i = self.current.load(Ordering::Relaxed) % n;
+            match f(self.clients[i].clone()).await {
+                Err(e) if not_sent(&e) => {
+                    let _ = self.current.compare_exchange(
+                        i,
+                        (i + 1) % n,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    if tried % n == 0 {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+                r => return r,
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// The current member's client (the watch's).
+    fn client(&self) -> Client {
+        self.clients[self.current.load(Ordering::Relaxed) % self.clients.len()].clone()
+    }
+
+    /// After the watch on the current member failed: the next member.
+    fn rotate(&self) {
+        let _ = self
+            .current
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| {
+                Some((i + 1) % self.clients.len())
+            });
+    }
 }
 
 fn unavailable(config: &EtcdConfig, what: impl std::fmt::Display) -> StoreError {
@@ -474,25 +541,43 @@ impl EtcdStore {
         });
         let root_key = shared.keys.context(ROOT);
         let setup = async {
-            let mut client = Client::connect(&config.endpoints, Some(options)).await?;
+            let mut clients = Vec::new();
+            for e in &config.endpoints {
+                // Lazy: a member that is down now is connected to when it is back.
+                clients.push(Client::connect([e], Some(options.clone())).await?);
+            }
+            let members = Members {
+                clients,
+                current: AtomicUsize::new(0),
+            };
             let create_root = etcd_client::Txn::new()
                 .when([Compare::version(root_key.clone(), CompareOp::Equal, 0)])
                 .and_then([TxnOp::put(root_key, Vec::new(), None)]);
-            client.txn(create_root).await?;
-            shared.reload(&mut client).await?;
-            Ok::<_, etcd_client::Error>(client)
+            members
+                .run(|mut c| {
+                    let t = create_root.clone();
+                    async move { c.txn(t).await }
+                })
+                .await?;
+            members
+                .run(|mut c| {
+                    let shared = &shared;
+                    async move { shared.reload(&mut c).await }
+                })
+                .await?;
+            Ok::<_, etcd_client::Error>(members)
         };
         // The timer is made inside the runtime: `timeout` needs its time driver.
-        let client =
+        let members =
             match runtime.block_on(async { tokio::time::timeout(config.timeout, setup).await }) {
-                Ok(Ok(c)) => c,
+                Ok(Ok(m)) => Arc::new(m),
                 Ok(Err(e)) => return Err(unavailable(config, e)),
                 Err(_) => return Err(unavailable(config, "no answer in time")),
             };
-        runtime.spawn(watch_loop(Arc::clone(&shared), client.clone()));
+        runtime.spawn(watch_loop(Arc::clone(&shared), Arc::clone(&members)));
         Ok(EtcdStore {
             shared,
-            client,
+            members,
             config: config.clone(),
             runtime: Some(runtime),
         })
@@ -537,8 +622,11 @@ impl EtcdStore {
             })
             .collect();
         let txn = etcd_client::Txn::new().when(compares).and_then(ops);
-        let mut client = self.client.clone();
-        match self.call(timeout, client.txn(txn)) {
+        let attempts = self.members.run(|mut c| {
+            let t = txn.clone();
+            async move { c.txn(t).await }
+        });
+        match self.call(timeout, attempts) {
             Ok(resp) => Ok((resp.succeeded(), resp.header().map_or(0, |h| h.revision()))),
             Err(StoreError::Unavailable(e)) if e.contains("lease not found") => Err(
                 StoreError::UnknownLease(lease.map_or(0, i64::cast_unsigned)),
@@ -659,27 +747,34 @@ impl Backend for EtcdStore {
     fn grant(&self, ttl: Duration) -> Result<u64, StoreError> {
         // etcd leases count whole seconds.
         let secs = i64::try_from(ttl.as_millis().div_ceil(1000).max(1)).unwrap_or(i64::MAX);
-        let mut client = self.client.clone();
-        let resp = self.call(self.config.timeout, client.lease_grant(secs, None))?;
+        let grant = self
+            .members
+            .run(|mut c| async move { c.lease_grant(secs, None).await });
+        let resp = self.call(self.config.timeout, grant)?;
         Ok(resp.id().cast_unsigned())
     }
 
     fn keep_alive(&self, lease: u64) -> Result<(), StoreError> {
         let id = lease.cast_signed();
-        let mut client = self.client.clone();
-        let mut again = client.clone();
-        let kept = self.call(self.config.timeout, async move {
-            let (mut keeper, mut stream) = client.lease_keep_alive(id).await?;
-            keeper.keep_alive().await?;
-            Ok(stream.message().await?.map_or(0, |r| r.ttl()))
-        });
+        let kept = self.call(
+            self.config.timeout,
+            self.members.run(|mut c| async move {
+                let (mut keeper, mut stream) = c.lease_keep_alive(id).await?;
+                keeper.keep_alive().await?;
+                Ok(stream.message().await?.map_or(0, |r| r.ttl()))
+            }),
+        );
         match kept {
             Ok(ttl) if ttl > 0 => Ok(()),
             Ok(_) => Err(StoreError::UnknownLease(lease)),
             Err(e) => {
                 // The keep-alive stream of an ended lease fails: ask whether that is why
                 // (TTL -1) or etcd is away (then the first error stands).
-                let left = self.call(self.config.timeout, again.lease_time_to_live(id, None));
+                let left = self.call(
+                    self.config.timeout,
+                    self.members
+                        .run(|mut c| async move { c.lease_time_to_live(id, None).await }),
+                );
                 match left {
                     Ok(r) if r.ttl() <= 0 => Err(StoreError::UnknownLease(lease)),
                     _ => Err(e),
@@ -689,11 +784,11 @@ impl Backend for EtcdStore {
     }
 
     fn revoke(&self, lease: u64) -> Result<(), StoreError> {
-        let mut client = self.client.clone();
-        match self.call(
-            self.config.timeout,
-            client.lease_revoke(lease.cast_signed()),
-        ) {
+        let id = lease.cast_signed();
+        let revoke = self
+            .members
+            .run(|mut c| async move { c.lease_revoke(id).await });
+        match self.call(self.config.timeout, revoke) {
             Err(StoreError::Unavailable(e)) if e.contains("lease not found") => Ok(()),
             r => r.map(drop),
         }
