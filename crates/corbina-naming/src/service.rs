@@ -127,7 +127,8 @@ impl std::fmt::Debug for NamingService {
 impl NamingService {
     /// Opens the store, creates the contexts' PERSISTENT POA and the iterators' POA under
     /// the RootPOA (sharing its manager, which it activates), starts the ORB's server, and
-    /// binds the root context to the object key `NameService`.
+    /// binds the root context to the object key `NameService` and the lease interface to
+    /// `NameServiceLeases`; a thread sweeps expired leases (redb) until the service goes.
     pub fn start(orb: &Orb, options: &Options) -> Result<NamingService, ServiceError> {
         let store = match &options.etcd {
             Some(c) => Store::new(Box::new(EtcdStore::connect(c)?)),
@@ -173,9 +174,15 @@ impl NamingService {
         });
         contexts.set_servant(Arc::new(ContextServant::new(Arc::downgrade(&shared))))?;
         let weak = Arc::downgrade(&shared);
-        let _ = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("naming-lease-sweeper".into())
-            .spawn(move || sweep_loop(weak));
+            .spawn(move || sweep_loop(weak))
+            .map_err(|_| {
+                SystemException::new(
+                    corbina::SystemExceptionKind::NoResources,
+                    corbina::error::minor::NO_RESOURCES_THREAD,
+                )
+            })?;
         manager.activate()?;
         Ok(NamingService {
             shared,

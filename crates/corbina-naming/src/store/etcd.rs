@@ -17,11 +17,17 @@
 //! has caught up. After a commit the call waits until the watch has brought the copy to
 //! the commit's revision, so a resolve on this replica after its own bind sees it.
 //!
-//! **Failures**: etcd unreachable, or the member without a leader (the client sets
-//! `require_leader`), a write fails with [`StoreError::Unavailable`] (TRANSIENT) within
-//! the configured timeout, never hangs; reads go on from the copy, which may then be
-//! stale. A watch that breaks is re-established from the copy's revision (or the copy
-//! reloaded if etcd compacted past it).
+//! **Failures**: calls go to one member at a time, the one that answered last; one that
+//! cannot be connected to or has no leader (the clients set `require_leader`) is passed
+//! for the next, until the timeout. With no member able to commit, a write fails with
+//! [`StoreError::Unavailable`] (TRANSIENT) within the configured timeout, never hangs;
+//! reads go on from the copy, which may then be stale. A watch that breaks is
+//! re-established (on the next member) from the copy's revision, or the copy reloaded if
+//! etcd compacted past it.
+//!
+//! **Leases**: an etcd lease per [`Backend::grant`] (its TTL rounded up to seconds); a
+//! binding put under it is deleted by etcd when it expires, and the watch removes it from
+//! every replica's copy.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
