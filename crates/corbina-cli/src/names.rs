@@ -40,6 +40,10 @@ enum Op {
         /// IOR:…, corbaloc:…, corbaname:…, or a file holding one
         #[arg(value_name = "REF")]
         reference: String,
+        /// Bound under a lease of corbina-names that ends after DUR (500ms, 10s, 2m) unless
+        /// kept alive; replaces what is bound there
+        #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+        ttl: Option<std::time::Duration>,
     },
     /// Bind a name to an object, replacing what it was bound to
     Rebind {
@@ -47,6 +51,10 @@ enum Op {
         /// IOR:…, corbaloc:…, corbaname:…, or a file holding one
         #[arg(value_name = "REF")]
         reference: String,
+        /// Bound under a lease of corbina-names that ends after DUR (500ms, 10s, 2m) unless
+        /// kept alive
+        #[arg(long, value_name = "DUR", value_parser = parse_ttl)]
+        ttl: Option<std::time::Duration>,
     },
     /// Remove a binding
     Unbind { path: String },
@@ -227,6 +235,26 @@ fn tree(
     Ok(())
 }
 
+/// A `--ttl` duration: `10s`, `500ms`, `2m`, or plain seconds.
+fn parse_ttl(v: &str) -> Result<std::time::Duration, String> {
+    let (num, unit) = match v.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => v.split_at(at),
+        None => (v, "s"),
+    };
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(format!("{v}: units are ms, s, m")),
+    };
+    num.parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 4.0e6)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{v}: expected a positive duration"))
+}
+
 fn run(orb: &Orb, op: &Op) -> Result<(), Failure> {
     let root = root(orb)?;
     let object = |s: &str| -> Result<ObjectRef, Failure> {
@@ -252,7 +280,27 @@ fn run(orb: &Orb, op: &Op) -> Result<(), Failure> {
                 }
             }
         }
-        Op::Bind { path, reference } => {
+        Op::Bind {
+            path,
+            reference,
+            ttl: Some(ttl),
+        }
+        | Op::Rebind {
+            path,
+            reference,
+            ttl: Some(ttl),
+        } => {
+            // A leased binding replaces what is bound there, bind or rebind.
+            parse_name(path)?;
+            let obj = object(reference)?;
+            let leases = corbina_naming::lease::leases_of(orb, root.as_object())?;
+            let lease = corbina_naming::lease::bind_with_ttl(&leases, path, &obj, *ttl)
+                .map_err(|e| Failure(e.to_string()))?;
+            println!("lease {lease}: bound for {ttl:?} unless kept alive");
+        }
+        Op::Bind {
+            path, reference, ..
+        } => {
             let n = parse_name(path)?;
             let obj = object(reference)?;
             root.bind(&n, Some(&obj)).map_err(|e| {
@@ -264,7 +312,9 @@ fn run(orb: &Orb, op: &Op) -> Result<(), Failure> {
                 })
             })?;
         }
-        Op::Rebind { path, reference } => {
+        Op::Rebind {
+            path, reference, ..
+        } => {
             let n = parse_name(path)?;
             let obj = object(reference)?;
             root.rebind(&n, Some(&obj)).map_err(|e| {

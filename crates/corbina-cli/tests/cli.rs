@@ -104,7 +104,7 @@ fn help_version_and_usage_errors_as_rust_tools_give_them() {
         (&["names", "--help"], "Usage: corbina names <COMMAND>"),
         (
             &["names", "bind", "--help"],
-            "Usage: corbina names bind <PATH> <REF>",
+            "Usage: corbina names bind [OPTIONS] <PATH> <REF>",
         ),
         // -ORB… options are taken out first, wherever they are.
         (
@@ -301,6 +301,17 @@ fn names_subcommands_against_a_naming_service() {
     assert!(e.contains("garbage: no such file"), "{e}");
     let e = run_fails(&["bind", "x", "IOR:0g"]);
     assert!(e.contains("not a hex digit"), "{e}");
+
+    // A binding with a lease: there, then gone once the TTL has passed.
+    let said = run_ok(&["bind", "--ttl", "300ms", "brief", &ior]);
+    assert!(said.starts_with("lease "), "{said}");
+    assert_eq!(run_ok(&["resolve", "brief"]).trim(), ior);
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    assert!(run_fails(&["resolve", "brief"]).contains("NotFound"));
+    // A bad duration is a usage error (exit 2) naming the option.
+    let a = names(&["bind", "--ttl", "soon", "x", &ior]);
+    let e = exits(2, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("--ttl") && e.contains("soon"), "{e}");
 
     // No naming service there: a clear failure, not a hang.
     let o = corbina(&[

@@ -7,6 +7,7 @@
 //! of the name forwarded through its proxy, as the specification allows.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use corbina::giop::Ior;
 use corbina::object::{DecodeReply, EncodeArgs, Invoker};
@@ -25,8 +26,9 @@ use crate::cos_naming::{
     NamingContextExt, NamingContextExtServant, NamingContextExtSkeleton, NamingContextServant,
 };
 use crate::iterator::Iterators;
+use crate::leases_idl::{leases, BadName, LeaseId, LeasesServant, LeasesSkeleton, UnknownLease};
 use crate::name::{self, NameError};
-use crate::store::{Bound, Store, View, WriteError, ROOT};
+use crate::store::{Bound, Store, StoreError, View, WriteError, ROOT};
 
 /// What the contexts share: the store, the POA, the iterators.
 pub(crate) struct Shared {
@@ -36,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) iterators: Arc<Iterators>,
     /// The address written into this service's IORs (to recognise our own contexts).
     pub(crate) endpoint: (String, u16),
+    /// The other replicas' addresses: their contexts are ours too.
+    pub(crate) replicas: Vec<(String, u16)>,
     /// The object key of the root context under its published name (`NameService`).
     pub(crate) root_key: Vec<u8>,
 }
@@ -65,9 +69,9 @@ impl Shared {
     /// The id of `obj` if it is one of our contexts (same address, our key).
     fn local_id(&self, obj: &ObjectRef) -> Option<u64> {
         let p = obj.ior().iiop_profiles().ok()?.into_iter().next()?;
-        let host_ok = p.host == self.endpoint.0
-            || matches!(p.host.as_str(), "localhost" | "127.0.0.1" | "::1");
-        if p.port != self.endpoint.1 || !host_ok {
+        let loopback = matches!(p.host.as_str(), "localhost" | "127.0.0.1" | "::1");
+        let ours = |(h, port): &(String, u16)| *port == p.port && (*h == p.host || loopback);
+        if !ours(&self.endpoint) && !self.replicas.iter().any(ours) {
             return None;
         }
         let key = p.object_key.as_bytes();
@@ -129,6 +133,8 @@ enum Fail {
     System(SystemException),
     /// Not a failure: the name continues in a context served elsewhere.
     Remote(NamingContext, Name),
+    /// A leased bind's lease has ended.
+    UnknownLease,
 }
 
 impl From<SystemException> for Fail {
@@ -139,7 +145,10 @@ impl From<SystemException> for Fail {
 
 impl From<crate::store::StoreError> for Fail {
     fn from(e: crate::store::StoreError) -> Self {
-        Fail::System(e.into())
+        match e {
+            crate::store::StoreError::UnknownLease(_) => Fail::UnknownLease,
+            e => Fail::System(e.into()),
+        }
     }
 }
 
@@ -167,8 +176,10 @@ macro_rules! from_fail {
                     Fail::AlreadyBound => $ab,
                     Fail::NotEmpty => $ne,
                     Fail::System(e) => e.into(),
-                    // Forwarding is handled before narrowing.
-                    Fail::Remote(..) => sys(SystemExceptionKind::Internal, INTERNAL_NAMING).into(),
+                    // Forwarding is handled before narrowing; leases only come with leased binds.
+                    Fail::Remote(..) | Fail::UnknownLease => {
+                        sys(SystemExceptionKind::Internal, INTERNAL_NAMING).into()
+                    }
                 }
             }
         }
@@ -192,7 +203,7 @@ from_fail!(ResolveStrError, already_bound: internal(), not_empty: internal());
 /// component, and that component ([`Fail::Remote`] if the walk leaves this service).
 fn walk<'n>(
     shared: &Shared,
-    view: &impl View,
+    view: &(impl View + ?Sized),
     mut ctx: u64,
     n: &'n [NameComponent],
 ) -> Result<(u64, &'n NameComponent), Fail> {
@@ -244,14 +255,19 @@ enum Mode {
     Rebind,
 }
 
+/// The service behind a servant, unless it is gone.
+fn upgrade(shared: &Weak<Shared>) -> Result<Arc<Shared>, SystemException> {
+    shared.upgrade().ok_or_else(|| {
+        sys(
+            SystemExceptionKind::ObjectNotExist,
+            OBJECT_NOT_EXIST_NAMING_SERVICE,
+        )
+    })
+}
+
 impl ContextImpl {
     fn shared(&self) -> Result<Arc<Shared>, SystemException> {
-        self.shared.upgrade().ok_or_else(|| {
-            sys(
-                SystemExceptionKind::ObjectNotExist,
-                OBJECT_NOT_EXIST_NAMING_SERVICE,
-            )
-        })
+        upgrade(&self.shared)
     }
 
     /// bind / rebind / bind_context / rebind_context in one durable transaction.
@@ -265,52 +281,71 @@ impl ContextImpl {
         mode: Mode,
     ) -> Result<Option<(NamingContext, Name)>, Fail> {
         let shared = self.shared()?;
-        let ctx = current_ctx()?;
-        let ior = encapsulate(obj)?;
-        let local = match binding_type {
-            BindingType::Ncontext => obj.and_then(|o| shared.local_id(o)),
-            BindingType::Nobject => None,
-        };
-        let r = shared.store.write(|w| {
-            if !w.context_exists(ctx)? {
-                return Err(WriteError::Op(Fail::System(sys(
-                    SystemExceptionKind::ObjectNotExist,
-                    OBJECT_NOT_EXIST_NAMING_CONTEXT,
-                ))));
-            }
-            let (c, last) = walk(&shared, w, ctx, n).map_err(WriteError::Op)?;
-            if let Some(old) = w.get(c, last)? {
-                if mode == Mode::Bind {
-                    return Err(WriteError::Op(Fail::AlreadyBound));
-                }
-                if old.binding_type != binding_type {
-                    let why = match binding_type {
-                        BindingType::Nobject => NotFoundReason::NotObject,
-                        BindingType::Ncontext => NotFoundReason::NotContext,
-                    };
-                    return Err(WriteError::Op(Fail::NotFound(why, vec![last.clone()])));
-                }
-            }
-            // A context reference of ours that names a destroyed context is kept as an IOR.
-            let local = match local {
-                Some(id) if w.context_exists(id)? => Some(id),
-                _ => None,
-            };
-            let bound = Bound {
-                binding_type,
-                local,
-                ior: ior.clone(),
-            };
-            w.put(c, last, &bound)?;
-            Ok(())
-        });
-        match r {
-            Ok(()) => Ok(None),
-            Err(WriteError::Op(Fail::Remote(nc, rest))) => Ok(Some((nc, rest))),
-            Err(e) => Err(e.into()),
-        }
+        store_binding(&shared, current_ctx()?, n, obj, binding_type, mode, None)
     }
+}
 
+/// bind / rebind / bind_context / rebind_context (`lease`: under a lease) in context `ctx`,
+/// in one durable transaction. `Ok(None)` when done here; `Ok(Some(..))` when the rest of
+/// the name belongs to a remote context.
+fn store_binding(
+    shared: &Shared,
+    ctx: u64,
+    n: &[NameComponent],
+    obj: Option<&ObjectRef>,
+    binding_type: BindingType,
+    mode: Mode,
+    lease: Option<u64>,
+) -> Result<Option<(NamingContext, Name)>, Fail> {
+    let ior = encapsulate(obj)?;
+    let local = match binding_type {
+        BindingType::Ncontext => obj.and_then(|o| shared.local_id(o)),
+        BindingType::Nobject => None,
+    };
+    let r = shared.store.write(|w| {
+        if !w.context_exists(ctx)? {
+            return Err(WriteError::Op(Fail::System(sys(
+                SystemExceptionKind::ObjectNotExist,
+                OBJECT_NOT_EXIST_NAMING_CONTEXT,
+            ))));
+        }
+        let (c, last) = walk(shared, w, ctx, n).map_err(WriteError::Op)?;
+        if let Some(old) = w.get(c, last)? {
+            if mode == Mode::Bind {
+                return Err(WriteError::Op(Fail::AlreadyBound));
+            }
+            if old.binding_type != binding_type {
+                let why = match binding_type {
+                    BindingType::Nobject => NotFoundReason::NotObject,
+                    BindingType::Ncontext => NotFoundReason::NotContext,
+                };
+                return Err(WriteError::Op(Fail::NotFound(why, vec![last.clone()])));
+            }
+        }
+        // A context reference of ours that names a destroyed context is kept as an IOR.
+        let local = match local {
+            Some(id) if w.context_exists(id)? => Some(id),
+            _ => None,
+        };
+        let bound = Bound {
+            binding_type,
+            local,
+            ior: ior.clone(),
+        };
+        match lease {
+            Some(l) => w.put_leased(c, last, &bound, l)?,
+            None => w.put(c, last, &bound)?,
+        }
+        Ok(())
+    });
+    match r {
+        Ok(()) => Ok(None),
+        Err(WriteError::Op(Fail::Remote(nc, rest))) => Ok(Some((nc, rest))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+impl ContextImpl {
     fn lookup(&self, n: &[NameComponent]) -> Result<Option<ObjectRef>, Fail> {
         let shared = self.shared()?;
         let ctx = current_ctx()?;
@@ -322,7 +357,7 @@ impl ContextImpl {
             )
             .into());
         }
-        let (c, last) = walk(&shared, &snap, ctx, n)?;
+        let (c, last) = walk(&shared, &*snap, ctx, n)?;
         let b = snap
             .get(c, last)?
             .ok_or_else(|| Fail::NotFound(NotFoundReason::MissingNode, vec![last.clone()]))?;
@@ -574,10 +609,78 @@ impl NamingContextExtServant for ContextImpl {
     }
 }
 
+/// The object id of the lease interface in the contexts' POA (not 8 bytes: no context's).
+pub(crate) const LEASES_OID: &[u8] = b"leases";
+
+/// `CorbinaNaming::Leases`: bindings under a lease, names from the root context.
+struct LeasesImpl {
+    shared: Weak<Shared>,
+}
+
+impl LeasesImpl {
+    fn shared(&self) -> Result<Arc<Shared>, SystemException> {
+        upgrade(&self.shared)
+    }
+}
+
+impl LeasesServant for LeasesImpl {
+    fn grant(&self, ttl_ms: u32) -> Result<LeaseId, SystemException> {
+        let ttl = Duration::from_millis(u64::from(ttl_ms.max(1)));
+        Ok(self.shared()?.store.leases().grant(ttl)?)
+    }
+
+    fn keep_alive(&self, lease: LeaseId) -> Result<(), leases::KeepAliveError> {
+        match self.shared()?.store.leases().keep_alive(lease) {
+            Ok(()) => Ok(()),
+            Err(StoreError::UnknownLease(_)) => Err(UnknownLease {}.into()),
+            Err(e) => Err(SystemException::from(e).into()),
+        }
+    }
+
+    fn revoke(&self, lease: LeaseId) -> Result<(), SystemException> {
+        Ok(self.shared()?.store.leases().revoke(lease)?)
+    }
+
+    fn bind(
+        &self,
+        lease: LeaseId,
+        name: &str,
+        obj: Option<&ObjectRef>,
+    ) -> Result<(), leases::BindError> {
+        let shared = self.shared()?;
+        let bad = |reason: String| leases::BindError::from(BadName { reason });
+        let n = name::to_name(name).map_err(|e| bad(format!("\"{name}\": {e}")))?;
+        let r = store_binding(
+            &shared,
+            ROOT,
+            &n,
+            obj,
+            BindingType::Nobject,
+            Mode::Rebind,
+            Some(lease),
+        );
+        match r {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => Err(bad(format!(
+                "\"{name}\" leads into another naming service, which knows no leases"
+            ))),
+            Err(Fail::UnknownLease) => Err(UnknownLease {}.into()),
+            Err(Fail::System(e)) => Err(e.into()),
+            Err(Fail::NotFound(_, rest)) => Err(bad(format!(
+                "\"{name}\": no context at \"{}\"",
+                name::to_string(&rest).unwrap_or_default()
+            ))),
+            Err(_) => Err(bad(format!("\"{name}\" cannot be bound"))),
+        }
+    }
+}
+
 /// The default servant of the contexts' POA: refuses requests for contexts that do not
-/// exist (destroyed, or never created) before the skeleton decodes anything.
+/// exist (destroyed, or never created) before the skeleton decodes anything, and serves
+/// the lease interface under [`LEASES_OID`].
 pub(crate) struct ContextServant {
     skeleton: NamingContextExtSkeleton<ContextImpl>,
+    leases: LeasesSkeleton<LeasesImpl>,
     shared: Weak<Shared>,
 }
 
@@ -585,6 +688,9 @@ impl ContextServant {
     pub(crate) fn new(shared: Weak<Shared>) -> ContextServant {
         ContextServant {
             skeleton: NamingContextExtSkeleton::new(ContextImpl {
+                shared: shared.clone(),
+            }),
+            leases: LeasesSkeleton::new(LeasesImpl {
                 shared: shared.clone(),
             }),
             shared,
@@ -610,7 +716,13 @@ impl Servant for ContextServant {
         })?;
         let exists = match current_ctx() {
             Ok(ctx) => shared.store.read()?.context_exists(ctx)?,
-            Err(_) => false,
+            Err(_) => {
+                let leases = Current::get_object_id().is_ok_and(|id| id.as_bytes() == LEASES_OID);
+                if leases {
+                    return self.leases.dispatch(request);
+                }
+                false
+            }
         };
         if !exists {
             if matches!(request.operation(), "_non_existent" | "_not_existent") {

@@ -24,6 +24,33 @@
 //! crash test (`tests/crash.rs`) kills the daemon with SIGKILL under load and checks that
 //! every acknowledged bind is there after restarting.
 //!
+//! # Beyond one machine: etcd
+//!
+//! `Options::etcd` (`corbina-names --store etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`) keeps
+//! the graph in an etcd v3 cluster instead, behind the same [`store::Backend`] trait with
+//! the same semantics (a reply only after etcd's quorum commit; every change one etcd
+//! transaction with compare-and-swap on the revisions it read, so "not already bound" holds
+//! at commit; a `list` reads one revision). Reads are served from an in-memory copy kept
+//! current by an etcd watch, so a resolve costs no round trip; after its own bind, a
+//! service waits for its copy to reach the bind's revision, so a resolve through the same
+//! service always sees it. When etcd is unreachable or without quorum, writes fail with
+//! TRANSIENT within the timeout ([`store::etcd::DEFAULT_TIMEOUT`]) and reads go on from the
+//! last copy. See [`store::etcd`].
+//!
+//! **Replicas.** Several services on one etcd prefix serve one naming graph. Given every
+//! replica's address ([`Options::replicas`], `corbina-names --replicas`), each publishes
+//! them all in its references (its own first, the others as TAG_ALTERNATE_IIOP_ADDRESS;
+//! the object keys are the same everywhere), so a client whose replica dies goes on with
+//! the next (Corbina's ORB fails over at connect time for any reference with several
+//! addresses). What a reader sees after another replica's write: the write is in etcd when
+//! its replica replies; each other replica applies it when its watch delivers it (well
+//! under a millisecond on one host, measured in `tests/replicas.rs`), so a resolve through
+//! another replica in that window may still miss it. Through the writer's own replica it
+//! is always there.
+//!
+//! **Leases** ([`lease`]): bindings that disappear when the server that made them stops
+//! keeping their lease alive, served under the object key `NameServiceLeases`.
+//!
 //! # Example
 //!
 //! ```
@@ -65,13 +92,21 @@ mod generated {
 }
 pub use generated::cos_naming;
 
+/// Code generated from `idl/CorbinaLeases.idl`: bindings with a lease (see [`lease`]).
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_leases {
+    include!(concat!(env!("OUT_DIR"), "/CorbinaLeases.rs"));
+}
+pub use generated_leases::corbina_naming as leases_idl;
+
 mod context;
 mod iterator;
+pub mod lease;
 pub mod name;
 mod service;
 pub mod store;
 
 pub use service::{
     default_data_dir, NamingService, Options, ServiceError, CONTEXT_POA, DEFAULT_ITERATOR_TIMEOUT,
-    DEFAULT_MAX_ITERATORS, ITERATOR_POA, ROOT_KEY,
+    DEFAULT_MAX_ITERATORS, ITERATOR_POA, LEASES_KEY, LEASE_SWEEP, ROOT_KEY,
 };

@@ -10,13 +10,19 @@ use corbina::poa::{
 };
 use corbina::{Orb, SystemException};
 
-use crate::context::{ContextServant, Shared};
+use crate::context::{ContextServant, Shared, LEASES_OID};
 use crate::cos_naming::NamingContextExt;
 use crate::iterator::Iterators;
+use crate::store::etcd::{EtcdConfig, EtcdStore};
+use crate::store::redb::RedbStore;
 use crate::store::{Store, StoreError, ROOT};
 
 /// The object key of the root context (`corbaloc::host:2809/NameService`).
 pub const ROOT_KEY: &[u8] = b"NameService";
+/// The object key of the lease interface (`corbaloc::host:2809/NameServiceLeases`).
+pub const LEASES_KEY: &[u8] = b"NameServiceLeases";
+/// How often the service removes the bindings of expired leases (redb; etcd does it).
+pub const LEASE_SWEEP: Duration = Duration::from_millis(200);
 /// The PERSISTENT POA of the contexts. Its name is part of every context's object key:
 /// changing it breaks the references clients hold.
 pub const CONTEXT_POA: &str = "CorbinaNaming";
@@ -30,8 +36,15 @@ pub const DEFAULT_MAX_ITERATORS: usize = 1024;
 /// How to run a naming service.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where the database (`naming.redb`) lives.
+    /// Where the database (`naming.redb`) lives, unless `etcd` is set.
     pub data_dir: PathBuf,
+    /// The etcd cluster and key prefix to keep the naming graph in instead of `data_dir`
+    /// (several services on one prefix are replicas of one naming service).
+    pub etcd: Option<EtcdConfig>,
+    /// Every replica's address (`host`, `port`), this one's included, when several
+    /// services share one etcd prefix: contexts bound through any of them are handled
+    /// locally. (The ORB's `publish_addresses` puts them into the references.)
+    pub replicas: Vec<(String, u16)>,
     /// Idle time after which a binding iterator is dropped.
     pub iterator_timeout: Duration,
     /// The most binding iterators alive at once (a new one evicts the least recently used).
@@ -39,10 +52,28 @@ pub struct Options {
 }
 
 impl Options {
+    /// Defaults, with the naming graph in etcd.
+    pub fn etcd(config: EtcdConfig) -> Options {
+        Options {
+            etcd: Some(config),
+            ..Options::new(PathBuf::new())
+        }
+    }
+
+    /// Where the naming graph lives, for logs.
+    pub fn describe_store(&self) -> String {
+        match &self.etcd {
+            Some(c) => format!("etcd {} under {}/", c.hosts(), c.prefix),
+            None => format!("{}", self.data_dir.display()),
+        }
+    }
+
     /// Defaults, with the database in `data_dir`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Options {
         Options {
             data_dir: data_dir.into(),
+            etcd: None,
+            replicas: Vec::new(),
             iterator_timeout: DEFAULT_ITERATOR_TIMEOUT,
             max_iterators: DEFAULT_MAX_ITERATORS,
         }
@@ -65,7 +96,7 @@ pub fn default_data_dir() -> PathBuf {
 /// Why a naming service could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
-    /// The database could not be opened.
+    /// The store could not be opened (etcd: not reachable, or without quorum).
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The POAs could not be created (one of that name exists already?).
@@ -96,9 +127,13 @@ impl std::fmt::Debug for NamingService {
 impl NamingService {
     /// Opens the store, creates the contexts' PERSISTENT POA and the iterators' POA under
     /// the RootPOA (sharing its manager, which it activates), starts the ORB's server, and
-    /// binds the root context to the object key `NameService`.
+    /// binds the root context to the object key `NameService` and the lease interface to
+    /// `NameServiceLeases`; a thread sweeps expired leases (redb) until the service goes.
     pub fn start(orb: &Orb, options: &Options) -> Result<NamingService, ServiceError> {
-        let store = Store::open(&options.data_dir)?;
+        let store = match &options.etcd {
+            Some(c) => Store::new(Box::new(EtcdStore::connect(c)?)),
+            None => Store::new(Box::new(RedbStore::open(&options.data_dir)?)),
+        };
         let root_poa = orb.root_poa();
         let manager = root_poa.the_poa_manager();
         let contexts = root_poa.create_poa(
@@ -119,6 +154,11 @@ impl NamingService {
             NamingContextExt::REPOSITORY_ID,
         );
         let root = orb.bind_object_key_to(ROOT_KEY, &root_ctx)?;
+        let leases = contexts.create_reference_with_id(
+            &ObjectId(LEASES_OID.to_vec()),
+            crate::leases_idl::Leases::REPOSITORY_ID,
+        );
+        orb.bind_object_key_to(LEASES_KEY, &leases)?;
         let shared = Arc::new(Shared {
             store,
             orb: orb.clone(),
@@ -129,9 +169,20 @@ impl NamingService {
                 options.max_iterators,
             ),
             endpoint,
+            replicas: options.replicas.clone(),
             root_key: ROOT_KEY.to_vec(),
         });
         contexts.set_servant(Arc::new(ContextServant::new(Arc::downgrade(&shared))))?;
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("naming-lease-sweeper".into())
+            .spawn(move || sweep_loop(weak))
+            .map_err(|_| {
+                SystemException::new(
+                    corbina::SystemExceptionKind::NoResources,
+                    corbina::error::minor::NO_RESOURCES_THREAD,
+                )
+            })?;
         manager.activate()?;
         Ok(NamingService {
             shared,
@@ -160,10 +211,24 @@ impl NamingService {
     }
 }
 
+/// Removes expired leases' bindings until the service is gone.
+fn sweep_loop(shared: std::sync::Weak<Shared>) {
+    loop {
+        std::thread::sleep(LEASE_SWEEP);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if let Err(e) = shared.store.leases().sweep() {
+            eprintln!("corbina-names: sweeping expired leases: {e}");
+        }
+    }
+}
+
 impl Drop for NamingService {
     fn drop(&mut self) {
         let orb = &self.shared.orb;
         orb.unbind_object_key(ROOT_KEY);
+        orb.unbind_object_key(LEASES_KEY);
         self.shared.poa.destroy(false, false);
         self.shared.iterators.destroy();
     }

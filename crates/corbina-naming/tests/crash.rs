@@ -1,7 +1,8 @@
 //! Durability: the `corbina-names` daemon is killed with SIGKILL at random moments while a
 //! client binds names as fast as it can; after each restart (same port, same data
 //! directory) every bind the client saw acknowledged must resolve, and references to
-//! contexts handed out before a crash must still work.
+//! contexts handed out before a crash must still work. On redb (same data directory) and
+//! on etcd (a three-member cluster, same prefix).
 
 mod common;
 
@@ -10,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{free_port, start_names};
+use common::etcd::EtcdCluster;
+use common::{free_port, start_names_on, Store};
 use corbina::{Orb, OrbConfig};
 use corbina_naming::cos_naming::{NameComponent, NamingContextExt};
 
@@ -38,6 +40,19 @@ fn acknowledged_binds_survive_sigkill() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("naming-crash-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    binds_survive_kills(Store::Redb(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn acknowledged_binds_survive_sigkill_on_etcd() {
+    let Some(cluster) = EtcdCluster::start("crash", 3) else {
+        return;
+    };
+    binds_survive_kills(Store::Etcd(&cluster.url("crash")));
+}
+
+fn binds_survive_kills(store: Store<'_>) {
     let port = free_port();
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -47,7 +62,7 @@ fn acknowledged_binds_survive_sigkill() {
     eprintln!("crash test: port {port}, seed {seed}");
     let mut rng = Rng(seed);
 
-    let (daemon, _) = start_names(port, &dir);
+    let (daemon, _) = start_names_on(port, store, &[]);
     let mut daemon = Some(daemon);
     let orb = Orb::with_config(
         OrbConfig::default()
@@ -101,7 +116,7 @@ fn acknowledged_binds_survive_sigkill() {
         std::thread::sleep(Duration::from_millis(20 + rng.below(400)));
         drop(daemon.take()); // SIGKILL, then reaped.
         per_round.push(acked.lock().unwrap().len() - before);
-        let (d, _) = start_names(port, &dir);
+        let (d, _) = start_names_on(port, store, &[]);
         daemon = Some(d);
     }
     stop.store(true, Ordering::Relaxed);
@@ -138,5 +153,4 @@ fn acknowledged_binds_survive_sigkill() {
     assert!(sub.resolve_str("after.crash").unwrap().is_some());
     assert!(root.resolve_str("sub.crash/after.crash").unwrap().is_some());
     drop(daemon);
-    let _ = std::fs::remove_dir_all(&dir);
 }

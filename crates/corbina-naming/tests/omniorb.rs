@@ -10,7 +10,8 @@ mod common;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{free_port, start_names};
+use common::etcd::EtcdCluster;
+use common::{free_port, start_names, start_names_on, Store};
 use corbina::{Orb, OrbConfig, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::{NotFoundReason, ResolveError};
 use corbina_naming::cos_naming::naming_context_ext::ResolveStrError;
@@ -26,11 +27,14 @@ fn have(bin: &str) -> bool {
 }
 
 fn nameclt(port: u16, args: &[&str]) -> Output {
+    nameclt_at(&format!("corbaloc::127.0.0.1:{port}/NameService"), args)
+}
+
+/// nameclt with the root context at `root` (a URL or an IOR).
+fn nameclt_at(root: &str, args: &[&str]) -> Output {
     Command::new("/usr/bin/nameclt")
         .arg("-ORBInitRef")
-        .arg(format!(
-            "NameService=corbaloc::127.0.0.1:{port}/NameService"
-        ))
+        .arg(format!("NameService={root}"))
         .args(args)
         .output()
         .expect("nameclt runs")
@@ -54,8 +58,53 @@ fn omniorb_nameclt_against_corbina_names() {
     let port = free_port();
     let dir = fresh_dir("naming-omni-nameclt");
     let (_daemon, ior) = start_names(port, &dir);
-    let ior = ior.as_str();
+    nameclt_session(port, &ior);
+}
 
+#[test]
+fn omniorb_nameclt_against_corbina_names_on_etcd() {
+    if !have("/usr/bin/nameclt") {
+        return;
+    }
+    let Some(cluster) = EtcdCluster::start("nameclt", 3) else {
+        return;
+    };
+    let port = free_port();
+    let url = cluster.url("nameclt");
+    let (_daemon, ior) = start_names_on(port, Store::Etcd(&url), &[]);
+    nameclt_session(port, &ior);
+}
+
+#[test]
+fn omniorb_nameclt_against_replicas_on_etcd() {
+    if !have("/usr/bin/nameclt") {
+        return;
+    }
+    let Some(cluster) = EtcdCluster::start("nameclt-replicas", 3) else {
+        return;
+    };
+    let url = cluster.url("replicas");
+    let (pa, pb) = (free_port(), free_port());
+    let list: &str = &format!("127.0.0.1:{pa},127.0.0.1:{pb}");
+    let (a, ior_a) = start_names_on(pa, Store::Etcd(&url), &["--replicas", list]);
+    let _b = start_names_on(pb, Store::Etcd(&url), &["--replicas", list]);
+    // The whole session through A; B serves the same graph.
+    nameclt_session(pa, &ior_a);
+    assert_eq!(ok_stdout(nameclt(pb, &["list"])).lines().count(), 151);
+    // A killed: omniORB follows the root's alternate address (B) in A's own IOR, and a
+    // corbaloc URL naming both.
+    drop(a);
+    assert_eq!(
+        ok_stdout(nameclt_at(&ior_a, &["resolve", "top"])).trim(),
+        ior_a
+    );
+    let both = format!("corbaloc::127.0.0.1:{pa},:127.0.0.1:{pb}/NameService");
+    ok_stdout(nameclt_at(&both, &["bind", "after", &ior_a]));
+    assert_eq!(ok_stdout(nameclt(pb, &["list"])).lines().count(), 152);
+}
+
+/// Every nameclt command against the daemon on `port` (whose root's IOR is `ior`).
+fn nameclt_session(port: u16, ior: &str) {
     ok_stdout(nameclt(port, &["bind_new_context", "apps.dir"]));
     ok_stdout(nameclt(port, &["bind", "apps.dir/echo.svc", ior]));
     ok_stdout(nameclt(port, &["bind", "top", ior]));

@@ -1,20 +1,25 @@
 //! The naming service over IIOP in this process: every CosNaming operation and exception,
 //! iterators and their bounds, federation with a second service, and the ORB's
-//! `corbaname:` / `-ORBInitRef NameService` integration.
+//! `corbaname:` / `-ORBInitRef NameService` integration. Every test runs on both stores:
+//! redb, and etcd (a three-member cluster on loopback ports).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use corbina::config::Endpoint;
 use corbina::orb::InitialReference;
-use corbina::{ObjectRef, Orb, OrbConfig, SystemExceptionKind};
+use corbina::{ObjectRef, Orb, SystemExceptionKind};
 use corbina_naming::cos_naming::naming_context::{
     BindError, DestroyError, NotFoundReason, RebindContextError, RebindError, ResolveError,
     UnbindError,
 };
 use corbina_naming::cos_naming::naming_context_ext::{ResolveStrError, ToNameError, ToUrlError};
 use corbina_naming::cos_naming::{BindingType, NameComponent, NamingContext, NamingContextExt};
+use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{NamingService, Options};
+
+mod common;
+
+use common::{etcd, loopback_orb};
 
 fn temp_dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -23,29 +28,70 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
-fn loopback_orb() -> Orb {
-    Orb::with_config(OrbConfig {
-        endpoints: vec![Endpoint {
-            host: "127.0.0.1".into(),
-            port: 0,
-        }],
-        ..OrbConfig::default()
-    })
+#[derive(Clone, Copy)]
+enum Backend {
+    Redb,
+    Etcd,
 }
 
 struct Fixture {
     orb: Orb,
     service: NamingService,
     url: String,
+    /// Dropped last: the service needs it until then.
+    _cluster: Option<etcd::EtcdCluster>,
 }
 
-fn start(name: &str, options: impl FnOnce(Options) -> Options) -> Fixture {
+/// A service on `backend`; `None` (skip) when etcd is not installed.
+fn start(
+    backend: Backend,
+    name: &str,
+    options: impl FnOnce(Options) -> Options,
+) -> Option<Fixture> {
+    let (base, cluster) = match backend {
+        Backend::Redb => (Options::new(temp_dir(name)), None),
+        Backend::Etcd => {
+            let cluster = etcd::EtcdCluster::start(name, 3)?;
+            let config = EtcdConfig::parse(&cluster.url(name)).unwrap();
+            (Options::etcd(config), Some(cluster))
+        }
+    };
     let orb = loopback_orb();
-    let service = NamingService::start(&orb, &options(Options::new(temp_dir(name)))).unwrap();
+    let service = NamingService::start(&orb, &options(base)).unwrap();
     let (host, port) = service.endpoint();
     let url = format!("corbaloc::{host}:{port}/NameService");
-    Fixture { orb, service, url }
+    Some(Fixture {
+        orb,
+        service,
+        url,
+        _cluster: cluster,
+    })
 }
+
+/// `#[test]`s running each test function on both stores.
+macro_rules! on_both_stores {
+    ($($test:ident),*) => {
+        mod redb {
+            $(#[test]
+            fn $test() {
+                super::$test(super::Backend::Redb)
+            })*
+        }
+        mod etcd_store {
+            $(#[test]
+            fn $test() {
+                super::$test(super::Backend::Etcd)
+            })*
+        }
+    };
+}
+
+on_both_stores!(
+    every_operation_and_exception,
+    iterators_are_reaped_when_idle_and_capped,
+    corbaname_and_initial_references,
+    contexts_of_another_service_are_followed
+);
 
 impl Fixture {
     /// The root context as a remote client sees it.
@@ -64,9 +110,10 @@ fn some_object(f: &Fixture) -> ObjectRef {
     f.root().new_context().unwrap().unwrap().as_object().clone()
 }
 
-#[test]
-fn every_operation_and_exception() {
-    let f = start("ops", |o| o);
+fn every_operation_and_exception(store: Backend) {
+    let Some(f) = start(store, "ops", |o| o) else {
+        return;
+    };
     let root = f.root();
     let a = some_object(&f);
     let b = some_object(&f);
@@ -197,13 +244,14 @@ fn every_operation_and_exception() {
     assert!(!root.as_object().non_existent().unwrap());
 }
 
-#[test]
-fn iterators_are_reaped_when_idle_and_capped() {
-    let f = start("iter", |mut o| {
+fn iterators_are_reaped_when_idle_and_capped(store: Backend) {
+    let Some(f) = start(store, "iter", |mut o| {
         o.iterator_timeout = Duration::from_millis(200);
         o.max_iterators = 3;
         o
-    });
+    }) else {
+        return;
+    };
     let root = f.root();
     let obj = some_object(&f);
     for i in 0..5 {
@@ -233,9 +281,10 @@ fn iterators_are_reaped_when_idle_and_capped() {
     }
 }
 
-#[test]
-fn corbaname_and_initial_references() {
-    let f = start("url", |o| o);
+fn corbaname_and_initial_references(store: Backend) {
+    let Some(f) = start(store, "url", |o| o) else {
+        return;
+    };
     let root = f.root();
     let obj = some_object(&f);
     let dir = root.bind_new_context(&n("dir.kind")).unwrap().unwrap();
@@ -293,10 +342,13 @@ fn corbaname_and_initial_references() {
     assert_eq!(thing.ior(), obj.ior());
 }
 
-#[test]
-fn contexts_of_another_service_are_followed() {
-    let here = start("fed-a", |o| o);
-    let there = start("fed-b", |o| o);
+fn contexts_of_another_service_are_followed(store: Backend) {
+    let Some(here) = start(store, "fed-a", |o| o) else {
+        return;
+    };
+    let Some(there) = start(store, "fed-b", |o| o) else {
+        return;
+    };
     let obj = some_object(&here);
     let remote_root: NamingContext = there.root().into();
     let far = there.root().bind_new_context(&n("far")).unwrap().unwrap();

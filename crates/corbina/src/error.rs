@@ -49,6 +49,7 @@
 //! | TRANSIENT | `0x43420211` | [`TRANSIENT_POOL_POISONED`](minor::TRANSIENT_POOL_POISONED) | NO | the connection pool is unusable (a thread panicked holding it) |
 //! | TRANSIENT | `0x43424e01` | [`TRANSIENT_FORWARD_LIMIT`](minor::TRANSIENT_FORWARD_LIMIT) | NO | LOCATION_FORWARD hop limit reached (a chain that ends this way is not unwound) |
 //! | TRANSIENT | `0x43424e02` | [`TRANSIENT_RESEND_LIMIT`](minor::TRANSIENT_RESEND_LIMIT) | NO | the server closed the connection before reading the request on every resend |
+//! | TRANSIENT | `0x43420213` | [`TRANSIENT_NAMING_STORE_UNAVAILABLE`](minor::TRANSIENT_NAMING_STORE_UNAVAILABLE) | NO | naming: the store (etcd) is unreachable or without quorum: the write is refused (or timed out) |
 //! | COMM_FAILURE | `0x43420201` | [`COMM_FAILURE_SEND`](minor::COMM_FAILURE_SEND) | NO | sending the request failed |
 //! | COMM_FAILURE | `0x43420202` | [`COMM_FAILURE_RECEIVE`](minor::COMM_FAILURE_RECEIVE) | MAYBE | receiving the reply failed (OS error) |
 //! | COMM_FAILURE | `0x43420203` | [`COMM_FAILURE_CLOSED`](minor::COMM_FAILURE_CLOSED) | MAYBE | the server closed the connection before replying |
@@ -182,6 +183,7 @@ pub mod minor {
         TRANSIENT_POOL_POISONED = Transient, CORBINA_VMCID | 0x211, "the connection pool is unusable (a thread panicked holding it)";
         TRANSIENT_FORWARD_LIMIT = Transient, 0x4342_4e01, "LOCATION_FORWARD hop limit reached (a chain that ends this way is not unwound)";
         TRANSIENT_RESEND_LIMIT = Transient, 0x4342_4e02, "the server closed the connection before reading the request on every resend";
+        TRANSIENT_NAMING_STORE_UNAVAILABLE = Transient, CORBINA_VMCID | 0x213, "naming: the store (etcd) is unreachable or without quorum: the write is refused (or timed out)";
         COMM_FAILURE_SEND = CommFailure, CORBINA_VMCID | 0x201, "sending the request failed";
         COMM_FAILURE_RECEIVE = CommFailure, CORBINA_VMCID | 0x202, "receiving the reply failed (OS error)";
         COMM_FAILURE_CLOSED = CommFailure, CORBINA_VMCID | 0x203, "the server closed the connection before replying";

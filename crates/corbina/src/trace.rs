@@ -348,6 +348,13 @@ pub(crate) fn retried(peer: &dyn std::fmt::Display, operation: &str) {
     tracing::debug!(target: CONNECTION, %peer, operation, "request resent");
 }
 
+/// A connect to one of an object's addresses failed: the call moves on to the next.
+#[cold]
+#[inline(never)]
+pub(crate) fn failed_over(from: &dyn std::fmt::Display) {
+    tracing::debug!(target: CONNECTION, %from, "connect failed: trying the object's next address");
+}
+
 /// A LOCATION_FORWARD reply is followed.
 #[cold]
 #[inline(never)]

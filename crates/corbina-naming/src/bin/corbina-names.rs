@@ -1,14 +1,20 @@
 //! `corbina-names`: the naming service daemon.
 //!
 //! ```text
-//! corbina-names [--endpoint HOST:PORT] [--data-dir DIR] [--iterator-timeout SECS]
+//! corbina-names [--endpoint HOST:PORT] [--data-dir DIR | --store etcd://HOST:PORT[,…][/PREFIX]]
+//!               [--replicas HOST:PORT,HOST:PORT…] [--iterator-timeout SECS]
 //!               [--max-iterators N] [--ior-file FILE] [-ORB…]
 //! ```
 //!
 //! Serves the root naming context under the object key `NameService` on `HOST:PORT`
 //! (default `0.0.0.0:2809`, so `corbaloc::host:2809/NameService` works), with its database
 //! in `DIR` (default `$XDG_STATE_HOME/corbina-names`, else
-//! `~/.local/state/corbina-names`). Restarted on the same endpoint and directory, every
+//! `~/.local/state/corbina-names`), or in an etcd cluster under `PREFIX/` (default
+//! `corbina-names/`) with `--store etcd://…`: several daemons on one cluster and prefix are
+//! replicas of one naming service: give each `--replicas` with every replica's address (its
+//! own included), and every reference it hands out names them all (its own address first,
+//! the others as TAG_ALTERNATE_IIOP_ADDRESS components, one object key), so a client whose
+//! replica dies goes on with the next. Restarted on the same endpoint and directory, every
 //! reference it handed out works again. Prints the root context's IOR on standard output
 //! (and to `FILE`) once it is ready. `-ORB…` options configure the ORB as usual
 //! (`-ORBEndpoint` instead of `--endpoint`, `-ORBPublishAddress`, …).
@@ -21,6 +27,7 @@ use std::time::Duration;
 use clap::Parser;
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};
+use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{default_data_dir, NamingService, Options};
 
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
@@ -45,6 +52,21 @@ fn seconds(s: &str) -> Result<Duration, String> {
         .ok_or_else(|| "expected a positive number of seconds".to_owned())
 }
 
+/// `--store`: redb (the default) or an etcd cluster.
+#[derive(Clone)]
+enum Store {
+    Redb,
+    Etcd(EtcdConfig),
+}
+
+fn parse_store(s: &str) -> Result<Store, String> {
+    if s == "redb" {
+        Ok(Store::Redb)
+    } else {
+        EtcdConfig::parse(s).map(Store::Etcd)
+    }
+}
+
 /// The CosNaming naming service daemon.
 ///
 /// Serves the root naming context under the object key `NameService`, with its database in
@@ -65,6 +87,14 @@ struct Args {
     /// ~/.local/state/corbina-names]
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Keep the bindings in an etcd cluster instead (`etcd://HOST:PORT[,HOST:PORT…][/PREFIX]`),
+    /// or `redb` for the database in DIR
+    #[arg(long, value_name = "URL", value_parser = parse_store)]
+    store: Option<Store>,
+    /// Every replica's address, this daemon's included (with --store etcd://…): the
+    /// references handed out name them all
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',', value_parser = parse_endpoint)]
+    replicas: Vec<Endpoint>,
     /// Idle time after which a binding iterator is dropped
     #[arg(long, value_name = "SECS", value_parser = seconds)]
     iterator_timeout: Option<Duration>,
@@ -86,6 +116,9 @@ fn main() -> ExitCode {
     };
     let args = Args::parse_from(std::iter::once("corbina-names".to_owned()).chain(rest));
     let mut options = Options::new(args.data_dir.unwrap_or_else(default_data_dir));
+    if let Some(Store::Etcd(etcd)) = args.store {
+        options.etcd = Some(etcd);
+    }
     if let Some(t) = args.iterator_timeout {
         options.iterator_timeout = t;
     }
@@ -99,6 +132,27 @@ fn main() -> ExitCode {
             host: "0.0.0.0".into(),
             port: 2809,
         }];
+    }
+    if !args.replicas.is_empty() {
+        // This daemon's own address first: clients start with the replica that answered.
+        let own = &config.endpoints[0];
+        let Some(i) = args
+            .replicas
+            .iter()
+            .position(|r| r.port == own.port && (r.host == own.host || own.host == "0.0.0.0"))
+        else {
+            eprintln!(
+                "error: --replicas must include this daemon's endpoint\n\nFor more information, try '--help'."
+            );
+            return ExitCode::from(2);
+        };
+        let mut replicas = args.replicas;
+        replicas.swap(0, i);
+        config.publish_addresses = replicas
+            .iter()
+            .map(|r| (r.host.clone(), Some(r.port)))
+            .collect();
+        options.replicas = replicas.into_iter().map(|r| (r.host, r.port)).collect();
     }
     let orb = Orb::with_config(config);
     let service = match NamingService::start(&orb, &options) {
@@ -125,7 +179,7 @@ fn main() -> ExitCode {
     eprintln!(
         "corbina-names: serving corbaloc::{host}:{port}/NameService, data in {}; \
          the root context's IOR follows on standard output",
-        options.data_dir.display()
+        options.describe_store()
     );
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{ior}");

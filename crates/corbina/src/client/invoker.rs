@@ -42,6 +42,30 @@ pub const MINOR_ONEWAYS_LOST: u32 = minor::COMM_FAILURE_ONEWAYS_LOST;
 /// How many times a call is resent after orderly closes before giving up with TRANSIENT.
 pub(crate) const MAX_RESENDS: usize = 16;
 
+/// The other addresses of `profile`'s object: its TAG_ALTERNATE_IIOP_ADDRESS components,
+/// then the other IIOP profiles with the same object key (TCP addresses; a malformed
+/// component or profile is skipped).
+fn alternate_addresses(ior: &Ior, profile: &IiopProfile) -> Box<[(Address, OnceLock<Arc<Rope>>)]> {
+    let own = (profile.host.as_str(), profile.port);
+    let mut seen: Vec<(String, u16)> = vec![(own.0.to_owned(), own.1)];
+    let components = profile.alternate_addresses().unwrap_or_default();
+    let profiles = ior
+        .profiles
+        .iter()
+        .filter_map(|p| p.iiop().and_then(Result::ok))
+        .filter(|p| p.object_key == profile.object_key)
+        .map(|p| (p.host, p.port));
+    for hp in components.into_iter().chain(profiles) {
+        if !seen.contains(&hp) {
+            seen.push(hp);
+        }
+    }
+    seen.into_iter()
+        .skip(1)
+        .map(|(host, port)| (Address::Tcp { host, port }, OnceLock::new()))
+        .collect()
+}
+
 /// Reaches one object through IIOP: its profile, the rope to the profile's address, and
 /// any LOCATION_FORWARD target learned on the way.
 pub struct IiopInvoker {
@@ -54,6 +78,10 @@ pub struct IiopInvoker {
     /// cannot be connected to (its rope made on first use).
     pub(crate) tcp_fallback: Option<Address>,
     fallback_rope: OnceLock<Arc<Rope>>,
+    /// The object's other addresses, in failover order: the profile's
+    /// TAG_ALTERNATE_IIOP_ADDRESS components, then the other IIOP profiles with the same
+    /// object key (their ropes made on first use). See [`IiopInvoker::current_rope`].
+    alternates: Box<[(Address, OnceLock<Arc<Rope>>)]>,
     pub(crate) version: Version,
     pub(crate) code_sets: CodeSets,
     addressing: AtomicI16,
@@ -90,6 +118,7 @@ impl IiopInvoker {
             host: profile.host.clone(),
             port: profile.port,
         });
+        let alternates = alternate_addresses(&ior, &profile);
         let rope = ctx.rope_to(address);
         let minor = profile.version.minor.min(ctx.config.giop_max_minor);
         let version = Version::new(1, minor).map_err(|_| Error::GiopVersion { minor })?;
@@ -107,6 +136,7 @@ impl IiopInvoker {
             rope,
             tcp_fallback,
             fallback_rope: OnceLock::new(),
+            alternates,
             version,
             code_sets,
             addressing: AtomicI16::new(crate::giop::target_address::KEY_ADDR),
@@ -142,29 +172,54 @@ impl IiopInvoker {
     }
 
     /// The rope calls go through now: the selected one, or the TCP fallback while a local
-    /// endpoint is stale.
+    /// endpoint is stale, or, while the selected address is stale (its connect failed
+    /// within [`super::rope::FAILOVER_RETRY`]), the first alternate address that is not.
+    /// With every address stale, the selected one (tried again).
     pub(crate) fn current_rope(&self) -> &Arc<Rope> {
         match &self.tcp_fallback {
             Some(tcp) if self.rope.is_stale() => self
                 .fallback_rope
                 .get_or_init(|| self.ctx.rope_to(tcp.clone())),
+            None if !self.alternates.is_empty() && self.rope.is_stale() => self.failover_rope(),
             _ => &self.rope,
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn failover_rope(&self) -> &Arc<Rope> {
+        self.alternates
+            .iter()
+            .map(|(a, r)| r.get_or_init(|| self.ctx.rope_to(a.clone())))
+            .find(|r| !r.is_stale())
+            .unwrap_or(&self.rope)
+    }
+
     /// No connection could be had on `rope` (nothing was sent): when it is this
     /// invoker's local endpoint and the failure TRANSIENT, it is marked stale and the call
-    /// goes over the profile's TCP address instead (`true`: attempt again).
+    /// goes over the profile's TCP address instead; when the object has other addresses,
+    /// this one is marked stale (for every reference through it) and the call goes to the
+    /// next one that is not (`true`: attempt again).
     #[cold]
     #[inline(never)]
     pub(crate) fn fall_back_to_tcp(&self, rope: &Arc<Rope>, e: &SystemException) -> bool {
-        let stale = e.kind == SystemExceptionKind::Transient
-            && self.tcp_fallback.is_some()
-            && Arc::ptr_eq(rope, &self.rope);
-        if stale {
-            self.rope.mark_stale();
+        if e.kind != SystemExceptionKind::Transient {
+            return false;
         }
-        stale
+        if self.tcp_fallback.is_some() {
+            let stale = Arc::ptr_eq(rope, &self.rope);
+            if stale {
+                self.rope.mark_stale();
+            }
+            return stale;
+        }
+        if self.alternates.is_empty() {
+            return false;
+        }
+        rope.mark_failed();
+        crate::trace::failed_over(rope.address());
+        // Another address is left when the one failover picks now is not stale.
+        !self.current_rope().is_stale()
     }
 
     /// The profile calls go to.

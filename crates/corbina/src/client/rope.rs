@@ -177,6 +177,10 @@ const MAX_KEPT_BATCH: usize = 1 << 20;
 /// skipped in favour of the profile's TCP address before it is tried again.
 pub const STALE_LOCAL_RETRY: Duration = Duration::from_secs(30);
 
+/// How long an address of an object with several (alternate IIOP addresses, several
+/// profiles) is passed over after a failed connect, by every reference through its rope.
+pub const FAILOVER_RETRY: Duration = Duration::from_secs(5);
+
 struct RopeState {
     // Boxed so that handing a strand to a caller and back moves a pointer, not the
     // strand's buffers and reader (measured: a few hundred bytes copied per call).
@@ -455,7 +459,17 @@ impl Rope {
 
     /// Skips this endpoint for [`STALE_LOCAL_RETRY`] (its connect failed).
     pub(crate) fn mark_stale(&self) {
-        let until = millis_since_epoch(Instant::now() + STALE_LOCAL_RETRY);
+        self.stale_for(STALE_LOCAL_RETRY);
+    }
+
+    /// Skips this address for [`FAILOVER_RETRY`] in favour of the object's other
+    /// addresses (its connect failed).
+    pub(crate) fn mark_failed(&self) {
+        self.stale_for(FAILOVER_RETRY);
+    }
+
+    fn stale_for(&self, period: Duration) {
+        let until = millis_since_epoch(Instant::now() + period);
         self.stale_until.store(until, Ordering::Relaxed);
     }
 
