@@ -1,0 +1,163 @@
+//! `corbina-events`: the event service daemon.
+//!
+//! ```text
+//! corbina-events [--endpoint HOST:PORT] [--data-dir DIR] [--max-queue N]
+//!                [--push-retries N] [--ior-file FILE] [-ORB…]
+//! ```
+//!
+//! Serves the default event channel under the object key `EventChannel` and the channel
+//! factory under `EventChannelFactory` on `HOST:PORT` (default `0.0.0.0:11169`, omniEvents'
+//! port), with its database in `DIR` (default `$XDG_STATE_HOME/corbina-events`, else
+//! `~/.local/state/corbina-events`). Restarted on the same endpoint and directory, every
+//! channel and proxy reference it handed out works again and connected consumers are
+//! delivered to again. Prints the default channel's IOR on standard output (and to `FILE`)
+//! once it is ready. `-ORB…` options configure the ORB as usual. Calls to consumers and
+//! suppliers time out after 10 s unless `-ORBcallTimeout` says otherwise.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use corbina::config::Endpoint;
+use corbina::{Orb, OrbConfig};
+use corbina_events::{default_data_dir, EventService, Options};
+
+const USAGE: &str = "usage: corbina-events [--endpoint HOST:PORT] [--data-dir DIR] \
+                     [--max-queue N] [--push-retries N] [--ior-file FILE] [-ORB…]";
+
+/// The port omniEvents listens on by default.
+const DEFAULT_PORT: u16 = 11169;
+/// How long a call to a consumer or supplier may take unless configured.
+const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
+    let (host, port) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("--endpoint {s}: expected HOST:PORT"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = port
+        .parse()
+        .map_err(|_| format!("--endpoint {s}: bad port"))?;
+    Ok(Endpoint {
+        host: if host.is_empty() { "0.0.0.0" } else { host }.to_owned(),
+        port,
+    })
+}
+
+struct Args {
+    endpoint: Option<Endpoint>,
+    options: Options,
+    ior_file: Option<PathBuf>,
+}
+
+fn positive(flag: &str, v: &str) -> Result<u32, String> {
+    v.parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("{flag} {v}: expected a positive number"))
+}
+
+fn parse(rest: Vec<String>) -> Result<Args, String> {
+    let mut args = Args {
+        endpoint: None,
+        options: Options::new(default_data_dir()),
+        ior_file: None,
+    };
+    let mut it = rest.into_iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
+            _ => (a.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next())
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--endpoint" => args.endpoint = Some(parse_endpoint(&value()?)?),
+            "--data-dir" => args.options.data_dir = PathBuf::from(value()?),
+            "--ior-file" => args.ior_file = Some(PathBuf::from(value()?)),
+            "--max-queue" => args.options.max_queue = positive(&flag, &value()?)?,
+            "--push-retries" => {
+                let v = value()?;
+                args.options.push_retries = v
+                    .parse()
+                    .map_err(|_| format!("--push-retries {v}: expected a number"))?;
+            }
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let (mut config, rest) = match OrbConfig::from_args_and_env(std::env::args().skip(1)) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("corbina-events: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let args = match parse(rest) {
+        Ok(a) => a,
+        Err(e) if e.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("corbina-events: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(ep) = args.endpoint {
+        config.endpoints = vec![ep];
+    } else if config.endpoints.is_empty() {
+        config.endpoints = vec![Endpoint {
+            host: "0.0.0.0".into(),
+            port: DEFAULT_PORT,
+        }];
+    }
+    // A consumer that stops answering must not hold its delivery thread for ever.
+    if config.call_timeout.is_none() {
+        config.call_timeout = Some(DEFAULT_CALL_TIMEOUT);
+    }
+    let orb = Orb::with_config(config);
+    let service = match EventService::start(&orb, &args.options) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("corbina-events: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let ior = match orb.object_to_string(service.channel().as_object()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("corbina-events: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(f) = &args.ior_file {
+        if let Err(e) = std::fs::write(f, format!("{ior}\n")) {
+            eprintln!("corbina-events: {}: {e}", f.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let (host, port) = service.endpoint();
+    eprintln!(
+        "corbina-events: serving corbaloc::{host}:{port}/EventChannel and \
+         corbaloc::{host}:{port}/EventChannelFactory, data in {}",
+        args.options.data_dir.display()
+    );
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{ior}");
+    let _ = out.flush();
+    drop(out);
+    orb.run();
+    drop(service);
+    orb.destroy();
+    ExitCode::SUCCESS
+}
