@@ -109,7 +109,7 @@ impl Peer {
 
 /// What `EventsPeer` prints for its event `i`.
 fn jacorb_line(i: usize) -> String {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         format!("long {i}")
     } else {
         format!("string jacorb {i}")
