@@ -25,7 +25,7 @@ fn event_channels_and_connections_survive_sigkill() {
     let (mut daemon, first_ior) = start_daemon(port, &dir, &[]);
     let client = client_orb();
     let url = |key: &str| format!("corbaloc::127.0.0.1:{port}/{key}");
-    let ch = EventChannel::narrow(&client.string_to_object(&url("EventChannel")).unwrap()).unwrap();
+    let ch = channel_at(&client, &url("EventChannel"));
     let factory = EventChannelFactory::narrow(
         &client
             .string_to_object(&url("EventChannelFactory"))
@@ -140,8 +140,7 @@ fn event_channels_and_connections_survive_sigkill() {
     assert_eq!(pull_proxy.pull().unwrap().to_long(), Some(next));
     let e = gone_proxy.disconnect_push_supplier().unwrap_err();
     assert_eq!(e.kind, SystemExceptionKind::ObjectNotExist);
-    let by_name =
-        EventChannel::narrow(&client.string_to_object(&url("Telemetry")).unwrap()).unwrap();
+    let by_name = channel_at(&client, &url("Telemetry"));
     assert!(by_name.for_suppliers().unwrap().is_some());
     client.destroy();
     drop(daemon);

@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use common::*;
 use corbina::Any;
-use corbina_events::cos_event_channel_admin::EventChannel;
 use corbina_testpeers::{
     jacorb_tools_installed, output_root, repo_root, skip_unless, PeerProcess, IOR_TIMEOUT,
     JACORB_JVM_ARGS,
@@ -140,16 +139,7 @@ fn event_jacorb_clients_on_corbina_daemon() {
     assert!(puller.until("ready").is_empty());
     // And a Corbina consumer beside them.
     let client = client_orb();
-    let ch = EventChannel::narrow(&client.string_to_object(&url).unwrap()).unwrap();
-    let (c, got) = push_consumer(&client, Duration::ZERO);
-    ch.for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&c))
-        .unwrap();
+    let got = collector_on(&client, &channel_at(&client, &url), Duration::ZERO);
 
     let supplier = Peer::start(cp, &["supply", &url, &n]);
     assert_eq!(supplier.until("done"), [format!("pushed {N}")]);
@@ -176,24 +166,10 @@ fn event_corbina_clients_on_jacorb_channel() {
     let mut server = Peer::start(cp, &["serve", ior_file.to_str().unwrap()]);
     let ior = wait_ior(&mut server.process, &ior_file);
     let client = client_orb();
-    let ch = EventChannel::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
-    let ca = ch.for_consumers().unwrap().unwrap();
-    let (c, got) = push_consumer(&client, Duration::ZERO);
-    ca.obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&c))
-        .unwrap();
-    let pull = ca.obtain_pull_supplier().unwrap().unwrap();
-    pull.connect_pull_consumer(None).unwrap();
-    let sup = ch
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_consumer()
-        .unwrap()
-        .unwrap();
-    sup.connect_push_supplier(None).unwrap();
+    let ch = channel_at(&client, &ior);
+    let got = collector_on(&client, &ch, Duration::ZERO);
+    let pull = puller(&ch);
+    let sup = supplier(&ch);
     let sent: Vec<Any> = (0..20)
         .map(|i| {
             if i % 2 == 0 {

@@ -116,19 +116,13 @@ fn event_corbina_clients_on_omnievents_channel() {
         "CorbinaClients",
     );
     // Corbina push and pull consumers...
-    let (consumer, got) = push_consumer(&client, Duration::ZERO);
-    let ca = ch.for_consumers().unwrap().unwrap();
-    let push_proxy = ca.obtain_push_supplier().unwrap().unwrap();
-    push_proxy.connect_push_consumer(Some(&consumer)).unwrap();
-    let pull_proxy = ca.obtain_pull_supplier().unwrap().unwrap();
-    pull_proxy.connect_pull_consumer(None).unwrap();
+    let got = collector_on(&client, &ch, Duration::ZERO);
+    let pull_proxy = puller(&ch);
     // ... and a push supplier, reaching the channel by its InsName.
-    let by_name = EventChannel::narrow(
-        &client
-            .string_to_object(&format!("corbaloc::127.0.0.1:{port}/CorbinaClients"))
-            .unwrap(),
-    )
-    .unwrap();
+    let by_name = channel_at(
+        &client,
+        &format!("corbaloc::127.0.0.1:{port}/CorbinaClients"),
+    );
     let sup = by_name
         .for_suppliers()
         .unwrap()
@@ -208,7 +202,7 @@ fn event_omnievents_tools_on_corbina_daemon() {
     );
     assert!(ior.trim().starts_with("IOR:"), "{ior}");
     let client = client_orb();
-    let recorded = EventChannel::narrow(&client.string_to_object(ior.trim()).unwrap()).unwrap();
+    let recorded = channel_at(&client, ior.trim());
 
     // events records what Corbina's channel pushes to it (an omniORB push consumer).
     let rec_file = dir.join("events.dat");
@@ -218,29 +212,11 @@ fn event_omnievents_tools_on_corbina_daemon() {
             .arg(url("Recorded"))
             .stdout(std::fs::File::create(&rec_file).unwrap()),
     );
-    let svc_counts = |ch: &EventChannel| {
-        // A probe through the channel: a pull consumer sees what the recorder sees.
-        let p = ch
-            .for_consumers()
-            .unwrap()
-            .unwrap()
-            .obtain_pull_supplier()
-            .unwrap()
-            .unwrap();
-        p.connect_pull_consumer(None).unwrap();
-        p
-    };
     // Wait for the recorder to connect: it is connected when the channel delivers to it,
     // so push a marker until the file grows.
-    let sup = recorded
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_consumer()
-        .unwrap()
-        .unwrap();
-    sup.connect_push_supplier(None).unwrap();
-    let probe = svc_counts(&recorded);
+    let sup = supplier(&recorded);
+    // A probe through the channel: a pull consumer sees what the recorder sees.
+    let probe = puller(&recorded);
     let connected = wait_until(WAIT, || {
         sup.push(&Any::from_string(MARKER).unwrap()).unwrap();
         std::thread::sleep(Duration::from_millis(50));
@@ -272,18 +248,11 @@ fn event_omnievents_tools_on_corbina_daemon() {
 
     // events -s plays the recording into Corbina's default channel (an omniORB push
     // supplier): a Corbina consumer gets the same events, the markers first.
-    let (consumer, got) = push_consumer(&client, Duration::ZERO);
-    let default =
-        EventChannel::narrow(&client.string_to_object(&url("EventChannel")).unwrap()).unwrap();
-    default
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&consumer))
-        .unwrap();
+    let got = collector_on(
+        &client,
+        &channel_at(&client, &url("EventChannel")),
+        Duration::ZERO,
+    );
     let out = omni_command("/usr/bin/events")
         .args(["-s", &url("EventChannel")])
         .stdin(std::fs::File::open(&rec_file).unwrap())
@@ -348,37 +317,12 @@ fn event_eventf_federates_omnievents_and_corbina_both_ways() {
     run_tool("/usr/bin/eventf", &[&omni_url, &corbina_in]);
     run_tool("/usr/bin/eventf", &[&corbina_out_url, &omni_url]);
 
-    let consumer_on = |ch: &EventChannel| {
-        let (c, got) = push_consumer(&client, Duration::ZERO);
-        ch.for_consumers()
-            .unwrap()
-            .unwrap()
-            .obtain_push_supplier()
-            .unwrap()
-            .unwrap()
-            .connect_push_consumer(Some(&c))
-            .unwrap();
-        got
-    };
-    let supplier_on = |ch: &EventChannel| {
-        let s = ch
-            .for_suppliers()
-            .unwrap()
-            .unwrap()
-            .obtain_push_consumer()
-            .unwrap()
-            .unwrap();
-        s.connect_push_supplier(None).unwrap();
-        s
-    };
-    let corbina_in_ch =
-        EventChannel::narrow(&client.string_to_object(&corbina_in).unwrap()).unwrap();
-    let at_corbina = consumer_on(&corbina_in_ch);
-    let at_omni = consumer_on(&omni_ch);
+    let at_corbina = collector_on(&client, &channel_at(&client, &corbina_in), Duration::ZERO);
+    let at_omni = collector_on(&client, &omni_ch, Duration::ZERO);
 
     // Pushed into Corbina's "Out": Corbina pushes to omniEvents' proxy, omniEvents to its
     // consumer and to Corbina's default channel's proxy, which pushes to its consumer.
-    let sup = supplier_on(&corbina_out);
+    let sup = supplier(&corbina_out);
     for i in 0..20 {
         sup.push(&Any::from_long(i)).unwrap();
     }

@@ -13,7 +13,7 @@ use corbina_events::cos_event_channel_admin::proxy_pull_consumer::ConnectPullSup
 use corbina_events::cos_event_channel_admin::proxy_pull_supplier::ConnectPullConsumerError;
 use corbina_events::cos_event_channel_admin::proxy_push_consumer::ConnectPushSupplierError;
 use corbina_events::cos_event_channel_admin::proxy_push_supplier::ConnectPushConsumerError;
-use corbina_events::cos_event_channel_admin::{EventChannel, ProxyPushConsumer};
+use corbina_events::cos_event_channel_admin::EventChannel;
 use corbina_events::cos_event_comm::pull_supplier::{PullError, TryPullError};
 use corbina_events::cos_event_comm::push_consumer::PushError;
 use corbina_events::cos_life_cycle::generic_factory::CreateObjectError;
@@ -23,22 +23,6 @@ use corbina_events::omni_events::EventChannelFactory;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn channel(orb: &corbina::Orb, url: &str) -> EventChannel {
-    EventChannel::narrow(&orb.string_to_object(url).unwrap()).unwrap()
-}
-
-fn supplier(ch: &EventChannel) -> ProxyPushConsumer {
-    let p = ch
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_consumer()
-        .unwrap()
-        .unwrap();
-    p.connect_push_supplier(None).unwrap();
-    p
-}
-
 fn is_system(e: &impl std::fmt::Debug, kind: SystemExceptionKind) -> bool {
     format!("{e:?}").contains(&format!("{kind:?}"))
 }
@@ -47,17 +31,11 @@ fn is_system(e: &impl std::fmt::Debug, kind: SystemExceptionKind) -> bool {
 fn event_push_supplier_to_push_and_pull_consumers_in_order() {
     let svc = InProcess::start("order", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let admin = ch.for_consumers().unwrap().unwrap();
-    let mut push = Vec::new();
-    for _ in 0..3 {
-        let (c, got) = push_consumer(&client, Duration::ZERO);
-        let proxy = admin.obtain_push_supplier().unwrap().unwrap();
-        proxy.connect_push_consumer(Some(&c)).unwrap();
-        push.push(got);
-    }
-    let pull = admin.obtain_pull_supplier().unwrap().unwrap();
-    pull.connect_pull_consumer(None).unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
+    let push: Vec<_> = (0..3)
+        .map(|_| collector_on(&client, &ch, Duration::ZERO))
+        .collect();
+    let pull = puller(&ch);
     assert_eq!(svc.service().consumer_count(), 4);
 
     let sup = supplier(&ch);
@@ -86,15 +64,8 @@ fn event_push_supplier_to_push_and_pull_consumers_in_order() {
 fn event_pull_waits_for_the_next_event() {
     let svc = InProcess::start("pullwait", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let pull = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_supplier()
-        .unwrap()
-        .unwrap();
-    pull.connect_pull_consumer(None).unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
+    let pull = puller(&ch);
     let sup = supplier(&ch);
     // Two pulls waiting at once on the same connection: the AMH servant holds no thread.
     let waiting: Vec<_> = (0..2)
@@ -127,16 +98,8 @@ fn event_pull_waits_for_the_next_event() {
 fn event_channel_pulls_from_a_pull_supplier() {
     let svc = InProcess::start("pullsup", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let (c, got) = push_consumer(&client, Duration::ZERO);
-    let ps = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap();
-    ps.connect_push_consumer(Some(&c)).unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
+    let got = collector_on(&client, &ch, Duration::ZERO);
     let (supplier, told) = pull_supplier(&client, 50);
     let pc = ch
         .for_suppliers()
@@ -159,7 +122,7 @@ fn event_channel_pulls_from_a_pull_supplier() {
 fn event_connect_and_disconnect_rules() {
     let svc = InProcess::start("rules", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
+    let ch = channel_at(&client, &svc.url("EventChannel"));
     let sa = ch.for_suppliers().unwrap().unwrap();
     let ca = ch.for_consumers().unwrap().unwrap();
 
@@ -247,26 +210,10 @@ fn event_connect_and_disconnect_rules() {
 fn event_slow_consumer_does_not_stall_the_others() {
     let svc = InProcess::start("slow", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let admin = ch.for_consumers().unwrap().unwrap();
-    let (slow, slow_got) = push_consumer(&client, Duration::from_millis(100));
-    admin
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&slow))
-        .unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
+    let slow_got = collector_on(&client, &ch, Duration::from_millis(100));
     let fast: Vec<_> = (0..3)
-        .map(|_| {
-            let (c, got) = push_consumer(&client, Duration::ZERO);
-            admin
-                .obtain_push_supplier()
-                .unwrap()
-                .unwrap()
-                .connect_push_consumer(Some(&c))
-                .unwrap();
-            got
-        })
+        .map(|_| collector_on(&client, &ch, Duration::ZERO))
         .collect();
     let sup = supplier(&ch);
     let start = Instant::now();
@@ -293,15 +240,8 @@ fn event_slow_consumer_does_not_stall_the_others() {
 fn event_queue_is_bounded_dropping_the_oldest() {
     let svc = InProcess::start("bounded", |o| o.max_queue = 5);
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let pull = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_supplier()
-        .unwrap()
-        .unwrap();
-    pull.connect_pull_consumer(None).unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
+    let pull = puller(&ch);
     let sup = supplier(&ch);
     for i in 0..20 {
         sup.push(&Any::from_long(i)).unwrap();
@@ -318,24 +258,11 @@ fn event_queue_is_bounded_dropping_the_oldest() {
 fn event_dead_consumer_is_disconnected_after_retries() {
     let svc = InProcess::start("dead", |_| {});
     let client = client_orb();
-    let ch = channel(&client, &svc.url("EventChannel"));
-    let admin = ch.for_consumers().unwrap().unwrap();
+    let ch = channel_at(&client, &svc.url("EventChannel"));
     // The doomed consumer lives on an ORB of its own, destroyed below.
     let doomed_orb = client_orb();
-    let (doomed, _) = push_consumer(&doomed_orb, Duration::ZERO);
-    admin
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&doomed))
-        .unwrap();
-    let (live, live_got) = push_consumer(&client, Duration::ZERO);
-    admin
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap()
-        .connect_push_consumer(Some(&live))
-        .unwrap();
+    collector_on(&doomed_orb, &ch, Duration::ZERO);
+    let live_got = collector_on(&client, &ch, Duration::ZERO);
     doomed_orb.destroy();
     let sup = supplier(&ch);
     for i in 0..10 {
@@ -380,15 +307,8 @@ fn event_factory_creates_named_channels() {
     let obj = factory.create_object(&key, &criteria).unwrap().unwrap();
     let alarms = EventChannel::narrow(&obj).unwrap();
     // Reachable by its InsName.
-    let by_name = channel(&client, &svc.url("Alarms"));
-    let pull = by_name
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_supplier()
-        .unwrap()
-        .unwrap();
-    pull.connect_pull_consumer(None).unwrap();
+    let by_name = channel_at(&client, &svc.url("Alarms"));
+    let pull = puller(&by_name);
     let sup = supplier(&alarms);
     for i in 0..4 {
         sup.push(&Any::from_long(i)).unwrap();

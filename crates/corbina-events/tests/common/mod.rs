@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use corbina::config::Endpoint;
 use corbina::{Any, Orb, OrbConfig, SystemException};
+use corbina_events::cos_event_channel_admin::{
+    EventChannel, ProxyPullSupplier, ProxyPushConsumer, ProxyPushSupplier,
+};
 use corbina_events::cos_event_comm::pull_supplier::{PullError, TryPullError};
 use corbina_events::cos_event_comm::push_consumer::PushError;
 use corbina_events::cos_event_comm::{
@@ -318,4 +321,55 @@ pub fn start_daemon(port: u16, data_dir: &Path, extra: &[&str]) -> (PeerProcess,
         daemon.stderr()
     );
     (daemon, line.trim().to_owned())
+}
+
+/// A `ProxyPushConsumer` of `ch`, connected with a nil supplier: push into it.
+pub fn supplier(ch: &EventChannel) -> ProxyPushConsumer {
+    let p = ch
+        .for_suppliers()
+        .unwrap()
+        .unwrap()
+        .obtain_push_consumer()
+        .unwrap()
+        .unwrap();
+    p.connect_push_supplier(None).unwrap();
+    p
+}
+
+/// A `ProxyPullSupplier` of `ch`, connected with a nil consumer: pull from it.
+pub fn puller(ch: &EventChannel) -> ProxyPullSupplier {
+    let p = ch
+        .for_consumers()
+        .unwrap()
+        .unwrap()
+        .obtain_pull_supplier()
+        .unwrap()
+        .unwrap();
+    p.connect_pull_consumer(None).unwrap();
+    p
+}
+
+/// A new `ProxyPushSupplier` of `ch` connected to `consumer`.
+pub fn connect(ch: &EventChannel, consumer: &PushConsumer) -> ProxyPushSupplier {
+    let p = ch
+        .for_consumers()
+        .unwrap()
+        .unwrap()
+        .obtain_push_supplier()
+        .unwrap()
+        .unwrap();
+    p.connect_push_consumer(Some(consumer)).unwrap();
+    p
+}
+
+/// A [`Collector`] on `orb` (sleeping `delay` per push) connected to `ch`.
+pub fn collector_on(orb: &Orb, ch: &EventChannel, delay: Duration) -> Arc<Received> {
+    let (c, got) = push_consumer(orb, delay);
+    connect(ch, &c);
+    got
+}
+
+/// The channel at `url`.
+pub fn channel_at(orb: &Orb, url: &str) -> EventChannel {
+    EventChannel::narrow(&orb.string_to_object(url).unwrap()).unwrap()
 }
