@@ -67,10 +67,18 @@ mod generated_event {
 mod generated_factory {
     include!(concat!(env!("OUT_DIR"), "/EventChannelFactory.rs"));
 }
+/// Code generated from `idl/CosNotifyFilter.idl` (and the CosNotification and
+/// CosNotifyComm it includes) by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_notify {
+    include!(concat!(env!("OUT_DIR"), "/CosNotifyFilter.rs"));
+}
 pub use generated_event::{cos_event_channel_admin, cos_event_comm};
 pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
+pub use generated_notify::{cos_notification, cos_notify_comm, cos_notify_filter};
 
 mod channel;
+pub mod etcl;
 pub mod factory;
 mod servants;
 mod service;
