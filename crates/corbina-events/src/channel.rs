@@ -391,19 +391,22 @@ impl Channel {
                 wake: Condvar::new(),
                 dropped: AtomicU64::new(0),
             })),
-            // Channels and admins are not proxies; the store never holds them as such.
-            Kind::PullSupplier | Kind::Channel | Kind::ConsumerAdmin | Kind::SupplierAdmin => {
-                Proxy::PullSupplier(Arc::new(PullSupplierProxy {
-                    id,
-                    channel,
-                    state: Mutex::new(PullState {
-                        conn: Conn::Idle,
-                        queue: VecDeque::new(),
-                        waiters: VecDeque::new(),
-                    }),
-                    dropped: AtomicU64::new(0),
-                }))
-            }
+            // The other kinds are not proxies; the store never holds them as such.
+            Kind::PullSupplier
+            | Kind::Channel
+            | Kind::ConsumerAdmin
+            | Kind::SupplierAdmin
+            | Kind::Filter
+            | Kind::MappingFilter => Proxy::PullSupplier(Arc::new(PullSupplierProxy {
+                id,
+                channel,
+                state: Mutex::new(PullState {
+                    conn: Conn::Idle,
+                    queue: VecDeque::new(),
+                    waiters: VecDeque::new(),
+                }),
+                dropped: AtomicU64::new(0),
+            })),
         }
     }
 
@@ -411,7 +414,7 @@ impl Channel {
     /// restored and its thread started.
     pub(crate) fn restore(self: &Arc<Self>, id: u64, rec: &Record, shared: &Shared) -> Proxy {
         let proxy = self.make_proxy(id, rec.kind);
-        let peer = rec.connected.then(|| shared.object(&rec.peer));
+        let peer = rec.connected.then(|| shared.object(&rec.data));
         if let Some(peer) = &peer {
             match &proxy {
                 Proxy::PushConsumer(p) => {

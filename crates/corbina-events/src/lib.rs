@@ -80,6 +80,7 @@ pub use generated_notify::{cos_notification, cos_notify_comm, cos_notify_filter}
 mod channel;
 pub mod etcl;
 pub mod factory;
+pub mod filter;
 mod servants;
 mod service;
 pub mod store;
@@ -87,5 +88,5 @@ pub mod store;
 pub use service::{
     default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,
     DEFAULT_MAX_QUEUE, DEFAULT_PULL_RETRY, DEFAULT_PUSH_RETRIES, DEFAULT_RETRY_BACKOFF, EVENTS_POA,
-    FACTORY_KEY,
+    FACTORY_KEY, FILTER_FACTORY_KEY,
 };

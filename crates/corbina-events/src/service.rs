@@ -10,6 +10,7 @@ use corbina::{ObjectRef, Orb, SystemException};
 
 use crate::channel::{oid, Channel, Shared};
 use crate::cos_event_channel_admin::EventChannel;
+use crate::cos_notify_filter::{FilterFactory, FilterFactorySkeleton};
 use crate::factory::Factory;
 use crate::omni_events::{EventChannelFactory, EventChannelFactorySkeleton};
 use crate::servants::activate_channel;
@@ -19,6 +20,9 @@ use crate::store::{ChannelParams, Kind, Store, StoreError};
 pub const CHANNEL_KEY: &str = "EventChannel";
 /// The object key of the channel factory (`corbaloc::host:port/EventChannelFactory`).
 pub const FACTORY_KEY: &str = "EventChannelFactory";
+/// The object key of the Notification Service's filter factory
+/// (`corbaloc::host:port/FilterFactory`).
+pub const FILTER_FACTORY_KEY: &str = "FilterFactory";
 /// The PERSISTENT POA of every channel, admin and proxy. Its name is part of their object
 /// keys: changing it breaks the references clients hold.
 pub const EVENTS_POA: &str = "CorbinaEvents";
@@ -141,6 +145,7 @@ pub struct EventService {
     shared: Arc<Shared>,
     channel: EventChannel,
     factory: EventChannelFactory,
+    filter_factory: FilterFactory,
     endpoint: (String, u16),
 }
 
@@ -186,11 +191,15 @@ impl EventService {
             }
         }
         for (id, rec) in &objects {
-            if matches!(
-                rec.kind,
-                Kind::Channel | Kind::ConsumerAdmin | Kind::SupplierAdmin
-            ) {
-                continue;
+            match rec.kind {
+                Kind::Channel | Kind::ConsumerAdmin | Kind::SupplierAdmin => continue,
+                Kind::Filter | Kind::MappingFilter => {
+                    if let Err(e) = crate::filter::restore(&shared, *id, rec) {
+                        eprintln!("corbina-events: filter {id}: {e}");
+                    }
+                    continue;
+                }
+                _ => {}
             }
             match channels.get(&rec.channel) {
                 Some(ch) => {
@@ -220,8 +229,18 @@ impl EventService {
         )?;
         let factory = shared.reference(0, EventChannelFactory::REPOSITORY_ID);
         let factory = orb.bind_object_key_to(FACTORY_KEY.as_bytes(), &factory)?;
+        poa.activate_object_with_id(
+            oid(1),
+            Arc::new(FilterFactorySkeleton::new(crate::filter::FilterFactory {
+                shared: Arc::downgrade(&shared),
+            })),
+        )?;
+        let filter_factory = shared.reference(1, FilterFactory::REPOSITORY_ID);
+        let filter_factory =
+            orb.bind_object_key_to(FILTER_FACTORY_KEY.as_bytes(), &filter_factory)?;
         manager.activate()?;
         Ok(EventService {
+            filter_factory: FilterFactory::unchecked_narrow(&filter_factory),
             channel: EventChannel::unchecked_narrow(&channel),
             factory: EventChannelFactory::unchecked_narrow(&factory),
             shared,
@@ -237,6 +256,11 @@ impl EventService {
     /// The channel factory.
     pub fn factory(&self) -> &EventChannelFactory {
         &self.factory
+    }
+
+    /// The Notification Service's filter factory.
+    pub fn filter_factory(&self) -> &FilterFactory {
+        &self.filter_factory
     }
 
     /// The host and port written into the service's references.
@@ -274,6 +298,7 @@ impl Drop for EventService {
     fn drop(&mut self) {
         let orb = &self.shared.orb;
         orb.unbind_object_key(FACTORY_KEY.as_bytes());
+        orb.unbind_object_key(FILTER_FACTORY_KEY.as_bytes());
         for ch in self.channels() {
             if let Some(n) = &ch.params.ins_name {
                 orb.unbind_object_key(n.as_bytes());

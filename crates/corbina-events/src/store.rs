@@ -5,8 +5,8 @@
 //!
 //! - `objects`: object id (`u64`, also the object's POA id, 8 bytes big-endian) → record:
 //!   `kind (1 byte) ‖ channel id (8 bytes BE) ‖ connected (0/1) ‖ payload`, the payload being a
-//!   channel's parameters or a proxy's connected peer (an IOR encapsulation, empty for a
-//!   peer connected as nil);
+//!   channel's parameters, a proxy's connected peer (an IOR encapsulation, empty for a
+//!   peer connected as nil), or a filter's constraints (CDR, [`crate::filter`]);
 //! - `ins`: corbaloc object key (`EventChannel`, an `InsName`) → channel id;
 //! - `meta`: `next_id`.
 //!
@@ -23,8 +23,8 @@ const OBJECTS: TableDefinition<u64, &[u8]> = TableDefinition::new("objects");
 const INS: TableDefinition<&str, u64> = TableDefinition::new("ins");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const NEXT_ID: &str = "next_id";
-/// Ids below this are reserved (0 is the factory).
-const FIRST_ID: u64 = 1;
+/// Ids below this are reserved: 0 is the channel factory, 1 the filter factory.
+const FIRST_ID: u64 = 16;
 
 /// A store failure (I/O, corruption); the service reports it as PERSIST_STORE.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +64,10 @@ pub enum Kind {
     PushSupplier,
     /// A `ProxyPullSupplier` (a pull consumer's end).
     PullSupplier,
+    /// A `CosNotifyFilter::Filter`.
+    Filter,
+    /// A `CosNotifyFilter::MappingFilter`.
+    MappingFilter,
 }
 
 impl Kind {
@@ -76,6 +80,8 @@ impl Kind {
             Kind::PullConsumer => 4,
             Kind::PushSupplier => 5,
             Kind::PullSupplier => 6,
+            Kind::Filter => 7,
+            Kind::MappingFilter => 8,
         }
     }
 
@@ -88,6 +94,8 @@ impl Kind {
             4 => Kind::PullConsumer,
             5 => Kind::PushSupplier,
             6 => Kind::PullSupplier,
+            7 => Kind::Filter,
+            8 => Kind::MappingFilter,
             _ => return None,
         })
     }
@@ -114,8 +122,9 @@ pub struct Record {
     pub channel: u64,
     /// A proxy: whether a peer is connected.
     pub connected: bool,
-    /// A proxy: the connected peer's IOR encapsulation (empty: nil or none).
-    pub peer: Vec<u8>,
+    /// A proxy: the connected peer's IOR encapsulation (empty: nil or none); a filter: its
+    /// constraints.
+    pub data: Vec<u8>,
     /// A channel: its parameters.
     pub params: Option<ChannelParams>,
 }
@@ -127,13 +136,13 @@ impl Record {
             kind,
             channel,
             connected: false,
-            peer: Vec::new(),
+            data: Vec::new(),
             params: None,
         }
     }
 
     fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(10 + self.peer.len());
+        let mut v = Vec::with_capacity(10 + self.data.len());
         v.push(self.kind.code());
         v.extend_from_slice(&self.channel.to_be_bytes());
         v.push(u8::from(self.connected));
@@ -145,7 +154,7 @@ impl Record {
                     v.extend_from_slice(n.as_bytes());
                 }
             }
-            None => v.extend_from_slice(&self.peer),
+            None => v.extend_from_slice(&self.data),
         }
         v
     }
@@ -168,7 +177,7 @@ impl Record {
                 ins_name: (!name.is_empty()).then(|| name.to_owned()),
             });
         } else {
-            r.peer = rest.to_vec();
+            r.data = rest.to_vec();
         }
         Ok(r)
     }
@@ -272,7 +281,27 @@ impl Store {
     ) -> Result<(), StoreError> {
         let mut r = Record::object(kind, channel);
         r.connected = true;
-        r.peer = peer.to_vec();
+        r.data = peer.to_vec();
+        self.put(id, &r)
+    }
+
+    /// Creates an object outside any channel (a filter) holding `data`; returns its id.
+    pub fn create_detached(&self, kind: Kind, data: &[u8]) -> Result<u64, StoreError> {
+        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        let id = take_ids(&tx, 1)?;
+        {
+            let mut r = Record::object(kind, 0);
+            r.data = data.to_vec();
+            let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
+            t.insert(id, r.encode().as_slice())
+                .map_err(StoreError::from)?;
+        }
+        tx.commit().map_err(StoreError::from)?;
+        Ok(id)
+    }
+
+    /// Writes object `id`'s record.
+    pub fn put(&self, id: u64, r: &Record) -> Result<(), StoreError> {
         let tx = self.db.begin_write().map_err(StoreError::from)?;
         {
             let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
@@ -332,7 +361,7 @@ mod tests {
     fn records_round_trip_and_reject_garbage() {
         let mut r = Record::object(Kind::PushSupplier, 7);
         r.connected = true;
-        r.peer = vec![1, 2, 3];
+        r.data = vec![1, 2, 3];
         assert_eq!(Record::decode(&r.encode()).unwrap(), r);
         let mut c = Record::object(Kind::Channel, 9);
         c.params = Some(ChannelParams {
@@ -376,7 +405,7 @@ mod tests {
         assert_eq!(objs.len(), 4);
         let p = &objs.iter().find(|(id, _)| *id == px).unwrap().1;
         assert!(p.connected);
-        assert_eq!(p.peer, b"ior");
+        assert_eq!(p.data, b"ior");
         // New ids never reuse old ones.
         assert!(s.create_proxy(Kind::PullSupplier, ch).unwrap() > px);
         s.remove(&[ch, ch + 1, ch + 2, px], Some("Alarms")).unwrap();
