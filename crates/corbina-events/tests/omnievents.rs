@@ -332,3 +332,53 @@ fn event_eventf_federates_omnievents_and_corbina_both_ways() {
     client.destroy();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn event_omnievents_tools_find_corbina_through_the_naming_service() {
+    if !have_omnievents() || !have_path("/usr/bin/omniNames", "naming", "omniorb-nameserver") {
+        return;
+    }
+    let dir = temp_dir("omnievents-naming");
+    std::fs::create_dir_all(dir.join("names")).unwrap();
+    let ns_port = free_port();
+    let names = PeerProcess::spawn(
+        "omniNames",
+        Command::new("/usr/bin/omniNames")
+            .args(["-start", &ns_port.to_string(), "-datadir"])
+            .arg(dir.join("names"))
+            .args(["-ORBendPoint", &format!("giop:tcp:127.0.0.1:{ns_port}")])
+            .stdout(Stdio::null()),
+    );
+    let client = client_orb();
+    let ns_ref = client
+        .string_to_object(&format!("corbaloc::127.0.0.1:{ns_port}/NameService"))
+        .unwrap();
+    let up = wait_until(WAIT, || ns_ref.non_existent().is_ok_and(|gone| !gone));
+    assert!(up, "omniNames did not answer: {}", names.stderr());
+    let ns = format!("NameService=corbaloc::127.0.0.1:{ns_port}/NameService");
+    let port = free_port();
+    // The daemon binds its channel and factory under omniEvents' default names.
+    let (_daemon, channel_ior) = start_daemon(port, &dir.join("store"), &["-ORBInitRef", &ns]);
+    // eventc without a factory URI looks the factory up as "EventChannelFactory" and binds
+    // the new channel as "Made".
+    let made = run_tool("/usr/bin/eventc", &["-ORBInitRef", &ns, "-n", "Made", "-v"]);
+    assert!(made.trim().starts_with("IOR:"), "{made}");
+    // Both names resolve through corbaname: to Corbina's objects.
+    let by_name = |n: &str| {
+        client
+            .string_to_object(&format!("corbaname::127.0.0.1:{ns_port}#{n}"))
+            .unwrap()
+    };
+    assert_eq!(
+        by_name("EventChannel").ior(),
+        client.string_to_object(&channel_ior).unwrap().ior()
+    );
+    let made_ch = EventChannel::narrow(&by_name("Made")).unwrap();
+    let got = collector_on(&client, &made_ch, Duration::ZERO);
+    let sup = supplier(&channel_at(&client, made.trim()));
+    sup.push(&Any::from_long(5)).unwrap();
+    assert_eq!(longs(&got.wait_for(1, WAIT)), [5]);
+    client.destroy();
+    drop(names);
+    let _ = std::fs::remove_dir_all(&dir);
+}

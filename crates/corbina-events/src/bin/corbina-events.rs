@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! corbina-events [--endpoint HOST:PORT] [--data-dir DIR] [--max-queue N]
-//!                [--push-retries N] [--ior-file FILE] [-ORB…]
+//!                [--push-retries N] [--ior-file FILE] [--channel-name NAME]
+//!                [--factory-name NAME] [-ORB…]
 //! ```
 //!
 //! Serves the default event channel under the object key `EventChannel` and the channel
@@ -13,6 +14,10 @@
 //! delivered to again. Prints the default channel's IOR on standard output (and to `FILE`)
 //! once it is ready. `-ORB…` options configure the ORB as usual. Calls to consumers and
 //! suppliers time out after 10 s unless `-ORBcallTimeout` says otherwise.
+//!
+//! Given a naming service (`-ORBInitRef NameService=…`), it binds the default channel and
+//! the factory there under `NAME`s (stringified names; by default `EventChannel` and
+//! `EventChannelFactory`, the names omniEvents' tools look for), replacing what was bound.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,11 +25,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use corbina::config::Endpoint;
-use corbina::{Orb, OrbConfig};
+use corbina::{InitialReference, Orb, OrbConfig};
 use corbina_events::{default_data_dir, EventService, Options};
+use corbina_naming::cos_naming::NamingContextExt;
+use corbina_naming::name::to_name;
 
 const USAGE: &str = "usage: corbina-events [--endpoint HOST:PORT] [--data-dir DIR] \
-                     [--max-queue N] [--push-retries N] [--ior-file FILE] [-ORB…]";
+                     [--max-queue N] [--push-retries N] [--ior-file FILE] \
+                     [--channel-name NAME] [--factory-name NAME] [-ORB…]";
 
 /// The port omniEvents listens on by default.
 const DEFAULT_PORT: u16 = 11169;
@@ -49,6 +57,8 @@ struct Args {
     endpoint: Option<Endpoint>,
     options: Options,
     ior_file: Option<PathBuf>,
+    channel_name: String,
+    factory_name: String,
 }
 
 fn positive(flag: &str, v: &str) -> Result<u32, String> {
@@ -63,6 +73,8 @@ fn parse(rest: Vec<String>) -> Result<Args, String> {
         endpoint: None,
         options: Options::new(default_data_dir()),
         ior_file: None,
+        channel_name: "EventChannel".into(),
+        factory_name: "EventChannelFactory".into(),
     };
     let mut it = rest.into_iter();
     while let Some(a) = it.next() {
@@ -80,6 +92,8 @@ fn parse(rest: Vec<String>) -> Result<Args, String> {
             "--endpoint" => args.endpoint = Some(parse_endpoint(&value()?)?),
             "--data-dir" => args.options.data_dir = PathBuf::from(value()?),
             "--ior-file" => args.ior_file = Some(PathBuf::from(value()?)),
+            "--channel-name" => args.channel_name = value()?,
+            "--factory-name" => args.factory_name = value()?,
             "--max-queue" => args.options.max_queue = positive(&flag, &value()?)?,
             "--push-retries" => {
                 let v = value()?;
@@ -92,6 +106,27 @@ fn parse(rest: Vec<String>) -> Result<Args, String> {
         }
     }
     Ok(args)
+}
+
+/// Binds the default channel and the factory in the naming service, if there is one; a
+/// failure is reported and the daemon serves on (as omniEvents does).
+fn bind_names(orb: &Orb, service: &EventService, args: &Args) {
+    let Ok(InitialReference::Object(ns)) = orb.resolve_initial_references("NameService") else {
+        return;
+    };
+    let root = NamingContextExt::unchecked_narrow(&ns);
+    for (name, obj) in [
+        (&args.channel_name, service.channel().as_object()),
+        (&args.factory_name, service.factory().as_object()),
+    ] {
+        let bound = to_name(name)
+            .map_err(|e| e.to_string())
+            .and_then(|n| root.rebind(&n, Some(obj)).map_err(|e| e.to_string()));
+        match bound {
+            Ok(()) => eprintln!("corbina-events: bound {name} in the naming service"),
+            Err(e) => eprintln!("corbina-events: binding {name} in the naming service: {e}"),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -113,7 +148,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(ep) = args.endpoint {
+    if let Some(ep) = args.endpoint.clone() {
         config.endpoints = vec![ep];
     } else if config.endpoints.is_empty() {
         config.endpoints = vec![Endpoint {
@@ -146,6 +181,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    bind_names(&orb, &service, &args);
     let (host, port) = service.endpoint();
     eprintln!(
         "corbina-events: serving corbaloc::{host}:{port}/EventChannel and \
