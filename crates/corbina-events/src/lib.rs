@@ -1,5 +1,5 @@
 //! `corbina-events`: the CORBA Event Service (CosEventComm, CosEventChannelAdmin) for
-//! Corbina.
+//! Corbina, and the first parts of the Notification Service (its types and filters).
 //!
 //! - [`cos_event_comm`], [`cos_event_channel_admin`]: stubs and skeletons generated from the
 //!   OMG's IDL (`idl/`, written from the specification) by `corbina-codegen`: the proxies any
@@ -13,6 +13,13 @@
 //!   admin and proxy an object of one PERSISTENT POA, stored in a [redb](https://docs.rs/redb)
 //!   database ([`store`]), so the references suppliers and consumers hold, and their
 //!   connections, survive a restart (even after `kill -9`) on the same endpoint.
+//! - [`cos_notification`], [`cos_notify_comm`], [`cos_notify_filter`]: the Notification
+//!   Service's IDL (structured events, QoS names, its suppliers and consumers, filters), and
+//!   [`filter`]: `Filter`, `MappingFilter` and the `FilterFactory` (served under the object
+//!   key `FilterFactory`) with the [`etcl`] constraint language
+//!   (`$type_name == 'Alarm' and $.header.variable_header(priority) > 3`). The notification
+//!   channel itself (structured and sequence proxies, QoS, admin and proxy filters) is not
+//!   there yet.
 //!
 //! # Delivery
 //!
