@@ -40,7 +40,10 @@ fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let n = || v.parse::<usize>().map_err(|_| format!("{flag} {v}: not a number"));
+        let n = || {
+            v.parse::<usize>()
+                .map_err(|_| format!("{flag} {v}: not a number"))
+        };
         match flag.as_str() {
             "--channel" => a.channel = v.clone(),
             "--consumers" => a.consumers = n()?,
@@ -71,9 +74,9 @@ impl PushConsumerServant for Sink {
         }
         let now = self.epoch.elapsed().as_nanos() as u64;
         let bytes: Vec<u8> = data.extract_as(&self.tc).unwrap_or_default();
-        let sent = bytes
-            .get(..8)
-            .map_or(now, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+        let sent = bytes.get(..8).map_or(now, |b| {
+            u64::from_le_bytes(b.try_into().unwrap_or_default())
+        });
         let mut g = self.got.lock().unwrap();
         g.0.push(now.saturating_sub(sent));
         g.1 = Some(Instant::now());
@@ -150,7 +153,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let pushed = start.elapsed();
     let deadline = Instant::now() + Duration::from_secs(120);
-    while sinks.iter().any(|s| s.got.lock().unwrap().0.len() < args.events) {
+    while sinks
+        .iter()
+        .any(|s| s.got.lock().unwrap().0.len() < args.events)
+    {
         if Instant::now() > deadline {
             return Err("not every event arrived within 120 s".into());
         }

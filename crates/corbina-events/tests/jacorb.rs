@@ -191,3 +191,19 @@ fn event_corbina_clients_on_jacorb_channel() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn event_jacorb_filter_client_on_corbina_filter_factory() {
+    let Some(cp) = classpath() else { return };
+    let port = free_port();
+    let dir = temp_dir("jacorb-filter");
+    let (_daemon, _) = start_daemon(port, &dir, &[]);
+    let url = format!("corbaloc::127.0.0.1:{port}/FilterFactory");
+    let peer = Peer::start(cp, &["filter", &url]);
+    // Alarm priority 5: yes; 3: no; a Fault: no; Alarm 4: yes; any 11: yes; any 10: no.
+    assert_eq!(
+        peer.until("done"),
+        ["true", "false", "false", "true", "true", "false"].map(|m| format!("match {m}"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

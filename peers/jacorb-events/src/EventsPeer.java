@@ -6,6 +6,9 @@
 //                                    each event ("long 3", "string jacorb 4"), then "done"
 //   EventsPeer pull CHANNEL N        pull consumer: the same with pull()
 //   EventsPeer serve IORFILE         JacORB's EventChannelImpl, its IOR written to IORFILE
+//   EventsPeer filter FACTORY        CosNotifyFilter client: makes an EXTENDED_TCL filter
+//                                    with one constraint, prints "match true|false" for
+//                                    four structured events and two anys, then "done"
 //
 // CHANNEL is anything string_to_object takes (IOR:, corbaloc:). Events alternate a long i
 // and a string "jacorb i".
@@ -61,6 +64,55 @@ public class EventsPeer {
         public void disconnect_push_consumer() {}
     }
 
+    static org.omg.CosNotification.StructuredEvent structured(ORB orb, String type, short priority) {
+        Any p = orb.create_any();
+        p.insert_short(priority);
+        Any body = orb.create_any();
+        body.insert_string("body");
+        Any sev = orb.create_any();
+        sev.insert_long(priority * 10);
+        return new org.omg.CosNotification.StructuredEvent(
+                new org.omg.CosNotification.EventHeader(
+                        new org.omg.CosNotification.FixedEventHeader(
+                                new org.omg.CosNotification.EventType("Telecom", type), "e"),
+                        new org.omg.CosNotification.Property[] {
+                            new org.omg.CosNotification.Property("priority", p)
+                        }),
+                new org.omg.CosNotification.Property[] {
+                    new org.omg.CosNotification.Property("severity", sev)
+                },
+                body);
+    }
+
+    static void filter(ORB orb, String factoryUrl) throws Exception {
+        org.omg.CosNotifyFilter.FilterFactory ff =
+                org.omg.CosNotifyFilter.FilterFactoryHelper.narrow(orb.string_to_object(factoryUrl));
+        org.omg.CosNotifyFilter.Filter f = ff.create_filter("EXTENDED_TCL");
+        f.add_constraints(new org.omg.CosNotifyFilter.ConstraintExp[] {
+            new org.omg.CosNotifyFilter.ConstraintExp(
+                    new org.omg.CosNotification.EventType[] {
+                        new org.omg.CosNotification.EventType("Telecom", "Alarm")
+                    },
+                    "$type_name == 'Alarm' and $.header.variable_header(priority) > 3"),
+            new org.omg.CosNotifyFilter.ConstraintExp(
+                    new org.omg.CosNotification.EventType[] {
+                        new org.omg.CosNotification.EventType("", "%ANY")
+                    },
+                    "$ > 10")
+        });
+        System.out.println("match " + f.match_structured(structured(orb, "Alarm", (short) 5)));
+        System.out.println("match " + f.match_structured(structured(orb, "Alarm", (short) 3)));
+        System.out.println("match " + f.match_structured(structured(orb, "Fault", (short) 9)));
+        System.out.println("match " + f.match_structured(structured(orb, "Alarm", (short) 4)));
+        Any big = orb.create_any();
+        big.insert_long(11);
+        Any small = orb.create_any();
+        small.insert_long(10);
+        System.out.println("match " + f.match(big));
+        System.out.println("match " + f.match(small));
+        f.destroy();
+    }
+
     public static void main(String[] args) throws Exception {
         ORB orb = ORB.init(args, null);
         POA poa = POAHelper.narrow(orb.resolve_initial_references("RootPOA"));
@@ -75,6 +127,13 @@ public class EventsPeer {
                     StandardCopyOption.ATOMIC_MOVE);
             orb.run();
             return;
+        }
+        if (mode.equals("filter")) {
+            filter(orb, args[1]);
+            System.out.println("done");
+            System.out.flush();
+            orb.shutdown(false);
+            System.exit(0);
         }
         EventChannel channel = EventChannelHelper.narrow(orb.string_to_object(args[1]));
         int n = Integer.parseInt(args[2]);
