@@ -219,3 +219,69 @@ fn string_escapes_and_non_ascii() {
     assert!(check(r"$ == 'it\'s ünïcode'", &s));
     assert!(check("'ünï' ~ $", &s));
 }
+
+/// Pieces of the grammar, so that random constraints reach deep into the parser.
+const PIECES: &[&str] = &[
+    "$",
+    "$priority",
+    "$type_name",
+    "$nodes",
+    ".",
+    "(",
+    ")",
+    "[",
+    "]",
+    "header",
+    "variable_header",
+    "priority",
+    "filterable_data",
+    "severity",
+    "0",
+    "1",
+    "3",
+    "2.5",
+    "1e3",
+    "'x'",
+    "'disk'",
+    "==",
+    "!=",
+    "<",
+    ">=",
+    "and",
+    "or",
+    "not",
+    "in",
+    "~",
+    "exist",
+    "default",
+    "+",
+    "-",
+    "*",
+    "/",
+    "_length",
+    "_d",
+    "_type_id",
+    "_repos_id",
+    "TRUE",
+    "FALSE",
+    "RED",
+    ".(",
+    ".()",
+    " ",
+];
+
+proptest::proptest! {
+    #[test]
+    fn random_constraints_never_panic(
+        pieces in proptest::collection::vec(proptest::sample::select(PIECES), 0..40),
+        noise in ".{0,40}",
+    ) {
+        let event = alarm();
+        for src in [pieces.concat(), pieces.join(" "), noise] {
+            if let Ok(c) = Constraint::parse(&src) {
+                let _ = c.matches(&event);
+                let _ = c.matches(&Any::from_long(1));
+            }
+        }
+    }
+}
