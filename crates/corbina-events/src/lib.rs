@@ -21,6 +21,17 @@
 //!   channel itself (structured and sequence proxies, QoS, admin and proxy filters) is not
 //!   there yet.
 //!
+//! # Connecting and disconnecting
+//!
+//! As CosEventChannelAdmin says: connecting a proxy twice raises `AlreadyConnected`; a push
+//! consumer and a pull supplier must be given (nil is `BAD_PARAM`), a push supplier and a
+//! pull consumer may connect as nil (they then hear of no disconnection); pushing into, or
+//! pulling from, a proxy not connected yet raises `Disconnected`. A `disconnect_*` call
+//! ends the proxy: its object no longer exists (OBJECT_NOT_EXIST), and the peer that called
+//! it is not called back. `EventChannel::destroy` disconnects every proxy and calls each
+//! connected peer's `disconnect_*`. `TypeError` belongs to typed channels: these channels
+//! carry untyped events (`any`) and never raise it.
+//!
 //! # Delivery
 //!
 //! An event pushed by a supplier (or pulled from one) is appended to a bounded queue per
