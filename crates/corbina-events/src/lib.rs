@@ -41,6 +41,15 @@
 //! consumer is disconnected after [`Options::push_retries`] failures in a row. Pull
 //! consumers' `pull` waits without holding a server thread (an AMH servant).
 //!
+//! # Not there yet
+//!
+//! The notification channel (CosNotifyChannelAdmin: structured and sequence proxies, the
+//! translation between `any` and structured events, admin- and proxy-level filters with
+//! AND/OR, QoS such as `EventReliability`, `Priority`, `OrderPolicy`, `DiscardPolicy`,
+//! `MaxEventsPerConsumer`, `StartTime`/`StopTime`/`Timeout`, `subscription_change` and
+//! `offer_change` through a channel, batching of `EventBatch` deliveries), persistent
+//! events, typed channels, and pipelined pushes on the asynchronous client.
+//!
 //! # Example
 //!
 //! ```

@@ -197,3 +197,47 @@ fn main() -> ExitCode {
     orb.destroy();
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Args, String> {
+        parse(v.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn arguments() {
+        let a = args(&[
+            "--endpoint",
+            "127.0.0.1:1234",
+            "--data-dir=/tmp/x",
+            "--max-queue",
+            "9",
+            "--push-retries",
+            "0",
+            "--channel-name",
+            "ops/Alarms.chan",
+        ])
+        .unwrap();
+        let ep = a.endpoint.unwrap();
+        assert_eq!((ep.host.as_str(), ep.port), ("127.0.0.1", 1234));
+        assert_eq!(a.options.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!((a.options.max_queue, a.options.push_retries), (9, 0));
+        assert_eq!(a.channel_name, "ops/Alarms.chan");
+        assert_eq!(a.factory_name, "EventChannelFactory");
+        assert_eq!(parse_endpoint(":11169").unwrap().host, "0.0.0.0");
+        assert_eq!(parse_endpoint("[::1]:5").unwrap().host, "::1");
+        for bad in [
+            &["--endpoint", "nohost"][..],
+            &["--endpoint", "h:port"],
+            &["--max-queue", "0"],
+            &["--push-retries", "-1"],
+            &["--data-dir"],
+            &["--what"],
+        ] {
+            assert!(args(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(args(&["--help"]).err().as_deref(), Some(""));
+    }
+}
