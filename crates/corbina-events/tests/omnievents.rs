@@ -378,6 +378,12 @@ fn event_omnievents_tools_find_corbina_through_the_naming_service() {
     let sup = supplier(&channel_at(&client, made.trim()));
     sup.push(&Any::from_long(5)).unwrap();
     assert_eq!(longs(&got.wait_for(1, WAIT)), [5]);
+    // rmeventc destroys it through the naming service (and unbinds the name); its consumer
+    // is told.
+    run_tool("/usr/bin/rmeventc", &["-ORBInitRef", &ns, "-n", "Made"]);
+    assert!(wait_until(WAIT, || got.disconnected()));
+    let e = made_ch.for_consumers().unwrap_err();
+    assert_eq!(e.kind, corbina::SystemExceptionKind::ObjectNotExist);
     client.destroy();
     drop(names);
     let _ = std::fs::remove_dir_all(&dir);
