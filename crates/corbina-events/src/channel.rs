@@ -28,7 +28,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use corbina::error::minor::{
-    BAD_PARAM_NIL_EVENT_PEER, NO_RESOURCES_THREAD, OBJECT_NOT_EXIST_EVENT_OBJECT,
+    BAD_PARAM_NIL_EVENT_PEER, IMP_LIMIT_EVENT_PROXIES, NO_RESOURCES_THREAD,
+    OBJECT_NOT_EXIST_EVENT_OBJECT,
 };
 use corbina::giop::Ior;
 use corbina::poa::{ObjectId, Poa};
@@ -359,6 +360,9 @@ impl Channel {
         let mut st = lock(&self.state);
         if st.destroyed {
             return Err(gone());
+        }
+        if st.proxies.len() >= self.params.max_proxies as usize {
+            return Err(sys(SystemExceptionKind::ImpLimit, IMP_LIMIT_EVENT_PROXIES));
         }
         let id = shared.store.create_proxy(kind, self.id)?;
         let proxy = self.make_proxy(id, kind);

@@ -7,10 +7,11 @@
 //! | `InsName` | string | the corbaloc object key the channel is also served under |
 //! | `MaxQueueLength` | unsigned integer | events held per consumer (the oldest is dropped beyond it) |
 //! | `PullRetryPeriod_ms` | unsigned integer | the wait before asking a pull supplier again after `try_pull` found nothing |
+//! | `MaxNumProxies` | unsigned integer | the most proxies the channel may have (beyond: IMP_LIMIT) |
 //! | `CyclePeriod_ns` | unsigned integer | accepted and ignored: omniEvents batches deliveries by this period, Corbina delivers at once |
 //!
-//! Other criteria omniEvents knows (`MaxNumProxies`, `FilterId`) are refused with
-//! `CannotMeetCriteria`; unknown ones, or values of the wrong type, with `InvalidCriteria`.
+//! `FilterId` (omniEvents' typed filtering) is refused with `CannotMeetCriteria`; unknown
+//! criteria, or values of the wrong type, with `InvalidCriteria`.
 
 use std::sync::Weak;
 
@@ -81,8 +82,12 @@ pub(crate) fn parse_criteria(
                 .map(|v| p.max_queue = v)
                 .is_some(),
             "PullRetryPeriod_ms" => u32_value().map(|v| p.pull_retry_ms = v).is_some(),
+            "MaxNumProxies" => u32_value()
+                .filter(|v| *v > 0)
+                .map(|v| p.max_proxies = v)
+                .is_some(),
             "CyclePeriod_ns" => u32_value().is_some(),
-            "MaxNumProxies" | "FilterId" => {
+            "FilterId" => {
                 r.unmet.push(c.clone());
                 continue;
             }
@@ -164,6 +169,7 @@ mod tests {
         ChannelParams {
             max_queue: 100,
             pull_retry_ms: 50,
+            max_proxies: 1000,
             ins_name: Some("ignored".into()),
         }
     }
@@ -176,6 +182,7 @@ mod tests {
                 nv("MaxQueueLength", Any::from_ulong(7)),
                 nv("PullRetryPeriod_ms", Any::from_long(3)),
                 nv("CyclePeriod_ns", Any::from_ulong(1000)),
+                nv("MaxNumProxies", Any::from_ushort(4)),
             ],
             &defaults(),
         )
@@ -185,6 +192,7 @@ mod tests {
             ChannelParams {
                 max_queue: 7,
                 pull_retry_ms: 3,
+                max_proxies: 4,
                 ins_name: Some("Alarms".into())
             }
         );
@@ -208,6 +216,8 @@ mod tests {
         .unwrap_err();
         assert_eq!(r.invalid.len(), 4);
         assert_eq!(r.unmet.len(), 2);
+        let r = parse_criteria(&[nv("MaxNumProxies", Any::from_ulong(0))], &defaults());
+        assert_eq!(r.unwrap_err().invalid.len(), 1);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub const FILTER_FACTORY_KEY: &str = "FilterFactory";
 pub const EVENTS_POA: &str = "CorbinaEvents";
 /// Events held per consumer by default (omniEvents' default `MaxQueueLength` is 1023).
 pub const DEFAULT_MAX_QUEUE: u32 = 1024;
+/// The most proxies a channel may have by default (omniEvents' `MaxNumProxies`).
+pub const DEFAULT_MAX_PROXIES: u32 = 1024;
 /// The wait before asking a pull supplier again after `try_pull` found nothing, by default.
 pub const DEFAULT_PULL_RETRY: Duration = Duration::from_millis(100);
 /// Failed pushes in a row (TRANSIENT, COMM_FAILURE, TIMEOUT) after which a consumer is
@@ -47,6 +49,8 @@ pub struct Options {
     pub max_queue: u32,
     /// `PullRetryPeriod_ms` of channels created without one.
     pub pull_retry: Duration,
+    /// `MaxNumProxies` of channels created without one.
+    pub max_proxies: u32,
     /// Failed deliveries in a row after which a consumer (or pull supplier) is disconnected.
     pub push_retries: u32,
     /// The wait before the first retry of a failed delivery.
@@ -62,6 +66,7 @@ impl Options {
             data_dir: data_dir.into(),
             max_queue: DEFAULT_MAX_QUEUE,
             pull_retry: DEFAULT_PULL_RETRY,
+            max_proxies: DEFAULT_MAX_PROXIES,
             push_retries: DEFAULT_PUSH_RETRIES,
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             max_backoff: DEFAULT_MAX_BACKOFF,
@@ -105,6 +110,7 @@ impl Shared {
         ChannelParams {
             max_queue: self.options.max_queue.max(1),
             pull_retry_ms: u32::try_from(self.options.pull_retry.as_millis()).unwrap_or(u32::MAX),
+            max_proxies: self.options.max_proxies.max(1),
             ins_name: None,
         }
     }

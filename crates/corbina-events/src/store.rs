@@ -109,6 +109,8 @@ pub struct ChannelParams {
     /// `PullRetryPeriod_ms`: how long to wait before asking a pull supplier again after
     /// `try_pull` found nothing.
     pub pull_retry_ms: u32,
+    /// `MaxNumProxies`: the most proxies the channel may have at once.
+    pub max_proxies: u32,
     /// `InsName`: the corbaloc object key the channel is also served under, if any.
     pub ins_name: Option<String>,
 }
@@ -150,6 +152,7 @@ impl Record {
             Some(p) => {
                 v.extend_from_slice(&p.max_queue.to_be_bytes());
                 v.extend_from_slice(&p.pull_retry_ms.to_be_bytes());
+                v.extend_from_slice(&p.max_proxies.to_be_bytes());
                 if let Some(n) = &p.ins_name {
                     v.extend_from_slice(n.as_bytes());
                 }
@@ -169,11 +172,13 @@ impl Record {
         r.connected = connected == 1;
         if kind == Kind::Channel {
             let (q, rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
-            let (p, name) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
+            let (p, rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
+            let (m, name) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
             let name = std::str::from_utf8(name).map_err(|_| bad())?;
             r.params = Some(ChannelParams {
                 max_queue: u32::from_be_bytes(*q),
                 pull_retry_ms: u32::from_be_bytes(*p),
+                max_proxies: u32::from_be_bytes(*m),
                 ins_name: (!name.is_empty()).then(|| name.to_owned()),
             });
         } else {
@@ -367,6 +372,7 @@ mod tests {
         c.params = Some(ChannelParams {
             max_queue: 5,
             pull_retry_ms: 20,
+            max_proxies: 3,
             ins_name: Some("Ch".into()),
         });
         assert_eq!(Record::decode(&c.encode()).unwrap(), c);
@@ -389,6 +395,7 @@ mod tests {
         let params = ChannelParams {
             max_queue: 10,
             pull_retry_ms: 5,
+            max_proxies: 100,
             ins_name: Some("Alarms".into()),
         };
         let (ch, px) = {

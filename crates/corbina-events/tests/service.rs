@@ -333,9 +333,26 @@ fn event_factory_creates_named_channels() {
         factory.create_object(&key[..0], &[]),
         Err(CreateObjectError::NoFactory(_))
     ));
+    // MaxNumProxies bounds the proxies of a channel; a disconnected one frees its place.
+    let small = factory
+        .create_object(&key, &[nv("MaxNumProxies", Any::from_ulong(2))])
+        .unwrap()
+        .unwrap();
+    let small = EventChannel::narrow(&small).unwrap();
+    let first = puller(&small);
+    supplier(&small);
+    let e = small
+        .for_consumers()
+        .unwrap()
+        .unwrap()
+        .obtain_push_supplier()
+        .unwrap_err();
+    assert_eq!(e.kind, SystemExceptionKind::ImpLimit);
+    first.disconnect_pull_supplier().unwrap();
+    puller(&small);
     // An unnamed channel.
     let anon = factory.create_object(&key, &[]).unwrap().unwrap();
     assert!(EventChannel::narrow(&anon).is_ok());
-    assert_eq!(svc.service().channel_count(), 3);
+    assert_eq!(svc.service().channel_count(), 4);
     client.destroy();
 }

@@ -107,6 +107,7 @@
 //! | PERSIST_STORE | `0x434202c1` | [`PERSIST_STORE_BAD_REFERENCE`](minor::PERSIST_STORE_BAD_REFERENCE) | NO | naming: a stored reference is not a valid IOR |
 //! | PERSIST_STORE | `0x434202c8` | [`PERSIST_STORE_EVENTS`](minor::PERSIST_STORE_EVENTS) | NO | events: the persistent store could not be read or written |
 //! | NO_PERMISSION | `0x434202d0` | [`NO_PERMISSION_DESTROY_ROOT`](minor::NO_PERMISSION_DESTROY_ROOT) | NO | naming: the root context cannot be destroyed |
+//! | IMP_LIMIT | `0x434202e8` | [`IMP_LIMIT_EVENT_PROXIES`](minor::IMP_LIMIT_EVENT_PROXIES) | NO | events: the channel has as many proxies as its `MaxNumProxies` allows |
 //! | MARSHAL, BAD_PARAM, IMP_LIMIT, … | the CDR or GIOP error's ([`MarshalError::minor`]) | | NO (arguments, a forward), YES (a reply) | marshalling failed |
 //!
 //! CDR and GIOP decoding errors keep their own codes ([`MarshalError::minor`], `0x434200..`).
@@ -242,6 +243,7 @@ pub mod minor {
         PERSIST_STORE_BAD_REFERENCE = PersistStore, CORBINA_VMCID | 0x2c1, "naming: a stored reference is not a valid IOR";
         PERSIST_STORE_EVENTS = PersistStore, CORBINA_VMCID | 0x2c8, "events: the persistent store could not be read or written";
         NO_PERMISSION_DESTROY_ROOT = NoPermission, CORBINA_VMCID | 0x2d0, "naming: the root context cannot be destroyed";
+        IMP_LIMIT_EVENT_PROXIES = ImpLimit, CORBINA_VMCID | 0x2e8, "events: the channel has as many proxies as its `MaxNumProxies` allows";
     }
 
     /// The entry of `code` raised with `kind`, if it is one of Corbina's.

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! corbina-events [--endpoint HOST:PORT] [--data-dir DIR] [--max-queue N]
-//!                [--push-retries N] [--ior-file FILE] [--channel-name NAME]
+//!                [--max-proxies N] [--push-retries N] [--ior-file FILE] [--channel-name NAME]
 //!                [--factory-name NAME] [-ORB…]
 //! ```
 //!
@@ -31,7 +31,7 @@ use corbina_naming::cos_naming::NamingContextExt;
 use corbina_naming::name::to_name;
 
 const USAGE: &str = "usage: corbina-events [--endpoint HOST:PORT] [--data-dir DIR] \
-                     [--max-queue N] [--push-retries N] [--ior-file FILE] \
+                     [--max-queue N] [--max-proxies N] [--push-retries N] [--ior-file FILE] \
                      [--channel-name NAME] [--factory-name NAME] [-ORB…]";
 
 /// The port omniEvents listens on by default.
@@ -95,6 +95,7 @@ fn parse(rest: Vec<String>) -> Result<Args, String> {
             "--channel-name" => args.channel_name = value()?,
             "--factory-name" => args.factory_name = value()?,
             "--max-queue" => args.options.max_queue = positive(&flag, &value()?)?,
+            "--max-proxies" => args.options.max_proxies = positive(&flag, &value()?)?,
             "--push-retries" => {
                 let v = value()?;
                 args.options.push_retries = v
@@ -214,6 +215,8 @@ mod tests {
             "--data-dir=/tmp/x",
             "--max-queue",
             "9",
+            "--max-proxies",
+            "7",
             "--push-retries",
             "0",
             "--channel-name",
@@ -224,6 +227,7 @@ mod tests {
         assert_eq!((ep.host.as_str(), ep.port), ("127.0.0.1", 1234));
         assert_eq!(a.options.data_dir, PathBuf::from("/tmp/x"));
         assert_eq!((a.options.max_queue, a.options.push_retries), (9, 0));
+        assert_eq!(a.options.max_proxies, 7);
         assert_eq!(a.channel_name, "ops/Alarms.chan");
         assert_eq!(a.factory_name, "EventChannelFactory");
         assert_eq!(parse_endpoint(":11169").unwrap().host, "0.0.0.0");
