@@ -49,60 +49,16 @@ fn event_channels_and_connections_survive_sigkill() {
 
     // On the default channel: a push consumer, a pull consumer, a push supplier.
     let (consumer, got) = push_consumer(&client, Duration::ZERO);
-    let push_proxy = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap();
-    push_proxy.connect_push_consumer(Some(&consumer)).unwrap();
-    let pull_proxy = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_supplier()
-        .unwrap()
-        .unwrap();
-    pull_proxy.connect_pull_consumer(None).unwrap();
-    let sup = ch
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_consumer()
-        .unwrap()
-        .unwrap();
-    sup.connect_push_supplier(None).unwrap();
+    let push_proxy = connect(&ch, &consumer);
+    let pull_proxy = puller(&ch);
+    let sup = supplier(&ch);
     // A proxy disconnected before the crash.
     let (gone_consumer, _) = push_consumer(&client, Duration::ZERO);
-    let gone_proxy = ch
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_supplier()
-        .unwrap()
-        .unwrap();
-    gone_proxy
-        .connect_push_consumer(Some(&gone_consumer))
-        .unwrap();
+    let gone_proxy = connect(&ch, &gone_consumer);
     gone_proxy.disconnect_push_supplier().unwrap();
-    // On the named channel: a pull consumer.
-    let named_pull = named
-        .for_consumers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_supplier()
-        .unwrap()
-        .unwrap();
-    named_pull.connect_pull_consumer(None).unwrap();
-    let named_sup = named
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_push_consumer()
-        .unwrap()
-        .unwrap();
-    named_sup.connect_push_supplier(None).unwrap();
+    // On the named channel: a pull consumer and a push supplier.
+    let named_pull = puller(&named);
+    let named_sup = supplier(&named);
 
     let mut next = 0;
     for round in 0..3 {

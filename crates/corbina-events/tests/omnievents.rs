@@ -130,6 +130,7 @@ fn event_corbina_clients_on_omnievents_channel() {
         .obtain_push_consumer()
         .unwrap()
         .unwrap();
+    // Connected with a reference this time, to hear of the channel's destruction.
     let (supplier_ref, supplier_told) = push_supplier(&client);
     sup.connect_push_supplier(Some(&supplier_ref)).unwrap();
     let sent: Vec<Any> = (0..30).map(event).collect();
@@ -147,14 +148,7 @@ fn event_corbina_clients_on_omnievents_channel() {
 
     // A Corbina pull supplier, pulled by omniEvents.
     let (pull_sup, _) = pull_supplier(&client, 5);
-    let pc = ch
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_consumer()
-        .unwrap()
-        .unwrap();
-    pc.connect_pull_supplier(Some(&pull_sup)).unwrap();
+    pull_from(&ch, &pull_sup);
     let all = got.wait_for(35, WAIT);
     assert_eq!(longs(&all[30..]), [0, 1, 2, 3, 4]);
 

@@ -101,14 +101,7 @@ fn event_channel_pulls_from_a_pull_supplier() {
     let ch = channel_at(&client, &svc.url("EventChannel"));
     let got = collector_on(&client, &ch, Duration::ZERO);
     let (supplier, told) = pull_supplier(&client, 50);
-    let pc = ch
-        .for_suppliers()
-        .unwrap()
-        .unwrap()
-        .obtain_pull_consumer()
-        .unwrap()
-        .unwrap();
-    pc.connect_pull_supplier(Some(&supplier)).unwrap();
+    let pc = pull_from(&ch, &supplier);
     assert_eq!(longs(&got.wait_for(50, WAIT)), (0..50).collect::<Vec<_>>());
     // The supplier disconnects the channel's end; the channel does not call it back.
     pc.disconnect_pull_consumer().unwrap();

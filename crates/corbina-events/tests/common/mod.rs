@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use corbina::config::Endpoint;
 use corbina::{Any, Orb, OrbConfig, SystemException};
 use corbina_events::cos_event_channel_admin::{
-    EventChannel, ProxyPullSupplier, ProxyPushConsumer, ProxyPushSupplier,
+    EventChannel, ProxyPullConsumer, ProxyPullSupplier, ProxyPushConsumer, ProxyPushSupplier,
 };
 use corbina_events::cos_event_comm::pull_supplier::{PullError, TryPullError};
 use corbina_events::cos_event_comm::push_consumer::PushError;
@@ -359,6 +359,19 @@ pub fn connect(ch: &EventChannel, consumer: &PushConsumer) -> ProxyPushSupplier 
         .unwrap()
         .unwrap();
     p.connect_push_consumer(Some(consumer)).unwrap();
+    p
+}
+
+/// A new `ProxyPullConsumer` of `ch` connected to `pull_supplier`: the channel pulls from it.
+pub fn pull_from(ch: &EventChannel, pull_supplier: &PullSupplier) -> ProxyPullConsumer {
+    let p = ch
+        .for_suppliers()
+        .unwrap()
+        .unwrap()
+        .obtain_pull_consumer()
+        .unwrap()
+        .unwrap();
+    p.connect_pull_supplier(Some(pull_supplier)).unwrap();
     p
 }
 
