@@ -390,6 +390,15 @@ enum ModifyFail {
     System(SystemException),
 }
 
+impl ModifyFail {
+    fn into_err<E: From<ConstraintNotFound> + From<SystemException>>(self) -> E {
+        match self {
+            ModifyFail::NotFound(id) => ConstraintNotFound { id }.into(),
+            ModifyFail::System(e) => e.into(),
+        }
+    }
+}
+
 fn parse_all(list: &[ConstraintExp]) -> Result<Vec<Entry>, InvalidConstraint> {
     list.iter().map(|c| Entry::new(c, None)).collect()
 }
@@ -417,21 +426,17 @@ impl FilterServant for FilterObj {
             .iter()
             .map(|i| Ok((i.constraint_id, Entry::new(&i.constraint_expression, None)?)))
             .collect::<Result<Vec<_>, InvalidConstraint>>()?;
-        self.modify(del_list, modify).map_err(|f| match f {
-            ModifyFail::NotFound(id) => ConstraintNotFound { id }.into(),
-            ModifyFail::System(e) => e.into(),
-        })
+        self.modify(del_list, modify).map_err(ModifyFail::into_err)
     }
 
     fn get_constraints(
         &self,
         id_list: &[ConstraintID],
     ) -> Result<Vec<ConstraintInfo>, GetConstraintsError> {
-        match self.get(id_list) {
-            Ok(v) => Ok(v.iter().map(|(id, e)| Self::info(*id, e)).collect()),
-            Err(ModifyFail::NotFound(id)) => Err(ConstraintNotFound { id }.into()),
-            Err(ModifyFail::System(e)) => Err(e.into()),
-        }
+        let got = self
+            .get(id_list)
+            .map_err(ModifyFail::into_err::<GetConstraintsError>)?;
+        Ok(got.iter().map(|(id, e)| Self::info(*id, e)).collect())
     }
 
     fn get_all_constraints(&self) -> Result<Vec<ConstraintInfo>, SystemException> {
@@ -569,21 +574,17 @@ impl MappingFilterServant for FilterObj {
                 MappingFail::Constraint(c) => ModifyMappingConstraintsError::from(c),
                 MappingFail::Value(v) => v.into(),
             })?;
-        self.modify(del_list, modify).map_err(|f| match f {
-            ModifyFail::NotFound(id) => ConstraintNotFound { id }.into(),
-            ModifyFail::System(e) => e.into(),
-        })
+        self.modify(del_list, modify).map_err(ModifyFail::into_err)
     }
 
     fn get_mapping_constraints(
         &self,
         id_list: &[ConstraintID],
     ) -> Result<Vec<MappingConstraintInfo>, GetMappingConstraintsError> {
-        match self.get(id_list) {
-            Ok(v) => Ok(v.iter().map(|(id, e)| Self::map_info(*id, e)).collect()),
-            Err(ModifyFail::NotFound(id)) => Err(ConstraintNotFound { id }.into()),
-            Err(ModifyFail::System(e)) => Err(e.into()),
-        }
+        let got = self
+            .get(id_list)
+            .map_err(ModifyFail::into_err::<GetMappingConstraintsError>)?;
+        Ok(got.iter().map(|(id, e)| Self::map_info(*id, e)).collect())
     }
 
     fn get_all_mapping_constraints(&self) -> Result<Vec<MappingConstraintInfo>, SystemException> {
