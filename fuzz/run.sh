@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-300}
-for t in cdr giop_framer ior corbaloc typecode_any value value_poly value_deep abstract_iface; do
+for t in cdr giop_framer ior corbaloc typecode_any value value_poly value_deep abstract_iface etcl; do
   mkdir -p "corpus/$t"
   echo "== $t for ${secs}s"
   cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536

@@ -26,6 +26,8 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 # The JacORB peer's jars (JacORB 3.9 and its IDL compiler, from Maven Central into ~/.m2), so
 # that the tests build peers/jacorb offline.
 mvn -q -B -f peers/jacorb/pom.xml dependency:resolve >/dev/null
+# The same for the JacORB event clients (JacORB's services jar) of corbina-events' tests.
+mvn -q -B -f peers/jacorb-events/pom.xml dependency:resolve >/dev/null
 
 # The differential tests install omniORBpy (PyPI jeteve-omniorb) into a venv under target/
 # themselves, with python3-venv from the list above.
@@ -76,7 +78,7 @@ RUSTDOCFLAGS="-D warnings" phase doc cargo doc --workspace --no-deps --locked
 # verifying builds each crate again from its .crate (minutes); cargo >= 1.90 resolves the
 # unpublished workspace crates among them locally, so this needs no network.
 phase package cargo package --no-verify --allow-dirty --locked --offline \
-  -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-cli -p corbina-tracecontext
+  -p corbina-cdr -p corbina-giop -p corbina-idl -p corbina-codegen -p corbina -p corbina-naming -p corbina-events -p corbina-cli -p corbina-tracecontext
 total=$((SECONDS - run_start))
 echo "==> all ${#phases[@]} phases passed in $((total / 60))m$((total % 60))s:" \
   "$(for p in "${phases[@]}"; do printf '%s %ss  ' "$p" "${took[$p]}"; done)" >&2

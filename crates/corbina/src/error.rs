@@ -43,6 +43,7 @@
 //! | BAD_PARAM | `0x434202a2` | [`BAD_PARAM_NIL_CONTEXT`](minor::BAD_PARAM_NIL_CONTEXT) | NO | naming: `bind_context`/`rebind_context` given a nil context |
 //! | BAD_PARAM | `0x434202a3` | [`BAD_PARAM_ZERO_HOW_MANY`](minor::BAD_PARAM_ZERO_HOW_MANY) | NO | naming: `BindingIterator::next_n(0)` |
 //! | BAD_PARAM | `0x434202a4` | [`BAD_PARAM_TYPECODE_ARGUMENT`](minor::BAD_PARAM_TYPECODE_ARGUMENT) | NO | typecode factory: an argument the standard has no minor code for (an enum without enumerators, an array of length 0, a bad value modifier, visibility or concrete base, a box of a value type) |
+//! | BAD_PARAM | `0x434202a8` | [`BAD_PARAM_NIL_EVENT_PEER`](minor::BAD_PARAM_NIL_EVENT_PEER) | NO | events: `connect_push_consumer`/`connect_pull_supplier` given a nil reference |
 //! | TRANSIENT | `0x4f4d0001` | [`TRANSIENT_DISCARDING`](minor::TRANSIENT_DISCARDING) | NO | OMG 1: the POA manager discards requests (discarding, or held past the maximum wait) |
 //! | TRANSIENT | `0x43420212` | [`TRANSIENT_CONNECT_FAILED`](minor::TRANSIENT_CONNECT_FAILED) | NO | connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed) |
 //! | TRANSIENT | `0x43420210` | [`TRANSIENT_CONNECT_TIMEOUT`](minor::TRANSIENT_CONNECT_TIMEOUT) | NO | connecting timed out (connect timeout, or the call's deadline) |
@@ -76,6 +77,7 @@
 //! | OBJECT_NOT_EXIST | `0x43420253` | [`OBJECT_NOT_EXIST_VALUE_GONE`](minor::OBJECT_NOT_EXIST_VALUE_GONE) | NO | a shared value served as an object was dropped (generated `ValueRef` servants) |
 //! | OBJECT_NOT_EXIST | `0x43420254` | [`OBJECT_NOT_EXIST_NAMING_CONTEXT`](minor::OBJECT_NOT_EXIST_NAMING_CONTEXT) | NO | naming: the context was destroyed, or the object id names none |
 //! | OBJECT_NOT_EXIST | `0x43420255` | [`OBJECT_NOT_EXIST_NAMING_SERVICE`](minor::OBJECT_NOT_EXIST_NAMING_SERVICE) | NO | naming: the naming service behind the context is gone |
+//! | OBJECT_NOT_EXIST | `0x43420258` | [`OBJECT_NOT_EXIST_EVENT_OBJECT`](minor::OBJECT_NOT_EXIST_EVENT_OBJECT) | NO | events: the channel was destroyed, or the proxy disconnected |
 //! | OBJ_ADAPTER | `0x4f4d0001` | [`OBJ_ADAPTER_INACTIVE`](minor::OBJ_ADAPTER_INACTIVE) | NO | OMG 1: the POA manager is inactive |
 //! | OBJ_ADAPTER | `0x4f4d0003` | [`OBJ_ADAPTER_NO_DEFAULT_SERVANT`](minor::OBJ_ADAPTER_NO_DEFAULT_SERVANT) | NO | OMG 3: USE_DEFAULT_SERVANT without a default servant |
 //! | OBJ_ADAPTER | `0x4f4d0004` | [`OBJ_ADAPTER_NO_SERVANT_MANAGER`](minor::OBJ_ADAPTER_NO_SERVANT_MANAGER) | NO | OMG 4: USE_SERVANT_MANAGER without (the right kind of) servant manager |
@@ -85,6 +87,7 @@
 //! | INTERNAL | `0x43420262` | [`INTERNAL_INCARNATION_LOST`](minor::INTERNAL_INCARNATION_LOST) | NO | a servant incarnated for the call was deactivated before it ran |
 //! | INTERNAL | `0x43420263` | [`INTERNAL_REPLY_HANDLE_DROPPED`](minor::INTERNAL_REPLY_HANDLE_DROPPED) | MAYBE | a deferred reply's handle (an AMH response handler) was dropped without a reply |
 //! | INTERNAL | `0x43420264` | [`INTERNAL_NAMING`](minor::INTERNAL_NAMING) | NO | naming: a request without the object id of a context or iterator, or an iterator that could not be activated |
+//! | INTERNAL | `0x43420268` | [`INTERNAL_EVENTS`](minor::INTERNAL_EVENTS) | NO | events: a channel's or proxy's servant could not be activated |
 //! | BAD_INV_ORDER | `0x4f4d0004` | [`BAD_INV_ORDER_ORB_SHUTDOWN`](minor::BAD_INV_ORDER_ORB_SHUTDOWN) | NO | OMG 4: the ORB has been destroyed |
 //! | BAD_INV_ORDER | `0x4f4d0007` | [`BAD_INV_ORDER_ARGUMENTS_ORDER`](minor::BAD_INV_ORDER_ARGUMENTS_ORDER) | NO | OMG 7: DSI: `arguments` called twice or after the result |
 //! | BAD_INV_ORDER | `0x4f4d0009` | [`BAD_INV_ORDER_REPLIED`](minor::BAD_INV_ORDER_REPLIED) | YES | OMG 9: the servant replied twice (`set_result` more than once) |
@@ -105,7 +108,9 @@
 //! | INITIALIZE | `0x43420291` | [`INITIALIZE_NO_ENDPOINT`](minor::INITIALIZE_NO_ENDPOINT) | NO | the ORB has no endpoint to publish in references |
 //! | PERSIST_STORE | `0x434202c0` | [`PERSIST_STORE_FAILED`](minor::PERSIST_STORE_FAILED) | NO | naming: the persistent store could not be read or written |
 //! | PERSIST_STORE | `0x434202c1` | [`PERSIST_STORE_BAD_REFERENCE`](minor::PERSIST_STORE_BAD_REFERENCE) | NO | naming: a stored reference is not a valid IOR |
+//! | PERSIST_STORE | `0x434202c8` | [`PERSIST_STORE_EVENTS`](minor::PERSIST_STORE_EVENTS) | NO | events: the persistent store could not be read or written |
 //! | NO_PERMISSION | `0x434202d0` | [`NO_PERMISSION_DESTROY_ROOT`](minor::NO_PERMISSION_DESTROY_ROOT) | NO | naming: the root context cannot be destroyed |
+//! | IMP_LIMIT | `0x434202e8` | [`IMP_LIMIT_EVENT_PROXIES`](minor::IMP_LIMIT_EVENT_PROXIES) | NO | events: the channel has as many proxies as its `MaxNumProxies` allows |
 //! | MARSHAL, BAD_PARAM, IMP_LIMIT, … | the CDR or GIOP error's ([`MarshalError::minor`]) | | NO (arguments, a forward), YES (a reply) | marshalling failed |
 //!
 //! CDR and GIOP decoding errors keep their own codes ([`MarshalError::minor`], `0x434200..`).
@@ -177,6 +182,7 @@ pub mod minor {
         BAD_PARAM_NIL_CONTEXT = BadParam, CORBINA_VMCID | 0x2a2, "naming: `bind_context`/`rebind_context` given a nil context";
         BAD_PARAM_ZERO_HOW_MANY = BadParam, CORBINA_VMCID | 0x2a3, "naming: `BindingIterator::next_n(0)`";
         BAD_PARAM_TYPECODE_ARGUMENT = BadParam, CORBINA_VMCID | 0x2a4, "typecode factory: an argument the standard has no minor code for (an enum without enumerators, an array of length 0, a bad value modifier, visibility or concrete base, a box of a value type)";
+        BAD_PARAM_NIL_EVENT_PEER = BadParam, CORBINA_VMCID | 0x2a8, "events: `connect_push_consumer`/`connect_pull_supplier` given a nil reference";
         TRANSIENT_DISCARDING = Transient, OMG_VMCID | 1, "OMG 1: the POA manager discards requests (discarding, or held past the maximum wait)";
         TRANSIENT_CONNECT_FAILED = Transient, CORBINA_VMCID | 0x212, "connecting to the profile's endpoint failed (refused, unreachable, name not resolved; omniORB's TRANSIENT_ConnectFailed)";
         TRANSIENT_CONNECT_TIMEOUT = Transient, CORBINA_VMCID | 0x210, "connecting timed out (connect timeout, or the call's deadline)";
@@ -210,6 +216,7 @@ pub mod minor {
         OBJECT_NOT_EXIST_VALUE_GONE = ObjectNotExist, CORBINA_VMCID | 0x253, "a shared value served as an object was dropped (generated `ValueRef` servants)";
         OBJECT_NOT_EXIST_NAMING_CONTEXT = ObjectNotExist, CORBINA_VMCID | 0x254, "naming: the context was destroyed, or the object id names none";
         OBJECT_NOT_EXIST_NAMING_SERVICE = ObjectNotExist, CORBINA_VMCID | 0x255, "naming: the naming service behind the context is gone";
+        OBJECT_NOT_EXIST_EVENT_OBJECT = ObjectNotExist, CORBINA_VMCID | 0x258, "events: the channel was destroyed, or the proxy disconnected";
         OBJ_ADAPTER_INACTIVE = ObjAdapter, OMG_VMCID | 1, "OMG 1: the POA manager is inactive";
         OBJ_ADAPTER_NO_DEFAULT_SERVANT = ObjAdapter, OMG_VMCID | 3, "OMG 3: USE_DEFAULT_SERVANT without a default servant";
         OBJ_ADAPTER_NO_SERVANT_MANAGER = ObjAdapter, OMG_VMCID | 4, "OMG 4: USE_SERVANT_MANAGER without (the right kind of) servant manager";
@@ -219,6 +226,7 @@ pub mod minor {
         INTERNAL_INCARNATION_LOST = Internal, CORBINA_VMCID | 0x262, "a servant incarnated for the call was deactivated before it ran";
         INTERNAL_REPLY_HANDLE_DROPPED = Internal, CORBINA_VMCID | 0x263, "a deferred reply's handle (an AMH response handler) was dropped without a reply";
         INTERNAL_NAMING = Internal, CORBINA_VMCID | 0x264, "naming: a request without the object id of a context or iterator, or an iterator that could not be activated";
+        INTERNAL_EVENTS = Internal, CORBINA_VMCID | 0x268, "events: a channel's or proxy's servant could not be activated";
         BAD_INV_ORDER_ORB_SHUTDOWN = BadInvOrder, OMG_VMCID | 4, "OMG 4: the ORB has been destroyed";
         BAD_INV_ORDER_ARGUMENTS_ORDER = BadInvOrder, OMG_VMCID | 7, "OMG 7: DSI: `arguments` called twice or after the result";
         BAD_INV_ORDER_REPLIED = BadInvOrder, OMG_VMCID | 9, "OMG 9: the servant replied twice (`set_result` more than once)";
@@ -239,7 +247,9 @@ pub mod minor {
         INITIALIZE_NO_ENDPOINT = Initialize, CORBINA_VMCID | 0x291, "the ORB has no endpoint to publish in references";
         PERSIST_STORE_FAILED = PersistStore, CORBINA_VMCID | 0x2c0, "naming: the persistent store could not be read or written";
         PERSIST_STORE_BAD_REFERENCE = PersistStore, CORBINA_VMCID | 0x2c1, "naming: a stored reference is not a valid IOR";
+        PERSIST_STORE_EVENTS = PersistStore, CORBINA_VMCID | 0x2c8, "events: the persistent store could not be read or written";
         NO_PERMISSION_DESTROY_ROOT = NoPermission, CORBINA_VMCID | 0x2d0, "naming: the root context cannot be destroyed";
+        IMP_LIMIT_EVENT_PROXIES = ImpLimit, CORBINA_VMCID | 0x2e8, "events: the channel has as many proxies as its `MaxNumProxies` allows";
     }
 
     /// The entry of `code` raised with `kind`, if it is one of Corbina's.

@@ -1,0 +1,119 @@
+//! `corbina-events`: the CORBA Event Service (CosEventComm, CosEventChannelAdmin) for
+//! Corbina, and the first parts of the Notification Service (its types and filters).
+//!
+//! - [`cos_event_comm`], [`cos_event_channel_admin`]: stubs and skeletons generated from the
+//!   OMG's IDL (`idl/`, written from the specification) by `corbina-codegen`: the proxies any
+//!   supplier or consumer uses, whichever channel it talks to (Corbina's, omniEvents',
+//!   JacORB's).
+//! - [`omni_events::EventChannelFactory`]: the channel factory omniEvents serves (a
+//!   `CosLifeCycle::GenericFactory`), so omniEvents' `eventc` creates channels here too.
+//! - [`EventService`]: the service itself, as the `corbina-events` daemon runs it: a default
+//!   channel under the object key `EventChannel` and the factory under
+//!   `EventChannelFactory` (so `corbaloc::host:port/EventChannel` works), every channel,
+//!   admin and proxy an object of one PERSISTENT POA, stored in a [redb](https://docs.rs/redb)
+//!   database ([`store`]), so the references suppliers and consumers hold, and their
+//!   connections, survive a restart (even after `kill -9`) on the same endpoint.
+//! - [`cos_notification`], [`cos_notify_comm`], [`cos_notify_filter`]: the Notification
+//!   Service's IDL (structured events, QoS names, its suppliers and consumers, filters), and
+//!   [`filter`]: `Filter`, `MappingFilter` and the `FilterFactory` (served under the object
+//!   key `FilterFactory`) with the [`etcl`] constraint language
+//!   (`$type_name == 'Alarm' and $.header.variable_header(priority) > 3`). The notification
+//!   channel itself (structured and sequence proxies, QoS, admin and proxy filters) is not
+//!   there yet.
+//!
+//! # Connecting and disconnecting
+//!
+//! As CosEventChannelAdmin says: connecting a proxy twice raises `AlreadyConnected`; a push
+//! consumer and a pull supplier must be given (nil is `BAD_PARAM`), a push supplier and a
+//! pull consumer may connect as nil (they then hear of no disconnection); pushing into, or
+//! pulling from, a proxy not connected yet raises `Disconnected`. A `disconnect_*` call
+//! ends the proxy: its object no longer exists (OBJECT_NOT_EXIST), and the peer that called
+//! it is not called back. `EventChannel::destroy` disconnects every proxy and calls each
+//! connected peer's `disconnect_*`. `TypeError` belongs to typed channels: these channels
+//! carry untyped events (`any`) and never raise it.
+//!
+//! # Delivery
+//!
+//! An event pushed by a supplier (or pulled from one) is appended to a bounded queue per
+//! connected consumer; each push consumer is served by a thread of its own, in order, so a
+//! slow or dead consumer never stalls the supplier or the other consumers. Pushes failing
+//! with TRANSIENT, COMM_FAILURE or TIMEOUT are retried with a doubling back-off and the
+//! consumer is disconnected after [`Options::push_retries`] failures in a row. Pull
+//! consumers' `pull` waits without holding a server thread (an AMH servant).
+//!
+//! # Not there yet
+//!
+//! The notification channel (CosNotifyChannelAdmin: structured and sequence proxies, the
+//! translation between `any` and structured events, admin- and proxy-level filters with
+//! AND/OR, QoS such as `EventReliability`, `Priority`, `OrderPolicy`, `DiscardPolicy`,
+//! `MaxEventsPerConsumer`, `StartTime`/`StopTime`/`Timeout`, `subscription_change` and
+//! `offer_change` through a channel, batching of `EventBatch` deliveries), persistent
+//! events, typed channels, and pipelined pushes on the asynchronous client.
+//!
+//! # Example
+//!
+//! ```
+//! use corbina::{config::Endpoint, Any, Orb, OrbConfig};
+//! use corbina_events::cos_event_channel_admin::EventChannel;
+//! use corbina_events::{EventService, Options};
+//!
+//! let dir = std::env::temp_dir().join(format!("corbina-events-doc-{}", std::process::id()));
+//! let _ = std::fs::remove_dir_all(&dir);
+//! let config = OrbConfig {
+//!     endpoints: vec![Endpoint { host: "127.0.0.1".into(), port: 0 }],
+//!     ..OrbConfig::default()
+//! };
+//! let orb = Orb::with_config(config);
+//! let service = EventService::start(&orb, &Options::new(&dir)).unwrap();
+//!
+//! // Suppliers and consumers reach the default channel by its corbaloc URL.
+//! let (host, port) = service.endpoint();
+//! let obj = orb.string_to_object(&format!("corbaloc::{host}:{port}/EventChannel")).unwrap();
+//! let channel = EventChannel::narrow(&obj).unwrap();
+//! // A pull consumer (connected with a nil reference: it needs no callback) ...
+//! let pull = channel.for_consumers().unwrap().unwrap().obtain_pull_supplier().unwrap().unwrap();
+//! pull.connect_pull_consumer(None).unwrap();
+//! // ... and a push supplier.
+//! let push = channel.for_suppliers().unwrap().unwrap().obtain_push_consumer().unwrap().unwrap();
+//! push.connect_push_supplier(None).unwrap();
+//! push.push(&Any::from_string("hello").unwrap()).unwrap();
+//! assert_eq!(pull.pull().unwrap().to_string_value().as_deref(), Some("hello"));
+//! # drop(service); orb.destroy(); let _ = std::fs::remove_dir_all(&dir);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+/// Code generated from `idl/CosEventChannelAdmin.idl` (and the `CosEventComm.idl` it
+/// includes) by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_event {
+    include!(concat!(env!("OUT_DIR"), "/CosEventChannelAdmin.rs"));
+}
+/// Code generated from `idl/EventChannelFactory.idl` by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_factory {
+    include!(concat!(env!("OUT_DIR"), "/EventChannelFactory.rs"));
+}
+/// Code generated from `idl/CosNotifyFilter.idl` (and the CosNotification and
+/// CosNotifyComm it includes) by `corbina-codegen`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_notify {
+    include!(concat!(env!("OUT_DIR"), "/CosNotifyFilter.rs"));
+}
+pub use generated_event::{cos_event_channel_admin, cos_event_comm};
+pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
+pub use generated_notify::{cos_notification, cos_notify_comm, cos_notify_filter};
+
+mod channel;
+pub mod etcl;
+pub mod factory;
+pub mod filter;
+mod servants;
+mod service;
+pub mod store;
+
+pub use service::{
+    default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,
+    DEFAULT_MAX_PROXIES, DEFAULT_MAX_QUEUE, DEFAULT_PULL_RETRY, DEFAULT_PUSH_RETRIES,
+    DEFAULT_RETRY_BACKOFF, EVENTS_POA, FACTORY_KEY, FILTER_FACTORY_KEY,
+};
