@@ -65,6 +65,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
+use crate::client::invoker::Hooks;
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
@@ -73,7 +74,6 @@ use crate::giop::{
     ListenPoint, ReplyHeader, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress,
     Version,
 };
-use crate::interceptor::client::PiHooks;
 use crate::interceptor::server::Registered;
 use crate::object::EncodeArgs;
 use crate::server::connection::{self as server_conn, BidirParts, ConnectionShared};
@@ -319,12 +319,11 @@ impl BidirConnection {
         .into()
     }
 
-    /// Sends a request and, for a twoway, waits for its reply (until `deadline`). With
-    /// `hooks` (client request interceptors, and the invoker of the call), its starting point
-    /// runs first, with no lock held (an interceptor may make calls of its own), on an id
-    /// reserved for the request.
+    /// Sends a request of `invoker`'s and, for a twoway, waits for its reply (until
+    /// `deadline`). When `hooks` intercept, their starting point runs first, with no lock
+    /// held (an interceptor may make calls of its own), on an id reserved for the request.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn call<'a>(
+    pub(crate) fn call<'a, H: Hooks>(
         &self,
         version: Version,
         code_sets: CodeSets,
@@ -333,7 +332,8 @@ impl BidirConnection {
         encode: &EncodeArgs<'_, 'a>,
         response_expected: bool,
         deadline: Option<Instant>,
-        hooks: Option<(&mut PiHooks<'_>, &IiopInvoker)>,
+        hooks: &mut H,
+        invoker: &IiopInvoker,
     ) -> Result<Outcome, SystemException> {
         let mut contexts = self.offer_contexts(version);
         if !self.shared.outgoing_started() {
@@ -341,15 +341,14 @@ impl BidirConnection {
             return Ok(Outcome::Resend);
         }
         let _busy = OutgoingGuard(&self.shared);
-        let reserved = match hooks {
-            Some((hooks, invoker)) => {
-                let id = self.lock()?.giop.reserve_request_id();
-                let added = hooks.begin(invoker, id, version)?;
-                contexts.0.extend(added.0.iter().cloned());
-                hooks.sent(added);
-                Some(id)
-            }
-            None => None,
+        let reserved = if H::INTERCEPTS {
+            let id = self.lock()?.giop.reserve_request_id();
+            let added = hooks.begin(invoker, id, version)?;
+            contexts.0.extend(added.0.iter().cloned());
+            hooks.sent(added);
+            Some(id)
+        } else {
+            None
         };
         let order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
