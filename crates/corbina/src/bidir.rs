@@ -59,20 +59,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
 use crate::client::invoker::Hooks;
+pub(crate) use crate::client::replies::Outcome;
+use crate::client::replies::{Ended, Replies, Settled};
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{
-    ListenPoint, ReplyHeader, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress,
-    Version,
+    ListenPoint, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress, Version,
 };
 use crate::interceptor::server::Registered;
 use crate::object::EncodeArgs;
@@ -151,36 +153,10 @@ pub(crate) struct Offer {
     pub(crate) listen_points: Vec<ListenPoint>,
 }
 
-/// A reply copied out of the receive buffer for the call waiting for it.
-pub(crate) struct OwnedReply {
-    pub(crate) header: ReplyHeader,
-    pub(crate) body: OwnedBody,
-    pub(crate) code_sets: CodeSets,
-}
-
-/// What became of a call sent over a bidirectional connection.
-pub(crate) enum Outcome {
-    /// The reply.
-    Reply(OwnedReply),
-    /// A oneway, written.
-    Sent,
-    /// Not processed by the peer (the connection was closing, closed in order, or the
-    /// request could not be written): send it again, elsewhere.
-    Resend,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    /// The peer sent CloseConnection: requests in flight were not processed.
-    Orderly,
-    /// The connection failed or was closed under its calls.
-    Failed,
-}
-
 struct State {
     giop: GiopConnection,
-    /// Calls waiting for their reply, by request id (`Some` once it has come).
-    waiting: HashMap<u32, Option<OwnedReply>>,
+    /// Calls waiting for their reply (woken through `replied`).
+    waiting: Replies<()>,
     ended: Option<Ended>,
 }
 
@@ -231,7 +207,7 @@ impl BidirConnection {
             shared,
             state: Mutex::new(State {
                 giop,
-                waiting: HashMap::new(),
+                waiting: Replies::default(),
                 ended: None,
             }),
             replied: Condvar::new(),
@@ -350,6 +326,34 @@ impl BidirConnection {
         } else {
             None
         };
+        self.send(
+            version,
+            code_sets,
+            target,
+            operation,
+            encode,
+            response_expected,
+            deadline,
+            reserved,
+            &contexts,
+        )
+    }
+
+    /// [`BidirConnection::call`] past its hooks (one instance for every kind of hooks: the
+    /// request functions it calls keep a single call site here).
+    #[allow(clippy::too_many_arguments)]
+    fn send<'a>(
+        &self,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        response_expected: bool,
+        deadline: Option<Instant>,
+        reserved: Option<u32>,
+        contexts: &ServiceContextList,
+    ) -> Result<Outcome, SystemException> {
         let order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() {
@@ -365,7 +369,7 @@ impl BidirConnection {
                 target,
                 operation,
                 response_expected,
-                &contexts,
+                contexts,
             ),
             None => st.giop.start_request_with(
                 Vec::new(),
@@ -374,7 +378,7 @@ impl BidirConnection {
                 target,
                 operation,
                 response_expected,
-                &contexts,
+                contexts,
             ),
         }
         .map_err(marshal)?;
@@ -389,7 +393,7 @@ impl BidirConnection {
         }
         .map_err(marshal)?;
         if response_expected {
-            st.waiting.insert(request_id, None);
+            st.waiting.expect(request_id, ());
         }
         drop(st);
         let written = self.shared.write(None, &w);
@@ -398,7 +402,7 @@ impl BidirConnection {
             // Not written whole: the peer cannot have processed it. The connection is
             // broken for everyone.
             if let Ok(mut st) = self.lock() {
-                st.waiting.remove(&request_id);
+                st.waiting.forget(request_id);
                 st.giop.abandon(request_id);
             }
             self.end(Ended::Failed);
@@ -417,16 +421,14 @@ impl BidirConnection {
     ) -> Result<Outcome, SystemException> {
         let mut st = self.lock()?;
         loop {
-            if let Some(Some(_)) = st.waiting.get(&request_id) {
-                if let Some(Some(reply)) = st.waiting.remove(&request_id) {
-                    return Ok(Outcome::Reply(reply));
-                }
-            }
-            if let Some(ended) = st.ended {
-                st.waiting.remove(&request_id);
-                return match ended {
-                    Ended::Orderly => Ok(Outcome::Resend),
-                    Ended::Failed => Err(self.closed()),
+            let ended = st.ended;
+            if let Poll::Ready(settled) = st.waiting.poll(request_id, ended, |()| {}) {
+                return match settled {
+                    Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
+                    Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
+                    Settled::Ended(Ended::Failed) | Settled::TimedOut | Settled::Gone => {
+                        Err(self.closed())
+                    }
                 };
             }
             st = match deadline {
@@ -436,7 +438,7 @@ impl BidirConnection {
                     if left.is_zero() {
                         // Given up: the peer is told (CancelRequest) and a late reply is
                         // dropped by the connection.
-                        st.waiting.remove(&request_id);
+                        st.waiting.forget(request_id);
                         st.giop.cancel(request_id);
                         let transmits = drain_transmits(&mut st.giop);
                         drop(st);
@@ -504,14 +506,7 @@ impl BidirConnection {
                 })) => {
                     // The connection matched it to a request in flight; a call that gave
                     // up has no slot any more.
-                    if let Some(slot) = waiting.get_mut(&header.request_id) {
-                        *slot = Some(OwnedReply {
-                            header,
-                            body: body.to_owned_body(),
-                            code_sets,
-                        });
-                        woke = true;
-                    }
+                    woke |= waiting.file(header, body, code_sets).is_some();
                 }
                 Ok(Some(Event::Request {
                     header,

@@ -104,6 +104,7 @@ mod async_pool;
 mod async_reactor;
 mod async_timer;
 pub(crate) mod invoker;
+pub(crate) mod replies;
 mod rope;
 
 use std::cell::Cell;
