@@ -11,10 +11,14 @@
 //!   offered addresses then go over it instead of a new connection. Nothing is verified
 //!   beyond that (as omniORB, which by default does not check the listen points either).
 //!
-//! Both ends then run the same `BidirConnection`: one thread reads the connection and
-//! hands each reply to the call waiting for it (several calls may be in flight, in both
-//! directions, answered in any order) and each request to a worker, so that a request can
-//! call back over the same connection while its own caller waits. Requests on such a
+//! Both ends then run the same `BidirConnection`, read by leader/followers: a call waiting
+//! for its reply reads the connection itself when no one else does (the leader), filing
+//! the replies of other calls (the followers, woken to take theirs; one of them leads
+//! next) and handing each request to a worker, so that a request can call back over the
+//! same connection while its own caller waits. With one call in flight there is no thread
+//! switch: the caller reads its own reply. When no call waits, the connection's reader
+//! thread reads it (so that requests still come in), without blocking: it waits for input
+//! with `poll` and gives the connection up to the next caller. Requests on such a
 //! connection may therefore run concurrently and finish out of order (as in omniORB),
 //! unlike on an ordinary connection. When the connection
 //! ends, calls waiting on it fail (COMM_FAILURE, completed MAYBE; an orderly
@@ -60,7 +64,6 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -96,6 +99,17 @@ const WORKER_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// How long the reader thread leaves the connection to callers after it last saw one
+/// waiting: what a request that comes when no call waits may wait for longest.
+const READER_HANDBACK: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Longest wait of the reader thread for input before it looks at the connection again
+/// (it is woken by input or by the connection's shutdown before that).
+const READER_POLL: rustix::event::Timespec = rustix::event::Timespec {
+    tv_sec: 1,
+    tv_nsec: 0,
+};
 
 /// What this ORB offers on its requests, as a client: its published addresses, once a POA
 /// with `BidirectionalPolicy::Both` exists (`None` until then).
@@ -158,6 +172,27 @@ struct State {
     /// Calls waiting for their reply (woken through `replied`).
     waiting: Replies<()>,
     ended: Option<Ended>,
+    /// A caller reads the connection (the leader).
+    reading: bool,
+    /// Callers asleep on `replied` (no notification is made without one).
+    followers: usize,
+}
+
+impl State {
+    /// Whether a follower asleep on `replied` has something to do (its reply came, or the
+    /// leader left). The reader thread is not woken when the last call leaves: it looks
+    /// again after [`READER_HANDBACK`], so that back-to-back calls pay no wake-up of it.
+    fn wake_due(&self) -> bool {
+        self.followers > 0
+    }
+}
+
+/// The read buffer, used by whoever reads the connection (one at a time: the leader, or
+/// the reader thread with the state locked).
+struct ReadSide {
+    buf: Vec<u8>,
+    /// Whether a read timeout is set on the connection (a leader with a deadline).
+    timeout_set: bool,
 }
 
 /// One connection carrying calls both ways (see the [module docs](self)).
@@ -168,6 +203,9 @@ pub(crate) struct BidirConnection {
     shared: Arc<ConnectionShared>,
     state: Mutex<State>,
     replied: Condvar,
+    /// The connection's read half.
+    read_half: Stream,
+    read_side: Mutex<ReadSide>,
     /// Held from marshalling a request to the end of its write: requests leave in the
     /// order of their ids (the first carries the CODE_SETS context).
     send_order: Mutex<()>,
@@ -192,10 +230,12 @@ impl std::fmt::Debug for BidirConnection {
 }
 
 impl BidirConnection {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         peer: Address,
         shared: Arc<ConnectionShared>,
         mut giop: GiopConnection,
+        read_half: Stream,
         dispatcher: Arc<dyn RequestDispatcher>,
         interceptors: Option<Arc<Registered>>,
         offer: Option<OfferSource>,
@@ -209,8 +249,15 @@ impl BidirConnection {
                 giop,
                 waiting: Replies::default(),
                 ended: None,
+                reading: false,
+                followers: 0,
             }),
             replied: Condvar::new(),
+            read_half,
+            read_side: Mutex::new(ReadSide {
+                buf: Vec::new(),
+                timeout_set: false,
+            }),
             send_order: Mutex::new(()),
             dispatcher,
             interceptors,
@@ -238,6 +285,7 @@ impl BidirConnection {
             peer,
             shared,
             giop,
+            read_half,
             dispatcher,
             interceptors,
             Some(offer),
@@ -248,7 +296,7 @@ impl BidirConnection {
         let reader = conn.clone();
         let spawned = std::thread::Builder::new()
             .name("corbina-bidir".into())
-            .spawn(move || reader.run_reader(read_half));
+            .spawn(move || reader.run_reader());
         if let Err(e) = spawned {
             conn.end(Ended::Failed);
             return Err(e);
@@ -300,7 +348,7 @@ impl BidirConnection {
     /// held (an interceptor may make calls of its own), on an id reserved for the request.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn call<'a, H: Hooks>(
-        &self,
+        self: &Arc<Self>,
         version: Version,
         code_sets: CodeSets,
         target: &TargetAddress,
@@ -343,7 +391,7 @@ impl BidirConnection {
     /// request functions it calls keep a single call site here).
     #[allow(clippy::too_many_arguments)]
     fn send<'a>(
-        &self,
+        self: &Arc<Self>,
         version: Version,
         code_sets: CodeSets,
         target: &TargetAddress,
@@ -414,8 +462,10 @@ impl BidirConnection {
         self.await_reply(request_id, deadline)
     }
 
+    /// Waits for the reply to `request_id`: reads the connection itself while no one else
+    /// does (leading), else sleeps until its reply is filed or the leader leaves.
     fn await_reply(
-        &self,
+        self: &Arc<Self>,
         request_id: u32,
         deadline: Option<Instant>,
     ) -> Result<Outcome, SystemException> {
@@ -423,6 +473,7 @@ impl BidirConnection {
         loop {
             let ended = st.ended;
             if let Poll::Ready(settled) = st.waiting.poll(request_id, ended, |()| {}) {
+                self.leave(st);
                 return match settled {
                     Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
                     Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
@@ -431,31 +482,89 @@ impl BidirConnection {
                     }
                 };
             }
-            st = match deadline {
-                None => self.replied.wait(st).map_err(|_| self.poisoned())?,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        // Given up: the peer is told (CancelRequest) and a late reply is
-                        // dropped by the connection.
-                        st.waiting.forget(request_id);
-                        st.giop.cancel(request_id);
-                        let transmits = drain_transmits(&mut st.giop);
-                        drop(st);
-                        self.write_controls(&transmits);
-                        return Err(Error::Timeout {
-                            endpoint: self.peer.clone(),
-                            phase: Phase::Receive,
-                        }
-                        .into());
-                    }
-                    self.replied
-                        .wait_timeout(st, left)
-                        .map_err(|_| self.poisoned())?
-                        .0
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                // Given up: the peer is told (CancelRequest) and a late reply is dropped
+                // by the connection.
+                st.waiting.forget(request_id);
+                st.giop.cancel(request_id);
+                let transmits = drain_transmits(&mut st.giop);
+                self.leave(st);
+                self.write_controls(&transmits);
+                return Err(Error::Timeout {
+                    endpoint: self.peer.clone(),
+                    phase: Phase::Receive,
                 }
+                .into());
+            }
+            if !st.reading {
+                st.reading = true;
+                drop(st);
+                let open = self.lead(left);
+                st = self.lock()?;
+                st.reading = false;
+                if !open {
+                    drop(st);
+                    self.end(Ended::Failed);
+                    st = self.lock()?;
+                }
+                continue;
+            }
+            st.followers += 1;
+            let woken = match left {
+                None => self.replied.wait(st).map_err(|_| self.poisoned()),
+                Some(left) => self
+                    .replied
+                    .wait_timeout(st, left)
+                    .map(|(st, _)| st)
+                    .map_err(|_| self.poisoned()),
             };
+            st = woken?;
+            st.followers -= 1;
         }
+    }
+
+    /// A call stops waiting: whoever is asleep with something to do is woken (a follower
+    /// to lead, or the reader thread once no call waits).
+    fn leave(&self, st: MutexGuard<'_, State>) {
+        let wake = st.wake_due();
+        drop(st);
+        if wake {
+            self.replied.notify_all();
+        }
+    }
+
+    /// One read by the leader (blocking, for at most `left`), and what it brought handled;
+    /// false when the connection is over (end of stream, a read error).
+    fn lead(self: &Arc<Self>, left: Option<std::time::Duration>) -> bool {
+        let Ok(mut side) = self.read_side.lock() else {
+            return false;
+        };
+        let side = &mut *side;
+        if left.is_some() || side.timeout_set {
+            side.timeout_set = left.is_some();
+            if self.read_half.set_read_timeout(left).is_err() {
+                return false;
+            }
+        }
+        if side.buf.len() < READ_CHUNK {
+            side.buf.resize(READ_CHUNK, 0);
+        }
+        let n = loop {
+            match crate::transport::Connection::read(&*self.read_half, &mut side.buf) {
+                Ok(0) => return false,
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The deadline: the caller gives up on its next turn.
+                Err(e) if crate::client::invoker::is_timeout(&e) => return true,
+                Err(_) => return false,
+            }
+        };
+        match self.state.lock() {
+            Ok(mut st) => st.giop.push(&side.buf[..n]),
+            Err(_) => return false,
+        }
+        self.take_in()
     }
 
     /// The BI_DIR_IIOP context for a request of `version` (client end, once there is
@@ -468,22 +577,61 @@ impl BidirConnection {
         }
     }
 
-    /// The reader: takes in what arrives, hands out replies and requests, until the
-    /// connection ends.
-    fn run_reader(self: Arc<Self>, mut read_half: Stream) {
-        let mut buf = vec![0u8; READ_CHUNK];
-        while self.take_in() {
-            match read_half.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => match self.state.lock() {
-                    Ok(mut st) => st.giop.push(&buf[..n]),
-                    Err(_) => break,
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
+    /// The reader thread: while no call waits for a reply, takes in what arrives (requests
+    /// above all) without blocking, and waits for more with `poll`; until the connection
+    /// ends.
+    fn run_reader(self: Arc<Self>) {
+        // What the connection holds already (the server end's first bytes).
+        if self.take_in() {
+            while self.read_idle() {}
         }
         self.end(Ended::Failed);
+    }
+
+    /// One turn of the reader thread; false once the connection is over.
+    fn read_idle(self: &Arc<Self>) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        while st.ended.is_none() && (st.reading || st.waiting.len() > 0) {
+            // Callers read their replies themselves.
+            st = match self.replied.wait_timeout(st, READER_HANDBACK) {
+                Ok((st, _)) => st,
+                Err(_) => return false,
+            };
+        }
+        if st.ended.is_some() {
+            return false;
+        }
+        // Locked: no caller starts reading meanwhile, and the read does not block.
+        let Ok(mut side) = self.read_side.lock() else {
+            return false;
+        };
+        if side.buf.len() < READ_CHUNK {
+            side.buf.resize(READ_CHUNK, 0);
+        }
+        match self.read_half.read_nonblocking(&mut side.buf) {
+            Ok(0) => false,
+            Ok(n) => {
+                st.giop.push(&side.buf[..n]);
+                drop(side);
+                drop(st);
+                self.take_in()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                drop(side);
+                drop(st);
+                let mut fds = [rustix::event::PollFd::from_borrowed_fd(
+                    self.read_half.poll_fd(),
+                    rustix::event::PollFlags::IN,
+                )];
+                match rustix::event::poll(&mut fds, Some(&READER_POLL)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => true,
+                    Err(_) => false,
+                }
+            }
+            Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+        }
     }
 
     /// Handles every message received whole; false once the connection is over.
@@ -536,8 +684,9 @@ impl BidirConnection {
             guard.ended = ended;
             woke = true;
         }
+        let wake = woke && guard.wake_due();
         drop(guard);
-        if woke {
+        if wake {
             self.replied.notify_all();
         }
         self.write_controls(&transmits);
@@ -631,6 +780,7 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
         peer,
         shared.clone(),
         giop,
+        read_half,
         dispatcher,
         interceptors,
         None,
@@ -642,7 +792,7 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
         }
     }
     conn.workers.submit(&conn, offer.first);
-    conn.clone().run_reader(read_half);
+    conn.clone().run_reader();
     server_conn::finish_connection(&shared, &server);
 }
 

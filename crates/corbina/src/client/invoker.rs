@@ -440,7 +440,7 @@ impl IiopInvoker {
     /// One attempt over a bidirectional connection.
     fn attempt_bidir<'a, H: Hooks>(
         &self,
-        conn: &BidirConnection,
+        conn: &Arc<BidirConnection>,
         hooks: &mut H,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
