@@ -187,6 +187,16 @@ impl State {
     }
 }
 
+/// What a turn of reading the connection came to.
+enum Turn {
+    /// Read on.
+    Again,
+    /// A request for this thread to run (the reading was handed over).
+    Serve(IncomingRequest),
+    /// The connection is over.
+    Over,
+}
+
 /// The read buffer, used by whoever reads the connection (one at a time: the leader, or
 /// the reader thread with the state locked).
 struct ReadSide {
@@ -564,7 +574,7 @@ impl BidirConnection {
             Ok(mut st) => st.giop.push(&side.buf[..n]),
             Err(_) => return false,
         }
-        self.take_in()
+        !matches!(self.take_in(false), Turn::Over)
     }
 
     /// The BI_DIR_IIOP context for a request of `version` (client end, once there is
@@ -577,46 +587,64 @@ impl BidirConnection {
         }
     }
 
-    /// The reader thread: while no call waits for a reply, takes in what arrives (requests
-    /// above all) without blocking, and waits for more with `poll`; until the connection
-    /// ends.
+    /// The connection's own thread (the client end's reader, the server end's connection
+    /// thread): one of its workers, which starts by reading the connection, and returns
+    /// when the connection has ended.
     fn run_reader(self: Arc<Self>) {
-        // What the connection holds already (the server end's first bytes).
-        if self.take_in() {
-            while self.read_idle() {}
+        if let Ok(mut w) = self.workers.state.lock() {
+            w.read_job = true;
         }
-        self.end(Ended::Failed);
+        self.workers.run(&self, true);
     }
 
-    /// One turn of the reader thread; false once the connection is over.
-    fn read_idle(self: &Arc<Self>) -> bool {
+    /// The reading of the connection while no call waits for a reply (see
+    /// [`BidirConnection::read_idle`]), by one worker at a time, until a request comes that
+    /// this worker can run itself (another one took the reading over: leader/followers,
+    /// no thread switch for the request) or the connection ends.
+    fn read_turn(self: &Arc<Self>) -> Option<IncomingRequest> {
+        // What the connection holds already (the server end's first bytes).
+        let mut turn = self.take_in(true);
+        loop {
+            match turn {
+                Turn::Serve(r) => return Some(r),
+                Turn::Over => {
+                    self.end(Ended::Failed);
+                    return None;
+                }
+                Turn::Again => turn = self.read_idle(),
+            }
+        }
+    }
+
+    /// One step of the reading while no call waits: what has arrived, read without blocking
+    /// (the state locked: no caller starts reading meanwhile), else a wait for input.
+    fn read_idle(self: &Arc<Self>) -> Turn {
         let Ok(mut st) = self.state.lock() else {
-            return false;
+            return Turn::Over;
         };
         while st.ended.is_none() && (st.reading || st.waiting.len() > 0) {
             // Callers read their replies themselves.
             st = match self.replied.wait_timeout(st, READER_HANDBACK) {
                 Ok((st, _)) => st,
-                Err(_) => return false,
+                Err(_) => return Turn::Over,
             };
         }
         if st.ended.is_some() {
-            return false;
+            return Turn::Over;
         }
-        // Locked: no caller starts reading meanwhile, and the read does not block.
         let Ok(mut side) = self.read_side.lock() else {
-            return false;
+            return Turn::Over;
         };
         if side.buf.len() < READ_CHUNK {
             side.buf.resize(READ_CHUNK, 0);
         }
         match self.read_half.read_nonblocking(&mut side.buf) {
-            Ok(0) => false,
+            Ok(0) => Turn::Over,
             Ok(n) => {
                 st.giop.push(&side.buf[..n]);
                 drop(side);
                 drop(st);
-                self.take_in()
+                self.take_in(true)
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 drop(side);
@@ -626,18 +654,21 @@ impl BidirConnection {
                     rustix::event::PollFlags::IN,
                 )];
                 match rustix::event::poll(&mut fds, Some(&READER_POLL)) {
-                    Ok(_) | Err(rustix::io::Errno::INTR) => true,
-                    Err(_) => false,
+                    Ok(_) | Err(rustix::io::Errno::INTR) => Turn::Again,
+                    Err(_) => Turn::Over,
                 }
             }
-            Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Turn::Again,
+            Err(_) => Turn::Over,
         }
     }
 
-    /// Handles every message received whole; false once the connection is over.
-    fn take_in(self: &Arc<Self>) -> bool {
+    /// Handles every message received whole: replies filed, requests handed to the
+    /// workers (with `keep`, by the reader of an idle connection, the first is returned to
+    /// run on this thread if another can take the reading over).
+    fn take_in(self: &Arc<Self>, keep: bool) -> Turn {
         let Ok(mut guard) = self.state.lock() else {
-            return false;
+            return Turn::Over;
         };
         let mut requests = Vec::new();
         let mut locates = Vec::new();
@@ -690,6 +721,12 @@ impl BidirConnection {
             self.replied.notify_all();
         }
         self.write_controls(&transmits);
+        let mut requests = requests.into_iter();
+        let kept = match requests.len() {
+            0 => None,
+            _ if keep && ended.is_none() && self.workers.hand_off_reading(self) => requests.next(),
+            _ => None,
+        };
         for r in requests {
             self.workers.submit(self, r);
         }
@@ -701,7 +738,39 @@ impl BidirConnection {
             };
             let _ = server_conn::write_locate_reply(&self.shared, &mut out, &reply, outcome);
         }
-        ended.is_none()
+        match (ended, kept) {
+            (Some(_), _) => Turn::Over,
+            (None, Some(r)) => Turn::Serve(r),
+            (None, None) => Turn::Again,
+        }
+    }
+
+    /// Runs a request that came in on it, and writes its reply.
+    fn serve(&self, r: IncomingRequest, out: &mut Vec<u8>) {
+        let args = r.body.body().reader(r.reply.code_sets);
+        if let Some(pi) = &self.interceptors {
+            server_conn::intercepted::serve_intercepted(
+                &self.shared,
+                &*self.dispatcher,
+                out,
+                pi,
+                &r.operation,
+                server_conn::intercepted::ReceivedContexts::Copied(r.contexts),
+                r.key.as_deref(),
+                args,
+                r.reply,
+            );
+            return;
+        }
+        server_conn::serve_request(
+            &self.shared,
+            &*self.dispatcher,
+            out,
+            &r.operation,
+            r.key.as_deref(),
+            args,
+            r.reply,
+        );
     }
 
     fn write_controls(&self, transmits: &[ControlMessage]) {
@@ -797,8 +866,10 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
 }
 
 /// The threads a bidirectional connection runs requests on: started on demand, up to
-/// [`MAX_WORKERS`]; a request that finds none idle starts one, so that a request waiting
-/// for a call back never holds up the requests that call makes.
+/// [`MAX_WORKERS`] besides its own thread; a request that finds none idle starts one, so
+/// that a request waiting for a call back never holds up the requests that call makes.
+/// They take turns reading the connection while no call waits (leader/followers): the
+/// reader hands a request it can run itself the reading over to an idle (or new) worker.
 #[derive(Default)]
 struct Workers {
     state: Mutex<WorkState>,
@@ -810,9 +881,25 @@ struct Workers {
 struct WorkState {
     queue: VecDeque<IncomingRequest>,
     queued_bytes: usize,
+    /// The reading of the connection waits for a worker to take it.
+    read_job: bool,
     idle: usize,
+    /// Workers started (the connection's own thread not counted).
     threads: usize,
     stopped: bool,
+}
+
+impl WorkState {
+    /// Jobs waiting for a worker.
+    fn wanted(&self) -> usize {
+        self.queue.len() + usize::from(self.read_job)
+    }
+}
+
+/// What a worker does next.
+enum Job {
+    Serve(IncomingRequest),
+    Read,
 }
 
 impl Workers {
@@ -833,72 +920,84 @@ impl Workers {
         }
         st.queue.push_back(request);
         st.queued_bytes += held;
-        if st.idle > 0 {
+        self.staff(conn, st);
+    }
+
+    /// Hands the reading of the connection to another worker, if one is idle or can be
+    /// started (false: the caller reads on).
+    fn hand_off_reading(&self, conn: &Arc<BidirConnection>) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        if st.stopped || st.read_job || (st.idle <= st.wanted() && st.threads >= MAX_WORKERS) {
+            return false;
+        }
+        st.read_job = true;
+        self.staff(conn, st);
+        true
+    }
+
+    /// Wakes an idle worker for a new job, or starts one if every idle one has a job.
+    fn staff(&self, conn: &Arc<BidirConnection>, mut st: MutexGuard<'_, WorkState>) {
+        if st.idle >= st.wanted() || st.threads >= MAX_WORKERS {
             drop(st);
             self.work.notify_one();
-        } else if st.threads < MAX_WORKERS {
-            st.threads += 1;
-            drop(st);
-            let c = conn.clone();
-            let spawned = std::thread::Builder::new()
-                .name("corbina-bidir-worker".into())
-                .spawn(move || c.workers.run(&c));
-            if spawned.is_err() {
-                if let Ok(mut st) = self.state.lock() {
-                    st.threads -= 1;
-                }
+            return;
+        }
+        st.threads += 1;
+        drop(st);
+        let c = conn.clone();
+        let spawned = std::thread::Builder::new()
+            .name("corbina-bidir-worker".into())
+            .spawn(move || c.workers.run(&c, false));
+        if spawned.is_err() {
+            if let Ok(mut st) = self.state.lock() {
+                st.threads -= 1;
             }
+            // An idle worker, if any, takes it later.
+            self.work.notify_one();
         }
     }
 
-    fn run(&self, conn: &BidirConnection) {
+    /// A worker's life (`home`: the connection's own thread, which stays until the
+    /// connection ends).
+    fn run(&self, conn: &Arc<BidirConnection>, home: bool) {
         let mut out = Vec::new();
-        while let Some(r) = self.next() {
-            let args = r.body.body().reader(r.reply.code_sets);
-            if let Some(pi) = &conn.interceptors {
-                server_conn::intercepted::serve_intercepted(
-                    &conn.shared,
-                    &*conn.dispatcher,
-                    &mut out,
-                    pi,
-                    &r.operation,
-                    server_conn::intercepted::ReceivedContexts::Copied(r.contexts),
-                    r.key.as_deref(),
-                    args,
-                    r.reply,
-                );
-                continue;
+        while let Some(job) = self.next(home) {
+            let request = match job {
+                Job::Serve(r) => Some(r),
+                Job::Read => conn.read_turn(),
+            };
+            if let Some(r) = request {
+                conn.serve(r, &mut out);
             }
-            server_conn::serve_request(
-                &conn.shared,
-                &*conn.dispatcher,
-                &mut out,
-                &r.operation,
-                r.key.as_deref(),
-                args,
-                r.reply,
-            );
         }
     }
 
-    /// The next request, or `None` when this worker is to exit.
-    fn next(&self) -> Option<IncomingRequest> {
+    /// The next job, or `None` when this worker is to exit.
+    fn next(&self, home: bool) -> Option<Job> {
         let mut st = self.state.lock().ok()?;
         loop {
+            // The reading first: what every waiting request's progress may depend on.
+            if std::mem::take(&mut st.read_job) {
+                return Some(Job::Read);
+            }
             if let Some(r) = st.queue.pop_front() {
                 st.queued_bytes -= r.held_bytes();
                 self.room.notify_all();
-                return Some(r);
+                return Some(Job::Serve(r));
             }
             if st.stopped {
-                st.threads -= 1;
+                if !home {
+                    st.threads -= 1;
+                }
                 return None;
             }
             st.idle += 1;
             let (next, timeout) = self.work.wait_timeout(st, WORKER_IDLE_EXIT).ok()?;
             st = next;
             st.idle -= 1;
-            if timeout.timed_out() && st.queue.is_empty() {
+            if timeout.timed_out() && st.wanted() == 0 && !home {
                 st.threads -= 1;
                 return None;
             }
@@ -908,6 +1007,7 @@ impl Workers {
     fn stop(&self) {
         if let Ok(mut st) = self.state.lock() {
             st.stopped = true;
+            st.read_job = false;
             st.queue.clear();
             st.queued_bytes = 0;
         }
