@@ -59,6 +59,7 @@
 //! ```
 
 mod bidir;
+mod close;
 mod in_flight;
 mod meter;
 mod recv;
@@ -83,6 +84,7 @@ use crate::service_context::{CodeSetContext, ServiceContextList};
 use crate::target_address::TargetAddress;
 
 pub use bidir::{bidir_context, bidir_offer, bidir_supported};
+pub use close::CloseState;
 pub use send::{
     ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
 };
