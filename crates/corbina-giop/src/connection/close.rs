@@ -1,23 +1,23 @@
-//! Orderly close and refusal of a server connection whose replies several threads write
-//! (a reply deferred past its upcall, the workers of a bidirectional connection, the ORB's
-//! shutdown and the idle scavenger): sans-IO, as the rest of the connection. The state
-//! says what to send and when the connection is closed; the runtime writes the message it
-//! is given, then shuts the transport down.
-//!
-//! - **CloseConnection** (GIOP §15.4.7) goes out only when no request is being processed
-//!   (the reply of the last one is written first): a close asked for while busy is done
-//!   when the last request ends. Requests that arrive after it are not processed (their
-//!   clients resend them).
-//! - **MessageError** refuses the peer's input (a memory budget spent): closed at once.
-//! - **Version**: both go out in the GIOP version of the peer's latest request (GIOP 1.0
-//!   before its first one).
+//! Orderly close and refusal of a server connection: [`CloseState`].
 
 use corbina_cdr::ByteOrder;
 
 use super::ControlMessage;
 use crate::header::Version;
 
-/// The close state of one server connection (see the [module docs](self)).
+/// Orderly close and refusal of a server connection whose replies several threads write
+/// (a reply deferred past its upcall, the workers of a bidirectional connection, the ORB's
+/// shutdown and the idle scavenger): sans-IO, as the rest of the connection. The state
+/// says what to send and when the connection is closed; the runtime writes the message it
+/// is given, then shuts the transport down.
+///
+/// - **CloseConnection** (GIOP §15.4.7) goes out only when no request is being processed
+///   (the reply of the last one is written first): a close asked for while busy is done
+///   when the last request ends. Requests that arrive after it are not processed (their
+///   clients resend them).
+/// - **MessageError** refuses the peer's input (a memory budget spent): closed at once.
+/// - **Version**: both go out in the GIOP version of the peer's latest request (GIOP 1.0
+///   before its first one).
 #[derive(Debug, Clone)]
 pub struct CloseState {
     /// Requests being processed (and, on a bidirectional connection, calls carried back).
