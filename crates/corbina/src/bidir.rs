@@ -11,10 +11,14 @@
 //!   offered addresses then go over it instead of a new connection. Nothing is verified
 //!   beyond that (as omniORB, which by default does not check the listen points either).
 //!
-//! Both ends then run the same `BidirConnection`: one thread reads the connection and
-//! hands each reply to the call waiting for it (several calls may be in flight, in both
-//! directions, answered in any order) and each request to a worker, so that a request can
-//! call back over the same connection while its own caller waits. Requests on such a
+//! Both ends then run the same `BidirConnection`, read by leader/followers: a call waiting
+//! for its reply reads the connection itself when no one else does (the leader), filing
+//! the replies of other calls (the followers, woken to take theirs; one of them leads
+//! next) and handing each request to a worker, so that a request can call back over the
+//! same connection while its own caller waits. With one call in flight there is no thread
+//! switch: the caller reads its own reply. When no call waits, the connection's reader
+//! thread reads it (so that requests still come in), without blocking: it waits for input
+//! with `poll` and gives the connection up to the next caller. Requests on such a
 //! connection may therefore run concurrently and finish out of order (as in omniORB),
 //! unlike on an ordinary connection. When the connection
 //! ends, calls waiting on it fail (COMM_FAILURE, completed MAYBE; an orderly
@@ -59,21 +63,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::{HashMap, VecDeque};
-use std::io::Read;
+use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
+use crate::client::invoker::Hooks;
+pub(crate) use crate::client::replies::Outcome;
+use crate::client::replies::{Ended, Replies, Settled};
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{
-    ListenPoint, ReplyHeader, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress,
-    Version,
+    ListenPoint, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress, Version,
 };
-use crate::interceptor::client::PiHooks;
 use crate::interceptor::server::Registered;
 use crate::object::EncodeArgs;
 use crate::server::connection::{self as server_conn, BidirParts, ConnectionShared};
@@ -94,6 +99,17 @@ const WORKER_IDLE_EXIT: Duration = Duration::from_secs(30);
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// How long the reader thread leaves the connection to callers after it last saw one
+/// waiting: what a request that comes when no call waits may wait for longest.
+const READER_HANDBACK: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Longest wait of the reader thread for input before it looks at the connection again
+/// (it is woken by input or by the connection's shutdown before that).
+const READER_POLL: rustix::event::Timespec = rustix::event::Timespec {
+    tv_sec: 1,
+    tv_nsec: 0,
+};
 
 /// What this ORB offers on its requests, as a client: its published addresses, once a POA
 /// with `BidirectionalPolicy::Both` exists (`None` until then).
@@ -151,37 +167,42 @@ pub(crate) struct Offer {
     pub(crate) listen_points: Vec<ListenPoint>,
 }
 
-/// A reply copied out of the receive buffer for the call waiting for it.
-pub(crate) struct OwnedReply {
-    pub(crate) header: ReplyHeader,
-    pub(crate) body: OwnedBody,
-    pub(crate) code_sets: CodeSets,
-}
-
-/// What became of a call sent over a bidirectional connection.
-pub(crate) enum Outcome {
-    /// The reply.
-    Reply(OwnedReply),
-    /// A oneway, written.
-    Sent,
-    /// Not processed by the peer (the connection was closing, closed in order, or the
-    /// request could not be written): send it again, elsewhere.
-    Resend,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    /// The peer sent CloseConnection: requests in flight were not processed.
-    Orderly,
-    /// The connection failed or was closed under its calls.
-    Failed,
-}
-
 struct State {
     giop: GiopConnection,
-    /// Calls waiting for their reply, by request id (`Some` once it has come).
-    waiting: HashMap<u32, Option<OwnedReply>>,
+    /// Calls waiting for their reply (woken through `replied`).
+    waiting: Replies<()>,
     ended: Option<Ended>,
+    /// A caller reads the connection (the leader).
+    reading: bool,
+    /// Callers asleep on `replied` (no notification is made without one).
+    followers: usize,
+}
+
+impl State {
+    /// Whether a follower asleep on `replied` has something to do (its reply came, or the
+    /// leader left). The reader thread is not woken when the last call leaves: it looks
+    /// again after [`READER_HANDBACK`], so that back-to-back calls pay no wake-up of it.
+    fn wake_due(&self) -> bool {
+        self.followers > 0
+    }
+}
+
+/// What a turn of reading the connection came to.
+enum Turn {
+    /// Read on.
+    Again,
+    /// A request for this thread to run (the reading was handed over).
+    Serve(IncomingRequest),
+    /// The connection is over.
+    Over,
+}
+
+/// The read buffer, used by whoever reads the connection (one at a time: the leader, or
+/// the reader thread with the state locked).
+struct ReadSide {
+    buf: Vec<u8>,
+    /// Whether a read timeout is set on the connection (a leader with a deadline).
+    timeout_set: bool,
 }
 
 /// One connection carrying calls both ways (see the [module docs](self)).
@@ -192,6 +213,9 @@ pub(crate) struct BidirConnection {
     shared: Arc<ConnectionShared>,
     state: Mutex<State>,
     replied: Condvar,
+    /// The connection's read half.
+    read_half: Stream,
+    read_side: Mutex<ReadSide>,
     /// Held from marshalling a request to the end of its write: requests leave in the
     /// order of their ids (the first carries the CODE_SETS context).
     send_order: Mutex<()>,
@@ -216,10 +240,12 @@ impl std::fmt::Debug for BidirConnection {
 }
 
 impl BidirConnection {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         peer: Address,
         shared: Arc<ConnectionShared>,
         mut giop: GiopConnection,
+        read_half: Stream,
         dispatcher: Arc<dyn RequestDispatcher>,
         interceptors: Option<Arc<Registered>>,
         offer: Option<OfferSource>,
@@ -231,10 +257,17 @@ impl BidirConnection {
             shared,
             state: Mutex::new(State {
                 giop,
-                waiting: HashMap::new(),
+                waiting: Replies::default(),
                 ended: None,
+                reading: false,
+                followers: 0,
             }),
             replied: Condvar::new(),
+            read_half,
+            read_side: Mutex::new(ReadSide {
+                buf: Vec::new(),
+                timeout_set: false,
+            }),
             send_order: Mutex::new(()),
             dispatcher,
             interceptors,
@@ -262,6 +295,7 @@ impl BidirConnection {
             peer,
             shared,
             giop,
+            read_half,
             dispatcher,
             interceptors,
             Some(offer),
@@ -272,7 +306,7 @@ impl BidirConnection {
         let reader = conn.clone();
         let spawned = std::thread::Builder::new()
             .name("corbina-bidir".into())
-            .spawn(move || reader.run_reader(read_half));
+            .spawn(move || reader.run_reader());
         if let Err(e) = spawned {
             conn.end(Ended::Failed);
             return Err(e);
@@ -319,13 +353,12 @@ impl BidirConnection {
         .into()
     }
 
-    /// Sends a request and, for a twoway, waits for its reply (until `deadline`). With
-    /// `hooks` (client request interceptors, and the invoker of the call), its starting point
-    /// runs first, with no lock held (an interceptor may make calls of its own), on an id
-    /// reserved for the request.
+    /// Sends a request of `invoker`'s and, for a twoway, waits for its reply (until
+    /// `deadline`). When `hooks` intercept, their starting point runs first, with no lock
+    /// held (an interceptor may make calls of its own), on an id reserved for the request.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn call<'a>(
-        &self,
+    pub(crate) fn call<'a, H: Hooks>(
+        self: &Arc<Self>,
         version: Version,
         code_sets: CodeSets,
         target: &TargetAddress,
@@ -333,7 +366,8 @@ impl BidirConnection {
         encode: &EncodeArgs<'_, 'a>,
         response_expected: bool,
         deadline: Option<Instant>,
-        hooks: Option<(&mut PiHooks<'_>, &IiopInvoker)>,
+        hooks: &mut H,
+        invoker: &IiopInvoker,
     ) -> Result<Outcome, SystemException> {
         let mut contexts = self.offer_contexts(version);
         if !self.shared.outgoing_started() {
@@ -341,16 +375,43 @@ impl BidirConnection {
             return Ok(Outcome::Resend);
         }
         let _busy = OutgoingGuard(&self.shared);
-        let reserved = match hooks {
-            Some((hooks, invoker)) => {
-                let id = self.lock()?.giop.reserve_request_id();
-                let added = hooks.begin(invoker, id, version)?;
-                contexts.0.extend(added.0.iter().cloned());
-                hooks.sent(added);
-                Some(id)
-            }
-            None => None,
+        let reserved = if H::INTERCEPTS {
+            let id = self.lock()?.giop.reserve_request_id();
+            let added = hooks.begin(invoker, id, version)?;
+            contexts.0.extend(added.0.iter().cloned());
+            hooks.sent(added);
+            Some(id)
+        } else {
+            None
         };
+        self.send(
+            version,
+            code_sets,
+            target,
+            operation,
+            encode,
+            response_expected,
+            deadline,
+            reserved,
+            &contexts,
+        )
+    }
+
+    /// [`BidirConnection::call`] past its hooks (one instance for every kind of hooks: the
+    /// request functions it calls keep a single call site here).
+    #[allow(clippy::too_many_arguments)]
+    fn send<'a>(
+        self: &Arc<Self>,
+        version: Version,
+        code_sets: CodeSets,
+        target: &TargetAddress,
+        operation: &str,
+        encode: &EncodeArgs<'_, 'a>,
+        response_expected: bool,
+        deadline: Option<Instant>,
+        reserved: Option<u32>,
+        contexts: &ServiceContextList,
+    ) -> Result<Outcome, SystemException> {
         let order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() {
@@ -366,7 +427,7 @@ impl BidirConnection {
                 target,
                 operation,
                 response_expected,
-                &contexts,
+                contexts,
             ),
             None => st.giop.start_request_with(
                 Vec::new(),
@@ -375,7 +436,7 @@ impl BidirConnection {
                 target,
                 operation,
                 response_expected,
-                &contexts,
+                contexts,
             ),
         }
         .map_err(marshal)?;
@@ -390,7 +451,7 @@ impl BidirConnection {
         }
         .map_err(marshal)?;
         if response_expected {
-            st.waiting.insert(request_id, None);
+            st.waiting.expect(request_id, ());
         }
         drop(st);
         let written = self.shared.write(None, &w);
@@ -399,7 +460,7 @@ impl BidirConnection {
             // Not written whole: the peer cannot have processed it. The connection is
             // broken for everyone.
             if let Ok(mut st) = self.lock() {
-                st.waiting.remove(&request_id);
+                st.waiting.forget(request_id);
                 st.giop.abandon(request_id);
             }
             self.end(Ended::Failed);
@@ -411,50 +472,109 @@ impl BidirConnection {
         self.await_reply(request_id, deadline)
     }
 
+    /// Waits for the reply to `request_id`: reads the connection itself while no one else
+    /// does (leading), else sleeps until its reply is filed or the leader leaves.
     fn await_reply(
-        &self,
+        self: &Arc<Self>,
         request_id: u32,
         deadline: Option<Instant>,
     ) -> Result<Outcome, SystemException> {
         let mut st = self.lock()?;
         loop {
-            if let Some(Some(_)) = st.waiting.get(&request_id) {
-                if let Some(Some(reply)) = st.waiting.remove(&request_id) {
-                    return Ok(Outcome::Reply(reply));
-                }
-            }
-            if let Some(ended) = st.ended {
-                st.waiting.remove(&request_id);
-                return match ended {
-                    Ended::Orderly => Ok(Outcome::Resend),
-                    Ended::Failed => Err(self.closed()),
+            let ended = st.ended;
+            if let Poll::Ready(settled) = st.waiting.poll(request_id, ended, |()| {}) {
+                self.leave(st);
+                return match settled {
+                    Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
+                    Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
+                    Settled::Ended(Ended::Failed) | Settled::TimedOut | Settled::Gone => {
+                        Err(self.closed())
+                    }
                 };
             }
-            st = match deadline {
-                None => self.replied.wait(st).map_err(|_| self.poisoned())?,
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        // Given up: the peer is told (CancelRequest) and a late reply is
-                        // dropped by the connection.
-                        st.waiting.remove(&request_id);
-                        st.giop.cancel(request_id);
-                        let transmits = drain_transmits(&mut st.giop);
-                        drop(st);
-                        self.write_controls(&transmits);
-                        return Err(Error::Timeout {
-                            endpoint: self.peer.clone(),
-                            phase: Phase::Receive,
-                        }
-                        .into());
-                    }
-                    self.replied
-                        .wait_timeout(st, left)
-                        .map_err(|_| self.poisoned())?
-                        .0
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                // Given up: the peer is told (CancelRequest) and a late reply is dropped
+                // by the connection.
+                st.waiting.forget(request_id);
+                st.giop.cancel(request_id);
+                let transmits = drain_transmits(&mut st.giop);
+                self.leave(st);
+                self.write_controls(&transmits);
+                return Err(Error::Timeout {
+                    endpoint: self.peer.clone(),
+                    phase: Phase::Receive,
                 }
+                .into());
+            }
+            if !st.reading {
+                st.reading = true;
+                drop(st);
+                let open = self.lead(left);
+                st = self.lock()?;
+                st.reading = false;
+                if !open {
+                    drop(st);
+                    self.end(Ended::Failed);
+                    st = self.lock()?;
+                }
+                continue;
+            }
+            st.followers += 1;
+            let woken = match left {
+                None => self.replied.wait(st).map_err(|_| self.poisoned()),
+                Some(left) => self
+                    .replied
+                    .wait_timeout(st, left)
+                    .map(|(st, _)| st)
+                    .map_err(|_| self.poisoned()),
             };
+            st = woken?;
+            st.followers -= 1;
         }
+    }
+
+    /// A call stops waiting: whoever is asleep with something to do is woken (a follower
+    /// to lead, or the reader thread once no call waits).
+    fn leave(&self, st: MutexGuard<'_, State>) {
+        let wake = st.wake_due();
+        drop(st);
+        if wake {
+            self.replied.notify_all();
+        }
+    }
+
+    /// One read by the leader (blocking, for at most `left`), and what it brought handled;
+    /// false when the connection is over (end of stream, a read error).
+    fn lead(self: &Arc<Self>, left: Option<std::time::Duration>) -> bool {
+        let Ok(mut side) = self.read_side.lock() else {
+            return false;
+        };
+        let side = &mut *side;
+        if left.is_some() || side.timeout_set {
+            side.timeout_set = left.is_some();
+            if self.read_half.set_read_timeout(left).is_err() {
+                return false;
+            }
+        }
+        if side.buf.len() < READ_CHUNK {
+            side.buf.resize(READ_CHUNK, 0);
+        }
+        let n = loop {
+            match crate::transport::Connection::read(&*self.read_half, &mut side.buf) {
+                Ok(0) => return false,
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The deadline: the caller gives up on its next turn.
+                Err(e) if crate::client::invoker::is_timeout(&e) => return true,
+                Err(_) => return false,
+            }
+        };
+        match self.state.lock() {
+            Ok(mut st) => st.giop.push(&side.buf[..n]),
+            Err(_) => return false,
+        }
+        !matches!(self.take_in(false), Turn::Over)
     }
 
     /// The BI_DIR_IIOP context for a request of `version` (client end, once there is
@@ -467,28 +587,88 @@ impl BidirConnection {
         }
     }
 
-    /// The reader: takes in what arrives, hands out replies and requests, until the
-    /// connection ends.
-    fn run_reader(self: Arc<Self>, mut read_half: Stream) {
-        let mut buf = vec![0u8; READ_CHUNK];
-        while self.take_in() {
-            match read_half.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => match self.state.lock() {
-                    Ok(mut st) => st.giop.push(&buf[..n]),
-                    Err(_) => break,
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
+    /// The connection's own thread (the client end's reader, the server end's connection
+    /// thread): one of its workers, which starts by reading the connection, and returns
+    /// when the connection has ended.
+    fn run_reader(self: Arc<Self>) {
+        if let Ok(mut w) = self.workers.state.lock() {
+            w.read_job = true;
         }
-        self.end(Ended::Failed);
+        self.workers.run(&self, true);
     }
 
-    /// Handles every message received whole; false once the connection is over.
-    fn take_in(self: &Arc<Self>) -> bool {
+    /// The reading of the connection while no call waits for a reply (see
+    /// [`BidirConnection::read_idle`]), by one worker at a time, until a request comes that
+    /// this worker can run itself (another one took the reading over: leader/followers,
+    /// no thread switch for the request) or the connection ends.
+    fn read_turn(self: &Arc<Self>) -> Option<IncomingRequest> {
+        // What the connection holds already (the server end's first bytes).
+        let mut turn = self.take_in(true);
+        loop {
+            match turn {
+                Turn::Serve(r) => return Some(r),
+                Turn::Over => {
+                    self.end(Ended::Failed);
+                    return None;
+                }
+                Turn::Again => turn = self.read_idle(),
+            }
+        }
+    }
+
+    /// One step of the reading while no call waits: what has arrived, read without blocking
+    /// (the state locked: no caller starts reading meanwhile), else a wait for input.
+    fn read_idle(self: &Arc<Self>) -> Turn {
+        let Ok(mut st) = self.state.lock() else {
+            return Turn::Over;
+        };
+        while st.ended.is_none() && (st.reading || st.waiting.len() > 0) {
+            // Callers read their replies themselves.
+            st = match self.replied.wait_timeout(st, READER_HANDBACK) {
+                Ok((st, _)) => st,
+                Err(_) => return Turn::Over,
+            };
+        }
+        if st.ended.is_some() {
+            return Turn::Over;
+        }
+        let Ok(mut side) = self.read_side.lock() else {
+            return Turn::Over;
+        };
+        if side.buf.len() < READ_CHUNK {
+            side.buf.resize(READ_CHUNK, 0);
+        }
+        match self.read_half.read_nonblocking(&mut side.buf) {
+            Ok(0) => Turn::Over,
+            Ok(n) => {
+                st.giop.push(&side.buf[..n]);
+                drop(side);
+                drop(st);
+                self.take_in(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                drop(side);
+                drop(st);
+                let mut fds = [rustix::event::PollFd::from_borrowed_fd(
+                    self.read_half.poll_fd(),
+                    rustix::event::PollFlags::IN,
+                )];
+                match rustix::event::poll(&mut fds, Some(&READER_POLL)) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => Turn::Again,
+                    Err(_) => Turn::Over,
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Turn::Again,
+            Err(_) => Turn::Over,
+        }
+    }
+
+    /// Handles every message received whole: replies filed, requests handed to the
+    /// workers (with `keep`, by the reader of an idle connection, the first is returned to
+    /// run on this thread if another can take the reading over).
+    fn take_in(self: &Arc<Self>, keep: bool) -> Turn {
         let Ok(mut guard) = self.state.lock() else {
-            return false;
+            return Turn::Over;
         };
         let mut requests = Vec::new();
         let mut locates = Vec::new();
@@ -505,14 +685,7 @@ impl BidirConnection {
                 })) => {
                     // The connection matched it to a request in flight; a call that gave
                     // up has no slot any more.
-                    if let Some(slot) = waiting.get_mut(&header.request_id) {
-                        *slot = Some(OwnedReply {
-                            header,
-                            body: body.to_owned_body(),
-                            code_sets,
-                        });
-                        woke = true;
-                    }
+                    woke |= waiting.file(header, body, code_sets).is_some();
                 }
                 Ok(Some(Event::Request {
                     header,
@@ -542,11 +715,18 @@ impl BidirConnection {
             guard.ended = ended;
             woke = true;
         }
+        let wake = woke && guard.wake_due();
         drop(guard);
-        if woke {
+        if wake {
             self.replied.notify_all();
         }
         self.write_controls(&transmits);
+        let mut requests = requests.into_iter();
+        let kept = match requests.len() {
+            0 => None,
+            _ if keep && ended.is_none() && self.workers.hand_off_reading(self) => requests.next(),
+            _ => None,
+        };
         for r in requests {
             self.workers.submit(self, r);
         }
@@ -558,7 +738,39 @@ impl BidirConnection {
             };
             let _ = server_conn::write_locate_reply(&self.shared, &mut out, &reply, outcome);
         }
-        ended.is_none()
+        match (ended, kept) {
+            (Some(_), _) => Turn::Over,
+            (None, Some(r)) => Turn::Serve(r),
+            (None, None) => Turn::Again,
+        }
+    }
+
+    /// Runs a request that came in on it, and writes its reply.
+    fn serve(&self, r: IncomingRequest, out: &mut Vec<u8>) {
+        let args = r.body.body().reader(r.reply.code_sets);
+        if let Some(pi) = &self.interceptors {
+            server_conn::intercepted::serve_intercepted(
+                &self.shared,
+                &*self.dispatcher,
+                out,
+                pi,
+                &r.operation,
+                server_conn::intercepted::ReceivedContexts::Copied(r.contexts),
+                r.key.as_deref(),
+                args,
+                r.reply,
+            );
+            return;
+        }
+        server_conn::serve_request(
+            &self.shared,
+            &*self.dispatcher,
+            out,
+            &r.operation,
+            r.key.as_deref(),
+            args,
+            r.reply,
+        );
     }
 
     fn write_controls(&self, transmits: &[ControlMessage]) {
@@ -637,6 +849,7 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
         peer,
         shared.clone(),
         giop,
+        read_half,
         dispatcher,
         interceptors,
         None,
@@ -648,13 +861,15 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
         }
     }
     conn.workers.submit(&conn, offer.first);
-    conn.clone().run_reader(read_half);
+    conn.clone().run_reader();
     server_conn::finish_connection(&shared, &server);
 }
 
 /// The threads a bidirectional connection runs requests on: started on demand, up to
-/// [`MAX_WORKERS`]; a request that finds none idle starts one, so that a request waiting
-/// for a call back never holds up the requests that call makes.
+/// [`MAX_WORKERS`] besides its own thread; a request that finds none idle starts one, so
+/// that a request waiting for a call back never holds up the requests that call makes.
+/// They take turns reading the connection while no call waits (leader/followers): the
+/// reader hands a request it can run itself the reading over to an idle (or new) worker.
 #[derive(Default)]
 struct Workers {
     state: Mutex<WorkState>,
@@ -666,9 +881,25 @@ struct Workers {
 struct WorkState {
     queue: VecDeque<IncomingRequest>,
     queued_bytes: usize,
+    /// The reading of the connection waits for a worker to take it.
+    read_job: bool,
     idle: usize,
+    /// Workers started (the connection's own thread not counted).
     threads: usize,
     stopped: bool,
+}
+
+impl WorkState {
+    /// Jobs waiting for a worker.
+    fn wanted(&self) -> usize {
+        self.queue.len() + usize::from(self.read_job)
+    }
+}
+
+/// What a worker does next.
+enum Job {
+    Serve(IncomingRequest),
+    Read,
 }
 
 impl Workers {
@@ -689,72 +920,84 @@ impl Workers {
         }
         st.queue.push_back(request);
         st.queued_bytes += held;
-        if st.idle > 0 {
+        self.staff(conn, st);
+    }
+
+    /// Hands the reading of the connection to another worker, if one is idle or can be
+    /// started (false: the caller reads on).
+    fn hand_off_reading(&self, conn: &Arc<BidirConnection>) -> bool {
+        let Ok(mut st) = self.state.lock() else {
+            return false;
+        };
+        if st.stopped || st.read_job || (st.idle <= st.wanted() && st.threads >= MAX_WORKERS) {
+            return false;
+        }
+        st.read_job = true;
+        self.staff(conn, st);
+        true
+    }
+
+    /// Wakes an idle worker for a new job, or starts one if every idle one has a job.
+    fn staff(&self, conn: &Arc<BidirConnection>, mut st: MutexGuard<'_, WorkState>) {
+        if st.idle >= st.wanted() || st.threads >= MAX_WORKERS {
             drop(st);
             self.work.notify_one();
-        } else if st.threads < MAX_WORKERS {
-            st.threads += 1;
-            drop(st);
-            let c = conn.clone();
-            let spawned = std::thread::Builder::new()
-                .name("corbina-bidir-worker".into())
-                .spawn(move || c.workers.run(&c));
-            if spawned.is_err() {
-                if let Ok(mut st) = self.state.lock() {
-                    st.threads -= 1;
-                }
+            return;
+        }
+        st.threads += 1;
+        drop(st);
+        let c = conn.clone();
+        let spawned = std::thread::Builder::new()
+            .name("corbina-bidir-worker".into())
+            .spawn(move || c.workers.run(&c, false));
+        if spawned.is_err() {
+            if let Ok(mut st) = self.state.lock() {
+                st.threads -= 1;
             }
+            // An idle worker, if any, takes it later.
+            self.work.notify_one();
         }
     }
 
-    fn run(&self, conn: &BidirConnection) {
+    /// A worker's life (`home`: the connection's own thread, which stays until the
+    /// connection ends).
+    fn run(&self, conn: &Arc<BidirConnection>, home: bool) {
         let mut out = Vec::new();
-        while let Some(r) = self.next() {
-            let args = r.body.body().reader(r.reply.code_sets);
-            if let Some(pi) = &conn.interceptors {
-                server_conn::intercepted::serve_intercepted(
-                    &conn.shared,
-                    &*conn.dispatcher,
-                    &mut out,
-                    pi,
-                    &r.operation,
-                    server_conn::intercepted::ReceivedContexts::Copied(r.contexts),
-                    r.key.as_deref(),
-                    args,
-                    r.reply,
-                );
-                continue;
+        while let Some(job) = self.next(home) {
+            let request = match job {
+                Job::Serve(r) => Some(r),
+                Job::Read => conn.read_turn(),
+            };
+            if let Some(r) = request {
+                conn.serve(r, &mut out);
             }
-            server_conn::serve_request(
-                &conn.shared,
-                &*conn.dispatcher,
-                &mut out,
-                &r.operation,
-                r.key.as_deref(),
-                args,
-                r.reply,
-            );
         }
     }
 
-    /// The next request, or `None` when this worker is to exit.
-    fn next(&self) -> Option<IncomingRequest> {
+    /// The next job, or `None` when this worker is to exit.
+    fn next(&self, home: bool) -> Option<Job> {
         let mut st = self.state.lock().ok()?;
         loop {
+            // The reading first: what every waiting request's progress may depend on.
+            if std::mem::take(&mut st.read_job) {
+                return Some(Job::Read);
+            }
             if let Some(r) = st.queue.pop_front() {
                 st.queued_bytes -= r.held_bytes();
                 self.room.notify_all();
-                return Some(r);
+                return Some(Job::Serve(r));
             }
             if st.stopped {
-                st.threads -= 1;
+                if !home {
+                    st.threads -= 1;
+                }
                 return None;
             }
             st.idle += 1;
             let (next, timeout) = self.work.wait_timeout(st, WORKER_IDLE_EXIT).ok()?;
             st = next;
             st.idle -= 1;
-            if timeout.timed_out() && st.queue.is_empty() {
+            if timeout.timed_out() && st.wanted() == 0 && !home {
                 st.threads -= 1;
                 return None;
             }
@@ -764,6 +1007,7 @@ impl Workers {
     fn stop(&self) {
         if let Ok(mut st) = self.state.lock() {
             st.stopped = true;
+            st.read_job = false;
             st.queue.clear();
             st.queued_bytes = 0;
         }

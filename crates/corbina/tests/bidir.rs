@@ -363,6 +363,43 @@ fn many_callbacks_in_flight_while_the_client_keeps_calling() {
     s.orb.destroy();
 }
 
+/// Leader/followers: a caller that reads the connection itself gives up at its deadline
+/// (the callback it read meanwhile still runs), the next call leads in turn, and a callback
+/// that comes while no call waits is read by the connection's reader thread.
+#[test]
+fn a_leading_caller_times_out_and_callbacks_still_come_in_between_calls() {
+    let s = server(true);
+    let c = client(&s.ior, true);
+    let (registrar, cb, counter) = (c.registrar.clone(), c.cb.clone(), c.counter.clone());
+    bounded(Duration::from_secs(60), move || {
+        assert_eq!(registrar.ping().unwrap(), 1);
+        // The callback sleeps longer than the call may take.
+        *counter.pause.lock().unwrap() = Duration::from_millis(400);
+        corbina::client::set_thread_call_timeout(Some(Duration::from_millis(100)));
+        let e = registrar.call_back(Some(&cb), 1).unwrap_err();
+        corbina::client::set_thread_call_timeout(None);
+        assert_eq!(e.kind, SystemExceptionKind::Timeout, "{e:?}");
+        *counter.pause.lock().unwrap() = Duration::ZERO;
+        // The connection serves on: calls, and their callbacks.
+        for _ in 0..20 {
+            assert_eq!(registrar.ping().unwrap(), 1);
+        }
+        assert_eq!(registrar.call_back(Some(&cb), 3).unwrap(), 12);
+        // No call waits when these come.
+        registrar.call_back_later(Some(&cb), 2, 50).unwrap();
+        registrar.call_back_later(Some(&cb), 4, 300).unwrap();
+        assert!(wait_until(Duration::from_secs(10), || {
+            counter.notified.load(Ordering::SeqCst) == 1 + 3 + 2 + 4
+        }));
+    });
+    for want in [6, 20] {
+        let got = s.later.recv_timeout(Duration::from_secs(30)).unwrap();
+        assert_eq!(got.unwrap(), want);
+    }
+    c.orb.destroy();
+    s.orb.destroy();
+}
+
 #[test]
 fn the_connection_closing_midway_fails_both_sides_and_nothing_hangs() {
     // The client goes away while the server is calling it back from another thread.

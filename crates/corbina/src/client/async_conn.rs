@@ -16,10 +16,8 @@
 //! What a peer can make it hold: one message being received (reassembly capped by
 //! `-ORBmaxMessageSize` as on any connection), and replies only for calls in flight.
 
-use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,7 +28,7 @@ use std::time::Instant;
 #[cfg(feature = "tokio")]
 use super::async_reactor;
 use super::async_reactor::Runtime;
-use crate::bidir::OwnedReply;
+use super::replies::{Ended, Outcome, Replies, Settled};
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
 use crate::giop::connection::{ControlMessage, Event, GiopConnection};
@@ -45,26 +43,10 @@ const CLOSED: usize = usize::MAX;
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
-    /// The peer sent CloseConnection: requests in flight were not processed.
-    Orderly,
-    /// The connection failed or was closed under its calls.
-    Failed,
-}
-
-/// Where a call in flight stands.
-enum Slot {
-    /// No reply yet; the task to wake when it comes.
-    Waiting(Option<Waker>),
-    Replied(OwnedReply),
-    /// Its deadline passed (the request was cancelled on the wire).
-    TimedOut,
-}
-
 struct State {
     giop: GiopConnection,
-    calls: HashMap<u32, Slot, BuildHasherDefault<RequestIdHasher>>,
+    /// Calls in flight, each with the task to wake when its reply comes.
+    calls: Replies<Option<Waker>>,
     ended: Option<Ended>,
 }
 
@@ -106,17 +88,6 @@ struct Writer {
     out: Vec<u8>,
 }
 
-/// What became of an asynchronous request.
-pub(crate) enum AsyncOutcome {
-    /// The reply.
-    Reply(OwnedReply),
-    /// A oneway, written.
-    Sent,
-    /// Not processed by the peer (the connection was closing or closed in order, or the
-    /// request could not be written whole): send it again on a new connection.
-    Resend,
-}
-
 impl AsyncConnection {
     /// A connection over `stream` (just connected, nothing sent), read by `runtime`'s I/O
     /// driver if it can, else by a reader thread started now.
@@ -139,7 +110,7 @@ impl AsyncConnection {
             }),
             state: Mutex::new(State {
                 giop,
-                calls: HashMap::default(),
+                calls: Replies::default(),
                 ended: None,
             }),
             load: AtomicUsize::new(0),
@@ -236,12 +207,12 @@ impl AsyncConnection {
         response_expected: bool,
         deadline: Option<Instant>,
         waker: &Waker,
-    ) -> Result<Result<PendingReply, AsyncOutcome>, SystemException> {
+    ) -> Result<Result<PendingReply, Outcome>, SystemException> {
         let mut writer = self.writer.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() || !st.giop.is_open() {
             self.publish(&st);
-            return Ok(Err(AsyncOutcome::Resend));
+            return Ok(Err(Outcome::Resend));
         }
         let start = |_| SystemException::from(Error::StartRequest);
         let mut req = st
@@ -262,8 +233,7 @@ impl AsyncConnection {
         }
         let w = st.giop.finish_request(req).map_err(start)?;
         if response_expected {
-            st.calls
-                .insert(request_id, Slot::Waiting(Some(waker.clone())));
+            st.calls.expect(request_id, Some(waker.clone()));
             self.publish(&st);
         }
         drop(st);
@@ -296,10 +266,10 @@ impl AsyncConnection {
             if timed_out && deadline.is_some() {
                 return Err(self.timed_out(Phase::Send));
             }
-            return Ok(Err(AsyncOutcome::Resend));
+            return Ok(Err(Outcome::Resend));
         }
         if !response_expected {
-            return Ok(Err(AsyncOutcome::Sent));
+            return Ok(Err(Outcome::Sent));
         }
         if let Some(d) = deadline {
             self.timers.add(self, d, request_id);
@@ -315,7 +285,7 @@ impl AsyncConnection {
     /// Drops a call whose request did not go out whole.
     fn forget(&self, request_id: u32) {
         if let Ok(mut st) = self.state.lock() {
-            st.calls.remove(&request_id);
+            st.calls.forget(request_id);
             st.giop.abandon(request_id);
             self.publish(&st);
         }
@@ -342,9 +312,9 @@ impl AsyncConnection {
     fn cancel(&self, request_id: u32) {
         let transmits = match self.state.lock() {
             Ok(mut st) => {
-                let removed = st.calls.remove(&request_id);
+                let waiting = st.calls.forget(request_id);
                 self.publish(&st);
-                if !matches!(removed, Some(Slot::Waiting(_))) {
+                if !waiting {
                     return;
                 }
                 st.giop.cancel(request_id);
@@ -359,14 +329,9 @@ impl AsyncConnection {
     fn expire(&self, request_id: u32) {
         let (waker, transmits) = match self.state.lock() {
             Ok(mut st) => {
-                let Some(slot) = st.calls.get_mut(&request_id) else {
+                let Some(waker) = st.calls.expire(request_id) else {
                     return;
                 };
-                let Slot::Waiting(waker) = slot else {
-                    return;
-                };
-                let waker = waker.take();
-                *slot = Slot::TimedOut;
                 st.giop.cancel(request_id);
                 (waker, drain_transmits(&mut st.giop))
             }
@@ -435,11 +400,7 @@ impl AsyncConnection {
             st.ended.get_or_insert(how);
             st.giop.end_of_stream();
             self.publish(&st);
-            for slot in st.calls.values_mut() {
-                if let Slot::Waiting(w) = slot {
-                    wake.extend(w.take());
-                }
-            }
+            wake.extend(st.calls.waiters().filter_map(Option::take));
         }
         if let Ok(w) = self.writer.lock() {
             let _ = w.stream.shutdown(std::net::Shutdown::Both);
@@ -477,15 +438,8 @@ fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
             })) => {
                 // The connection matched it to a request in flight; a call given up
                 // has no slot any more.
-                if let Some(slot) = calls.get_mut(&header.request_id) {
-                    if let Slot::Waiting(w) = slot {
-                        wake.push(w.take());
-                    }
-                    *slot = Slot::Replied(OwnedReply {
-                        header,
-                        body: body.to_owned_body(),
-                        code_sets,
-                    });
+                if let Some(w) = calls.file(header, body, code_sets) {
+                    wake.push(w);
                 }
             }
             Ok(Some(Event::Fragment { .. } | Event::LocateReply { .. })) => {}
@@ -499,28 +453,6 @@ fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
         st.ended.get_or_insert(how);
     }
     ended.is_none()
-}
-
-/// Hashes request ids, which the connection hands out itself (no peer chooses them): one
-/// multiplication, spreading consecutive ids over the table's control bytes, instead of
-/// SipHash.
-#[derive(Default)]
-struct RequestIdHasher(u64);
-
-impl Hasher for RequestIdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u32(&mut self, id: u32) {
-        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
 }
 
 /// The tasks to wake once the state lock is released: the first one inline (a read brings
@@ -569,7 +501,7 @@ pub(crate) struct PendingReply {
 }
 
 impl Future for PendingReply {
-    type Output = Result<AsyncOutcome, SystemException>;
+    type Output = Result<Outcome, SystemException>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -588,28 +520,21 @@ impl Future for PendingReply {
             }
         };
         let ended = st.ended;
-        // One lookup: the slot is either updated or taken.
-        let slot = match st.calls.entry(this.request_id) {
-            Entry::Occupied(mut e) => {
-                if let (Slot::Waiting(w), None) = (e.get_mut(), ended) {
-                    // Still waiting: the reader (or the timer) wakes this task.
-                    match w {
-                        Some(old) if old.will_wake(cx.waker()) => {}
-                        _ => *w = Some(cx.waker().clone()),
-                    }
-                    return Poll::Pending;
-                }
-                Some(e.remove())
-            }
-            Entry::Vacant(_) => None,
+        // Still waiting: the reader (or the timer) wakes this task.
+        let register = |w: &mut Option<Waker>| match w {
+            Some(old) if old.will_wake(cx.waker()) => {}
+            _ => *w = Some(cx.waker().clone()),
+        };
+        let Poll::Ready(settled) = st.calls.poll(this.request_id, ended, register) else {
+            return Poll::Pending;
         };
         conn.publish(&st);
-        let out = match slot {
-            Some(Slot::Replied(reply)) => Ok(AsyncOutcome::Reply(reply)),
-            Some(Slot::TimedOut) => Err(conn.timed_out(Phase::Receive)),
-            Some(Slot::Waiting(_)) if ended == Some(Ended::Orderly) => Ok(AsyncOutcome::Resend),
+        let out = match settled {
+            Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
+            Settled::TimedOut => Err(conn.timed_out(Phase::Receive)),
+            Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
             // The connection failed, or the call was settled already (polled again).
-            Some(Slot::Waiting(_)) | None => Err(conn.closed()),
+            Settled::Ended(Ended::Failed) | Settled::Gone => Err(conn.closed()),
         };
         drop(st);
         this.settled = true;

@@ -11,19 +11,21 @@ use super::ClientContext;
 use crate::bidir::{BidirConnection, Outcome};
 use crate::cdr::CodeSets;
 use crate::error::{minor, Error, Phase};
-use crate::giop::connection::{ConnectionError, Event, RequestError};
+use crate::giop::connection::{ConnectionError, Event};
 use crate::giop::message::Body;
 use crate::giop::{
     IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
     TargetAddress, Version,
 };
 use crate::object::{DecodeReply, EncodeArgs, Invoker, ReplyBody};
-use crate::transport::{write_outgoing, Address, LocalTransport, TransportKind};
+use crate::transport::{Address, LocalTransport, TransportKind};
 use crate::{SystemException, SystemExceptionKind};
 
 mod asynch;
+mod hooks;
 mod policy;
 pub use asynch::{AsyncDecodeReply, AsyncEncodeArgs};
+pub(crate) use hooks::{Hooks, NoHooks};
 pub(crate) use policy::CallPolicy;
 
 /// TRANSIENT minor code for "LOCATION_FORWARD hop limit reached" (Corbina's own; a forward
@@ -261,9 +263,11 @@ impl IiopInvoker {
         self.ctx.config.forward_limit
     }
 
-    /// A call: attempts driven by the one [`CallPolicy`] (forwards, resends, fallbacks).
-    fn call<'a>(
+    /// A call: attempts driven by the one [`CallPolicy`] (forwards, resends, fallbacks),
+    /// each request started and its reply seen through `hooks`.
+    pub(crate) fn call<'a, H: Hooks>(
         &self,
+        mut hooks: H,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         mut decode: Option<&mut DecodeReply<'_>>,
@@ -278,7 +282,14 @@ impl IiopInvoker {
                 Some(Err(oneways_lost(rope, lost)))
             } else if rope.is_routed() || inv.ctx.config.offer_bidir {
                 // Bidirectional GIOP: one flag each when it is not in use.
-                inv.bidir_attempt(rope, operation, encode, decode.as_deref_mut(), deadline)
+                inv.bidir_attempt(
+                    rope,
+                    &mut hooks,
+                    operation,
+                    encode,
+                    decode.as_deref_mut(),
+                    deadline,
+                )
             } else {
                 None
             };
@@ -288,6 +299,7 @@ impl IiopInvoker {
                     Ok(strand) => inv.attempt(
                         rope,
                         strand,
+                        hooks.again(),
                         operation,
                         encode,
                         decode.as_deref_mut(),
@@ -310,24 +322,23 @@ impl IiopInvoker {
         }
     }
 
-    fn attempt<'a>(
+    #[allow(clippy::too_many_arguments)]
+    fn attempt<'a, H: Hooks>(
         &self,
         rope: &Arc<Rope>,
         mut strand: Box<Strand>,
+        mut hooks: H,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
         deadline: Option<Instant>,
     ) -> Result<Attempt, SystemException> {
         let target = self.target();
-        // The connection gives the request its id and, on its first request, the CODE_SETS
-        // context; it fixes the code sets the arguments are marshalled with. Marshalled in
-        // one frame: the strand's buffer, the header, the arguments.
         let Strand { giop, out, .. } = &mut *strand;
-        let (request_id, w) = match giop.request(
+        let (request_id, w) = match hooks.request(
+            self,
+            giop,
             out,
-            self.version,
-            self.code_sets,
             &target,
             operation,
             decode.is_some(),
@@ -337,13 +348,11 @@ impl IiopInvoker {
             Err(e) => {
                 // Nothing was sent: the strand (and any oneways buffered on it) goes back.
                 self.give_back(rope, strand);
-                return Err(match e {
-                    RequestError::Arguments(e) => marshal_failed(e),
-                    RequestError::Connection(e) => encode_failed(Some(e)),
-                });
+                return Err(e);
             }
         };
-        let bounds = if decode.is_none() {
+        // Intercepted oneways are written at once: each has its own interception points.
+        let bounds = if decode.is_none() && !H::INTERCEPTS {
             self.ctx.oneway_bounds()
         } else {
             None
@@ -384,7 +393,7 @@ impl IiopInvoker {
         let had_batch = !strand.batch.is_empty();
         // Buffered oneways first, with this request in one vectored write.
         let batch = had_batch.then_some(strand.batch.as_slice());
-        let sent = write_outgoing(&mut strand.stream, batch, &w);
+        let sent = H::write(&mut strand.stream, batch, &w);
         strand.out = crate::transport::recycle(w.into_buffer());
         if had_batch {
             rope.settle(&mut strand);
@@ -417,23 +426,26 @@ impl IiopInvoker {
             rope.release(strand);
             return Ok(Attempt::Done);
         };
-        self.await_reply(rope, strand, request_id, decode, deadline)
+        self.await_reply(rope, strand, hooks, request_id, decode, deadline)
     }
 
     /// One attempt over a bidirectional connection, if this call goes over one (`None`:
     /// over a strand).
     #[cold]
     #[inline(never)]
-    pub(crate) fn bidir_attempt<'a>(
+    fn bidir_attempt<'a, H: Hooks>(
         &self,
         rope: &Arc<Rope>,
+        hooks: &mut H,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
         deadline: Option<Instant>,
     ) -> Option<Result<Attempt, SystemException>> {
         match self.bidir_connection(rope, deadline) {
-            Ok(Some(conn)) => Some(self.attempt_bidir(&conn, operation, encode, decode, deadline)),
+            Ok(Some(conn)) => {
+                Some(self.attempt_bidir(&conn, hooks, operation, encode, decode, deadline))
+            }
             Ok(None) => None,
             Err(e) => Some(Err(e)),
         }
@@ -481,9 +493,10 @@ impl IiopInvoker {
     }
 
     /// One attempt over a bidirectional connection.
-    fn attempt_bidir<'a>(
+    fn attempt_bidir<'a, H: Hooks>(
         &self,
-        conn: &BidirConnection,
+        conn: &Arc<BidirConnection>,
+        hooks: &mut H,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
         decode: Option<&mut DecodeReply<'_>>,
@@ -498,11 +511,14 @@ impl IiopInvoker {
             encode,
             decode.is_some(),
             deadline,
-            None,
+            hooks,
+            self,
         )?;
         match (outcome, decode) {
             (Outcome::Reply(r), Some(decode)) => {
-                self.reply_outcome(&r.header, r.body.body(), r.code_sets, decode)
+                let body = r.body.body();
+                hooks.reply(&r.header, body, r.code_sets);
+                self.reply_outcome(&r.header, body, r.code_sets, decode)
             }
             (Outcome::Resend, _) => Ok(Attempt::Retry),
             (Outcome::Reply(_) | Outcome::Sent, _) => Ok(Attempt::Done),
@@ -538,10 +554,11 @@ impl IiopInvoker {
         }
     }
 
-    fn await_reply(
+    fn await_reply<H: Hooks>(
         &self,
         rope: &Rope,
         mut strand: Box<Strand>,
+        mut hooks: H,
         request_id: u32,
         decode: &mut DecodeReply<'_>,
         deadline: Option<Instant>,
@@ -550,7 +567,7 @@ impl IiopInvoker {
         loop {
             if strand.giop.wants_input() {
                 let Strand { reader, giop, .. } = &mut *strand;
-                match reader.read(giop.read_buf()) {
+                match reader.read(H::read_buf(giop)) {
                     Ok(0) => {
                         // The strand is closed, never reused: a late reply cannot reach the
                         // next call.
@@ -568,12 +585,13 @@ impl IiopInvoker {
             }
             // The common case: the whole reply arrived with one read and is decoded where it
             // lies in the connection's receive buffer.
-            match strand.giop.poll_event() {
+            match H::poll_event(&mut strand.giop) {
                 Ok(Some(Event::Reply {
                     header,
                     body,
                     code_sets,
                 })) if header.request_id == request_id => {
+                    hooks.reply(&header, body, code_sets);
                     let outcome = self.reply_outcome(&header, body, code_sets, decode);
                     rope.release(strand);
                     return outcome;
@@ -811,7 +829,7 @@ pub(crate) fn resend_limit(rope: &Rope) -> SystemException {
 /// The request could not be started (`None`) or finished: nothing was sent.
 #[cold]
 #[inline(never)]
-fn encode_failed(e: Option<ConnectionError>) -> SystemException {
+pub(crate) fn encode_failed(e: Option<ConnectionError>) -> SystemException {
     raise(match e {
         Some(e) => Error::EncodeRequest(e),
         None => Error::StartRequest,
@@ -820,7 +838,7 @@ fn encode_failed(e: Option<ConnectionError>) -> SystemException {
 
 #[cold]
 #[inline(never)]
-fn marshal_failed(e: crate::cdr::MarshalError) -> SystemException {
+pub(crate) fn marshal_failed(e: crate::cdr::MarshalError) -> SystemException {
     raise(Error::MarshalArguments(e))
 }
 
@@ -872,7 +890,7 @@ impl Invoker for IiopInvoker {
         // Oneways are bounded too: a server that stops reading must not block the caller
         // forever.
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
-        self.call(operation, encode, decode, deadline)
+        self.call(NoHooks, operation, encode, decode, deadline)
     }
 
     // The DII's path: as `invoke`, without the default method's extra call.
@@ -885,7 +903,7 @@ impl Invoker for IiopInvoker {
         decode: Option<&mut DecodeReply<'_>>,
     ) -> Result<(), SystemException> {
         let deadline = self.effective_timeout().map(|t| Instant::now() + t);
-        self.call(operation, encode, decode, deadline)
+        self.call(NoHooks, operation, encode, decode, deadline)
     }
 
     fn as_iiop(&self) -> Option<&IiopInvoker> {

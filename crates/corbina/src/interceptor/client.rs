@@ -5,11 +5,13 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use crate::cdr::{CdrContext, CdrWriter, CodeSets};
+use crate::client::invoker::Hooks;
 use crate::client::IiopInvoker;
-use crate::giop::connection::{GiopConnection, Outgoing};
+use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing};
 use crate::giop::message::Body;
 use crate::giop::{Ior, ReplyHeader, ServiceContextList, TargetAddress, Version};
 use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
+use crate::transport::Stream;
 use crate::SystemException;
 
 use super::current::Slots;
@@ -133,9 +135,9 @@ pub(crate) fn invoke_intercepted(
                 }
                 d(body)
             };
-            invoker.call_intercepted(&mut hooks, operation, encode, Some(&mut wrapped), deadline)
+            invoker.call(&mut hooks, operation, encode, Some(&mut wrapped), deadline)
         }
-        None => invoker.call_intercepted(&mut hooks, operation, encode, None, deadline),
+        None => invoker.call(&mut hooks, operation, encode, None, deadline),
     };
     match hooks.finish(invoker, result, exception_id) {
         Ok(()) => Ok(()),
@@ -325,29 +327,41 @@ fn end(
     raised
 }
 
-impl<'r> PiHooks<'r> {
+/// The intercepted call: [`IiopInvoker::call`]'s attempt with the interception points, its
+/// receive and send functions reached through their outlined variants (the plain path's
+/// instance keeps them inlined).
+impl<'r> Hooks for &mut PiHooks<'r> {
+    const INTERCEPTS: bool = true;
+
+    type Again<'b>
+        = &'b mut PiHooks<'r>
+    where
+        Self: 'b;
+
+    fn again(&mut self) -> &mut PiHooks<'r> {
+        self
+    }
+
     /// Ends the request before this one (forwarded or resent), then runs the starting
     /// point and starts the request with the contexts the interceptors added.
-    #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
-    pub(crate) fn request<'a>(
+    fn request<'a>(
         &mut self,
         invoker: &IiopInvoker,
         giop: &mut GiopConnection,
         out: &mut Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
         target: &TargetAddress,
         operation: &str,
         response_expected: bool,
         encode: &EncodeArgs<'_, 'a>,
     ) -> Result<(u32, Outgoing<'a>), SystemException> {
+        let version = invoker.version;
         let contexts = self.begin(invoker, giop.next_request_id(), version)?;
         let req = giop.start_request_with(
             std::mem::take(out),
             version,
-            code_sets,
+            invoker.code_sets,
             target,
             operation,
             response_expected,
@@ -368,10 +382,10 @@ impl<'r> PiHooks<'r> {
 
     /// Ends the request before this one (forwarded or resent), then runs the starting point
     /// of request `request_id`. Returns the contexts the interceptors added, lent to the
-    /// request's header (give them back with [`PiHooks::sent`]).
+    /// request's header (give them back with [`Hooks::sent`]).
     #[cold]
     #[inline(never)]
-    pub(crate) fn begin(
+    fn begin(
         &mut self,
         invoker: &IiopInvoker,
         request_id: u32,
@@ -399,8 +413,8 @@ impl<'r> PiHooks<'r> {
         Ok(contexts)
     }
 
-    /// Gives back the contexts [`PiHooks::begin`] lent: the ending points read them too.
-    pub(crate) fn sent(&mut self, contexts: ServiceContextList) {
+    /// Gives back the contexts [`Hooks::begin`] lent: the ending points read them too.
+    fn sent(&mut self, contexts: ServiceContextList) {
         if let Some(ri) = self.current.as_mut() {
             ri.request_contexts = contexts.0;
         }
@@ -409,7 +423,7 @@ impl<'r> PiHooks<'r> {
     /// A Reply to the request arrived (before its body is decoded).
     #[cold]
     #[inline(never)]
-    pub(crate) fn reply(&mut self, header: &ReplyHeader, body: Body<'_>, code_sets: CodeSets) {
+    fn reply(&mut self, header: &ReplyHeader, body: Body<'_>, code_sets: CodeSets) {
         use crate::giop::ReplyStatus as Wire;
         let Some(ri) = self.current.as_mut() else {
             return;
@@ -429,5 +443,17 @@ impl<'r> PiHooks<'r> {
             }
             Wire::NeedsAddressingMode => ReplyStatus::TransportRetry,
         });
+    }
+
+    fn write(stream: &mut Stream, batch: Option<&[u8]>, w: &Outgoing<'_>) -> std::io::Result<()> {
+        crate::transport::write_outgoing_outlined(stream, batch, w)
+    }
+
+    fn read_buf(giop: &mut GiopConnection) -> &mut [u8] {
+        giop.read_buf_outlined()
+    }
+
+    fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError> {
+        giop.poll_event_outlined()
     }
 }

@@ -116,7 +116,6 @@ mod metrics;
 mod params;
 pub(crate) mod server;
 pub(crate) mod spans;
-mod wire;
 
 pub(crate) use client::InterceptedInvoker;
 pub use codec::{Codec, CodecError, CodecFactory, Encoding, ENCODING_CDR_ENCAPS};

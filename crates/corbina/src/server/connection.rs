@@ -11,7 +11,8 @@ use std::time::Instant;
 use super::{RequestDispatcher, ServerShared};
 use crate::cdr::{ByteOrder, CdrWriter};
 use crate::giop::connection::{
-    ConnectionError, ControlMessage, Event, GiopConnection, Outgoing, ReplyContext, Role, Settings,
+    CloseState, ConnectionError, ControlMessage, Event, GiopConnection, Outgoing, ReplyContext,
+    Role, Settings,
 };
 use crate::giop::{LocateStatus, ReplyStatus, Version};
 use crate::poa::{DispatchError, LocateOutcome};
@@ -34,16 +35,11 @@ pub(crate) struct ConnectionShared {
 
 struct ConnState {
     stream: Stream,
-    /// Requests being processed (one at most, except on a bidirectional connection, whose
-    /// workers run several, and count the calls it carries back too): CloseConnection waits
-    /// for their replies.
-    busy: u32,
-    /// Close requested (ORB shutdown, idle scavenger): done at the next idle moment.
-    closing: bool,
-    closed: bool,
-    /// The GIOP version of the last request read (`None` before the first): CloseConnection
-    /// goes out in it.
-    version: Option<Version>,
+    /// What is decided by the connection's state machine: requests being processed (one at
+    /// most, except on a bidirectional connection, whose workers run several, and count
+    /// the calls it carries back too), an orderly close asked for (ORB shutdown, idle
+    /// scavenger) and done when they are over, a refusal; this only carries it out.
+    close: CloseState,
     last_active: Instant,
     idle_scans: u8,
 }
@@ -54,10 +50,8 @@ impl ConnectionShared {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
-        st.closing = true;
-        if st.busy == 0 {
-            close_now(&mut st);
-        }
+        let m = st.close.close();
+        carry_out(&mut st, m);
     }
 
     /// One scavenger scan: connections found idle on two consecutive scans are closed.
@@ -65,19 +59,20 @@ impl ConnectionShared {
         let Ok(mut st) = self.state.lock() else {
             return false;
         };
-        if st.closed {
+        if st.close.is_closed() {
             return true;
         }
         // A request that has arrived and is not read yet makes the connection busy too (a
         // fresh connection whose thread is slow to start is not closed under it).
-        if st.busy > 0 || st.last_active.elapsed() < period || st.stream.has_pending_input() {
+        if st.close.is_busy() || st.last_active.elapsed() < period || st.stream.has_pending_input()
+        {
             st.idle_scans = 0;
             return false;
         }
         st.idle_scans += 1;
         if st.idle_scans >= 2 {
-            st.closing = true;
-            close_now(&mut st);
+            let m = st.close.close();
+            carry_out(&mut st, m);
             return true;
         }
         false
@@ -92,10 +87,7 @@ impl ConnectionShared {
             peer,
             state: Mutex::new(ConnState {
                 stream,
-                busy: 0,
-                closing: false,
-                closed: false,
-                version: None,
+                close: CloseState::new(ByteOrder::NATIVE),
                 last_active: Instant::now(),
                 idle_scans: 0,
             }),
@@ -111,7 +103,7 @@ impl ConnectionShared {
     /// Writes whole messages (a request, control messages) unless the connection is closed.
     pub(crate) fn write(&self, batch: Option<&[u8]>, w: &Outgoing<'_>) -> std::io::Result<()> {
         let mut st = self.lock()?;
-        if st.closed {
+        if st.close.is_closed() {
             return Err(std::io::ErrorKind::NotConnected.into());
         }
         write_outgoing(&mut st.stream, batch, w)
@@ -120,7 +112,7 @@ impl ConnectionShared {
     /// Writes one control message (CancelRequest, MessageError) unless closed.
     pub(crate) fn write_control(&self, bytes: &[u8]) -> std::io::Result<()> {
         let mut st = self.lock()?;
-        if st.closed {
+        if st.close.is_closed() {
             return Err(std::io::ErrorKind::NotConnected.into());
         }
         st.stream.write_all(bytes)
@@ -129,13 +121,7 @@ impl ConnectionShared {
     /// A call going out on this connection (bidirectional GIOP): the connection is busy
     /// until [`ConnectionShared::outgoing_done`].
     pub(crate) fn outgoing_started(&self) -> bool {
-        match self.lock() {
-            Ok(mut st) if !st.closing && !st.closed => {
-                st.busy += 1;
-                true
-            }
-            _ => false,
-        }
+        self.lock().is_ok_and(|mut st| st.close.begin())
     }
 
     /// The call counted by [`ConnectionShared::outgoing_started`] is over.
@@ -150,19 +136,15 @@ impl ConnectionShared {
     /// its buffers.
     pub(crate) fn refuse_input(&self) {
         if let Ok(mut st) = self.lock() {
-            if !st.closed {
-                st.closed = true;
-                let msg = ControlMessage::message_error(st.version, ByteOrder::NATIVE);
-                let _ = st.stream.write_all(msg.as_bytes());
-                let _ = st.stream.shutdown(Shutdown::Both);
-            }
+            let m = st.close.refuse();
+            carry_out(&mut st, m);
         }
     }
 
     /// Closes now, without CloseConnection (the connection failed, or its ORB is going).
     pub(crate) fn shut_down(&self) {
         if let Ok(mut st) = self.lock() {
-            st.closed = true;
+            st.close.shut_down();
             let _ = st.stream.shutdown(Shutdown::Both);
         }
     }
@@ -179,21 +161,23 @@ impl ConnState {
     /// close asked for meanwhile is done once nothing else does.
     #[inline]
     fn leave(&mut self) {
-        self.busy = self.busy.saturating_sub(1);
         self.last_active = Instant::now();
-        if self.closing && self.busy == 0 {
-            close_now(self);
+        if self.close.end() {
+            let m = self.close.close_connection();
+            carry_out(self, Some(m));
         }
     }
 }
 
-fn close_now(st: &mut ConnState) {
-    if st.closed {
+/// Writes what the close state decided to send (CloseConnection, MessageError), then
+/// shuts the transport down; nothing when it decided nothing.
+#[cold]
+#[inline(never)]
+fn carry_out(st: &mut ConnState, message: Option<ControlMessage>) {
+    let Some(m) = message else {
         return;
-    }
-    st.closed = true;
-    let msg = ControlMessage::close_connection(st.version, ByteOrder::NATIVE);
-    let _ = st.stream.write_all(msg.as_bytes());
+    };
+    let _ = st.stream.write_all(m.as_bytes());
     // Stop reading: the connection thread sees end of stream and exits.
     let _ = st.stream.shutdown(Shutdown::Both);
 }
@@ -451,11 +435,11 @@ impl Handler {
         crate::trace::protocol_failure(error);
         if let Ok(mut st) = self.shared.state.lock() {
             while let Some(m) = giop.poll_transmit() {
-                if st.closed || st.stream.write_all(m.as_bytes()).is_err() {
+                if st.close.is_closed() || st.stream.write_all(m.as_bytes()).is_err() {
                     break;
                 }
             }
-            st.closed = true;
+            st.close.shut_down();
             let _ = st.stream.shutdown(Shutdown::Both);
         }
     }
@@ -575,14 +559,9 @@ fn begin(shared: &ConnectionShared, version: Version) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    st.version = Some(version);
-    if st.closing || st.closed {
-        return false;
-    }
     // No clock read: `last_active` is not looked at while busy, and every path that
-    // lowers `busy` (the reply, `end`) stamps it.
-    st.busy += 1;
-    true
+    // ends a request (the reply, `end`) stamps it.
+    st.close.begin_request(version)
 }
 
 /// Counts a request that wrote no reply out; closes now if a close was asked for meanwhile
@@ -592,7 +571,7 @@ fn end(shared: &ConnectionShared) -> bool {
         return false;
     };
     st.leave();
-    !st.closing
+    !st.close.is_closing()
 }
 
 fn to_marshal(e: crate::giop::GiopError) -> crate::cdr::MarshalError {

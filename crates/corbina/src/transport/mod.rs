@@ -260,8 +260,10 @@ pub(crate) fn write_outgoing_outlined(
 
 /// Writes a finished message: one `write` when it is contiguous (the common case, no
 /// allocation), else a vectored write per fragment of the writer's segments. `batch`:
-/// whole messages (buffered oneways) written first, in the same system call.
-#[inline]
+/// whole messages (buffered oneways) written first, in the same system call. Always
+/// inlined: with more callers in a codegen unit a plain `#[inline]` was left outlined on
+/// the client's call path (measured: +16 instructions per null call).
+#[inline(always)]
 pub(crate) fn write_outgoing(
     w: &mut impl Write,
     batch: Option<&[u8]>,

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use super::{Attempt, CallPolicy, IiopInvoker};
 use crate::cdr::CdrWriter;
-use crate::client::async_conn::{AsyncConnection, AsyncOutcome};
+use crate::client::async_conn::AsyncConnection;
+use crate::client::replies::Outcome;
 use crate::client::rope::AsyncStrand;
 use crate::object::ReplyBody;
 use crate::{SystemException, SystemExceptionKind};
@@ -119,9 +120,9 @@ impl IiopInvoker {
             Err(outcome) => outcome,
         };
         let reply = match outcome {
-            AsyncOutcome::Reply(reply) => reply,
-            AsyncOutcome::Sent => return Ok(Attempt::Done),
-            AsyncOutcome::Resend => return Ok(Attempt::Retry),
+            Outcome::Reply(reply) => reply,
+            Outcome::Sent => return Ok(Attempt::Done),
+            Outcome::Resend => return Ok(Attempt::Retry),
         };
         let Some(decode) = decode else {
             return Ok(Attempt::Done);
