@@ -68,9 +68,18 @@ impl Drop for CurrentGuard {
     }
 }
 
-/// Makes `frame` the current context until the guard is dropped.
-pub(crate) fn enter(frame: Frame) -> CurrentGuard {
-    STACK.with(|s| s.borrow_mut().push(frame));
+/// Makes the upcall of `servant` on `oid` in `poa` the current context until the guard is
+/// dropped. The frame is built inside the thread-local access, so it is written once, into
+/// the stack's slot, not built and then copied in (it is on every call's path).
+#[inline(always)]
+pub(crate) fn enter(poa: &Poa, oid: &[u8], servant: &Arc<dyn Servant>) -> CurrentGuard {
+    STACK.with(|s| {
+        s.borrow_mut().push(Frame {
+            poa: poa.clone(),
+            oid: FrameOid::new(oid),
+            servant: Arc::clone(servant),
+        })
+    });
     CurrentGuard(())
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::Duration;
 
 use super::aom::{servant_addr, ActiveEntry, ActiveObjectMap};
-use super::current::{self, Frame, FrameOid};
+use super::current;
 use super::manager::{lock, CallCounter, CallTicket, PoaManager};
 use super::policy::{PolicyList, RequestProcessingPolicy};
 use super::registry::PoaRegistry;
@@ -753,11 +753,7 @@ impl Poa {
         servant: &Arc<dyn Servant>,
         invocation: &mut I,
     ) -> Result<I::Output, DispatchError> {
-        let _current = current::enter(Frame {
-            poa: self.clone(),
-            oid: FrameOid::new(oid),
-            servant: Arc::clone(servant),
-        });
+        let _current = current::enter(self, oid, servant);
         invocation.upcall(servant).map_err(DispatchError::System)
     }
 
