@@ -25,6 +25,7 @@ use clap::{Parser, Subcommand};
 use corbina::OrbConfig;
 
 mod catior;
+mod events;
 mod names;
 mod ping;
 mod reference;
@@ -47,6 +48,7 @@ struct Cli {
 enum Command {
     /// Decode an object reference for a person (or, with --json, for a script)
     Catior(catior::Args),
+    Events(events::Args),
     /// Talk to a naming service (any CosNaming service: corbina-names, omniNames, …)
     Names(names::Args),
     /// Is the object there, and how long does a round trip take?
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(std::iter::once("corbina".to_owned()).chain(rest));
     let (name, r) = match cli.command {
         Command::Catior(a) => ("catior", catior::main(a)),
+        Command::Events(a) => ("events", events::main(config, a)),
         Command::Names(a) => ("names", names::main(config, a)),
         Command::Ping(a) => ("ping", ping::main(config, a)),
     };

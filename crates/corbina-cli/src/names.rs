@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use corbina::orb::InitialReference;
-use corbina::{ObjectRef, Orb, OrbConfig, SystemException};
+use corbina::{ObjectRef, Orb, OrbConfig};
 use corbina_naming::cos_naming::naming_context::{CannotProceed, NotFound, NotFoundReason};
 use corbina_naming::cos_naming::{
     Binding, BindingType, NameComponent, NamingContext, NamingContextExt,
@@ -80,14 +80,7 @@ impl Op {
     }
 }
 
-/// A failure, as the user should read it.
-struct Failure(String);
-
-impl From<SystemException> for Failure {
-    fn from(e: SystemException) -> Self {
-        Failure(format!("CORBA system exception {e}"))
-    }
-}
+use crate::reference::Failure;
 
 fn not_found(nf: &NotFound) -> String {
     let why = match nf.why {
@@ -381,14 +374,6 @@ pub fn main(mut config: OrbConfig, args: Args) -> Result<u8, String> {
             .init_refs
             .insert("NameService".into(), DEFAULT_NAME_SERVICE.into());
     }
-    let orb = Orb::with_config(config);
-    let r = run(&orb, &args.op);
-    orb.destroy();
-    match r {
-        Ok(()) => Ok(0),
-        Err(Failure(e)) => {
-            eprintln!("corbina names {}: {e}", args.op.name());
-            Ok(1)
-        }
-    }
+    let what = format!("names {}", args.op.name());
+    crate::reference::run_on_orb(config, &what, |orb| run(orb, &args.op))
 }

@@ -50,6 +50,34 @@ pub fn object(orb: &Orb, text: &str) -> Result<ObjectRef, String> {
         })
 }
 
+/// A failed operation of a subcommand, as the user should read it (exit code 1).
+pub struct Failure(pub String);
+
+impl From<corbina::SystemException> for Failure {
+    fn from(e: corbina::SystemException) -> Self {
+        Failure(format!("CORBA system exception {e}"))
+    }
+}
+
+/// Runs one operation of a subcommand on an ORB of its own: exit code 0, or 1 after printing
+/// "corbina WHAT: why".
+pub fn run_on_orb(
+    config: corbina::OrbConfig,
+    what: &str,
+    run: impl FnOnce(&corbina::Orb) -> Result<(), Failure>,
+) -> Result<u8, String> {
+    let orb = corbina::Orb::with_config(config);
+    let r = run(&orb);
+    orb.destroy();
+    match r {
+        Ok(()) => Ok(0),
+        Err(Failure(e)) => {
+            eprintln!("corbina {what}: {e}");
+            Ok(1)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,7 +46,8 @@ struct Service {
     url: String,
 }
 
-fn service(name: &str) -> Service {
+/// A fresh data directory and an ORB listening on a loopback port, for a service under test.
+fn loopback_orb(name: &str) -> (PathBuf, Orb) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("cli-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -57,6 +58,11 @@ fn service(name: &str) -> Service {
         }],
         ..OrbConfig::default()
     });
+    (dir, orb)
+}
+
+fn service(name: &str) -> Service {
+    let (dir, orb) = loopback_orb(name);
     let service = NamingService::start(&orb, &Options::new(dir)).unwrap();
     let (host, port) = service.endpoint();
     let url = format!("corbaloc::{host}:{port}/NameService");
@@ -374,4 +380,61 @@ fn ping_reports_reachability_and_round_trips() {
         took < std::time::Duration::from_millis(950),
         "{took:?}: {out}"
     );
+}
+
+/// `corbina events` against an in-process `corbina-events` service: a channel made through
+/// the factory by name, events pushed into it reach a `tail` running in another process, and
+/// an unreachable channel is a clear failure.
+#[test]
+fn events_create_push_and_tail_a_channel() {
+    let (dir, orb) = loopback_orb("events");
+    let service =
+        corbina_events::EventService::start(&orb, &corbina_events::Options::new(&dir)).unwrap();
+    let (host, port) = service.endpoint();
+    let base = format!("corbaloc::{host}:{port}");
+
+    assert!(ok(&["events", "--help"]).contains("Usage: corbina events <COMMAND>"));
+    let made = ok(&[
+        "events",
+        "create",
+        "Alarms",
+        "--factory",
+        &format!("{base}/EventChannelFactory"),
+    ]);
+    assert!(made.trim().starts_with("IOR:"), "{made}");
+
+    // The tail runs until it has 3 events; pushes go on until it has them (it may connect
+    // after the first pushes, which it then does not see).
+    let channel = format!("{base}/Alarms");
+    let mut tail = Command::new(env!("CARGO_BIN_EXE_corbina"))
+        .args(["events", "tail", "--channel", &channel, "--count", "3"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while tail.try_wait().unwrap().is_none() {
+        assert!(std::time::Instant::now() < deadline, "tail got no 3 events");
+        ok(&["events", "push", "ring ring", "--channel", &channel]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = tail.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ring ring\nring ring\nring ring\n"
+    );
+    ok(&["events", "push", "x", "--count", "2", "--channel", &channel]);
+
+    // Nothing there: exit 1 and why.
+    let e = fails(&[
+        "events",
+        "push",
+        "x",
+        "--channel",
+        "corbaloc::127.0.0.1:1/EventChannel",
+    ]);
+    assert!(e.contains("corbina events push"), "{e}");
+    exits(2, &["events", "push"]);
+    drop(service);
+    orb.destroy();
 }
