@@ -27,7 +27,7 @@
 //! paid on the call path, unless bidirectional GIOP is configured.
 //!
 //! What a peer can make one connection hold: the message being received (reassembly
-//! capped as on any connection), the requests being run (at most [`MAX_WORKERS`] workers)
+//! capped as on any connection), the requests being run (at most 32 workers, `MAX_WORKERS`)
 //! and [`MAX_QUEUED_BYTES`] of queued ones; beyond that the reader stops reading, so TCP
 //! holds the peer back. The client sends its offer on every GIOP 1.2 request (omniORB
 //! sends it on the first; a server takes it from whichever request first reaches a POA
@@ -88,7 +88,7 @@ use crate::SystemException;
 
 /// Most worker threads one bidirectional connection runs requests on at once; more
 /// requests wait in its queue.
-pub const MAX_WORKERS: usize = 32;
+pub(crate) const MAX_WORKERS: usize = 32;
 
 /// Bytes of requests a connection's queue holds before its reader stops reading (the peer
 /// is then held back by TCP): what a peer can make us hold beyond one message.

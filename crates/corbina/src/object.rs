@@ -60,9 +60,11 @@ pub trait Invoker: Send + Sync {
         self.invoke(object_key, operation, encode, decode)
     }
 
-    /// The IIOP invoker this is, if it is one: asynchronous calls
-    /// ([`ObjectRef::invoke_async`]) go through it without blocking the caller.
-    fn as_iiop(&self) -> Option<&crate::client::IiopInvoker> {
+    /// This invoker as `Any`, when it is one of the ORB's own: asynchronous calls
+    /// ([`ObjectRef::invoke_async`]) go through the ORB's IIOP invoker without blocking the
+    /// caller. Other invokers keep the default (`None`).
+    #[doc(hidden)]
+    fn as_any(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
         None
     }
 }
@@ -317,10 +319,11 @@ impl ObjectRef {
     /// collocated object the one its marshalled path uses (so a servant never runs on the
     /// polling thread).
     fn async_invoker(&self) -> Option<&crate::client::IiopInvoker> {
-        match &self.invoker {
-            RefInvoker::Other(i) => i.as_iiop(),
-            RefInvoker::Collocated(c) => c.iiop().as_iiop(),
-        }
+        let invoker = match &self.invoker {
+            RefInvoker::Other(i) => i.as_any(),
+            RefInvoker::Collocated(c) => c.iiop().as_any(),
+        };
+        invoker?.downcast_ref()
     }
 
     /// [`ObjectRef::invoke`] as a future: the request is marshalled and written on the first

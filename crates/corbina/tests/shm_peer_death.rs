@@ -1,5 +1,5 @@
 //! Shared memory: a peer process killed while this one sleeps waiting for it (in the
-//! futex, the first [`shm::FUTEX_PHASE`] of a wait) is an error, never a hang: the ORB's
+//! futex, the first 10 ms (`shm::FUTEX_PHASE`) of a wait) is an error, never a hang: the ORB's
 //! call gives COMM_FAILURE, the transport's read end of stream and its write BrokenPipe.
 //!
 //! The peers are child processes (this test binary, re-executed), killed with SIGKILL.

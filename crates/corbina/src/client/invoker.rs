@@ -70,7 +70,7 @@ fn alternate_addresses(ior: &Ior, profile: &IiopProfile) -> Box<[(Address, OnceL
 
 /// Reaches one object through IIOP: its profile, the rope to the profile's address, and
 /// any LOCATION_FORWARD target learned on the way.
-pub struct IiopInvoker {
+pub(crate) struct IiopInvoker {
     pub(crate) ctx: Arc<ClientContext>,
     ior: Ior,
     profile_index: u32,
@@ -153,11 +153,6 @@ impl IiopInvoker {
     pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> IiopInvoker {
         self.call_timeout = timeout;
         self
-    }
-
-    /// The timeout this reference sets for its calls, if any.
-    pub fn call_timeout(&self) -> Option<Duration> {
-        self.call_timeout
     }
 
     /// The timeout a call made now by this thread runs with.
@@ -906,7 +901,7 @@ impl Invoker for IiopInvoker {
         self.call(NoHooks, operation, encode, decode, deadline)
     }
 
-    fn as_iiop(&self) -> Option<&IiopInvoker> {
+    fn as_any(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
         Some(self)
     }
 }

@@ -114,11 +114,13 @@ use std::time::{Duration, Instant};
 
 pub(crate) use async_pool::connecting_inline;
 pub use async_pool::AsyncStrandInfo;
+pub(crate) use invoker::IiopInvoker;
 pub use invoker::{
-    AsyncDecodeReply, AsyncEncodeArgs, IiopInvoker, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST,
+    AsyncDecodeReply, AsyncEncodeArgs, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST,
     MINOR_RETRIES_EXHAUSTED,
 };
-pub use rope::{Rope, Strand, StrandSettings, STALE_LOCAL_RETRY};
+pub(crate) use rope::StrandSettings;
+pub use rope::{Rope, STALE_LOCAL_RETRY};
 
 use crate::config::{BufferingConstraint, OrbConfig};
 use crate::transport::Address;

@@ -57,7 +57,7 @@ impl Read for TimedStream {
 
 /// Connection settings a rope applies to each strand.
 #[derive(Debug, Clone)]
-pub struct StrandSettings {
+pub(crate) struct StrandSettings {
     /// How long a connect may take.
     pub connect_timeout: Duration,
     /// Most strands (connections) to this address (and, apart, most connections for its
@@ -77,7 +77,7 @@ pub struct StrandSettings {
 }
 
 /// One connection to a server, used by one call at a time.
-pub struct Strand {
+pub(crate) struct Strand {
     pub(crate) stream: Stream,
     pub(crate) reader: TimedStream,
     /// The connection's GIOP state (client role): request ids, the code sets, framing and
@@ -267,7 +267,7 @@ pub(crate) struct LostBatch {
 
 impl Rope {
     /// A rope to `address`; no connection is opened until the first call.
-    pub fn new(address: Address, settings: StrandSettings) -> Rope {
+    pub(crate) fn new(address: Address, settings: StrandSettings) -> Rope {
         Rope {
             address,
             settings,

@@ -206,7 +206,7 @@ impl std::fmt::Display for Address {
 /// A shared handle on a connection that is `Read` and `Write`, for the framing functions
 /// below and `BufReader`.
 #[derive(Debug, Clone)]
-pub struct Stream(pub Arc<dyn Connection>);
+pub struct Stream(pub(crate) Arc<dyn Connection>);
 
 impl std::ops::Deref for Stream {
     type Target = dyn Connection;

@@ -15,23 +15,23 @@
 //!   position (`head`) and a consumer position (`tail`), free-running `u64`s, on separate
 //!   cache lines. Bytes are copied straight from the message writer's segments into the ring
 //!   and straight out into the reader's buffer: no system call, no kernel copy.
-//! - A reader that finds its ring empty spins for up to [`SPIN`] (a twoway reply usually
+//! - A reader that finds its ring empty spins for up to 50 µs (`SPIN`; a twoway reply usually
 //!   lands meanwhile), then sleeps; so does a writer that finds its ring full. Spinning
 //!   happens only when more than one CPU is usable, and backs off while spins keep missing
 //!   (the scheduler put both sides on one CPU: a spin only delays the peer).
 //! - A sleeper announces itself in a waiting word next to the ring's positions, and the
 //!   other side makes a system call only when it finds that word set
-//!   (`ShmConnection::sleep` has the ordering argument). For [`FUTEX_PHASE`] a sleeper
+//!   (`ShmConnection::sleep` has the ordering argument). For 10 ms (`FUTEX_PHASE`) a sleeper
 //!   waits in `futex(2)` on the word itself (a shared futex: the mapping is `MAP_SHARED`),
 //!   so a busy round trip costs at most one `FUTEX_WAKE` and one `FUTEX_WAIT` per side, and
 //!   none while both sides run. After that a reader waits in `poll` on the socket and is
 //!   woken by one byte on it: an idle connection costs nothing and sees its peer die at
 //!   once, and the server's thread pool polls the same socket. A writer (full ring) goes
-//!   on in the futex, in [`WAIT_SLICE`]s: the socket's bytes are the reader's alone.
+//!   on in the futex, in slices of 100 ms (`WAIT_SLICE`): the socket's bytes are the reader's alone.
 //! - End of stream: a producer that shuts down sets its ring's `closed` flag; a peer that
 //!   dies closes the socket, which a sleeper in `poll` sees at once and one in the futex
 //!   when its phase or slice ends (it then checks the socket for a hang-up): a dead peer is
-//!   an error within [`FUTEX_PHASE`] (a reader) or [`WAIT_SLICE`] (a writer), never a
+//!   an error within 10 ms (a reader) or 100 ms (a writer), never a
 //!   hang. Bytes already in the ring are still delivered (a CloseConnection written just
 //!   before the close is read).
 //!
@@ -64,15 +64,15 @@ use rustix::thread::futex;
 use super::{BoundEndpoint, Connection, Listener, TransportKind};
 
 /// Bytes per ring (each direction).
-pub const RING_SIZE: usize = 2 << 20;
+pub(crate) const RING_SIZE: usize = 2 << 20;
 /// How long a reader spins on an empty ring before it sleeps.
-pub const SPIN: Duration = Duration::from_micros(50);
+pub(crate) const SPIN: Duration = Duration::from_micros(50);
 /// How long a sleeper waits in `futex` before it falls back to `poll` on the socket: the
 /// longest a peer's death can go unnoticed by a sleeper. Busy connections wake up well
 /// within it; beyond it, the socket byte's extra microseconds do not matter.
-pub const FUTEX_PHASE: Duration = Duration::from_millis(10);
+pub(crate) const FUTEX_PHASE: Duration = Duration::from_millis(10);
 /// The longest sleep before the rings are looked at again.
-pub const WAIT_SLICE: Duration = Duration::from_millis(100);
+pub(crate) const WAIT_SLICE: Duration = Duration::from_millis(100);
 
 // Values of a waiting word (`reader_waiting`, `writer_waiting`).
 /// Nobody sleeps.
