@@ -58,25 +58,34 @@ impl EtcdCluster {
         ) {
             return None;
         }
-        let dir = corbina_testpeers::fresh_dir(&format!("etcd-{name}"));
-        let members = (0..n)
-            .map(|i| Member {
-                name: format!("m{i}"),
-                client: free_port(),
-                peer: free_port(),
-                process: None,
-            })
-            .collect();
-        let mut c = EtcdCluster {
-            bin: bin.unwrap_or_default(),
-            dir,
-            members,
-        };
-        for i in 0..n {
-            c.spawn(i);
+        let bin = bin.unwrap_or_default();
+        // A port found free may be taken before etcd binds it (another test's connection):
+        // such a start is thrown away and made again on other ports.
+        let mut last = String::new();
+        for attempt in 0..3 {
+            let dir = corbina_testpeers::fresh_dir(&format!("etcd-{name}-{attempt}"));
+            let members = (0..n)
+                .map(|i| Member {
+                    name: format!("m{i}"),
+                    client: free_port(),
+                    peer: free_port(),
+                    process: None,
+                })
+                .collect();
+            let mut c = EtcdCluster {
+                bin: bin.clone(),
+                dir,
+                members,
+            };
+            for i in 0..n {
+                c.spawn(i);
+            }
+            match c.try_wait_healthy(&(0..n).collect::<Vec<_>>(), Duration::from_secs(20)) {
+                Ok(()) => return Some(c),
+                Err(e) => last = e,
+            }
         }
-        c.wait_healthy(&(0..n).collect::<Vec<_>>(), Duration::from_secs(20));
-        Some(c)
+        panic!("{last}");
     }
 
     fn spawn(&mut self, i: usize) {
@@ -114,23 +123,38 @@ impl EtcdCluster {
 
     /// Waits until members `which` answer `/health` with `true`.
     pub fn wait_healthy(&mut self, which: &[usize], timeout: Duration) {
+        if let Err(e) = self.try_wait_healthy(which, timeout) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`EtcdCluster::wait_healthy`], or why not (with the member's standard error).
+    fn try_wait_healthy(&mut self, which: &[usize], timeout: Duration) -> Result<(), String> {
         let start = Instant::now();
         for &i in which {
             loop {
                 if healthy(self.members[i].client) {
                     break;
                 }
-                if start.elapsed() > timeout {
-                    let err = self.members[i]
+                let err = || {
+                    self.members[i]
                         .process
                         .as_ref()
                         .map(|p| p.stderr())
-                        .unwrap_or_default();
-                    panic!("etcd member {i} not healthy after {timeout:?}; stderr:\n{err}");
+                        .unwrap_or_default()
+                };
+                // A member that could not bind its ports has exited: no use waiting.
+                if start.elapsed() > timeout || err().contains("address already in use") {
+                    return Err(format!(
+                        "etcd member {i} not healthy after {:?}; stderr:\n{}",
+                        start.elapsed(),
+                        err()
+                    ));
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
+        Ok(())
     }
 
     /// `etcd://` URL of every member, with `prefix`.
