@@ -1,7 +1,7 @@
 //! [`EventService`]: the channels, their factory and their store, served by an ORB.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,14 +77,7 @@ impl Options {
 /// The default data directory: `$XDG_STATE_HOME/corbina-events`, else
 /// `$HOME/.local/state/corbina-events`, else `./corbina-events`.
 pub fn default_data_dir() -> PathBuf {
-    let non_empty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
-    if let Some(d) = non_empty("XDG_STATE_HOME") {
-        return Path::new(&d).join("corbina-events");
-    }
-    if let Some(h) = non_empty("HOME") {
-        return Path::new(&h).join(".local/state/corbina-events");
-    }
-    PathBuf::from("corbina-events")
+    corbina::config::default_state_dir("corbina-events")
 }
 
 /// Why an event service could not start.

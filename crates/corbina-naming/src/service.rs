@@ -1,6 +1,6 @@
 //! [`NamingService`]: the root context and every context below it, served by an ORB.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,14 +83,7 @@ impl Options {
 /// The default data directory: `$XDG_STATE_HOME/corbina-names`, else
 /// `$HOME/.local/state/corbina-names`, else `./corbina-names`.
 pub fn default_data_dir() -> PathBuf {
-    let non_empty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
-    if let Some(d) = non_empty("XDG_STATE_HOME") {
-        return Path::new(&d).join("corbina-names");
-    }
-    if let Some(h) = non_empty("HOME") {
-        return Path::new(&h).join(".local/state/corbina-names");
-    }
-    PathBuf::from("corbina-names")
+    corbina::config::default_state_dir("corbina-names")
 }
 
 /// Why a naming service could not start.

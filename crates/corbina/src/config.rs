@@ -336,6 +336,37 @@ pub struct Endpoint {
     pub port: u16,
 }
 
+impl Endpoint {
+    /// `HOST:PORT` as daemons take it on their command line (`[v6]:PORT`; an empty host is
+    /// every address, `0.0.0.0`).
+    pub fn parse_host_port(s: &str) -> Result<Endpoint, String> {
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| "expected HOST:PORT".to_owned())?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let port = port
+            .parse()
+            .map_err(|_| format!("`{port}` is not a port number"))?;
+        Ok(Endpoint {
+            host: if host.is_empty() { "0.0.0.0" } else { host }.to_owned(),
+            port,
+        })
+    }
+}
+
+/// Where a Corbina daemon named `app` keeps its data by default: `$XDG_STATE_HOME/APP`, else
+/// `$HOME/.local/state/APP`, else `./APP`.
+pub fn default_state_dir(app: &str) -> std::path::PathBuf {
+    let non_empty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
+    if let Some(d) = non_empty("XDG_STATE_HOME") {
+        return std::path::Path::new(&d).join(app);
+    }
+    if let Some(h) = non_empty("HOME") {
+        return std::path::Path::new(&h).join(".local/state").join(app);
+    }
+    std::path::PathBuf::from(app)
+}
+
 /// A local (same-host) listen endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalEndpoint {

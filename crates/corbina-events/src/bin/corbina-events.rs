@@ -39,18 +39,9 @@ const DEFAULT_PORT: u16 = 11169;
 /// How long a call to a consumer or supplier may take unless configured.
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `--endpoint`'s value, the option named in the error.
 fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| format!("--endpoint {s}: expected HOST:PORT"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let port = port
-        .parse()
-        .map_err(|_| format!("--endpoint {s}: bad port"))?;
-    Ok(Endpoint {
-        host: if host.is_empty() { "0.0.0.0" } else { host }.to_owned(),
-        port,
-    })
+    Endpoint::parse_host_port(s).map_err(|e| format!("--endpoint {s}: {e}"))
 }
 
 struct Args {

@@ -30,20 +30,6 @@ use corbina::{Orb, OrbConfig};
 use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{default_data_dir, NamingService, Options};
 
-fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
-    let (host, port) = s
-        .rsplit_once(':')
-        .ok_or_else(|| "expected HOST:PORT".to_owned())?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let port = port
-        .parse()
-        .map_err(|_| format!("`{port}` is not a port number"))?;
-    Ok(Endpoint {
-        host: if host.is_empty() { "0.0.0.0" } else { host }.to_owned(),
-        port,
-    })
-}
-
 fn seconds(s: &str) -> Result<Duration, String> {
     s.parse::<f64>()
         .ok()
@@ -81,7 +67,7 @@ anywhere; they are taken out before the rest is parsed, as Orb::init does."
 )]
 struct Args {
     /// Where to listen [default: 0.0.0.0:2809]
-    #[arg(long, value_name = "HOST:PORT", value_parser = parse_endpoint)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = Endpoint::parse_host_port)]
     endpoint: Option<Endpoint>,
     /// Where the database lives [default: $XDG_STATE_HOME/corbina-names, else
     /// ~/.local/state/corbina-names]
@@ -93,7 +79,7 @@ struct Args {
     store: Option<Store>,
     /// Every replica's address, this daemon's included (with --store etcd://…): the
     /// references handed out name them all
-    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',', value_parser = parse_endpoint)]
+    #[arg(long, value_name = "HOST:PORT,…", value_delimiter = ',', value_parser = Endpoint::parse_host_port)]
     replicas: Vec<Endpoint>,
     /// Idle time after which a binding iterator is dropped
     #[arg(long, value_name = "SECS", value_parser = seconds)]
