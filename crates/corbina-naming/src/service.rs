@@ -13,7 +13,9 @@ use corbina::{Orb, SystemException};
 use crate::context::{ContextServant, Shared, LEASES_OID};
 use crate::cos_naming::NamingContextExt;
 use crate::iterator::Iterators;
-use crate::store::etcd::{EtcdConfig, EtcdStore};
+use crate::store::etcd::EtcdConfig;
+#[cfg(feature = "etcd")]
+use crate::store::etcd::EtcdStore;
 use crate::store::redb::RedbStore;
 use crate::store::{Store, StoreError, ROOT};
 
@@ -124,7 +126,16 @@ impl NamingService {
     /// `NameServiceLeases`; a thread sweeps expired leases (redb) until the service goes.
     pub fn start(orb: &Orb, options: &Options) -> Result<NamingService, ServiceError> {
         let store = match &options.etcd {
+            #[cfg(feature = "etcd")]
             Some(c) => Store::new(Box::new(EtcdStore::connect(c)?)),
+            #[cfg(not(feature = "etcd"))]
+            Some(c) => {
+                return Err(StoreError::Unavailable(format!(
+                    "etcd {}: corbina-naming was built without its `etcd` feature",
+                    c.hosts()
+                ))
+                .into())
+            }
             None => Store::new(Box::new(RedbStore::open(&options.data_dir)?)),
         };
         let root_poa = orb.root_poa();
