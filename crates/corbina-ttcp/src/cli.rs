@@ -34,6 +34,12 @@ pub enum Command {
     /// The bidirectional experiment's JSON records on stdout
     #[command(args_override_self = true)]
     BidirClient(BidirClientArgs),
+    /// Corbina's event service on loopback (the events experiment's channel)
+    #[command(args_override_self = true)]
+    EventsChannel(EventsChannelArgs),
+    /// One point of the events experiment against any CosEvent channel: a JSON record
+    #[command(args_override_self = true)]
+    EventsClient(EventsClientArgs),
     /// Run every experiment on loopback and report ratios against the baselines
     #[command(args_override_self = true)]
     Suite(SuiteArgs),
@@ -56,6 +62,8 @@ impl Command {
             Command::Client(_) => "client",
             Command::BidirServer(_) => "bidir-server",
             Command::BidirClient(_) => "bidir-client",
+            Command::EventsChannel(_) => "events-channel",
+            Command::EventsClient(_) => "events-client",
             Command::Suite(_) => "suite",
             Command::SockServer(_) => "sock-server",
             Command::SockClient(_) => "sock-client",
@@ -182,6 +190,45 @@ pub struct BidirClientArgs {
 }
 
 #[derive(Args)]
+pub struct EventsChannelArgs {
+    /// Write the default channel's IOR to FILE (stdout without one)
+    #[arg(long, value_name = "FILE")]
+    pub ior_file: Option<std::path::PathBuf>,
+    /// The service's database directory (default: a new one under the temporary directory)
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<std::path::PathBuf>,
+    /// Exit after SECS
+    #[arg(long, value_name = "SECS")]
+    pub lifetime: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct EventsClientArgs {
+    /// The channel: IOR:…/corbaloc:… of an event channel, omnievents:URL (a new channel from
+    /// omniEvents' factory at URL) or notify:REF (a CosNotification factory's first channel)
+    #[arg(long, value_name = "REF")]
+    pub channel: String,
+    /// The implementation name in the record
+    #[arg(long = "impl", value_name = "NAME", default_value = "corbina")]
+    pub implementation: String,
+    /// Push consumers
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub consumers: usize,
+    /// Events pushed as fast as the channel takes them
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub events: usize,
+    /// Bytes per event (at least 8)
+    #[arg(long, value_name = "BYTES", default_value_t = 100)]
+    pub size: usize,
+    /// Add a consumer that sleeps 100 ms per push
+    #[arg(long)]
+    pub slow: bool,
+    /// Events pushed one at a time for the latency
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub samples: usize,
+}
+
+#[derive(Args)]
 pub struct SuiteArgs {
     /// The short run (minutes, not hours)
     #[arg(long)]
@@ -280,6 +327,7 @@ mod tests {
             "corbina-ttcp ping f 1000 --invocation dii_reuse",
             "corbina-ttcp suite --quick --only latency,bidir --transports tcp,unix --pin split",
             "corbina-ttcp bidir-client --ior f --count 10",
+            "corbina-ttcp events-client --channel IOR:00 --consumers 10 --slow",
         ] {
             let r = Cli::try_parse_from(line.split(' '));
             assert!(r.is_ok(), "{line}: {}", r.err().map(|e| e.to_string()).unwrap_or_default());

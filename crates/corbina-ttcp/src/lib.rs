@@ -47,6 +47,7 @@ pub mod async_bench;
 pub mod bidir_bench;
 pub mod check;
 pub mod dsi;
+pub mod events_bench;
 pub mod experiments;
 pub mod plot;
 pub mod record;

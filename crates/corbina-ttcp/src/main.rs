@@ -5,6 +5,8 @@
 //! corbina-ttcp client --ior IOR|FILE|corbaloc [--check | --mode lat|payload|thr|scal|conc …] [-ORB…]
 //! corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]
 //! corbina-ttcp bidir-client --ior IOR|FILE [--count N]
+//! corbina-ttcp events-channel [--ior-file F] [--data-dir DIR] [--lifetime S] [-ORB…]
+//! corbina-ttcp events-client --channel REF [--impl NAME] [--consumers N] [--events N] [--size B] [--slow] [--samples N]
 //! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
 //!     [--rounds N] [--callgrind] [--transports tcp,unix,shm] [--only EXPERIMENTS]
 //! ```
@@ -63,6 +65,8 @@ fn main() -> ExitCode {
         cli::Command::Client(_) => client(config, args),
         cli::Command::BidirServer(_) => bidir_server(config, args),
         cli::Command::BidirClient(_) => bidir_client(args),
+        cli::Command::EventsChannel(a) => events_channel(config, a),
+        cli::Command::EventsClient(a) => events_client(a),
         cli::Command::Suite(_) => corbina_ttcp::suite::main(args),
         cli::Command::SockServer(_) => sock_server(args),
         cli::Command::SockClient(_) => sock_client(args),
@@ -109,6 +113,41 @@ fn bidir_server(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String
         exit_after(s);
     }
     orb.run();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `events-channel`: Corbina's event service; the default channel's IOR to the IOR file
+/// (stdout without one).
+fn events_channel(config: OrbConfig, a: cli::EventsChannelArgs) -> Result<ExitCode, String> {
+    let dir = a.data_dir.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("corbina-ttcp-events-{}", std::process::id()))
+    });
+    let (orb, _service, ior) = corbina_ttcp::events_bench::serve(config, &dir)?;
+    match &a.ior_file {
+        Some(f) => {
+            std::fs::write(f, format!("{ior}\n")).map_err(|e| format!("{}: {e}", f.display()))?
+        }
+        None => println!("{ior}"),
+    }
+    if let Some(s) = a.lifetime {
+        exit_after(s);
+    }
+    orb.run();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `events-client`: one point of the events experiment, its JSON record on stdout.
+fn events_client(a: cli::EventsClientArgs) -> Result<ExitCode, String> {
+    let o = corbina_ttcp::events_bench::ClientOpts {
+        channel: a.channel,
+        implementation: a.implementation,
+        consumers: a.consumers,
+        events: a.events,
+        size: a.size,
+        slow: a.slow,
+        samples: a.samples,
+    };
+    corbina_ttcp::events_bench::run(&o, &mut |r| println!("{}", r.to_json()))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -123,6 +123,18 @@ pub struct Record {
     /// Resident memory per outstanding call (or parked request), bytes (async).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes_per_call: Option<f64>,
+    /// Push consumers of the channel (events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumers: Option<u64>,
+    /// Whether one more consumer slept 100 ms per push (events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_consumer: Option<bool>,
+    /// Events per second delivered to each consumer (events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events_per_s: Option<f64>,
+    /// Fraction of the events pushed × consumers that arrived (events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<f64>,
 }
 
 fn yes() -> bool {

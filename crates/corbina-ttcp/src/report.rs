@@ -1275,6 +1275,185 @@ pub fn targets(records: &[Record]) -> Vec<Target> {
     transport_targets(records, &mut out);
     async_targets(records, &mut out);
     bidir_targets(records, &mut out);
+    events_targets(records, &mut out);
+    out
+}
+
+/// The channels of the events experiment, in column order.
+const EVENT_IMPLS: [&str; 3] = [
+    CORBINA,
+    crate::events_bench::OMNIEVENTS,
+    crate::events_bench::JACORB,
+];
+
+/// The events experiment's record of `imp` at a point, if measured.
+fn event_point<'a>(
+    records: &'a [Record],
+    imp: &str,
+    consumers: u64,
+    size: u64,
+    slow: bool,
+) -> Option<&'a Record> {
+    records.iter().find(|r| {
+        r.experiment == crate::events_bench::EXPERIMENT
+            && r.available
+            && r.implementation == imp
+            && r.consumers == Some(consumers)
+            && r.size == Some(size)
+            && r.slow_consumer == Some(slow)
+    })
+}
+
+/// The better of the other channels' events/s at a point, and whose it is.
+fn best_peer_rate(records: &[Record], consumers: u64, size: u64) -> Option<(f64, &'static str)> {
+    EVENT_IMPLS[1..]
+        .iter()
+        .filter_map(|imp| {
+            event_point(records, imp, consumers, size, false)
+                .and_then(|r| r.events_per_s)
+                .map(|x| (x, *imp))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The events experiment's targets (issue 31): each goal begins with `events`.
+fn events_targets(records: &[Record], out: &mut Vec<Target>) {
+    let rate = |imp: &str, c: u64, size: u64, slow: bool| {
+        event_point(records, imp, c, size, slow).and_then(|r| r.events_per_s)
+    };
+    for size in [100, 10_240] {
+        let ours = rate(CORBINA, 10, size, false);
+        if ours.is_none() {
+            continue;
+        }
+        let best = best_peer_rate(records, 10, size);
+        out.push(Target {
+            goal: format!(
+                "events: events/s at 10 consumers, {size} B ≥ 2× the better of omniEvents, JacORB"
+            ),
+            ratio: ratio(ours, best.map(|b| b.0)),
+            limit: 2.0,
+            at_most: false,
+            how: match best {
+                Some((b, who)) => format!(
+                    "events/s per consumer, Corbina's channel / {who}'s, {} vs {}",
+                    opt(ours),
+                    num(b)
+                ),
+                None => {
+                    "no other channel measured (--peer omniorb runs omniEvents and JacORB)".into()
+                }
+            },
+            info: false,
+        });
+    }
+    let (with, without) = (rate(CORBINA, 10, 100, true), rate(CORBINA, 10, 100, false));
+    if with.is_some() {
+        out.push(Target {
+            goal: "events: a consumer sleeping 100 ms per push costs the other 10 ≤ 10 %".into(),
+            ratio: ratio(with, without),
+            limit: 0.9,
+            at_most: false,
+            how: format!(
+                "events/s per fast consumer with / without the slow one, {} vs {}",
+                opt(with),
+                opt(without)
+            ),
+            info: false,
+        });
+    }
+}
+
+/// The events experiment as its own table (its comparisons are other channels, not the
+/// socket and omniORB columns of the main table); empty without events records.
+pub fn format_events(records: &[Record]) -> String {
+    let mut points: Vec<(u64, u64, bool)> = records
+        .iter()
+        .filter(|r| r.experiment == crate::events_bench::EXPERIMENT)
+        .filter_map(|r| Some((r.consumers?, r.size?, r.slow_consumer?)))
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut rows: Vec<[String; 6]> = vec![[
+        "events point".into(),
+        "metric".into(),
+        EVENT_IMPLS[0].into(),
+        EVENT_IMPLS[1].into(),
+        EVENT_IMPLS[2].into(),
+        "C/best".into(),
+    ]];
+    for (consumers, size, slow) in points {
+        let point = format!(
+            "any {size} B → {consumers}{}",
+            if slow { " + 1 slow" } else { "" }
+        );
+        let recs = EVENT_IMPLS.map(|imp| event_point(records, imp, consumers, size, slow));
+        let rate = recs.map(|r| r.and_then(|r| r.events_per_s));
+        let best = rate[1..].iter().flatten().copied().reduce(f64::max);
+        let cell = |r: Option<&Record>, x: Option<f64>| match (r, x) {
+            (Some(r), Some(x)) => match r.delivered {
+                Some(d) if d < 0.995 => format!("{} ({:.0} % kept)", num(x), d * 100.0),
+                _ => num(x),
+            },
+            _ => "-".into(),
+        };
+        rows.push([
+            point.clone(),
+            "events/s per consumer".into(),
+            cell(recs[0], rate[0]),
+            cell(recs[1], rate[1]),
+            cell(recs[2], rate[2]),
+            ratio(rate[0], best)
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_default(),
+        ]);
+        let med = recs.map(|r| r.and_then(|r| r.median_us));
+        let lat = |r: Option<&Record>| match r.and_then(|r| Some((r.median_us?, r.p99_us?))) {
+            Some((m, p)) => format!("{}/{}", num(m), num(p)),
+            None => "-".into(),
+        };
+        let best_med = med[1..].iter().flatten().copied().reduce(f64::min);
+        rows.push([
+            point,
+            "latency med/p99 µs".into(),
+            lat(recs[0]),
+            lat(recs[1]),
+            lat(recs[2]),
+            ratio(med[0], best_med)
+                .map(|x| format!("{x:.2}"))
+                .unwrap_or_default(),
+        ]);
+    }
+    let mut width = [0usize; 6];
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(width).enumerate() {
+            let pad = " ".repeat(w - c.chars().count());
+            if i < 2 {
+                line.push_str(c);
+                line.push_str(&pad);
+            } else {
+                line.push_str(&pad);
+                line.push_str(c);
+            }
+            line.push_str("  ");
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if k == 0 {
+            out.push_str(&"-".repeat(width.iter().sum::<usize>() + 10));
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -1410,5 +1589,48 @@ mod tests {
         assert_eq!(mem_rows[1].corbina, "150.0");
         assert_eq!(mem_rows[1].vs_peer, Some(0.5));
         assert!(!format_table(&rows).contains("-120"));
+    }
+
+    fn event(imp: &str, consumers: u64, size: u64, slow: bool, rate: f64, kept: f64) -> Record {
+        let mut r = Record::new("events", imp).mode("any").op("push");
+        r.consumers = Some(consumers);
+        r.size = Some(size);
+        r.slow_consumer = Some(slow);
+        r.events_per_s = Some(rate);
+        r.delivered = Some(kept);
+        r.median_us = Some(100.0);
+        r.p99_us = Some(300.0);
+        r
+    }
+
+    #[test]
+    fn events_goals_compare_with_the_better_peer_and_the_slow_consumer() {
+        use crate::events_bench::{JACORB, OMNIEVENTS};
+        let records = vec![
+            event(CORBINA, 10, 100, false, 5000.0, 1.0),
+            event(OMNIEVENTS, 10, 100, false, 2000.0, 0.5),
+            event(JACORB, 10, 100, false, 2400.0, 1.0),
+            event(CORBINA, 10, 100, true, 4600.0, 1.0),
+            // A peer that could not run gives no figure, not a zero.
+            Record::new("events", JACORB).unavailable("no Java"),
+        ];
+        let t = targets(&records);
+        let rate = t
+            .iter()
+            .find(|t| t.goal.contains("10 consumers, 100 B"))
+            .unwrap();
+        assert!((rate.ratio.unwrap() - 5000.0 / 2400.0).abs() < 1e-9);
+        assert!(rate.how.contains("JacORB"), "{}", rate.how);
+        assert_eq!(rate.pass(), Some(true));
+        let slow = t.iter().find(|t| t.goal.contains("sleeping")).unwrap();
+        assert!((slow.ratio.unwrap() - 0.92).abs() < 1e-9);
+        assert_eq!(slow.pass(), Some(true));
+        // No 10 KB point measured: no goal for it.
+        assert!(!t.iter().any(|t| t.goal.contains("10240")));
+        let table = format_events(&records);
+        assert!(table.contains("any 100 B → 10 + 1 slow"), "{table}");
+        assert!(table.contains("(50 % kept)"), "{table}");
+        assert!(table.contains("2.08"), "{table}");
+        assert!(format_events(&records[..0]).is_empty());
     }
 }

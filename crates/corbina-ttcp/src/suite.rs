@@ -87,7 +87,7 @@ pub struct SuiteOpts {
 
 /// The experiments `--only` can pick, in run order (`latency` is the interleaved pinned
 /// rounds: latency, oneway rate and CPU per call; `scalability` includes memory).
-pub const EXPERIMENTS: [&str; 8] = [
+pub const EXPERIMENTS: [&str; 9] = [
     "latency",
     "payload",
     "throughput",
@@ -96,6 +96,7 @@ pub const EXPERIMENTS: [&str; 8] = [
     "scalability",
     "async",
     "bidir",
+    "events",
 ];
 
 /// Calls per point of the async experiment (at least 3× the calls outstanding).
@@ -103,6 +104,20 @@ const ASYNC_CALLS: usize = 20_000;
 
 /// Calls per point of the bidirectional experiment (fewer when the latency loops are).
 const BIDIR_CALLS: usize = 2_000;
+
+/// The events experiment's points: consumers, bytes per event, a slow consumer added.
+const EVENT_POINTS: [(usize, usize, bool); 5] = [
+    (1, 100, false),
+    (10, 100, false),
+    (100, 100, false),
+    (10, 10_240, false),
+    (10, 100, true),
+];
+
+/// Events a flood pushes: about `deliveries` in all, at most 10,000 events.
+fn flood_events(deliveries: usize, consumers: usize) -> usize {
+    (deliveries / consumers.max(1)).clamp(1, 10_000)
+}
 
 /// `--only latency,scalability`: the list, checked.
 fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
@@ -233,6 +248,10 @@ struct Plan {
     conc_seconds: f64,
     /// Interleaved rounds of the concurrency clients (medians over rounds are reported).
     conc_rounds: usize,
+    /// Deliveries (events × consumers) per flood of the events experiment.
+    event_deliveries: usize,
+    /// Paced events per point of the events experiment (the latency).
+    event_samples: usize,
 }
 
 impl Plan {
@@ -256,6 +275,8 @@ impl Plan {
                 threads: vec![1, 2, 8, 64, 512],
                 conc_seconds: 0.5,
                 conc_rounds: 3,
+                event_deliveries: 20_000,
+                event_samples: 100,
             }
         } else {
             Plan {
@@ -276,6 +297,8 @@ impl Plan {
                 threads: vec![1, 2, 8, 64, 512],
                 conc_seconds: 1.0,
                 conc_rounds: 5,
+                event_deliveries: 80_000,
+                event_samples: 400,
             }
         };
         if let Some(mb) = o.total_mb {
@@ -293,6 +316,8 @@ impl Plan {
             p.callgrind_calls = ((c / 10).max(1), c.max(2));
             p.payload_count = (c / 5).max(1);
             p.scal_calls = c.max(1);
+            p.event_deliveries = (c * 4).max(1);
+            p.event_samples = (c / 5).max(2);
         }
         if let Some(m) = o.scal_max {
             p.objects.retain(|&n| n <= m.max(1));
@@ -516,7 +541,8 @@ impl Ctx {
 
     fn spawn(&self, what: &str, cmd: &mut Command) -> Result<Proc, String> {
         // omni_server announces itself on stderr: keep the progress display clean.
-        let stderr = if what.starts_with("omni_server") {
+        let quiet = ["omni_server", "omniEvents", "JacORB"];
+        let stderr = if quiet.iter().any(|q| what.starts_with(q)) {
             Stdio::null()
         } else {
             Stdio::inherit()
@@ -684,6 +710,133 @@ impl Ctx {
         }
         drop(server);
         Ok(())
+    }
+
+    /// The events experiment (`events_bench`): Corbina's channel, then (with `--peer`)
+    /// omniEvents and JacORB's notification service where installed; a channel that cannot
+    /// be started gives records marked unavailable, with the reason.
+    fn events(&mut self, peer: bool) -> Result<(), String> {
+        use crate::events_bench::{JACORB, OMNIEVENTS};
+        self.progress
+            .stage("events: 1 supplier to N push consumers: corbina's channel");
+        let file = self.dir.join("events-corbina.ior");
+        let mut channel = self.spawn(
+            "corbina events-channel",
+            self.self_cmd("events-channel")
+                .arg("--ior-file")
+                .arg(&file)
+                .arg("--data-dir")
+                .arg(self.dir.join("events-db"))
+                .args(["--lifetime", &self.lifetime.to_string()]),
+        )?;
+        let ior = wait_file(&file, &mut channel, Duration::from_secs(60))?;
+        self.event_points(ior.trim(), crate::record::CORBINA)?;
+        drop(channel);
+        if !peer {
+            return Ok(());
+        }
+        self.progress.stage("events: omniEvents");
+        match self.omnievents() {
+            Ok((p, url)) => {
+                self.event_points(&url, OMNIEVENTS)?;
+                drop(p);
+            }
+            Err(why) => self.event_unavailable(OMNIEVENTS, &why),
+        }
+        self.progress
+            .stage("events: JacORB's notification service (starting a JVM)");
+        match self.jacorb_notify() {
+            Ok((p, spec)) => {
+                self.event_points(&spec, JACORB)?;
+                drop(p);
+            }
+            Err(why) => self.event_unavailable(JACORB, &why),
+        }
+        Ok(())
+    }
+
+    /// Every point of [`EVENT_POINTS`] against the channel `spec` names.
+    fn event_points(&mut self, spec: &str, imp: &str) -> Result<(), String> {
+        for (consumers, size, slow) in EVENT_POINTS {
+            self.progress.stage(&format!(
+                "events: {imp}, {consumers} consumer(s), {size} B{}",
+                if slow { ", a slow one added" } else { "" }
+            ));
+            // Big events cost their bytes: half the events.
+            let deliveries = self.plan.event_deliveries / if size > 1000 { 2 } else { 1 };
+            let samples = self.plan.event_samples / if consumers >= 100 { 2 } else { 1 };
+            let mut c = self.self_cmd("events-client");
+            c.args(["--channel", spec, "--impl", imp])
+                .args(["--consumers", &consumers.to_string()])
+                .args(["--size", &size.to_string()])
+                .args(["--events", &flood_events(deliveries, consumers).to_string()])
+                .args(["--samples", &samples.to_string()])
+                .args(slow.then_some("--slow"));
+            let (recs, _) = self.client(&format!("{imp} events client"), &mut c, false)?;
+            self.records.extend(recs);
+        }
+        Ok(())
+    }
+
+    /// Records saying why `imp`'s channel was not measured.
+    fn event_unavailable(&mut self, imp: &str, why: &str) {
+        eprintln!("corbina-ttcp: events: {imp} not measured: {why}");
+        for (consumers, size, slow) in EVENT_POINTS {
+            let mut r = Record::new(crate::events_bench::EXPERIMENT, imp)
+                .mode("any")
+                .op("push")
+                .unavailable(why);
+            r.size = Some(size as u64);
+            r.consumers = Some(consumers as u64);
+            r.slow_consumer = Some(slow);
+            self.records.push(r);
+            self.progress.tick();
+        }
+    }
+
+    /// omniEvents (Debian's `omnievents`) on a free loopback port; its factory's URL as
+    /// `events-client` takes it.
+    fn omnievents(&self) -> Result<(Proc, String), String> {
+        let bin = Path::new("/usr/sbin/omniEvents");
+        if !bin.exists() {
+            return Err("omniEvents is not installed (apt-get install omnievents)".into());
+        }
+        let port = free_port()?;
+        let state = self.dir.join("omnievents");
+        std::fs::create_dir_all(&state).map_err(|e| format!("{}: {e}", state.display()))?;
+        let mut p = self.spawn(
+            "omniEvents",
+            Command::new(bin)
+                .env("OMNIORB_USEHOSTNAME", "127.0.0.1")
+                .args(["-f", "-p", &port.to_string(), "-l"])
+                .arg(&state),
+        )?;
+        wait_port(port, &mut p, Duration::from_secs(20))?;
+        Ok((
+            p,
+            format!("omnievents:corbaloc::127.0.0.1:{port}/omniEvents"),
+        ))
+    }
+
+    /// JacORB's notification service (`org.jacorb.notification.ConsoleMain`, one channel)
+    /// on a free loopback port; its factory as `events-client` takes it.
+    fn jacorb_notify(&self) -> Result<(Proc, String), String> {
+        let classpath = build_jacorb_events()?;
+        let port = free_port()?;
+        let file = self.dir.join("jacorb-notify.ior");
+        let _ = std::fs::remove_file(&file);
+        let mut p = self.spawn(
+            "JacORB notification service",
+            Command::new("java")
+                .args(JACORB_JVM_ARGS)
+                .arg("-cp")
+                .arg(classpath.trim())
+                .arg("org.jacorb.notification.ConsoleMain")
+                .args(["-port", &port.to_string(), "-channels", "1", "-writeIOR"])
+                .arg(&file),
+        )?;
+        let ior = wait_file(&file, &mut p, Duration::from_secs(120))?;
+        Ok((p, format!("notify:{}", ior.trim())))
     }
 
     /// Runs a client to completion, streaming its JSON lines into records (ticking the
@@ -1098,6 +1251,88 @@ pub fn merge_rounds(rounds: &[Vec<Record>]) -> Vec<Record> {
         .collect()
 }
 
+/// A port free on 127.0.0.1 now (for a peer that takes its port as an option).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("a free port: {e}"))
+}
+
+/// Waits until `proc` accepts connections on 127.0.0.1:`port`.
+fn wait_port(port: u16, proc: &mut Proc, limit: Duration) -> Result<(), String> {
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(st)) = proc.child.try_wait() {
+            return Err(format!("{} exited ({st})", proc.what));
+        }
+        if start.elapsed() > limit {
+            return Err(format!("{} did not listen on port {port}", proc.what));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// The JVM options of the JacORB peers (as `corbina-testpeers` starts them).
+const JACORB_JVM_ARGS: &[&str] = &[
+    "-Xss16m",
+    "-Dorg.omg.CORBA.ORBClass=org.jacorb.orb.ORB",
+    "-Dorg.omg.CORBA.ORBSingletonClass=org.jacorb.orb.ORBSingleton",
+    "-DOAIAddr=127.0.0.1",
+    "-XX:+UseSerialGC",
+];
+
+/// Builds `peers/jacorb-events` (`make -C peers/jacorb-events B=target/peers/jacorb-events`:
+/// Maven fetches JacORB 3.9 and its services once); the classpath, or why not.
+fn build_jacorb_events() -> Result<String, String> {
+    if !(runs("java", "-version") && runs("javac", "-version") && runs("mvn", "-v")) {
+        return Err(
+            "Java and Maven are not installed (apt-get install default-jdk-headless maven)".into(),
+        );
+    }
+    let out = make_peers("jacorb-events")?;
+    let cp = out.join("classpath");
+    std::fs::read_to_string(&cp).map_err(|e| format!("{}: {e}", cp.display()))
+}
+
+/// Whether `tool arg` runs and succeeds.
+fn runs(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `make -C peers/SUB B=target/peers/SUB` (`peers/` itself for an empty `sub`); the output
+/// directory.
+fn make_peers(sub: &str) -> Result<PathBuf, String> {
+    let peers = repo_peers_dir()
+        .ok_or("peers/ not found")?
+        .canonicalize()
+        .map_err(|e| e.to_string())?;
+    // make -C changes directory first: B must be absolute.
+    let out = peers
+        .parent()
+        .ok_or("peers/ has no parent")?
+        .join("target/peers")
+        .join(sub);
+    let st = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(peers.join(sub))
+        .arg(format!("B={}", out.display()))
+        .arg("all")
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("make: {e}"))?;
+    if !st.success() {
+        return Err(format!("building {} failed", peers.join(sub).display()));
+    }
+    out.canonicalize().map_err(|e| e.to_string())
+}
+
 fn repo_peers_dir() -> Option<PathBuf> {
     let cands = [
         PathBuf::from("peers"),
@@ -1115,12 +1350,7 @@ fn build_peer() -> Result<PathBuf, String> {
         .status()
         .map(|s| s.success())
         .unwrap_or(false)
-        && Command::new("omniidl")
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
+        && runs("omniidl", "-V");
     if !have {
         return Err(
             "omniORB (omniidl, libomniorb4-dev, pkg-config) is not installed: \
@@ -1128,26 +1358,7 @@ fn build_peer() -> Result<PathBuf, String> {
                 .into(),
         );
     }
-    let peers = repo_peers_dir()
-        .ok_or("peers/ not found")?
-        .canonicalize()
-        .map_err(|e| e.to_string())?;
-    // make -C changes directory first: B must be absolute.
-    let out = peers
-        .parent()
-        .ok_or("peers/ has no parent")?
-        .join("target/peers");
-    let st = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(&peers)
-        .arg(format!("B={}", out.display()))
-        .arg("all")
-        .status()
-        .map_err(|e| format!("make: {e}"))?;
-    if !st.success() {
-        return Err("building peers/ failed".into());
-    }
-    out.canonicalize().map_err(|e| e.to_string())
+    make_peers("")
 }
 
 fn join(v: &[u64]) -> String {
@@ -1168,6 +1379,10 @@ pub fn main(args: Vec<String>) -> Result<ExitCode, String> {
     };
     let rows = report::rows(&records);
     println!("{}", report::format_table(&rows));
+    let events = report::format_events(&records);
+    if !events.is_empty() {
+        println!("{events}");
+    }
     let targets = report::targets(&records);
     println!("{}", report::format_targets(&targets));
     if let Some(path) = &o.json {
@@ -1253,7 +1468,21 @@ pub fn run(o: &SuiteOpts) -> Result<Vec<Record>, String> {
     } else {
         0
     };
-    let total = n_thr + n_lat + n_scal + n_conc + n_cg + n_local + n_async + n_bidir + n_omni_tls;
+    // One record per point and channel: Corbina's, omniEvents' and JacORB's.
+    let n_events = only(
+        EVENT_POINTS.len() * if peer.is_some() { 3 } else { 1 },
+        "events",
+    );
+    let total = n_thr
+        + n_lat
+        + n_scal
+        + n_conc
+        + n_cg
+        + n_local
+        + n_async
+        + n_bidir
+        + n_omni_tls
+        + n_events;
     let mut cx = Ctx {
         exe,
         dir: dir.clone(),
@@ -1506,6 +1735,9 @@ fn run_all(cx: &mut Ctx, peer: Option<&Path>, callgrind: bool) -> Result<(), Str
     }
     if cx.runs("bidir") {
         cx.bidir(peer)?;
+    }
+    if cx.runs("events") {
+        cx.events(peer.is_some())?;
     }
     if cx.runs("payload") {
         cx.progress.stage("latency with payloads: socket, corbina");

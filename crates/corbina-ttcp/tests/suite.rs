@@ -70,6 +70,7 @@ fn quick_suite_writes_every_experiment_kind() {
         ("memory", "corbina"),
         ("concurrency", "corbina"),
         ("bidir", "corbina"),
+        ("events", "corbina"),
     ] {
         assert!(kinds.contains(&want), "no {want:?} in {kinds:?}");
     }
@@ -118,6 +119,16 @@ fn quick_suite_writes_every_experiment_kind() {
     assert!(records
         .iter()
         .any(|r| r.server_model.as_deref() == Some("pool")));
+    // Every events point delivered to its consumers, and the events table was printed.
+    let events: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.experiment == "events")
+        .collect();
+    assert_eq!(events.len(), 5, "{events:?}");
+    assert!(events
+        .iter()
+        .all(|r| r.events_per_s.unwrap() > 0.0 && r.median_us.unwrap() > 0.0));
+    assert!(stdout.contains("events point"), "{stdout}");
     // The Unix-domain socket baseline ran too.
     assert!(records.iter().any(|r| r.transport == "unix"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -298,6 +309,14 @@ fn help_version_and_usage_errors() {
             "Usage: corbina-ttcp bidir-client [OPTIONS] --ior <IOR|FILE>",
         ),
         ("suite", "Usage: corbina-ttcp suite [OPTIONS]"),
+        (
+            "events-channel",
+            "Usage: corbina-ttcp events-channel [OPTIONS]",
+        ),
+        (
+            "events-client",
+            "Usage: corbina-ttcp events-client [OPTIONS] --channel <REF>",
+        ),
     ] {
         // -ORB… options are taken out first, wherever they are.
         let o = run(&[sub, "-ORBtraceLevel", "0", "--help"]);
