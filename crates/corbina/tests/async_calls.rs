@@ -620,6 +620,40 @@ fn the_first_call_does_not_connect_on_the_polling_thread() {
     orb.destroy();
 }
 
+/// A runtime without an I/O driver is found out (tokio's panic, caught) without the user's
+/// panic hook hearing of it, and the hook is left in place for real panics.
+#[test]
+fn a_runtime_without_io_is_found_out_quietly() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static HEARD: AtomicUsize = AtomicUsize::new(0);
+    static TOKIO: AtomicUsize = AtomicUsize::new(0);
+    std::panic::set_hook(Box::new(|info| {
+        HEARD.fetch_add(1, Ordering::SeqCst);
+        if info.to_string().contains("IO is disabled") {
+            TOKIO.fetch_add(1, Ordering::SeqCst);
+        }
+    }));
+    let (server, ior) = serve(Arc::new(BenchSkeleton::new(Arc::new(
+        StaticBench::default(),
+    ))));
+    let (orb, obj) = client(&ior);
+    let rt = runtime_for(Reader::Thread);
+    assert_eq!(rt.block_on(echo(&obj, "quiet".into())).unwrap(), "quiet");
+    assert_read_by(&orb, Reader::Thread);
+    assert_eq!(
+        TOKIO.load(Ordering::SeqCst),
+        0,
+        "tokio's panic reached the hook"
+    );
+    // The user's hook is still the hook.
+    let before = HEARD.load(Ordering::SeqCst);
+    let _ = std::thread::spawn(|| panic!("a real one")).join();
+    assert_eq!(HEARD.load(Ordering::SeqCst), before + 1);
+    let _ = std::panic::take_hook();
+    orb.destroy();
+    server.destroy();
+}
+
 /// A connection read by a runtime's driver goes on after that runtime shuts down: a reader
 /// thread takes over, and calls from elsewhere still get their replies.
 #[test]

@@ -31,9 +31,10 @@ pub(crate) fn current() -> Option<Runtime> {
 
 #[cfg(feature = "tokio")]
 mod imp {
+    use std::cell::Cell;
     use std::os::fd::{AsRawFd, RawFd};
-    use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::Mutex;
+    use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+    use std::sync::{Arc, Mutex, PoisonError};
 
     use tokio::io::unix::AsyncFd;
     use tokio::io::Interest;
@@ -79,11 +80,11 @@ mod imp {
         let _entered = runtime.enter();
         let socket = Socket(stream.clone());
         // tokio offers no test for a runtime built without I/O other than this panic.
-        match catch_unwind(AssertUnwindSafe(|| {
+        match quietly(|| {
             // SAFETY: `socket` holds the connection (an `Arc`), which keeps its descriptor
             // open, and the same one, for as long as the `AsyncFd` owns `socket`.
             unsafe { AsyncFd::register_with_interest(socket, Interest::READABLE) }
-        })) {
+        }) {
             Ok(Ok(fd)) => Some(Registration { fd }),
             Ok(Err(_)) => None,
             Err(_) => {
@@ -96,5 +97,41 @@ mod imp {
                 None
             }
         }
+    }
+
+    type Hook = Box<dyn Fn(&PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+    thread_local! {
+        /// Set while this thread runs [`quietly`]'s closure.
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f`, catching a panic, without the panic hook hearing of a panic of `f`'s: the
+    /// one tokio raises for a runtime without I/O is how we learn of it, not the user's
+    /// business (it printed a message and a backtrace hint). Panics on other threads
+    /// meanwhile reach the hook as usual; the hook is put back as it was. Called once per
+    /// connection registered, never per call.
+    fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+        // One at a time: each takes the hook out and puts it back.
+        static ONE: Mutex<()> = Mutex::new(());
+        let _one = ONE.lock().unwrap_or_else(PoisonError::into_inner);
+        let saved: Arc<Mutex<Option<Hook>>> = Arc::new(Mutex::new(Some(std::panic::take_hook())));
+        let inner = saved.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.get() {
+                if let Some(hook) = &*inner.lock().unwrap_or_else(PoisonError::into_inner) {
+                    hook(info);
+                }
+            }
+        }));
+        QUIET.set(true);
+        let r = catch_unwind(AssertUnwindSafe(f));
+        QUIET.set(false);
+        // Dropping the wrapper waits for other threads' panics running it.
+        drop(std::panic::take_hook());
+        if let Some(hook) = saved.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            std::panic::set_hook(hook);
+        }
+        r
     }
 }
