@@ -7,7 +7,7 @@
 //! | target | level | what |
 //! |---|---|---|
 //! | `corbina::connection` | DEBUG | connections opened, accepted, closed; CloseConnection and MessageError received; fragments received (reassembled when the last comes); a client's bad GIOP (MessageError sent); on the client, requests resent after an orderly close, LOCATION_FORWARDs followed, and calls failing in the ORB (timeouts, closed connections, protocol errors) |
-//! | `corbina::request` | INFO | one span per request on each side, `corbina.client` / `corbina.server`, with fields `operation`, `object_key`, `request_id`, `giop_version`, `peer`, `transport`, `outcome`, `exception`, `minor`, and an event `request ended` in it; DEBUG: forwards followed |
+//! | `corbina::request` | INFO | one span per request on each side, `corbina.client` / `corbina.server`, with fields `operation`, `object_key`, `request_id`, `giop_version`, `peer`, `transport`, `outcome`, `exception`, `minor`, and an event `request ended` in it; an event `LocateRequest answered` (`object_key`, `status`) for each LocateRequest a server answers; object keys of Corbina's POAs print as the POA's path and the object id (`RootPOA/names<42>`, as omniORB prints `root<42>`), others as bytes; DEBUG: forwards followed |
 //! | `corbina::wire` | TRACE | every byte sent and received, as hex dumps (offset, hex, ASCII) |
 //! | `corbina::server` | WARN | connections refused (TLS handshakes), accept failures |
 //!
@@ -366,6 +366,34 @@ pub(crate) fn forwarded(operation: &str, to: &crate::giop::Ior) {
 /// A call failed in the ORB (timeouts, closed connections, MessageError, protocol errors).
 #[cold]
 #[inline(never)]
+/// A LocateRequest answered (`corbina::request` INFO, with the requests at
+/// `-ORBtraceLevel 25`): the object key as request spans print it, and the answer.
+pub(crate) fn locate_answered(key: Option<&[u8]>, outcome: &crate::poa::LocateOutcome) {
+    if !crate::interceptor::spans::wanted() {
+        return;
+    }
+    let status = match outcome {
+        crate::poa::LocateOutcome::Here => "OBJECT_HERE",
+        crate::poa::LocateOutcome::Unknown => "UNKNOWN_OBJECT",
+        crate::poa::LocateOutcome::Forward {
+            permanent: false, ..
+        } => "OBJECT_FORWARD",
+        crate::poa::LocateOutcome::Forward {
+            permanent: true, ..
+        } => "OBJECT_FORWARD_PERM",
+    };
+    match key {
+        Some(k) => {
+            let key = crate::interceptor::spans::ObjectKey(k);
+            tracing::info!(target: crate::interceptor::spans::TARGET, object_key = %key, status,
+                "LocateRequest answered");
+        }
+        // A target given as a profile or a reference this ORB cannot make a key of.
+        None => tracing::info!(target: crate::interceptor::spans::TARGET, status,
+            "LocateRequest answered (no object key)"),
+    }
+}
+
 pub(crate) fn call_failed(e: &crate::Error) {
     tracing::debug!(target: CONNECTION, error = %e, "call failed");
 }

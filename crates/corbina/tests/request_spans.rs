@@ -6,6 +6,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use corbina::giop::connection::{Event as GiopEvent, GiopConnection, Role, Settings};
+use corbina::giop::target_address::TargetAddress;
+use corbina::giop::{LocateStatus, ObjectKey, Version};
 use corbina::{CompletionStatus, Orb, OrbConfig, Servant, ServerRequest};
 use corbina::{SystemException, SystemExceptionKind};
 use tracing::field::{Field, Visit};
@@ -162,6 +165,15 @@ fn requests_have_spans_with_their_outcome_on_both_sides() {
         |_, _| Ok(Some(SystemException::new(SystemExceptionKind::Unknown, 0))),
     );
     assert!(oops.is_err());
+    // LocateRequests are answered with an event each (omniORB clients send them).
+    let key = obj.ior().iiop_profiles().unwrap()[0]
+        .object_key
+        .as_bytes()
+        .to_vec();
+    assert_eq!(locate(port, &key), LocateStatus::ObjectHere);
+    let mut gone = key.clone();
+    *gone.last_mut().unwrap() ^= 0xff;
+    assert_eq!(locate(port, &gone), LocateStatus::UnknownObject);
     orb.destroy();
 
     let spans = capture.spans.lock().unwrap().clone();
@@ -179,7 +191,9 @@ fn requests_have_spans_with_their_outcome_on_both_sides() {
         assert_eq!(ping.fields["giop_version"], "1.2");
         assert_eq!(ping.fields["transport"], "tcp");
         assert!(ping.fields.contains_key("request_id"));
-        assert!(!ping.fields["object_key"].is_empty());
+        // The key as omniORB prints its own: the POA, then the object id.
+        let key = &ping.fields["object_key"];
+        assert!(key.starts_with("RootPOA<") && key.ends_with('>'), "{key}");
         let deny = find(side, "deny");
         assert_eq!(deny.fields["outcome"], "SYSTEM_EXCEPTION");
         assert_eq!(
@@ -203,4 +217,36 @@ fn requests_have_spans_with_their_outcome_on_both_sides() {
         .filter(|e| e.name == "request ended" && e.parent.is_some())
         .count();
     assert_eq!(ends, 6, "{events:?}");
+    let located: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e.name == "LocateRequest answered" && e.target == "corbina::request")
+        .map(|e| (e.fields["status"].as_str(), e.fields["object_key"].as_str()))
+        .collect();
+    let key = find("corbina.server", "ping").fields["object_key"].clone();
+    assert_eq!(located.len(), 2, "{events:?}");
+    assert_eq!(located[0], ("OBJECT_HERE", key.as_str()));
+    assert_eq!(located[1].0, "UNKNOWN_OBJECT");
+}
+
+/// A GIOP 1.2 LocateRequest for `key` to 127.0.0.1:`port`, on a connection of its own.
+fn locate(port: u16, key: &[u8]) -> LocateStatus {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut conn = GiopConnection::new(Settings::new(Role::Client));
+    let target = TargetAddress::Key(ObjectKey::new(key.to_vec()));
+    let (msg, _) = conn.locate_request(Version::V1_2, &target).unwrap();
+    s.write_all(&msg).unwrap();
+    loop {
+        if let Some(e) = conn.poll_event().unwrap() {
+            match e {
+                GiopEvent::LocateReply { header, .. } => return header.locate_status,
+                other => panic!("{other:?}"),
+            }
+        }
+        let n = s.read(conn.read_buf()).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        conn.commit(n);
+    }
 }

@@ -376,10 +376,12 @@ impl Handler {
                 )
             }
             Event::LocateRequest { header, reply } => {
-                let outcome = match header.target.resolve_key().ok().flatten() {
+                let key = header.target.resolve_key().ok().flatten();
+                let outcome = match &key {
                     Some(k) => self.dispatcher.locate(k.as_bytes()),
                     None => LocateOutcome::Unknown,
                 };
+                crate::trace::locate_answered(key.as_ref().map(|k| k.as_bytes()), &outcome);
                 self.locate_reply(reply, outcome).is_ok()
             }
             // Requests on a connection run in order: a cancelled one has either finished or
