@@ -35,12 +35,27 @@ fn generates_one_file_per_idl_file() {
         "tests/idl/bench.idl",
         "tests/idl/extra.idl",
     ]);
+    // Laid out by rustfmt (when installed), as the Builder does.
+    let golden = std::fs::read_to_string("tests/golden/bench.rs").unwrap();
     let bench = std::fs::read_to_string(out.join("bench.rs")).unwrap();
     assert_eq!(
         bench,
-        std::fs::read_to_string("tests/golden/bench.rs").unwrap()
+        corbina_codegen::rustfmt(&golden).unwrap_or(golden.clone())
     );
     assert!(out.join("extra.rs").exists());
+    // --no-format: the generator's own text.
+    corbina_idl_ok(&[
+        "-I",
+        "tests/idl",
+        "-o",
+        &o,
+        "--no-format",
+        "tests/idl/bench.idl",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("bench.rs")).unwrap(),
+        golden
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }
 
@@ -109,6 +124,7 @@ fn help_and_usage_errors() {
         "--ami[=<I,...>]",
         "--amh[=<I,...>]",
         "--relaxed-names",
+        "--no-format",
     ] {
         assert!(help.contains(flag), "{flag}: {help}");
     }

@@ -1,6 +1,7 @@
 //! `corbina-idl [-I DIR]... [-D NAME[=VALUE]]... [-o OUTDIR] [--no-implement-defaults]
-//! [--ami[=I,...]] [--amh[=I,...]] [--relaxed-names] FILE.idl...`: compiles IDL files to
-//! Rust, one `<stem>.rs` per input.
+//! [--ami[=I,...]] [--amh[=I,...]] [--relaxed-names] [--no-format] FILE.idl...`: compiles
+//! IDL files to Rust, one `<stem>.rs` per input, laid out by rustfmt when it is installed
+//! (as `Builder` does for build scripts).
 #![forbid(unsafe_code)]
 
 use clap::Parser;
@@ -43,6 +44,10 @@ struct Args {
     /// like its struct, `typedef Object Factory;`)
     #[arg(long)]
     relaxed_names: bool,
+    /// Write the generator's output as it is, without running rustfmt on it (by default it
+    /// is formatted when rustfmt is installed: $RUSTFMT, else rustfmt on the path)
+    #[arg(long)]
+    no_format: bool,
     /// The IDL files
     #[arg(required = true, value_name = "FILE.idl")]
     files: Vec<PathBuf>,
@@ -94,7 +99,11 @@ fn main() -> ExitCode {
                     .file_stem()
                     .map_or_else(|| "idl".into(), |s| s.to_string_lossy().into_owned());
                 let out = args.out_dir.join(format!("{stem}.rs"));
-                if let Err(e) = std::fs::write(&out, c.source) {
+                let source = match args.no_format {
+                    true => c.source,
+                    false => corbina_codegen::rustfmt(&c.source).unwrap_or(c.source),
+                };
+                if let Err(e) = std::fs::write(&out, source) {
                     eprintln!("corbina-idl: {}: {e}", out.display());
                     failed = true;
                 }
