@@ -5,7 +5,7 @@
 //! Without the binaries the tests print why and pass, unless `REQUIRE_OMNIORB_PEERS` is set
 //! (as `scripts/test.sh` does).
 
-mod common;
+use super::common;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -16,7 +16,7 @@ use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{NamingService, Options};
 use corbina_testpeers::PeerProcess;
 
-mod common;
+use super::common;
 
 use common::{etcd, loopback_orb};
 
@@ -179,7 +179,7 @@ fn killed_holder(etcd_store: bool) {
     let mut child = PeerProcess::spawn(
         "lease holder",
         Command::new(std::env::current_exe().unwrap())
-            .args(["lease_holder_child", "--exact", "--nocapture"])
+            .args(["leases::lease_holder_child", "--exact", "--nocapture"])
             .env(CHILD_ENV, &f.url)
             .stdout(Stdio::piped()),
     );

@@ -6,7 +6,7 @@
 //! Central); without them the test prints why and passes, unless `REQUIRE_OMNIORB_PEERS`
 //! is set.
 
-mod common;
+use super::common;
 
 use std::process::{Command, Output};
 

@@ -4,7 +4,7 @@
 //! (on the other replica, or after the cluster elected a new leader) or fails with a
 //! system exception within its timeout.
 
-mod common;
+use super::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

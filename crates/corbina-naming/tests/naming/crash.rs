@@ -4,7 +4,7 @@
 //! contexts handed out before a crash must still work. On redb (same data directory) and
 //! on etcd (a three-member cluster, same prefix).
 
-mod common;
+use super::common;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};

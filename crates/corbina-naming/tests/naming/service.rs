@@ -17,7 +17,7 @@ use corbina_naming::cos_naming::{BindingType, NameComponent, NamingContext, Nami
 use corbina_naming::store::etcd::EtcdConfig;
 use corbina_naming::{NamingService, Options};
 
-mod common;
+use super::common;
 
 use common::{etcd, loopback_orb};
 

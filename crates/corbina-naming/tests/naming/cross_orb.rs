@@ -6,7 +6,7 @@
 //! Needs omniORB (`omniidl`, `libomniorb4-dev`, `omniorb`); without it the test prints why and
 //! passes, unless `REQUIRE_OMNIORB_PEERS` is set.
 
-mod common;
+use super::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! makes writes fail with TRANSIENT (promptly) while reads go on, and after restarts
 //! nothing acknowledged is lost.
 
-mod common;
+use super::common;
 
 use std::time::{Duration, Instant};
 
