@@ -255,7 +255,7 @@ impl ChildServer {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "child_server_entry",
+                "failures::child_server_entry",
                 "--nocapture",
                 "--test-threads=1",
             ])

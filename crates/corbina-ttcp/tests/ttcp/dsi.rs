@@ -8,7 +8,7 @@ use std::process::Command;
 use corbina_testpeers::PeerProcess;
 use corbina_ttcp::record::Record;
 
-mod common;
+use super::common;
 
 /// Starts `corbina-ttcp server [--dsi]` on loopback; returns it and its IOR file.
 fn server(name: &str, dsi: bool) -> (PeerProcess, PathBuf) {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod common;
+use super::common;
 
 use corbina::config::Endpoint;
 use corbina::{Orb, OrbConfig};

@@ -377,7 +377,7 @@ impl ChildServer {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "child_server_entry",
+                "transports::child_server_entry",
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -79,7 +79,7 @@ impl ChildServer {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "child_server_entry",
+                "persistent::child_server_entry",
                 "--nocapture",
                 "--test-threads=1",
             ])
