@@ -10,14 +10,19 @@
 //! defect it is); `--all-kinds` drops the peer's profile (every kind, known defects too);
 //! `DIFFERENTIAL_OFF=a,b` turns profile switches off; `--depth D` makes smaller cases.
 //! `--reverse` runs the peer's own random cases against a Corbina echo servant instead;
-//! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2;
+//! `--peer self` round-trips through Corbina alone: the `Any` written and read back in both
+//! byte orders at GIOP 1.0-1.2, then sent through Corbina echo servers replying big- and
+//! little-endian from clients writing either order (each case's wire from its seed);
 //! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
-//! seconds (for running a peer's client by hand). Exits 1 when a case failed.
+//! seconds (for running a peer's client by hand). Every case goes in both byte orders; the
+//! reverse runs use a big-endian and a little-endian Corbina echo server. Exits 1 when a
+//! case failed.
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
     case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
-    self_round_trip, serve_echo, show, Clients, Peer, Profile, Tally, Wire,
+    self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, Clients, Peer, Profile,
+    Tally, Wire, ORDERS,
 };
 
 fn main() {
@@ -83,7 +88,15 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
-        "self" => self_run(seed, cases, depth),
+        "self" => {
+            let mut t = self_run(seed, cases, depth);
+            t.merge(self_through_orbs(
+                seed,
+                cases,
+                &with_depth(Profile::full(), depth),
+            ));
+            t
+        }
         "omniorb" | "omniorbpy" | "jacorb" if !reverse => {
             let mut p = match (peer.as_str(), ior) {
                 (name, Some(i)) => {
@@ -176,9 +189,12 @@ fn main() {
                 eprintln!("omniORBpy is not available");
                 std::process::exit(2);
             };
-            let (orb, ior) = serve_echo();
-            let t = omnipy::reverse(py, &ior, seed, cases);
-            orb.destroy();
+            let mut t = Tally::default();
+            for order in ORDERS {
+                let (orb, ior) = serve_echo_in(order);
+                t.merge(omnipy::reverse(py, &ior, seed, cases));
+                orb.destroy();
+            }
             t
         }
         other => usage(other),

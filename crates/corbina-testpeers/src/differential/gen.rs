@@ -43,6 +43,9 @@ impl Rng {
 pub struct Profile {
     /// `long double` (omniORBpy: BAD_TYPECODE).
     pub long_double: bool,
+    /// `long double` sent big-endian (omniORB C++ garbles it); else cases holding one go
+    /// little-endian only.
+    pub long_double_big_endian: bool,
     /// A union's `default` member may come first (omniORBpy segfaults on it).
     pub default_first: bool,
     /// A union's `default` member may come after other members (JacORB reads the default
@@ -89,6 +92,7 @@ impl Profile {
     pub fn set(&mut self, name: &str, on: bool) -> bool {
         let f = match name {
             "long_double" => &mut self.long_double,
+            "long_double_big_endian" => &mut self.long_double_big_endian,
             "default_first" => &mut self.default_first,
             "default_later" => &mut self.default_later,
             "wchar_in_any" => &mut self.wchar_in_any,
@@ -116,6 +120,7 @@ impl Profile {
     pub fn full() -> Profile {
         Profile {
             long_double: true,
+            long_double_big_endian: true,
             default_first: true,
             default_later: true,
             wchar_in_any: true,
