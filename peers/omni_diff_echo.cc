@@ -48,6 +48,14 @@ static bool has_value(CORBA::TypeCode_ptr tc, int depth = 0) {
   }
 }
 
+// ThingNode's state as omniidl generates it (OBV_dt::ThingNode), and its factory.
+class ThingNodeImpl : public OBV_dt::ThingNode, public CORBA::DefaultValueRefCountBase {};
+
+class ThingNodeFactory : public CORBA::ValueFactoryBase {
+public:
+  CORBA::ValueBase* create_for_unmarshal() override { return new ThingNodeImpl; }
+};
+
 class EchoImpl : public POA_dt::AnyEcho {
 public:
   CORBA::Any* echo(const CORBA::Any& a) override {
@@ -73,6 +81,10 @@ int main(int argc, char** argv) {
     // The IDL's own value type is built as such (other value types through DynAny).
     CORBA::ValueFactoryBase_var f = new dt::LabelNode_init;
     orb->register_value_factory(dt::LabelNode::_PD_repoId, f);
+    // An abstract interface's TypeCode does not name its value's type: the harness's is
+    // ThingNode (omniidl makes no ThingNode_init for a value supporting an interface).
+    CORBA::ValueFactoryBase_var tf = new ThingNodeFactory;
+    orb->register_value_factory(dt::ThingNode::_PD_repoId, tf);
 
     CORBA::Object_var po = orb->resolve_initial_references("RootPOA");
     PortableServer::POA_var poa = PortableServer::POA::_narrow(po);

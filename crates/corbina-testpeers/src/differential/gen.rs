@@ -77,6 +77,9 @@ pub struct Profile {
     pub bounded_strings: bool,
     /// Abstract interfaces.
     pub abstract_interfaces: bool,
+    /// Abstract interfaces holding values (`dt::ThingNode`, whose factory the peer must
+    /// have), besides references and null.
+    pub abstract_values: bool,
     /// Non-ASCII characters in strings at GIOP 1.0 (no code set negotiation there).
     pub non_ascii_giop_1_0: bool,
     /// Unions switching on `long long` or `unsigned long long`.
@@ -107,6 +110,7 @@ impl Profile {
             "fixed" => &mut self.fixed,
             "bounded_strings" => &mut self.bounded_strings,
             "abstract_interfaces" => &mut self.abstract_interfaces,
+            "abstract_values" => &mut self.abstract_values,
             "non_ascii_giop_1_0" => &mut self.non_ascii_giop_1_0,
             "longlong_disc" => &mut self.longlong_disc,
             "wide_giop_1_1" => &mut self.wide_giop_1_1,
@@ -135,6 +139,7 @@ impl Profile {
             fixed: true,
             bounded_strings: true,
             abstract_interfaces: true,
+            abstract_values: true,
             non_ascii_giop_1_0: true,
             longlong_disc: true,
             wide_giop_1_1: true,
@@ -146,6 +151,9 @@ impl Profile {
 /// Builds one random case.
 pub struct Gen<'p> {
     pub rng: Rng,
+    /// For choices added later (abstract interfaces holding values): drawn from apart, so
+    /// that `rng` makes the same cases as before wherever they are not taken.
+    aux: Rng,
     profile: &'p Profile,
     /// IORs an object reference may be (besides nil).
     iors: Vec<Ior>,
@@ -165,6 +173,7 @@ impl<'p> Gen<'p> {
     pub fn new(seed: u64, profile: &'p Profile, iors: Vec<Ior>) -> Gen<'p> {
         Gen {
             rng: Rng::new(seed),
+            aux: Rng::new(seed ^ 0xbb67_ae85_84ca_a73b),
             profile,
             iors,
             next_id: 0,
@@ -267,6 +276,10 @@ impl<'p> Gen<'p> {
 
     /// A random type nesting at most `depth` constructed types.
     pub fn ty(&mut self, depth: u32) -> Result<TypeCode, String> {
+        // References and abstract interfaces: the arm below is reached only without values.
+        if depth > 0 && self.profile.objrefs && self.aux.pct(5) {
+            return self.objref_ty();
+        }
         if depth == 0 || self.rng.pct(30) {
             return Ok(self.primitive());
         }
@@ -292,17 +305,19 @@ impl<'p> Gen<'p> {
             10 => self.recursive_struct(d)?,
             11 => self.struct_ty(d, false)?,
             12 | 13 if self.profile.values => self.value_ty(d)?,
-            _ if self.profile.objrefs => {
-                if self.rng.pct(50) || !self.profile.abstract_interfaces {
-                    TypeCode::create_interface_tc("IDL:dt/AnyEcho:1.0", "AnyEcho")
-                        .map_err(tc_err)?
-                } else {
-                    TypeCode::create_abstract_interface_tc("IDL:dt/Thing:1.0", "Thing")
-                        .map_err(tc_err)?
-                }
-            }
+            _ if self.profile.objrefs => self.objref_ty()?,
             _ => self.primitive(),
         })
+    }
+
+    /// An interface (`AnyEcho`) or, when the profile has them, the abstract interface
+    /// `Thing`.
+    fn objref_ty(&mut self) -> Result<TypeCode, String> {
+        if self.rng.pct(50) || !self.profile.abstract_interfaces {
+            TypeCode::create_interface_tc("IDL:dt/AnyEcho:1.0", "AnyEcho").map_err(tc_err)
+        } else {
+            TypeCode::create_abstract_interface_tc(super::thing::THING_ID, "Thing").map_err(tc_err)
+        }
     }
 
     fn struct_ty(&mut self, d: u32, except: bool) -> Result<TypeCode, String> {
@@ -597,6 +612,14 @@ impl<'p> Gen<'p> {
             }
             TcKind::TypeCode => Val::TypeCode(self.ty(1)?),
             TcKind::Objref => Val::ObjRef(self.ior()),
+            TcKind::AbstractInterface if self.profile.abstract_values && self.aux.pct(50) => {
+                // A ThingNode: null now and then, shared with (or pointing back to) another
+                // one of the case.
+                match self.value_val(&super::thing::thing_node_tc(), budget)? {
+                    Val::Value(None) => Val::ObjRef(None),
+                    v => v,
+                }
+            }
             TcKind::AbstractInterface => Val::ObjRef(self.ior()),
             TcKind::Value | TcKind::ValueBox | TcKind::Event => self.value_val(&tc, budget)?,
             k => return Err(format!("no values of {k:?}")),

@@ -16,6 +16,7 @@ pub mod jacorb;
 pub mod model;
 pub mod omnicxx;
 pub mod omnipy;
+pub mod thing;
 
 pub use gen::{label_node_tc, label_nodes, Gen, Profile, Rng, Shape};
 pub use model::{compare, decode_any, idl, show, Typed, Val};
@@ -96,6 +97,8 @@ impl std::fmt::Display for Wire {
 
 /// The `Any` holding `t` (checked against its TypeCode by Corbina's walker).
 pub fn to_any(t: &Typed) -> Result<Any, String> {
+    // Reading back an abstract interface holding a value needs its factory.
+    thing::register();
     Any::insert_as(t.tc.clone(), t).map_err(|e| format!("Corbina refused the value: {e}"))
 }
 
@@ -190,6 +193,7 @@ pub fn serve_echo() -> (Orb, String) {
 
 /// [`serve_echo`] replying in `order`.
 pub fn serve_echo_in(order: ByteOrder) -> (Orb, String) {
+    thing::register();
     let orb = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {
             host: "127.0.0.1".into(),
