@@ -10,7 +10,7 @@ use std::io::Write as _;
 
 use corbina_testpeers::differential::{
     jacorb, omnicxx, omnipy, run_forward, run_label_nodes, run_label_nodes_on, serve_echo_in,
-    Clients, Peer, Tally, ORDERS,
+    statics, Clients, Peer, Tally, ORDERS,
 };
 
 fn env(name: &str, default: u64) -> u64 {
@@ -141,6 +141,24 @@ fn differential_omniorb_random_anys_through_omniorb_cxx() {
         known(omnicxx::KNOWN)
     );
     check(&what, &t);
+}
+
+/// Random values of the static types (`peers/differential_static.idl`) through omniORB
+/// C++'s generated skeleton: typed operations, not `Any`s.
+#[test]
+fn differential_static_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::static_server(bin, "differential-static-omniorb");
+    let mut clients = Clients::new();
+    let t = statics::run_static(
+        "omniorb",
+        &ior,
+        &omnicxx::static_profile(),
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150) / 3,
+        &mut clients,
+    );
+    check("differential static omniORB C++ (typed operations)", &t);
 }
 
 /// Issue 27 item 1's graphs through omniORB C++ (its `LabelNode` factory builds them).

@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--static] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -13,6 +13,8 @@
 //! `--peer self` round-trips through Corbina alone: the `Any` written and read back in both
 //! byte orders at GIOP 1.0-1.2, then sent through Corbina echo servers replying big- and
 //! little-endian from clients writing either order (each case's wire from its seed);
+//! `--static` sends random values of `peers/differential_static.idl`'s types through the
+//! peer's typed `dts::StaticEcho` instead (omniorb, jacorb, self);
 //! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
 //! seconds (for running a peer's client by hand). Every case goes in both byte orders; the
 //! reverse runs use a big-endian and a little-endian Corbina echo server. Exits 1 when a
@@ -21,8 +23,8 @@
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
     case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
-    self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, Clients, Peer, Profile,
-    Tally, Wire, ORDERS,
+    self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, statics, Clients, Peer,
+    Profile, Tally, Wire, ORDERS,
 };
 
 fn main() {
@@ -30,6 +32,8 @@ fn main() {
     let (mut seed, mut cases) = (1u64, 100u64);
     let mut ior: Option<String> = None;
     let mut reverse = false;
+    // The static types' typed operations instead of Anys.
+    let mut static_types = false;
     // Every kind the generator has, known peer defects included (for triage).
     let mut all_kinds = false;
     // Send a failing case through the other peers too.
@@ -48,6 +52,7 @@ fn main() {
             "--cases" => cases = val().parse().unwrap_or_else(|_| usage("--cases")),
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
+            "--static" => static_types = true,
             "--all-kinds" => all_kinds = true,
             "--referees" => referees = true,
             "--nodes" => nodes = true,
@@ -88,6 +93,7 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
+        _ if static_types => static_run(&peer, seed, cases),
         "self" => {
             let mut t = self_run(seed, cases, depth);
             t.merge(self_through_orbs(
@@ -247,9 +253,43 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
     t
 }
 
+/// `--static`: the static types through `peer`'s typed echo.
+fn static_run(peer: &str, seed: u64, cases: u64) -> Tally {
+    let mut clients = Clients::new();
+    match peer {
+        "self" => {
+            let mut t = Tally::default();
+            for order in ORDERS {
+                let (orb, ior) = statics::serve_static_in(order);
+                let profile = Profile::full();
+                t.merge(statics::run_static(
+                    "self",
+                    &ior,
+                    &profile,
+                    seed,
+                    cases,
+                    &mut clients,
+                ));
+                orb.destroy();
+            }
+            t
+        }
+        "omniorb" => {
+            let Some(bin) = omnicxx::peers() else {
+                eprintln!("omniORB is not available");
+                std::process::exit(2);
+            };
+            let (_p, ior) = omnicxx::static_server(bin, "differential-long-static-omniorb");
+            let profile = omnicxx::static_profile();
+            statics::run_static("omniorb", &ior, &profile, seed, cases, &mut clients)
+        }
+        other => usage(other),
+    }
+}
+
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--static] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
     );
     std::process::exit(2)
 }

@@ -201,6 +201,16 @@ impl<'p> Gen<'p> {
         })
     }
 
+    /// A random value of the given type `tc` (a static type's).
+    pub fn typed(&mut self, tc: &TypeCode) -> Result<Typed, String> {
+        let val = self.val(tc, self.profile.max_depth + 2)?;
+        Ok(Typed {
+            tc: tc.clone(),
+            val,
+            graph: std::mem::take(&mut self.graph),
+        })
+    }
+
     fn primitive(&mut self) -> TypeCode {
         loop {
             let k = match self.rng.below(17) {

@@ -16,6 +16,7 @@ pub mod jacorb;
 pub mod model;
 pub mod omnicxx;
 pub mod omnipy;
+pub mod statics;
 pub mod thing;
 
 pub use gen::{label_node_tc, label_nodes, Gen, Profile, Rng, Shape};
@@ -355,16 +356,7 @@ pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients
                 continue;
             }
         };
-        let mut wire = Wire::for_case(s, &t);
-        if wire.giop_minor == 1 && !peer.profile.giop_1_1_fragments {
-            wire.fragments = false;
-        }
-        if wire.giop_minor == 0 && !peer.profile.non_ascii_giop_1_0 && has_non_ascii(&t) {
-            wire.giop_minor = 1;
-        }
-        if wire.giop_minor == 1 && !peer.profile.wide_giop_1_1 && has_wide(&t) {
-            wire.giop_minor = 2;
-        }
+        let wire = wire_for(s, &t, &peer.profile);
         for order in ORDERS {
             if order == ByteOrder::Big
                 && !peer.profile.long_double_big_endian
@@ -376,6 +368,21 @@ pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients
         }
     }
     tally
+}
+
+/// The wire case `t` of `seed` goes on to a peer of `profile` (big-endian).
+pub fn wire_for(seed: u64, t: &Typed, profile: &Profile) -> Wire {
+    let mut wire = Wire::for_case(seed, t);
+    if wire.giop_minor == 1 && !profile.giop_1_1_fragments {
+        wire.fragments = false;
+    }
+    if wire.giop_minor == 0 && !profile.non_ascii_giop_1_0 && has_non_ascii(t) {
+        wire.giop_minor = 1;
+    }
+    if wire.giop_minor == 1 && !profile.wide_giop_1_1 && has_wide(t) {
+        wire.giop_minor = 2;
+    }
+    wire
 }
 
 /// One case through `peer` on `wire`, counted in `tally`.

@@ -46,6 +46,13 @@ pub const KNOWN: &[(&str, &str)] = &[
          big-endian long doubles back right. Such cases go little-endian only",
     ),
     (
+        "static-bounded-utf8",
+        "its generated skeleton (omni_static_echo) checks a bounded string's bound against \
+         its UTF-8 octets, not its characters: a string<5> of 5 characters, some non-ASCII, is \
+         MARSHAL 0x41540013 (as omniORBpy does in Anys); static cases keep bounded strings \
+         ASCII (static_profile)",
+    ),
+    (
         "corbina-giop-1.1-fragments",
         "CORBINA's defect, avoided here: it cuts GIOP 1.1 fragments at 8k+4 octets, which splits \
          an 8-byte primitive lying across the cut (CORBA 3.0 15.4.9 forbids it); omniORB closes \
@@ -53,12 +60,13 @@ pub const KNOWN: &[(&str, &str)] = &[
     ),
 ];
 
-/// `omni_diff_echo`'s build directory; `None` (with a note) without omniORB.
+/// The build directory of `omni_diff_echo` and `omni_static_echo`; `None` (with a note)
+/// without omniORB.
 pub fn peers() -> Option<&'static Path> {
     build_peers(&PeerBuild {
         name: "differential",
         makefile_dir: crate::peers_source_dir(),
-        targets: &["omni_diff_echo"],
+        targets: &["omni_diff_echo", "omni_static_echo"],
         pkg_config: "omniDynamic4",
     })
 }
@@ -76,11 +84,33 @@ pub fn profile() -> Profile {
     }
 }
 
+/// What the generator may send omniORB C++'s static skeleton (`omni_static_echo`): as
+/// [`profile`], less non-ASCII characters in bounded strings (`static-bounded-utf8`).
+pub fn static_profile() -> Profile {
+    Profile {
+        non_ascii_bounded: false,
+        ..profile()
+    }
+}
+
 /// The omniORB echo server; returns it and its IOR.
 pub fn server(bin: &Path, name: &str) -> (PeerProcess, String) {
     let dir = crate::fresh_dir(name);
     let ior_file = dir.join("echo.ior");
     let mut cmd = Command::new(bin.join("omni_diff_echo"));
+    cmd.arg(&ior_file)
+        .args(["600", "-ORBnativeCharCodeSet", "UTF-8"])
+        .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
+        .stdout(Stdio::null());
+    crate::start_with_ior(name, &mut cmd, &ior_file)
+}
+
+/// The omniORB echo server of the static types (`peers/omni_static_echo.cc`); returns it
+/// and its IOR.
+pub fn static_server(bin: &Path, name: &str) -> (PeerProcess, String) {
+    let dir = crate::fresh_dir(name);
+    let ior_file = dir.join("static.ior");
+    let mut cmd = Command::new(bin.join("omni_static_echo"));
     cmd.arg(&ior_file)
         .args(["600", "-ORBnativeCharCodeSet", "UTF-8"])
         .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
