@@ -24,6 +24,7 @@ public:
   void echo_node(dts::Node*&) override {}
   void echo_g56(dts::G56_S1&) override {}
   void echo_g87(dts::G87_U1&) override {}
+  void echo_wide_label_unions(dts::WideLabelUnions&) override {}
   void echo_g164(dts::G164_U1&) override {}
 };
 

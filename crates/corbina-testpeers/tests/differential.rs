@@ -161,6 +161,26 @@ fn differential_static_omniorb_cxx() {
     check("differential static omniORB C++ (typed operations)", &t);
 }
 
+/// The static types through JacORB's generated skeleton (the operations its IDL compiler
+/// takes: `DTS_JACORB` in `peers/differential_static.idl`).
+#[test]
+fn differential_static_jacorb() {
+    if !jacorb::available() {
+        return;
+    }
+    let (_peer, ior) = jacorb::static_server("differential-static-jacorb");
+    let mut clients = Clients::new();
+    let t = statics::run_static(
+        "jacorb",
+        &ior,
+        &jacorb::static_profile(),
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150) / 5,
+        &mut clients,
+    );
+    check("differential static JacORB (typed operations)", &t);
+}
+
 /// Issue 27 item 1's graphs through omniORB C++ (its `LabelNode` factory builds them).
 #[test]
 fn differential_omniorb_label_nodes_through_omniorb_cxx() {

@@ -283,6 +283,15 @@ fn static_run(peer: &str, seed: u64, cases: u64) -> Tally {
             let profile = omnicxx::static_profile();
             statics::run_static("omniorb", &ior, &profile, seed, cases, &mut clients)
         }
+        "jacorb" => {
+            if !jacorb::available() {
+                eprintln!("JacORB is not available");
+                std::process::exit(2);
+            }
+            let (_p, ior) = jacorb::static_server("differential-long-static-jacorb");
+            let profile = jacorb::static_profile();
+            statics::run_static("jacorb", &ior, &profile, seed, cases, &mut clients)
+        }
         other => usage(other),
     }
 }

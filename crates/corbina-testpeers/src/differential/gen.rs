@@ -86,6 +86,9 @@ pub struct Profile {
     pub longlong_disc: bool,
     /// Wide characters at GIOP 1.1 (else such cases go at 1.2).
     pub wide_giop_1_1: bool,
+    /// Union discriminators that no label names (the default member, or none): JacORB's
+    /// generated unions replace them with one of their own.
+    pub unlabelled_disc: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -114,6 +117,7 @@ impl Profile {
             "non_ascii_giop_1_0" => &mut self.non_ascii_giop_1_0,
             "longlong_disc" => &mut self.longlong_disc,
             "wide_giop_1_1" => &mut self.wide_giop_1_1,
+            "unlabelled_disc" => &mut self.unlabelled_disc,
             _ => return false,
         };
         *f = on;
@@ -143,6 +147,7 @@ impl Profile {
             non_ascii_giop_1_0: true,
             longlong_disc: true,
             wide_giop_1_1: true,
+            unlabelled_disc: true,
             max_depth: 4,
         }
     }
@@ -667,7 +672,7 @@ impl<'p> Gen<'p> {
         };
         // An explicit label most of the time; else a value no label names (the default
         // member, or no member at all).
-        let d = if !labels.is_empty() && self.rng.pct(70) {
+        let d = if !labels.is_empty() && (!self.profile.unlabelled_disc || self.rng.pct(70)) {
             labels[self.rng.below(labels.len() as u64) as usize]
         } else {
             match (0..16)
