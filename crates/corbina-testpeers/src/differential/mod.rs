@@ -5,7 +5,10 @@
 //! - [`gen`]: the seeded generator (one `u64` seed → one case, the same everywhere);
 //! - [`model`]: the value model, its CDR encoder and decoder and the comparison (graphs up to
 //!   sharing: shared stays shared, cycles stay cycles);
-//! - [`omnipy`]: the omniORBpy peer (`peers/differential_omnipy.py`, from PyPI into a venv).
+//! - [`omnipy`], [`omnicxx`], [`jacorb`]: the peers and their profiles (known defects);
+//! - [`thing`]: `dt::ThingNode`, the value an abstract interface holds in a case;
+//! - [`statics`]: the static types of `peers/differential_static.idl` through typed
+//!   operations.
 //!
 //! Each case varies the wire too ([`Wire`]): GIOP 1.0, 1.1 or 1.2 and, from 1.1 on,
 //! fragments on or off, chosen by the seed; and every case is sent in both byte orders
