@@ -10,13 +10,10 @@
 #include <omniORB4/CORBA.h>
 #include <omniORB4/dynAny.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <thread>
-#include <chrono>
 
+#include "diff_serve.h"
 #include "differential.hh"
 
 static DynamicAny::DynAnyFactory_var g_factory;
@@ -86,24 +83,7 @@ int main(int argc, char** argv) {
     CORBA::ValueFactoryBase_var tf = new ThingNodeFactory;
     orb->register_value_factory(dt::ThingNode::_PD_repoId, tf);
 
-    CORBA::Object_var po = orb->resolve_initial_references("RootPOA");
-    PortableServer::POA_var poa = PortableServer::POA::_narrow(po);
-    EchoImpl* servant = new EchoImpl;
-    PortableServer::ObjectId_var oid = poa->activate_object(servant);
-    CORBA::Object_var ref = poa->id_to_reference(oid);
-    poa->the_POAManager()->activate();
-    CORBA::String_var ior = orb->object_to_string(ref);
-    std::string tmp = std::string(argv[1]) + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << ior.in();
-    }
-    std::rename(tmp.c_str(), argv[1]);
-    std::thread([lifetime] {
-      std::this_thread::sleep_for(std::chrono::seconds(lifetime));
-      std::_Exit(0);
-    }).detach();
-    orb->run();
+    diff_serve(orb, new EchoImpl, argv[1], lifetime);
   } catch (CORBA::Exception& e) {
     std::cerr << "omni_diff_echo: " << e._name() << "\n";
     return 1;

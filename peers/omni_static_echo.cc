@@ -5,13 +5,10 @@
 // it back. Exits by itself after LIFETIME_S (default 600).
 #include <omniORB4/CORBA.h>
 
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <thread>
 
+#include "diff_serve.h"
 #include "differential_static.hh"
 
 class StaticEchoImpl : public POA_dts::StaticEcho {
@@ -39,24 +36,7 @@ int main(int argc, char** argv) {
     CORBA::ValueFactoryBase_var f = new dts::Node_init;
     orb->register_value_factory(dts::Node::_PD_repoId, f);
 
-    CORBA::Object_var po = orb->resolve_initial_references("RootPOA");
-    PortableServer::POA_var poa = PortableServer::POA::_narrow(po);
-    StaticEchoImpl* servant = new StaticEchoImpl;
-    PortableServer::ObjectId_var oid = poa->activate_object(servant);
-    CORBA::Object_var ref = poa->id_to_reference(oid);
-    poa->the_POAManager()->activate();
-    CORBA::String_var ior = orb->object_to_string(ref);
-    std::string tmp = std::string(argv[1]) + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << ior.in();
-    }
-    std::rename(tmp.c_str(), argv[1]);
-    std::thread([lifetime] {
-      std::this_thread::sleep_for(std::chrono::seconds(lifetime));
-      std::_Exit(0);
-    }).detach();
-    orb->run();
+    diff_serve(orb, new StaticEchoImpl, argv[1], lifetime);
   } catch (CORBA::Exception& e) {
     std::cerr << "omni_static_echo: " << e._name() << "\n";
     return 1;

@@ -1,13 +1,6 @@
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 
 import org.omg.CORBA.ORB;
-import org.omg.PortableServer.POA;
-import org.omg.PortableServer.POAHelper;
 
 /**
  * The JacORB peer of the differential harness's static types (peers/differential_static.idl).
@@ -49,19 +42,6 @@ public final class DiffStaticEcho extends dts.StaticEchoPOA {
         ORB orb = ORB.init(Arrays.copyOfRange(args, 1, args.length), null);
         ((org.omg.CORBA_2_3.ORB) orb)
             .register_value_factory("IDL:dts/Node:1.0", new NodeFactory());
-        POA poa = POAHelper.narrow(orb.resolve_initial_references("RootPOA"));
-        org.omg.CORBA.Object ref = poa.servant_to_reference(new DiffStaticEcho());
-        poa.the_POAManager().activate();
-        Path file = Paths.get(args[0]);
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.write(tmp, (orb.object_to_string(ref) + "\n").getBytes(StandardCharsets.US_ASCII));
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-        Thread t = new Thread(orb::run);
-        t.setDaemon(true);
-        t.start();
-        while (System.in.read() >= 0) {
-            // Until stdin closes.
-        }
-        System.exit(0);
+        DiffEcho.serve(orb, new DiffStaticEcho(), args[0]);
     }
 }

@@ -198,6 +198,12 @@ pub fn serve_echo() -> (Orb, String) {
 /// [`serve_echo`] replying in `order`.
 pub fn serve_echo_in(order: ByteOrder) -> (Orb, String) {
     thing::register();
+    serve_in(order, Arc::new(EchoServant))
+}
+
+/// A Corbina ORB on 127.0.0.1 writing `order`, serving `servant` in its root POA; returns it
+/// and the servant's IOR.
+pub fn serve_in(order: ByteOrder, servant: Arc<dyn Servant>) -> (Orb, String) {
     let orb = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {
             host: "127.0.0.1".into(),
@@ -207,9 +213,7 @@ pub fn serve_echo_in(order: ByteOrder) -> (Orb, String) {
         ..OrbConfig::default()
     });
     let poa = orb.root_poa();
-    let id = poa
-        .activate_object(Arc::new(EchoServant))
-        .expect("activate");
+    let id = poa.activate_object(servant).expect("activate");
     let obj = poa.id_to_reference(&id).expect("reference");
     poa.the_poa_manager().activate().expect("POA manager");
     let ior = orb.object_to_string(&obj).expect("IOR");

@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use corbina::cdr::codeset::{CharCodeSet, CodeSets, WCharCodeSet};
 use corbina::cdr::{ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter};
-use corbina::config::Endpoint;
-use corbina::{Any, Orb, OrbConfig, SystemException, TypeCode};
+use corbina::{Any, Orb, SystemException, TypeCode};
 
 use super::{compare, decode_any, wire_for, Clients, Gen, Profile, Tally, Typed, ORDERS};
 
@@ -191,22 +190,7 @@ impl dts::StaticEchoServant for SelfEcho {
 /// A Corbina ORB serving Corbina's `dts::StaticEcho` on 127.0.0.1, replying in `order`;
 /// returns it and the IOR.
 pub fn serve_static_in(order: ByteOrder) -> (Orb, String) {
-    let orb = Orb::with_config(OrbConfig {
-        endpoints: vec![Endpoint {
-            host: "127.0.0.1".into(),
-            port: 0,
-        }],
-        byte_order: order,
-        ..OrbConfig::default()
-    });
-    let poa = orb.root_poa();
-    let id = poa
-        .activate_object(Arc::new(dts::StaticEchoSkeleton::new(SelfEcho)))
-        .expect("activate");
-    let obj = poa.id_to_reference(&id).expect("reference");
-    poa.the_poa_manager().activate().expect("POA manager");
-    let ior = orb.object_to_string(&obj).expect("IOR");
-    (orb, ior)
+    super::serve_in(order, Arc::new(dts::StaticEchoSkeleton::new(SelfEcho)))
 }
 
 #[cfg(test)]
