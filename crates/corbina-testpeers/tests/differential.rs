@@ -9,8 +9,8 @@
 use std::io::Write as _;
 
 use corbina_testpeers::differential::{
-    jacorb, omnicxx, omnipy, run_forward, run_label_nodes, run_label_nodes_on, serve_echo_in,
-    statics, Clients, Peer, Tally, ORDERS,
+    jacorb, omnicxx, omnipy, probe_custom, run_forward, run_label_nodes, run_label_nodes_on,
+    serve_echo_in, statics, Clients, Peer, Tally, ORDERS,
 };
 
 fn env(name: &str, default: u64) -> u64 {
@@ -179,6 +179,25 @@ fn differential_static_jacorb() {
         &mut clients,
     );
     check("differential static JacORB (typed operations)", &t);
+}
+
+/// Custom valuetypes, unknown to omniORB C++ (no factory), through its echo: written and
+/// read by the harness's own codec (Corbina's `Any` cannot copy a custom value), less the
+/// custom values holding values (`custom-nested`).
+#[test]
+fn differential_custom_values_through_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::server(bin, "differential-custom-omniorb");
+    let mut clients = Clients::new();
+    let t = probe_custom(
+        &ior,
+        &omnicxx::profile(),
+        false,
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150),
+        &mut clients,
+    );
+    check("differential omniORB C++ custom values (raw)", &t);
 }
 
 /// Issue 27 item 1's graphs through omniORB C++ (its `LabelNode` factory builds them).

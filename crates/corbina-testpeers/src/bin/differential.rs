@@ -13,6 +13,9 @@
 //! `--peer self` round-trips through Corbina alone: the `Any` written and read back in both
 //! byte orders at GIOP 1.0-1.2, then sent through Corbina echo servers replying big- and
 //! little-endian from clients writing either order (each case's wire from its seed);
+//! `--probe-custom --ior IOR` sends cases holding custom valuetypes (written by the harness's
+//! own encoder) to the echo object at IOR: what a peer does with custom values it has no
+//! factory for;
 //! `--static` sends random values of `peers/differential_static.idl`'s types through the
 //! peer's typed `dts::StaticEcho` instead (omniorb, jacorb, self);
 //! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
@@ -22,9 +25,9 @@
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
-    self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, statics, Clients, Peer,
-    Profile, Tally, Wire, ORDERS,
+    case, has_wide, idl, jacorb, omnicxx, omnipy, probe_custom, report, run_forward,
+    run_label_nodes, self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, statics,
+    Clients, Peer, Profile, Tally, Wire, ORDERS,
 };
 
 fn main() {
@@ -34,6 +37,8 @@ fn main() {
     let mut reverse = false;
     // The static types' typed operations instead of Anys.
     let mut static_types = false;
+    // What the peer at `--ior` does with unknown custom values.
+    let mut probe = false;
     // Every kind the generator has, known peer defects included (for triage).
     let mut all_kinds = false;
     // Send a failing case through the other peers too.
@@ -53,6 +58,7 @@ fn main() {
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
             "--static" => static_types = true,
+            "--probe-custom" => probe = true,
             "--all-kinds" => all_kinds = true,
             "--referees" => referees = true,
             "--nodes" => nodes = true,
@@ -93,6 +99,18 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
+        _ if probe => {
+            let ior = ior
+                .clone()
+                .unwrap_or_else(|| usage("--probe-custom needs --ior"));
+            let profile = match peer.as_str() {
+                "omniorb" => omnicxx::profile(),
+                "jacorb" => jacorb::profile(),
+                "omniorbpy" => omnipy::profile(),
+                _ => Profile::full(),
+            };
+            probe_custom(&ior, &profile, true, seed, cases, &mut Clients::new())
+        }
         _ if static_types => static_run(&peer, seed, cases),
         "self" => {
             let mut t = self_run(seed, cases, depth);

@@ -86,6 +86,10 @@ pub struct Profile {
     pub longlong_disc: bool,
     /// Wide characters at GIOP 1.1 (else such cases go at 1.2).
     pub wide_giop_1_1: bool,
+    /// Custom valuetypes (state written as the TypeCode's members, chunked). Off in every
+    /// profile: Corbina's `Any` walker skips a custom value but cannot copy one, so only the
+    /// raw probe ([`super::probe_custom`]) sends them.
+    pub custom_values: bool,
     /// Union discriminators that no label names (the default member, or none): JacORB's
     /// generated unions replace them with one of their own.
     pub unlabelled_disc: bool,
@@ -118,6 +122,7 @@ impl Profile {
             "longlong_disc" => &mut self.longlong_disc,
             "wide_giop_1_1" => &mut self.wide_giop_1_1,
             "unlabelled_disc" => &mut self.unlabelled_disc,
+            "custom_values" => &mut self.custom_values,
             _ => return false,
         };
         *f = on;
@@ -148,6 +153,7 @@ impl Profile {
             longlong_disc: true,
             wide_giop_1_1: true,
             unlabelled_disc: true,
+            custom_values: false,
             max_depth: 4,
         }
     }
@@ -508,7 +514,13 @@ impl<'p> Gen<'p> {
                 1,
             ));
         }
-        let modifier = if base.is_some() { 3 } else { 0 };
+        let modifier = if base.is_some() {
+            3
+        } else if self.profile.custom_values && self.aux.pct(50) {
+            1
+        } else {
+            0
+        };
         TypeCode::create_value_tc(&id, &name, modifier, base, ms).map_err(tc_err)
     }
 

@@ -23,10 +23,10 @@ pub mod statics;
 pub mod thing;
 
 pub use gen::{label_node_tc, label_nodes, Gen, Profile, Rng, Shape};
-pub use model::{compare, decode_any, idl, show, Typed, Val};
+pub use model::{compare, decode_any, decode_value, idl, show, Typed, Val};
 
 use corbina::cdr::codeset::{CharCodeSet, CodeSets, WCharCodeSet};
-use corbina::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter};
+use corbina::cdr::{ByteOrder, CdrContext, CdrEncode, CdrReader, CdrWriter};
 use corbina::config::Endpoint;
 use corbina::giop::Ior;
 use corbina::servant::{bad_operation, Servant, ServerRequest};
@@ -448,6 +448,83 @@ pub fn self_through_orbs(seed: u64, cases: u64, profile: &Profile) -> Tally {
         orb.destroy();
     }
     t
+}
+
+/// Whether the case holds a custom value.
+pub fn has_custom(t: &Typed) -> bool {
+    t.graph
+        .nodes
+        .iter()
+        .any(|n| n.tc.type_modifier().ok() == Some(1))
+}
+
+/// Whether a custom value of the case holds a value in its state.
+pub fn has_value_in_custom(t: &Typed) -> bool {
+    fn walk(v: &Val) -> bool {
+        match v {
+            Val::Value(Some(_)) => true,
+            Val::Struct(vs) | Val::Seq(vs) => vs.iter().any(walk),
+            Val::Union(_, Some((_, v))) | Val::Any(_, v) => walk(v),
+            _ => false,
+        }
+    }
+    t.graph
+        .nodes
+        .iter()
+        .any(|n| n.tc.type_modifier().ok() == Some(1) && n.state.iter().any(walk))
+}
+
+/// What a peer does with custom valuetypes it has no factory for: `cases` random cases of
+/// `profile` (values on) from `seed` holding one, written by the harness's own encoder
+/// (Corbina's `Any` cannot copy a custom value) and sent at GIOP 1.2 as `echo(any)` to the
+/// echo object at `ior`; the reply is read the same way and compared. A case a peer cannot
+/// take fails with its exception. `nested`: cases whose custom values hold values too.
+pub fn probe_custom(
+    ior: &str,
+    profile: &Profile,
+    nested: bool,
+    seed: u64,
+    cases: u64,
+    clients: &mut Clients,
+) -> Tally {
+    let mut profile = profile.clone();
+    profile.custom_values = true;
+    profile.values = true;
+    let mut tally = Tally::default();
+    let mut s = seed;
+    while tally.ran < cases && s < seed + cases * 100 {
+        s += 1;
+        let Ok(t) = case(s, &profile, &[]) else {
+            continue;
+        };
+        if !has_custom(&t) || !nested && has_value_in_custom(&t) {
+            continue;
+        }
+        let obj = clients.object(Wire::for_seed(3).in_order(ByteOrder::Little), ior);
+        tally.ran += 1;
+        let back = obj.invoke(
+            "echo",
+            |w| {
+                corbina::typecode::encode_type_code(&t.tc, w)?;
+                t.encode(w)
+            },
+            |r| {
+                let tc = corbina::typecode::decode_type_code(r)?;
+                decode_value(tc, r)
+            },
+            |_, _| Ok::<Option<SystemException>, _>(None),
+        );
+        match back
+            .map_err(|e| format!("echo raised {e}"))
+            .and_then(|got| compare(&t, &got))
+        {
+            Ok(()) => tally.passed += 1,
+            Err(why) => tally
+                .failed
+                .push(report("custom probe", s, Wire::for_seed(3), &t, &why)),
+        }
+    }
+    tally
 }
 
 /// Issue 27 item 1: `LabelNode` lists, cycles and lassos of 1, 2 and 5 nodes with labels of

@@ -251,6 +251,13 @@ impl Encoder<'_> {
                 codebase: None,
                 chunked: true,
             }
+        } else if node.tc.type_modifier().ok() == Some(1) {
+            // A custom value: chunked, its state written as the TypeCode's members.
+            WriteHeader {
+                repository_ids: WriteIds::Single(refs[0]),
+                codebase: None,
+                chunked: true,
+            }
         } else {
             WriteHeader::single(refs[0])
         };
@@ -310,14 +317,20 @@ pub fn select_arm(tc: &TypeCode, d: i128) -> Option<u32> {
 /// Decodes an `Any`'s value into the model.
 pub fn decode_any(any: &Any) -> Result<Typed, MarshalError> {
     let mut r = any.value_reader();
+    let t = decode_value(any.type_code().clone(), &mut r)?;
+    r.expect_end()?;
+    Ok(t)
+}
+
+/// Decodes a value of type `tc` from `r` into the model (a custom value's state is read
+/// as its TypeCode's members, as [`Encoder`] writes it).
+pub fn decode_value(tc: TypeCode, r: &mut CdrReader<'_>) -> Result<Typed, MarshalError> {
     let mut d = Decoder {
         input: ValueInput::new(),
         at: HashMap::new(),
         graph: Graph::default(),
     };
-    let tc = any.type_code().clone();
-    let val = d.value(&tc, &mut r)?;
-    r.expect_end()?;
+    let val = d.value(&tc, r)?;
     Ok(Typed {
         tc,
         val,
@@ -815,7 +828,11 @@ impl IdlPrinter {
                         format!("{vis} {t} {};", n(i))
                     })
                     .collect();
-                format!("valuetype {name}{base} {{ {} }}; // {id}", ms.join(" "))
+                let custom = if m == 1 { "custom " } else { "" };
+                format!(
+                    "{custom}valuetype {name}{base} {{ {} }}; // {id}",
+                    ms.join(" ")
+                )
             }
             TcKind::Objref => format!("interface {name}; // {id}"),
             TcKind::AbstractInterface => format!("abstract interface {name}; // {id}"),
