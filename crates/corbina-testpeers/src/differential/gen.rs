@@ -86,6 +86,9 @@ pub struct Profile {
     pub longlong_disc: bool,
     /// Wide characters at GIOP 1.1 (else such cases go at 1.2).
     pub wide_giop_1_1: bool,
+    /// Boxed strings that are empty (JacORB's Java strings make two distinct empty boxes
+    /// one: it sends the second as an indirection to the first).
+    pub empty_string_boxes: bool,
     /// Custom valuetypes (state written as the TypeCode's members, chunked). Off in every
     /// profile: Corbina's `Any` walker skips a custom value but cannot copy one, so only the
     /// raw probe ([`super::probe_custom`]) sends them.
@@ -123,6 +126,7 @@ impl Profile {
             "wide_giop_1_1" => &mut self.wide_giop_1_1,
             "unlabelled_disc" => &mut self.unlabelled_disc,
             "custom_values" => &mut self.custom_values,
+            "empty_string_boxes" => &mut self.empty_string_boxes,
             _ => return false,
         };
         *f = on;
@@ -154,6 +158,7 @@ impl Profile {
             wide_giop_1_1: true,
             unlabelled_disc: true,
             custom_values: false,
+            empty_string_boxes: true,
             max_depth: 4,
         }
     }
@@ -732,6 +737,13 @@ impl<'p> Gen<'p> {
         let mut state = Vec::new();
         for t in value_members(tc).map_err(|e| e.to_string())? {
             state.push(self.val(&t, budget - 1)?);
+        }
+        if !self.profile.empty_string_boxes && tc.kind() == TcKind::ValueBox {
+            if let Some(Val::Str(s)) = state.first_mut() {
+                if s.is_empty() {
+                    s.push('.');
+                }
+            }
         }
         self.graph.nodes[idx].state = state;
         Ok(Val::Value(Some(idx)))
