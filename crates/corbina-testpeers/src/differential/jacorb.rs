@@ -111,6 +111,11 @@ pub fn available() -> bool {
 /// The JacORB echo server; returns it and its IOR. Its stdin is kept open: it exits when
 /// the process handle is dropped (killed) or stdin closes.
 pub fn server(name: &str) -> (PeerProcess, String) {
+    start("DiffEcho", name)
+}
+
+/// Starts the JacORB peer class `class` (its IOR file its only argument, stdin kept open).
+fn start(class: &str, name: &str) -> (PeerProcess, String) {
     let classpath = jacorb_classpath().expect("JacORB peer built");
     let cp = std::fs::read_to_string(classpath).expect("reading the JacORB classpath");
     let dir = crate::fresh_dir(name);
@@ -119,7 +124,7 @@ pub fn server(name: &str) -> (PeerProcess, String) {
     cmd.args(JACORB_JVM_ARGS)
         .arg("-cp")
         .arg(cp.trim())
-        .arg("DiffEcho")
+        .arg(class)
         .arg(&ior_file)
         .stdin(Stdio::piped())
         .stdout(Stdio::null());
@@ -140,17 +145,5 @@ pub fn static_profile() -> Profile {
 /// The JacORB echo server of the static types (`peers/jacorb/src/DiffStaticEcho.java`);
 /// returns it and its IOR.
 pub fn static_server(name: &str) -> (PeerProcess, String) {
-    let classpath = jacorb_classpath().expect("JacORB peer built");
-    let cp = std::fs::read_to_string(classpath).expect("reading the JacORB classpath");
-    let dir = crate::fresh_dir(name);
-    let ior_file = dir.join("static.ior");
-    let mut cmd = Command::new("java");
-    cmd.args(JACORB_JVM_ARGS)
-        .arg("-cp")
-        .arg(cp.trim())
-        .arg("DiffStaticEcho")
-        .arg(&ior_file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null());
-    crate::start_with_ior(name, &mut cmd, &ior_file)
+    start("DiffStaticEcho", name)
 }

@@ -102,9 +102,14 @@ pub fn static_profile() -> Profile {
 
 /// The omniORB echo server; returns it and its IOR.
 pub fn server(bin: &Path, name: &str) -> (PeerProcess, String) {
+    start(&bin.join("omni_diff_echo"), name)
+}
+
+/// Starts the omniORB echo peer `program` (IOR file, lifetime, UTF-8, loopback).
+fn start(program: &Path, name: &str) -> (PeerProcess, String) {
     let dir = crate::fresh_dir(name);
     let ior_file = dir.join("echo.ior");
-    let mut cmd = Command::new(bin.join("omni_diff_echo"));
+    let mut cmd = Command::new(program);
     cmd.arg(&ior_file)
         .args(["600", "-ORBnativeCharCodeSet", "UTF-8"])
         .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
@@ -115,12 +120,5 @@ pub fn server(bin: &Path, name: &str) -> (PeerProcess, String) {
 /// The omniORB echo server of the static types (`peers/omni_static_echo.cc`); returns it
 /// and its IOR.
 pub fn static_server(bin: &Path, name: &str) -> (PeerProcess, String) {
-    let dir = crate::fresh_dir(name);
-    let ior_file = dir.join("static.ior");
-    let mut cmd = Command::new(bin.join("omni_static_echo"));
-    cmd.arg(&ior_file)
-        .args(["600", "-ORBnativeCharCodeSet", "UTF-8"])
-        .args(["-ORBendPoint", "giop:tcp:127.0.0.1:"])
-        .stdout(Stdio::null());
-    crate::start_with_ior(name, &mut cmd, &ior_file)
+    start(&bin.join("omni_static_echo"), name)
 }
