@@ -10,13 +10,10 @@
 #include <omniORB4/CORBA.h>
 #include <omniORB4/dynAny.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <thread>
-#include <chrono>
 
+#include "diff_serve.h"
 #include "differential.hh"
 
 static DynamicAny::DynAnyFactory_var g_factory;
@@ -48,6 +45,14 @@ static bool has_value(CORBA::TypeCode_ptr tc, int depth = 0) {
   }
 }
 
+// ThingNode's state as omniidl generates it (OBV_dt::ThingNode), and its factory.
+class ThingNodeImpl : public OBV_dt::ThingNode, public CORBA::DefaultValueRefCountBase {};
+
+class ThingNodeFactory : public CORBA::ValueFactoryBase {
+public:
+  CORBA::ValueBase* create_for_unmarshal() override { return new ThingNodeImpl; }
+};
+
 class EchoImpl : public POA_dt::AnyEcho {
 public:
   CORBA::Any* echo(const CORBA::Any& a) override {
@@ -73,25 +78,12 @@ int main(int argc, char** argv) {
     // The IDL's own value type is built as such (other value types through DynAny).
     CORBA::ValueFactoryBase_var f = new dt::LabelNode_init;
     orb->register_value_factory(dt::LabelNode::_PD_repoId, f);
+    // An abstract interface's TypeCode does not name its value's type: the harness's is
+    // ThingNode (omniidl makes no ThingNode_init for a value supporting an interface).
+    CORBA::ValueFactoryBase_var tf = new ThingNodeFactory;
+    orb->register_value_factory(dt::ThingNode::_PD_repoId, tf);
 
-    CORBA::Object_var po = orb->resolve_initial_references("RootPOA");
-    PortableServer::POA_var poa = PortableServer::POA::_narrow(po);
-    EchoImpl* servant = new EchoImpl;
-    PortableServer::ObjectId_var oid = poa->activate_object(servant);
-    CORBA::Object_var ref = poa->id_to_reference(oid);
-    poa->the_POAManager()->activate();
-    CORBA::String_var ior = orb->object_to_string(ref);
-    std::string tmp = std::string(argv[1]) + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << ior.in();
-    }
-    std::rename(tmp.c_str(), argv[1]);
-    std::thread([lifetime] {
-      std::this_thread::sleep_for(std::chrono::seconds(lifetime));
-      std::_Exit(0);
-    }).detach();
-    orb->run();
+    diff_serve(orb, new EchoImpl, argv[1], lifetime);
   } catch (CORBA::Exception& e) {
     std::cerr << "omni_diff_echo: " << e._name() << "\n";
     return 1;

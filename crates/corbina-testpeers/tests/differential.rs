@@ -1,6 +1,7 @@
-//! Differential tests against omniORBpy (issue 27): random `Any`s through its echo object
-//! and back, omniORBpy's own random values through Corbina's, and the `LabelNode` graphs
-//! of issue 27 item 1 both ways. Each prints how many cases ran.
+//! Differential tests against omniORBpy, omniORB C++ and JacORB (issue 27): random `Any`s
+//! through their echo objects and back, each sent in both byte orders; omniORBpy's own
+//! random values through Corbina echo servers replying big- and little-endian; and the
+//! `LabelNode` graphs of issue 27 item 1 both ways. Each prints how many round trips ran.
 //!
 //! `DIFFERENTIAL_CASES` (default 150) and `DIFFERENTIAL_SEED` (default 1) set the random
 //! cases; `cargo run -p corbina-testpeers --bin differential -- --cases N --seed S` runs long.
@@ -8,8 +9,8 @@
 use std::io::Write as _;
 
 use corbina_testpeers::differential::{
-    jacorb, omnicxx, omnipy, run_forward, run_label_nodes, run_label_nodes_on, serve_echo, Clients,
-    Peer, Tally,
+    jacorb, omnicxx, omnipy, probe_custom, run_forward, run_label_nodes, run_label_nodes_on,
+    serve_echo_in, statics, Clients, Peer, Tally, ORDERS,
 };
 
 fn env(name: &str, default: u64) -> u64 {
@@ -64,15 +65,25 @@ fn differential_omniorbpy_random_anys_through_omniorbpy() {
 #[test]
 fn differential_omniorbpy_random_anys_from_omniorbpy() {
     let Some(py) = omnipy::python() else { return };
-    let (orb, ior) = serve_echo();
-    let t = omnipy::reverse(
-        py,
-        &ior,
-        env("DIFFERENTIAL_SEED", 1),
-        env("DIFFERENTIAL_CASES", 150),
+    // Half the seeds against a big-endian Corbina server, half against a little-endian one.
+    let (seed, cases) = (env("DIFFERENTIAL_SEED", 1), env("DIFFERENTIAL_CASES", 150));
+    let half = cases.div_ceil(2);
+    let mut t = Tally::default();
+    for (i, order) in ORDERS.into_iter().enumerate() {
+        let (orb, ior) = serve_echo_in(order);
+        let from = seed + i as u64 * half;
+        t.merge(omnipy::reverse(
+            py,
+            &ior,
+            from,
+            half.min(cases - i as u64 * half),
+        ));
+        orb.destroy();
+    }
+    check(
+        "differential omniORBpy (omniORBpy -> Corbina echo, both orders)",
+        &t,
     );
-    orb.destroy();
-    check("differential omniORBpy (omniORBpy -> Corbina echo)", &t);
 }
 
 /// Issue 27 item 1: `LabelNode` lists, cycles and lassos with labels of length 0-9,
@@ -91,17 +102,20 @@ fn differential_omniorbpy_label_nodes_through_omniorbpy() {
 #[test]
 fn differential_omniorbpy_label_nodes_from_omniorbpy() {
     let Some(py) = omnipy::python() else { return };
-    let (orb, ior) = serve_echo();
     let mut t = Tally::default();
-    for (ok, line) in omnipy::client(py, "nodes", &ior, &[]) {
-        t.ran += 1;
-        if ok {
-            t.passed += 1;
-        } else {
-            t.failed.push(format!("omniORBpy -> Corbina: {line}"));
+    for order in ORDERS {
+        let (orb, ior) = serve_echo_in(order);
+        for (ok, line) in omnipy::client(py, "nodes", &ior, &[]) {
+            t.ran += 1;
+            if ok {
+                t.passed += 1;
+            } else {
+                t.failed
+                    .push(format!("omniORBpy -> Corbina ({order:?}): {line}"));
+            }
         }
+        orb.destroy();
     }
-    orb.destroy();
     check(
         "differential omniORBpy LabelNode lists/cycles/lassos (reverse)",
         &t,
@@ -127,6 +141,63 @@ fn differential_omniorb_random_anys_through_omniorb_cxx() {
         known(omnicxx::KNOWN)
     );
     check(&what, &t);
+}
+
+/// Random values of the static types (`peers/differential_static.idl`) through omniORB
+/// C++'s generated skeleton: typed operations, not `Any`s.
+#[test]
+fn differential_static_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::static_server(bin, "differential-static-omniorb");
+    let mut clients = Clients::new();
+    let t = statics::run_static(
+        "omniorb",
+        &ior,
+        &omnicxx::static_profile(),
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150) / 3,
+        &mut clients,
+    );
+    check("differential static omniORB C++ (typed operations)", &t);
+}
+
+/// The static types through JacORB's generated skeleton (the operations its IDL compiler
+/// takes: `DTS_JACORB` in `peers/differential_static.idl`).
+#[test]
+fn differential_static_jacorb() {
+    if !jacorb::available() {
+        return;
+    }
+    let (_peer, ior) = jacorb::static_server("differential-static-jacorb");
+    let mut clients = Clients::new();
+    let t = statics::run_static(
+        "jacorb",
+        &ior,
+        &jacorb::static_profile(),
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150) / 5,
+        &mut clients,
+    );
+    check("differential static JacORB (typed operations)", &t);
+}
+
+/// Custom valuetypes, unknown to omniORB C++ (no factory), through its echo: written and
+/// read by the harness's own codec (Corbina's `Any` cannot copy a custom value), less the
+/// custom values holding values (`custom-nested`).
+#[test]
+fn differential_custom_values_through_omniorb_cxx() {
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_peer, ior) = omnicxx::server(bin, "differential-custom-omniorb");
+    let mut clients = Clients::new();
+    let t = probe_custom(
+        &ior,
+        &omnicxx::profile(),
+        false,
+        env("DIFFERENTIAL_SEED", 1),
+        env("DIFFERENTIAL_CASES", 150),
+        &mut clients,
+    );
+    check("differential omniORB C++ custom values (raw)", &t);
 }
 
 /// Issue 27 item 1's graphs through omniORB C++ (its `LabelNode` factory builds them).

@@ -47,6 +47,7 @@
 //! | `-ORBmaxValueNesting n` | `CORBINA_MAXVALUENESTING` | `100000` | how deeply values may nest in one another (a list sent as nested values is this many nodes long at most), encoding and decoding: deeper is MARSHAL, before anything is sent when encoding. Process-wide (the last ORB given it sets it; decoding has no ORB at hand). Each level lets a peer make the receiver hold about 560 bytes while it decodes (measured, release build; 2.3 KB in a debug build), about 56 MB at the default; a level takes ≥ 4 octets on the wire (≥ 1) |
 //! | `-ORBmaxIncompleteBytes bytes` | `CORBINA_MAXINCOMPLETEBYTES` | `67108864` (64 MiB) | server-wide budget for bytes held in incomplete messages and fragment reassembly across all connections, beyond the 64 KiB receive buffer each connection has for small messages; over it, the connections holding the most get MessageError and are closed first (≥ 65536). A message larger than the budget cannot be received |
 //! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
+//! | `-ORBbyteOrder big\|little\|native` | `CORBINA_BYTEORDER` | `native` | byte order of the GIOP messages this ORB writes: requests, replies, their fragments and service contexts, and the IORs it makes (GIOP lets the sender choose; every order is read whatever this says) |
 //! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
 //! | `-ORBasyncCallsPerStrand n` | `CORBINA_ASYNCCALLSPERSTRAND` | `64` | asynchronous calls in flight that saturate a connection: when every asynchronous connection to an address carries this many, another is opened, up to `-ORBMaxStrandsPerRope` of them; `0` = one connection per address whatever the load |
 //! | `-ORBamiDispatchThreads n` | `CORBINA_AMIDISPATCHTHREADS` | `4` | threads delivering AMI replies to their reply handlers (≥ 1); shared by the process's ORBs, which get the most any of them asked for |
@@ -84,6 +85,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::cdr::ByteOrder;
 use crate::transport::TransportKind;
 
 /// How server connections are served.
@@ -152,6 +154,10 @@ pub struct OrbConfig {
     /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.1/1.2
     /// fragments (default: never fragment; large blocks go out with vectored writes).
     pub fragment_size: Option<u32>,
+    /// `-ORBbyteOrder big|little|native`: the byte order of the messages this ORB writes
+    /// (requests, replies, their fragments and service contexts) and of the IORs it makes
+    /// (default: the machine's). Incoming messages are read in whatever order they carry.
+    pub byte_order: ByteOrder,
     /// `-ORBMaxStrandsPerRope n`: most connections to one peer address; more concurrent calls
     /// wait (default 16).
     pub max_strands_per_rope: usize,
@@ -395,6 +401,7 @@ impl Default for OrbConfig {
             max_value_nesting: None,
             max_incomplete_bytes: 64 << 20,
             fragment_size: None,
+            byte_order: ByteOrder::NATIVE,
             max_strands_per_rope: 16,
             async_calls_per_strand: 64,
             ami_dispatch_threads: 4,
@@ -729,6 +736,12 @@ impl OrbConfig {
             );
         }
         self.fragment_size = bytes;
+        self
+    }
+
+    /// Sets the byte order of the messages and IORs this ORB writes.
+    pub fn byte_order(mut self, order: ByteOrder) -> Self {
+        self.byte_order = order;
         self
     }
 

@@ -24,6 +24,7 @@ enum Key {
     MaxIncompleteBytes,
     MaxValueNesting,
     FragmentSize,
+    ByteOrder,
     MaxStrandsPerRope,
     AsyncCallsPerStrand,
     AmiDispatchThreads,
@@ -76,6 +77,7 @@ const OPTIONS: &[(Key, &[&str], bool)] = &[
     (Key::MaxIncompleteBytes, &["maxIncompleteBytes"], false),
     (Key::MaxValueNesting, &["maxValueNesting"], false),
     (Key::FragmentSize, &["FragmentSize"], false),
+    (Key::ByteOrder, &["byteOrder"], false),
     (Key::MaxStrandsPerRope, &["MaxStrandsPerRope"], false),
     (Key::AsyncCallsPerStrand, &["asyncCallsPerStrand"], false),
     (Key::AmiDispatchThreads, &["amiDispatchThreads"], false),
@@ -474,6 +476,14 @@ impl OrbConfig {
                     n if n < 64 => return Err("must be at least 64 (or 0 for never)".into()),
                     n if n % 8 != 0 => return Err("must be a multiple of 8".into()),
                     n => Some(n as u32),
+                }
+            }
+            Key::ByteOrder => {
+                self.byte_order = match value.to_ascii_lowercase().as_str() {
+                    "big" => crate::cdr::ByteOrder::Big,
+                    "little" => crate::cdr::ByteOrder::Little,
+                    "native" => crate::cdr::ByteOrder::NATIVE,
+                    _ => return Err("expected `big`, `little` or `native`".into()),
                 }
             }
             Key::MaxStrandsPerRope => {
@@ -1302,6 +1312,15 @@ mod tests {
         assert_eq!(both("FragmentSize", "64").fragment_size, Some(64));
         assert_eq!(both("FragmentSize", "65536").fragment_size, Some(65536));
         assert_eq!(both("FragmentSize", "0").fragment_size, None);
+        use crate::cdr::ByteOrder;
+        assert_eq!(OrbConfig::default().byte_order, ByteOrder::NATIVE);
+        assert_eq!(both("byteOrder", "big").byte_order, ByteOrder::Big);
+        assert_eq!(both("byteOrder", "Little").byte_order, ByteOrder::Little);
+        assert_eq!(both("byteOrder", "native").byte_order, ByteOrder::NATIVE);
+        assert_eq!(
+            bad("byteOrder", "middle"),
+            "expected `big`, `little` or `native`"
+        );
         assert_eq!(both("MaxStrandsPerRope", "1").max_strands_per_rope, 1);
         assert_eq!(both("asyncCallsPerStrand", "0").async_calls_per_strand, 0);
         assert_eq!(both("asyncCallsPerStrand", "8").async_calls_per_strand, 8);

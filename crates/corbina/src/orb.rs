@@ -339,7 +339,7 @@ impl Orb {
     }
 
     fn local_ior(&self, type_id: &str, host: &str, port: u16, key: &[u8]) -> Ior {
-        let order = ByteOrder::NATIVE;
+        let order = self.inner.config.byte_order;
         let mut components = Vec::new();
         if let Ok(c) = TaggedComponent::orb_type(CORBINA_ORB_TYPE, order) {
             components.push(c);

@@ -110,10 +110,19 @@ public final class DiffEcho extends dt.AnyEchoPOA {
             DynAnyFactoryHelper.narrow(orb.resolve_initial_references("DynAnyFactory"));
         ((org.omg.CORBA_2_3.ORB) orb)
             .register_value_factory("IDL:dt/LabelNode:1.0", new LabelNodeFactory());
+        serve(orb, new DiffEcho(f), args[0]);
+    }
+
+    /**
+     * Activates {@code servant} in the root POA, writes its IOR to {@code iorFile} (through a
+     * rename: the harness never reads half a file), runs the ORB and exits when stdin closes.
+     */
+    static void serve(ORB orb, org.omg.PortableServer.Servant servant, String iorFile)
+            throws Exception {
         POA poa = POAHelper.narrow(orb.resolve_initial_references("RootPOA"));
-        org.omg.CORBA.Object ref = poa.servant_to_reference(new DiffEcho(f));
+        org.omg.CORBA.Object ref = poa.servant_to_reference(servant);
         poa.the_POAManager().activate();
-        Path file = Paths.get(args[0]);
+        Path file = Paths.get(iorFile);
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         Files.write(tmp, (orb.object_to_string(ref) + "\n").getBytes(StandardCharsets.US_ASCII));
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);

@@ -1,7 +1,7 @@
 //! The differential harness's long mode (issue 27):
 //!
 //! ```text
-//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
+//! differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--static] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]
 //! ```
 //!
 //! sends N random cases from seed S through the peer's echo object (started here, or the
@@ -10,14 +10,24 @@
 //! defect it is); `--all-kinds` drops the peer's profile (every kind, known defects too);
 //! `DIFFERENTIAL_OFF=a,b` turns profile switches off; `--depth D` makes smaller cases.
 //! `--reverse` runs the peer's own random cases against a Corbina echo servant instead;
-//! `--peer self` round-trips through Corbina alone, both byte orders, GIOP 1.0-1.2;
+//! `--peer self` round-trips through Corbina alone: the `Any` written and read back in both
+//! byte orders at GIOP 1.0-1.2, then sent through Corbina echo servers replying big- and
+//! little-endian from clients writing either order (each case's wire from its seed);
+//! `--probe-custom --ior IOR` sends cases holding custom valuetypes (written by the harness's
+//! own encoder) to the echo object at IOR: what a peer does with custom values it has no
+//! factory for;
+//! `--static` sends random values of `peers/differential_static.idl`'s types through the
+//! peer's typed `dts::StaticEcho` instead (omniorb, jacorb, self);
 //! `--peer serve` prints the IOR of a Corbina echo object and serves it for `--cases`
-//! seconds (for running a peer's client by hand). Exits 1 when a case failed.
+//! seconds (for running a peer's client by hand). Every case goes in both byte orders; the
+//! reverse runs use a big-endian and a little-endian Corbina echo server. Exits 1 when a
+//! case failed.
 
 use corbina::cdr::ByteOrder;
 use corbina_testpeers::differential::{
-    case, has_wide, idl, jacorb, omnicxx, omnipy, report, run_forward, run_label_nodes,
-    self_round_trip, serve_echo, show, Clients, Peer, Profile, Tally, Wire,
+    case, has_wide, idl, jacorb, omnicxx, omnipy, probe_custom, report, run_forward,
+    run_label_nodes, self_round_trip, self_through_orbs, serve_echo, serve_echo_in, show, statics,
+    Clients, Peer, Profile, Tally, Wire, ORDERS,
 };
 
 fn main() {
@@ -25,6 +35,10 @@ fn main() {
     let (mut seed, mut cases) = (1u64, 100u64);
     let mut ior: Option<String> = None;
     let mut reverse = false;
+    // The static types' typed operations instead of Anys.
+    let mut static_types = false;
+    // What the peer at `--ior` does with unknown custom values.
+    let mut probe = false;
     // Every kind the generator has, known peer defects included (for triage).
     let mut all_kinds = false;
     // Send a failing case through the other peers too.
@@ -43,6 +57,8 @@ fn main() {
             "--cases" => cases = val().parse().unwrap_or_else(|_| usage("--cases")),
             "--ior" => ior = Some(val()),
             "--reverse" => reverse = true,
+            "--static" => static_types = true,
+            "--probe-custom" => probe = true,
             "--all-kinds" => all_kinds = true,
             "--referees" => referees = true,
             "--nodes" => nodes = true,
@@ -83,7 +99,28 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let tally = match peer.as_str() {
-        "self" => self_run(seed, cases, depth),
+        _ if probe => {
+            let ior = ior
+                .clone()
+                .unwrap_or_else(|| usage("--probe-custom needs --ior"));
+            let profile = match peer.as_str() {
+                "omniorb" => omnicxx::profile(),
+                "jacorb" => jacorb::profile(),
+                "omniorbpy" => omnipy::profile(),
+                _ => Profile::full(),
+            };
+            probe_custom(&ior, &profile, true, seed, cases, &mut Clients::new())
+        }
+        _ if static_types => static_run(&peer, seed, cases),
+        "self" => {
+            let mut t = self_run(seed, cases, depth);
+            t.merge(self_through_orbs(
+                seed,
+                cases,
+                &with_depth(Profile::full(), depth),
+            ));
+            t
+        }
         "omniorb" | "omniorbpy" | "jacorb" if !reverse => {
             let mut p = match (peer.as_str(), ior) {
                 (name, Some(i)) => {
@@ -176,9 +213,12 @@ fn main() {
                 eprintln!("omniORBpy is not available");
                 std::process::exit(2);
             };
-            let (orb, ior) = serve_echo();
-            let t = omnipy::reverse(py, &ior, seed, cases);
-            orb.destroy();
+            let mut t = Tally::default();
+            for order in ORDERS {
+                let (orb, ior) = serve_echo_in(order);
+                t.merge(omnipy::reverse(py, &ior, seed, cases));
+                orb.destroy();
+            }
             t
         }
         other => usage(other),
@@ -231,9 +271,52 @@ fn self_run(seed: u64, cases: u64, depth: Option<u32>) -> Tally {
     t
 }
 
+/// `--static`: the static types through `peer`'s typed echo.
+fn static_run(peer: &str, seed: u64, cases: u64) -> Tally {
+    let mut clients = Clients::new();
+    match peer {
+        "self" => {
+            let mut t = Tally::default();
+            for order in ORDERS {
+                let (orb, ior) = statics::serve_static_in(order);
+                let profile = Profile::full();
+                t.merge(statics::run_static(
+                    "self",
+                    &ior,
+                    &profile,
+                    seed,
+                    cases,
+                    &mut clients,
+                ));
+                orb.destroy();
+            }
+            t
+        }
+        "omniorb" => {
+            let Some(bin) = omnicxx::peers() else {
+                eprintln!("omniORB is not available");
+                std::process::exit(2);
+            };
+            let (_p, ior) = omnicxx::static_server(bin, "differential-long-static-omniorb");
+            let profile = omnicxx::static_profile();
+            statics::run_static("omniorb", &ior, &profile, seed, cases, &mut clients)
+        }
+        "jacorb" => {
+            if !jacorb::available() {
+                eprintln!("JacORB is not available");
+                std::process::exit(2);
+            }
+            let (_p, ior) = jacorb::static_server("differential-long-static-jacorb");
+            let profile = jacorb::static_profile();
+            statics::run_static("jacorb", &ior, &profile, seed, cases, &mut clients)
+        }
+        other => usage(other),
+    }
+}
+
 fn usage(what: &str) -> ! {
     eprintln!(
-        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
+        "bad argument {what}\nusage: differential [--peer omniorbpy|omniorb|jacorb|self|serve] [--seed S] [--cases N] [--ior IOR] [--reverse] [--static] [--depth D] [--all-kinds] [--referees] [--nodes] [--show]"
     );
     std::process::exit(2)
 }

@@ -43,6 +43,9 @@ impl Rng {
 pub struct Profile {
     /// `long double` (omniORBpy: BAD_TYPECODE).
     pub long_double: bool,
+    /// `long double` sent big-endian (omniORB C++ garbles it); else cases holding one go
+    /// little-endian only.
+    pub long_double_big_endian: bool,
     /// A union's `default` member may come first (omniORBpy segfaults on it).
     pub default_first: bool,
     /// A union's `default` member may come after other members (JacORB reads the default
@@ -74,12 +77,25 @@ pub struct Profile {
     pub bounded_strings: bool,
     /// Abstract interfaces.
     pub abstract_interfaces: bool,
+    /// Abstract interfaces holding values (`dt::ThingNode`, whose factory the peer must
+    /// have), besides references and null.
+    pub abstract_values: bool,
     /// Non-ASCII characters in strings at GIOP 1.0 (no code set negotiation there).
     pub non_ascii_giop_1_0: bool,
     /// Unions switching on `long long` or `unsigned long long`.
     pub longlong_disc: bool,
     /// Wide characters at GIOP 1.1 (else such cases go at 1.2).
     pub wide_giop_1_1: bool,
+    /// Boxed strings that are empty (JacORB's Java strings make two distinct empty boxes
+    /// one: it sends the second as an indirection to the first).
+    pub empty_string_boxes: bool,
+    /// Custom valuetypes (state written as the TypeCode's members, chunked). Off in every
+    /// profile: Corbina's `Any` walker skips a custom value but cannot copy one, so only the
+    /// raw probe ([`super::probe_custom`]) sends them.
+    pub custom_values: bool,
+    /// Union discriminators that no label names (the default member, or none): JacORB's
+    /// generated unions replace them with one of their own.
+    pub unlabelled_disc: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -89,6 +105,7 @@ impl Profile {
     pub fn set(&mut self, name: &str, on: bool) -> bool {
         let f = match name {
             "long_double" => &mut self.long_double,
+            "long_double_big_endian" => &mut self.long_double_big_endian,
             "default_first" => &mut self.default_first,
             "default_later" => &mut self.default_later,
             "wchar_in_any" => &mut self.wchar_in_any,
@@ -103,9 +120,13 @@ impl Profile {
             "fixed" => &mut self.fixed,
             "bounded_strings" => &mut self.bounded_strings,
             "abstract_interfaces" => &mut self.abstract_interfaces,
+            "abstract_values" => &mut self.abstract_values,
             "non_ascii_giop_1_0" => &mut self.non_ascii_giop_1_0,
             "longlong_disc" => &mut self.longlong_disc,
             "wide_giop_1_1" => &mut self.wide_giop_1_1,
+            "unlabelled_disc" => &mut self.unlabelled_disc,
+            "custom_values" => &mut self.custom_values,
+            "empty_string_boxes" => &mut self.empty_string_boxes,
             _ => return false,
         };
         *f = on;
@@ -116,6 +137,7 @@ impl Profile {
     pub fn full() -> Profile {
         Profile {
             long_double: true,
+            long_double_big_endian: true,
             default_first: true,
             default_later: true,
             wchar_in_any: true,
@@ -130,9 +152,13 @@ impl Profile {
             fixed: true,
             bounded_strings: true,
             abstract_interfaces: true,
+            abstract_values: true,
             non_ascii_giop_1_0: true,
             longlong_disc: true,
             wide_giop_1_1: true,
+            unlabelled_disc: true,
+            custom_values: false,
+            empty_string_boxes: true,
             max_depth: 4,
         }
     }
@@ -141,6 +167,9 @@ impl Profile {
 /// Builds one random case.
 pub struct Gen<'p> {
     pub rng: Rng,
+    /// For choices added later (abstract interfaces holding values): drawn from apart, so
+    /// that `rng` makes the same cases as before wherever they are not taken.
+    aux: Rng,
     profile: &'p Profile,
     /// IORs an object reference may be (besides nil).
     iors: Vec<Ior>,
@@ -160,6 +189,7 @@ impl<'p> Gen<'p> {
     pub fn new(seed: u64, profile: &'p Profile, iors: Vec<Ior>) -> Gen<'p> {
         Gen {
             rng: Rng::new(seed),
+            aux: Rng::new(seed ^ 0xbb67_ae85_84ca_a73b),
             profile,
             iors,
             next_id: 0,
@@ -182,6 +212,16 @@ impl<'p> Gen<'p> {
         let val = self.val(&tc, depth + 2)?;
         Ok(Typed {
             tc,
+            val,
+            graph: std::mem::take(&mut self.graph),
+        })
+    }
+
+    /// A random value of the given type `tc` (a static type's).
+    pub fn typed(&mut self, tc: &TypeCode) -> Result<Typed, String> {
+        let val = self.val(tc, self.profile.max_depth + 2)?;
+        Ok(Typed {
+            tc: tc.clone(),
             val,
             graph: std::mem::take(&mut self.graph),
         })
@@ -262,6 +302,10 @@ impl<'p> Gen<'p> {
 
     /// A random type nesting at most `depth` constructed types.
     pub fn ty(&mut self, depth: u32) -> Result<TypeCode, String> {
+        // References and abstract interfaces: the arm below is reached only without values.
+        if depth > 0 && self.profile.objrefs && self.aux.pct(5) {
+            return self.objref_ty();
+        }
         if depth == 0 || self.rng.pct(30) {
             return Ok(self.primitive());
         }
@@ -287,17 +331,19 @@ impl<'p> Gen<'p> {
             10 => self.recursive_struct(d)?,
             11 => self.struct_ty(d, false)?,
             12 | 13 if self.profile.values => self.value_ty(d)?,
-            _ if self.profile.objrefs => {
-                if self.rng.pct(50) || !self.profile.abstract_interfaces {
-                    TypeCode::create_interface_tc("IDL:dt/AnyEcho:1.0", "AnyEcho")
-                        .map_err(tc_err)?
-                } else {
-                    TypeCode::create_abstract_interface_tc("IDL:dt/Thing:1.0", "Thing")
-                        .map_err(tc_err)?
-                }
-            }
+            _ if self.profile.objrefs => self.objref_ty()?,
             _ => self.primitive(),
         })
+    }
+
+    /// An interface (`AnyEcho`) or, when the profile has them, the abstract interface
+    /// `Thing`.
+    fn objref_ty(&mut self) -> Result<TypeCode, String> {
+        if self.rng.pct(50) || !self.profile.abstract_interfaces {
+            TypeCode::create_interface_tc("IDL:dt/AnyEcho:1.0", "AnyEcho").map_err(tc_err)
+        } else {
+            TypeCode::create_abstract_interface_tc(super::thing::THING_ID, "Thing").map_err(tc_err)
+        }
     }
 
     fn struct_ty(&mut self, d: u32, except: bool) -> Result<TypeCode, String> {
@@ -473,7 +519,13 @@ impl<'p> Gen<'p> {
                 1,
             ));
         }
-        let modifier = if base.is_some() { 3 } else { 0 };
+        let modifier = if base.is_some() {
+            3
+        } else if self.profile.custom_values && self.aux.pct(50) {
+            1
+        } else {
+            0
+        };
         TypeCode::create_value_tc(&id, &name, modifier, base, ms).map_err(tc_err)
     }
 
@@ -592,6 +644,14 @@ impl<'p> Gen<'p> {
             }
             TcKind::TypeCode => Val::TypeCode(self.ty(1)?),
             TcKind::Objref => Val::ObjRef(self.ior()),
+            TcKind::AbstractInterface if self.profile.abstract_values && self.aux.pct(50) => {
+                // A ThingNode: null now and then, shared with (or pointing back to) another
+                // one of the case.
+                match self.value_val(&super::thing::thing_node_tc(), budget)? {
+                    Val::Value(None) => Val::ObjRef(None),
+                    v => v,
+                }
+            }
             TcKind::AbstractInterface => Val::ObjRef(self.ior()),
             TcKind::Value | TcKind::ValueBox | TcKind::Event => self.value_val(&tc, budget)?,
             k => return Err(format!("no values of {k:?}")),
@@ -629,7 +689,7 @@ impl<'p> Gen<'p> {
         };
         // An explicit label most of the time; else a value no label names (the default
         // member, or no member at all).
-        let d = if !labels.is_empty() && self.rng.pct(70) {
+        let d = if !labels.is_empty() && (!self.profile.unlabelled_disc || self.rng.pct(70)) {
             labels[self.rng.below(labels.len() as u64) as usize]
         } else {
             match (0..16)
@@ -677,6 +737,13 @@ impl<'p> Gen<'p> {
         let mut state = Vec::new();
         for t in value_members(tc).map_err(|e| e.to_string())? {
             state.push(self.val(&t, budget - 1)?);
+        }
+        if !self.profile.empty_string_boxes && tc.kind() == TcKind::ValueBox {
+            if let Some(Val::Str(s)) = state.first_mut() {
+                if s.is_empty() {
+                    s.push('.');
+                }
+            }
         }
         self.graph.nodes[idx].state = state;
         Ok(Val::Value(Some(idx)))

@@ -57,6 +57,27 @@ pub const KNOWN: &[(&str, &str)] = &[
          (seeds 3564, 31707); Corbina writes the spec's form",
     ),
     (
+        "static-union-discriminator",
+        "its generated unions (static skeleton) keep no discriminator that no label names: a \
+         union switching on char whose default member came with 'x' comes back with 0, one \
+         with no member active (unsigned short 38622) with another value; the harness's \
+         static cases for JacORB use labelled discriminators only",
+    ),
+    (
+        "static-empty-string-boxes",
+        "two distinct boxed strings (valuetype Label string), both empty, come back as one: \
+         the second as an indirection to the first (its Java mapping's empty strings are one \
+         object); 86 of 160,000 static round trips (seeds 100064, 100078); static cases for \
+         JacORB box no empty string",
+    ),
+    (
+        "static-idl-labels",
+        "its IDL compiler refuses unions switching on (unsigned) long long and unsigned long \
+         labels above 2^31 - 1, and generates Java that does not compile for unsigned short \
+         labels above 2^15 - 1: peers/differential_static.idl leaves those types out for it \
+         (DTS_JACORB)",
+    ),
+    (
         "non-ascii-giop-1.0",
         "reads and writes char data at GIOP 1.0 as UTF-8, where the default is ISO-8859-1: a \
          Latin-1 string (Corbina's bytes F7 C2 BA) comes back as U+FFFDs (seed 325)",
@@ -90,6 +111,11 @@ pub fn available() -> bool {
 /// The JacORB echo server; returns it and its IOR. Its stdin is kept open: it exits when
 /// the process handle is dropped (killed) or stdin closes.
 pub fn server(name: &str) -> (PeerProcess, String) {
+    start("DiffEcho", name)
+}
+
+/// Starts the JacORB peer class `class` (its IOR file its only argument, stdin kept open).
+fn start(class: &str, name: &str) -> (PeerProcess, String) {
     let classpath = jacorb_classpath().expect("JacORB peer built");
     let cp = std::fs::read_to_string(classpath).expect("reading the JacORB classpath");
     let dir = crate::fresh_dir(name);
@@ -98,9 +124,26 @@ pub fn server(name: &str) -> (PeerProcess, String) {
     cmd.args(JACORB_JVM_ARGS)
         .arg("-cp")
         .arg(cp.trim())
-        .arg("DiffEcho")
+        .arg(class)
         .arg(&ior_file)
         .stdin(Stdio::piped())
         .stdout(Stdio::null());
     crate::start_with_ior(name, &mut cmd, &ior_file)
+}
+
+/// What the generator may send JacORB's static skeleton (`DiffStaticEcho`): as [`profile`],
+/// less union discriminators no label names (`static-union-discriminator`) and empty boxed
+/// strings (`static-empty-string-boxes`).
+pub fn static_profile() -> Profile {
+    Profile {
+        unlabelled_disc: false,
+        empty_string_boxes: false,
+        ..profile()
+    }
+}
+
+/// The JacORB echo server of the static types (`peers/jacorb/src/DiffStaticEcho.java`);
+/// returns it and its IOR.
+pub fn static_server(name: &str) -> (PeerProcess, String) {
+    start("DiffStaticEcho", name)
 }

@@ -5,36 +5,45 @@
 //! - [`gen`]: the seeded generator (one `u64` seed → one case, the same everywhere);
 //! - [`model`]: the value model, its CDR encoder and decoder and the comparison (graphs up to
 //!   sharing: shared stays shared, cycles stay cycles);
-//! - [`omnipy`]: the omniORBpy peer (`peers/differential_omnipy.py`, from PyPI into a venv).
+//! - [`omnipy`], [`omnicxx`], [`jacorb`]: the peers and their profiles (known defects);
+//! - [`thing`]: `dt::ThingNode`, the value an abstract interface holds in a case;
+//! - [`statics`]: the static types of `peers/differential_static.idl` through typed
+//!   operations.
 //!
 //! Each case varies the wire too ([`Wire`]): GIOP 1.0, 1.1 or 1.2 and, from 1.1 on,
-//! fragments on or off. Corbina always writes its native byte order (it has no setting for
-//! another); the other byte order comes from the peers that write it and from
-//! [`self_round_trip`], which writes the `Any` both ways.
+//! fragments on or off, chosen by the seed; and every case is sent in both byte orders
+//! (Corbina's `-ORBbyteOrder`), so a peer reads both and answers in its own.
 
 pub mod gen;
 pub mod jacorb;
 pub mod model;
 pub mod omnicxx;
 pub mod omnipy;
+pub mod statics;
+pub mod thing;
 
 pub use gen::{label_node_tc, label_nodes, Gen, Profile, Rng, Shape};
-pub use model::{compare, decode_any, idl, show, Typed, Val};
+pub use model::{compare, decode_any, decode_value, idl, show, Typed, Val};
 
 use corbina::cdr::codeset::{CharCodeSet, CodeSets, WCharCodeSet};
-use corbina::cdr::{ByteOrder, CdrContext, CdrReader, CdrWriter};
+use corbina::cdr::{ByteOrder, CdrContext, CdrEncode, CdrReader, CdrWriter};
 use corbina::config::Endpoint;
 use corbina::giop::Ior;
 use corbina::servant::{bad_operation, Servant, ServerRequest};
 use corbina::{Any, ObjectRef, Orb, OrbConfig, SystemException};
 use std::sync::Arc;
 
-/// How one case travels: the GIOP version and whether messages are fragmented.
+/// How one case travels: the GIOP version, whether messages are fragmented, and the byte
+/// order Corbina writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Wire {
     pub giop_minor: u8,
     pub fragments: bool,
+    pub order: ByteOrder,
 }
+
+/// Both byte orders, each case is sent in.
+pub const ORDERS: [ByteOrder; 2] = [ByteOrder::Big, ByteOrder::Little];
 
 impl Wire {
     /// The five variations (GIOP 1.0 has no fragments), chosen by the seed; GIOP 1.1 instead
@@ -45,36 +54,33 @@ impl Wire {
             Wire {
                 giop_minor: 1,
                 fragments: false,
+                ..w
             }
         } else {
             w
         }
     }
 
-    /// The five variations (GIOP 1.0 has no fragments), chosen by the seed.
+    /// The five variations (GIOP 1.0 has no fragments), chosen by the seed; big-endian
+    /// (the callers send each case in both orders, [`ORDERS`]).
     pub fn for_seed(seed: u64) -> Wire {
-        match seed % 5 {
-            0 => Wire {
-                giop_minor: 0,
-                fragments: false,
-            },
-            1 => Wire {
-                giop_minor: 1,
-                fragments: false,
-            },
-            2 => Wire {
-                giop_minor: 1,
-                fragments: true,
-            },
-            3 => Wire {
-                giop_minor: 2,
-                fragments: false,
-            },
-            _ => Wire {
-                giop_minor: 2,
-                fragments: true,
-            },
+        let (giop_minor, fragments) = match seed % 5 {
+            0 => (0, false),
+            1 => (1, false),
+            2 => (1, true),
+            3 => (2, false),
+            _ => (2, true),
+        };
+        Wire {
+            giop_minor,
+            fragments,
+            order: ByteOrder::Big,
         }
+    }
+
+    /// The same, in `order`.
+    pub fn in_order(self, order: ByteOrder) -> Wire {
+        Wire { order, ..self }
     }
 }
 
@@ -82,15 +88,21 @@ impl std::fmt::Display for Wire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "GIOP 1.{}{}",
+            "GIOP 1.{}{}, {}",
             self.giop_minor,
-            if self.fragments { " fragmented" } else { "" }
+            if self.fragments { " fragmented" } else { "" },
+            match self.order {
+                ByteOrder::Big => "big-endian",
+                ByteOrder::Little => "little-endian",
+            }
         )
     }
 }
 
 /// The `Any` holding `t` (checked against its TypeCode by Corbina's walker).
 pub fn to_any(t: &Typed) -> Result<Any, String> {
+    // Reading back an abstract interface holding a value needs its factory.
+    thing::register();
     Any::insert_as(t.tc.clone(), t).map_err(|e| format!("Corbina refused the value: {e}"))
 }
 
@@ -108,6 +120,19 @@ pub fn has_non_ascii(t: &Typed) -> bool {
         match v {
             Val::Str(s) => !s.is_ascii(),
             Val::Char(c) => !c.is_ascii(),
+            Val::Struct(vs) | Val::Seq(vs) => vs.iter().any(walk),
+            Val::Union(_, Some((_, v))) | Val::Any(_, v) => walk(v),
+            _ => false,
+        }
+    }
+    walk(&t.val) || t.graph.nodes.iter().any(|n| n.state.iter().any(walk))
+}
+
+/// Whether the value holds a `long double` somewhere.
+pub fn has_long_double(t: &Typed) -> bool {
+    fn walk(v: &Val) -> bool {
+        match v {
+            Val::LongDouble(_) => true,
             Val::Struct(vs) | Val::Seq(vs) => vs.iter().any(walk),
             Val::Union(_, Some((_, v))) | Val::Any(_, v) => walk(v),
             _ => false,
@@ -167,17 +192,28 @@ impl Servant for EchoServant {
 
 /// A Corbina ORB serving one [`EchoServant`] on 127.0.0.1; returns it and the IOR.
 pub fn serve_echo() -> (Orb, String) {
+    serve_echo_in(ByteOrder::NATIVE)
+}
+
+/// [`serve_echo`] replying in `order`.
+pub fn serve_echo_in(order: ByteOrder) -> (Orb, String) {
+    thing::register();
+    serve_in(order, Arc::new(EchoServant))
+}
+
+/// A Corbina ORB on 127.0.0.1 writing `order`, serving `servant` in its root POA; returns it
+/// and the servant's IOR.
+pub fn serve_in(order: ByteOrder, servant: Arc<dyn Servant>) -> (Orb, String) {
     let orb = Orb::with_config(OrbConfig {
         endpoints: vec![Endpoint {
             host: "127.0.0.1".into(),
             port: 0,
         }],
+        byte_order: order,
         ..OrbConfig::default()
     });
     let poa = orb.root_poa();
-    let id = poa
-        .activate_object(Arc::new(EchoServant))
-        .expect("activate");
+    let id = poa.activate_object(servant).expect("activate");
     let obj = poa.id_to_reference(&id).expect("reference");
     poa.the_poa_manager().activate().expect("POA manager");
     let ior = orb.object_to_string(&obj).expect("IOR");
@@ -185,7 +221,7 @@ pub fn serve_echo() -> (Orb, String) {
 }
 
 /// Client ORBs, one per [`Wire`] (the GIOP version is the ORB's highest; fragments come
-/// from a 64-octet fragment size).
+/// from a 64-octet fragment size; the byte order is the ORB's).
 pub struct Clients {
     orbs: Vec<(Wire, Orb)>,
 }
@@ -209,6 +245,7 @@ impl Clients {
                 let o = Orb::with_config(OrbConfig {
                     giop_max_minor: wire.giop_minor,
                     fragment_size: wire.fragments.then_some(64),
+                    byte_order: wire.order,
                     ..OrbConfig::default()
                 });
                 self.orbs.push((wire, o.clone()));
@@ -326,54 +363,172 @@ pub fn run_forward(peer: &mut Peer, seed: u64, cases: u64, clients: &mut Clients
                 continue;
             }
         };
-        let mut wire = Wire::for_case(s, &t);
-        if wire.giop_minor == 1 && !peer.profile.giop_1_1_fragments {
-            wire.fragments = false;
-        }
-        if wire.giop_minor == 0 && !peer.profile.non_ascii_giop_1_0 && has_non_ascii(&t) {
-            wire.giop_minor = 1;
-        }
-        if wire.giop_minor == 1 && !peer.profile.wide_giop_1_1 && has_wide(&t) {
-            wire.giop_minor = 2;
-        }
-        let obj = clients.object(wire, &peer.ior);
-        tally.ran += 1;
-        match echo_case(&obj, &t) {
-            Ok(()) => tally.passed += 1,
-            Err(why) => {
-                let own = [ByteOrder::Big, ByteOrder::Little]
-                    .iter()
-                    .try_for_each(|&o| self_round_trip(&t, o, wire.giop_minor));
-                let mut whose = match own {
-                    Ok(()) => "Corbina reads its own encoding back right: suspect the peer".into(),
-                    Err(e) => format!("Corbina fails alone too (suspect Corbina): {e}"),
-                };
-                if why.contains("COMM_FAILURE") || why.contains("TRANSIENT") {
-                    // Give a crashed peer's exit time to be seen.
-                    std::thread::sleep(std::time::Duration::from_millis(200));
-                }
-                if peer.died() {
-                    whose.push_str("\nthe peer process died on this case (started again)");
-                    peer.restart();
-                }
-                for (name, ior) in &peer.referees {
-                    let through = clients.object(wire, ior);
-                    match echo_case(&through, &t) {
-                        Ok(()) => whose.push_str(&format!("\npasses through {name}")),
-                        Err(e) => whose.push_str(&format!("\nfails through {name} too: {e}")),
-                    }
-                }
-                tally
-                    .failed
-                    .push(report(&peer.name, s, wire, &t, &format!("{why}\n{whose}")));
+        let wire = wire_for(s, &t, &peer.profile);
+        for order in ORDERS {
+            if order == ByteOrder::Big
+                && !peer.profile.long_double_big_endian
+                && has_long_double(&t)
+            {
+                continue;
             }
+            forward_one(peer, s, wire.in_order(order), &t, clients, &mut tally);
+        }
+    }
+    tally
+}
+
+/// The wire case `t` of `seed` goes on to a peer of `profile` (big-endian).
+pub fn wire_for(seed: u64, t: &Typed, profile: &Profile) -> Wire {
+    let mut wire = Wire::for_case(seed, t);
+    if wire.giop_minor == 1 && !profile.giop_1_1_fragments {
+        wire.fragments = false;
+    }
+    if wire.giop_minor == 0 && !profile.non_ascii_giop_1_0 && has_non_ascii(t) {
+        wire.giop_minor = 1;
+    }
+    if wire.giop_minor == 1 && !profile.wide_giop_1_1 && has_wide(t) {
+        wire.giop_minor = 2;
+    }
+    wire
+}
+
+/// One case through `peer` on `wire`, counted in `tally`.
+fn forward_one(
+    peer: &mut Peer,
+    s: u64,
+    wire: Wire,
+    t: &Typed,
+    clients: &mut Clients,
+    tally: &mut Tally,
+) {
+    let obj = clients.object(wire, &peer.ior);
+    tally.ran += 1;
+    match echo_case(&obj, t) {
+        Ok(()) => tally.passed += 1,
+        Err(why) => {
+            let own = ORDERS
+                .iter()
+                .try_for_each(|&o| self_round_trip(t, o, wire.giop_minor));
+            let mut whose = match own {
+                Ok(()) => "Corbina reads its own encoding back right: suspect the peer".into(),
+                Err(e) => format!("Corbina fails alone too (suspect Corbina): {e}"),
+            };
+            if why.contains("COMM_FAILURE") || why.contains("TRANSIENT") {
+                // Give a crashed peer's exit time to be seen.
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            if peer.died() {
+                whose.push_str("\nthe peer process died on this case (started again)");
+                peer.restart();
+            }
+            for (name, ior) in &peer.referees {
+                let through = clients.object(wire, ior);
+                match echo_case(&through, t) {
+                    Ok(()) => whose.push_str(&format!("\npasses through {name}")),
+                    Err(e) => whose.push_str(&format!("\nfails through {name} too: {e}")),
+                }
+            }
+            tally
+                .failed
+                .push(report(&peer.name, s, wire, t, &format!("{why}\n{whose}")));
+        }
+    }
+}
+
+/// Corbina against itself over GIOP: each case through Corbina echo servers replying in
+/// each byte order, from clients writing each (four round trips a case, on the wire the
+/// case's seed picks).
+pub fn self_through_orbs(seed: u64, cases: u64, profile: &Profile) -> Tally {
+    let mut t = Tally::default();
+    let mut clients = Clients::new();
+    for order in ORDERS {
+        let (orb, ior) = serve_echo_in(order);
+        let mut p = Peer::new("self", profile.clone(), move || (None, ior.clone()));
+        t.merge(run_forward(&mut p, seed, cases, &mut clients));
+        orb.destroy();
+    }
+    t
+}
+
+/// Whether the case holds a custom value.
+pub fn has_custom(t: &Typed) -> bool {
+    t.graph
+        .nodes
+        .iter()
+        .any(|n| n.tc.type_modifier().ok() == Some(1))
+}
+
+/// Whether a custom value of the case holds a value in its state.
+pub fn has_value_in_custom(t: &Typed) -> bool {
+    fn walk(v: &Val) -> bool {
+        match v {
+            Val::Value(Some(_)) => true,
+            Val::Struct(vs) | Val::Seq(vs) => vs.iter().any(walk),
+            Val::Union(_, Some((_, v))) | Val::Any(_, v) => walk(v),
+            _ => false,
+        }
+    }
+    t.graph
+        .nodes
+        .iter()
+        .any(|n| n.tc.type_modifier().ok() == Some(1) && n.state.iter().any(walk))
+}
+
+/// What a peer does with custom valuetypes it has no factory for: `cases` random cases of
+/// `profile` (values on) from `seed` holding one, written by the harness's own encoder
+/// (Corbina's `Any` cannot copy a custom value) and sent at GIOP 1.2 as `echo(any)` to the
+/// echo object at `ior`; the reply is read the same way and compared. A case a peer cannot
+/// take fails with its exception. `nested`: cases whose custom values hold values too.
+pub fn probe_custom(
+    ior: &str,
+    profile: &Profile,
+    nested: bool,
+    seed: u64,
+    cases: u64,
+    clients: &mut Clients,
+) -> Tally {
+    let mut profile = profile.clone();
+    profile.custom_values = true;
+    profile.values = true;
+    let mut tally = Tally::default();
+    let mut s = seed;
+    while tally.ran < cases && s < seed + cases * 100 {
+        s += 1;
+        let Ok(t) = case(s, &profile, &[]) else {
+            continue;
+        };
+        if !has_custom(&t) || !nested && has_value_in_custom(&t) {
+            continue;
+        }
+        let obj = clients.object(Wire::for_seed(3).in_order(ByteOrder::Little), ior);
+        tally.ran += 1;
+        let back = obj.invoke(
+            "echo",
+            |w| {
+                corbina::typecode::encode_type_code(&t.tc, w)?;
+                t.encode(w)
+            },
+            |r| {
+                let tc = corbina::typecode::decode_type_code(r)?;
+                decode_value(tc, r)
+            },
+            |_, _| Ok::<Option<SystemException>, _>(None),
+        );
+        match back
+            .map_err(|e| format!("echo raised {e}"))
+            .and_then(|got| compare(&t, &got))
+        {
+            Ok(()) => tally.passed += 1,
+            Err(why) => tally
+                .failed
+                .push(report("custom probe", s, Wire::for_seed(3), &t, &why)),
         }
     }
     tally
 }
 
 /// Issue 27 item 1: `LabelNode` lists, cycles and lassos of 1, 2 and 5 nodes with labels of
-/// every length 0-9, through the echo object at `ior` on every [`Wire`].
+/// every length 0-9, through the echo object at `ior` on every [`Wire`], in both orders.
 pub fn run_label_nodes(peer: &str, ior: &str, clients: &mut Clients) -> Tally {
     run_label_nodes_on(peer, ior, clients, |_| true)
 }
@@ -396,12 +551,15 @@ pub fn run_label_nodes_on(
                 if !wire_ok(wire) {
                     continue;
                 }
-                tally.ran += 1;
-                match echo_case(&clients.object(wire, ior), &t) {
-                    Ok(()) => tally.passed += 1,
-                    Err(e) => tally.failed.push(format!(
-                        "{peer}: LabelNode {shape:?} of {n}, labels of {len}, {wire}: {e}"
-                    )),
+                for order in ORDERS {
+                    let wire = wire.in_order(order);
+                    tally.ran += 1;
+                    match echo_case(&clients.object(wire, ior), &t) {
+                        Ok(()) => tally.passed += 1,
+                        Err(e) => tally.failed.push(format!(
+                            "{peer}: LabelNode {shape:?} of {n}, labels of {len}, {wire}: {e}"
+                        )),
+                    }
                 }
             }
         }
@@ -412,6 +570,7 @@ pub fn run_label_nodes_on(
 /// Counts of a run.
 #[derive(Debug, Default, Clone)]
 pub struct Tally {
+    /// Round trips made (a case sent in both byte orders counts twice).
     pub ran: u64,
     pub passed: u64,
     /// Failures that are not known: the reports.
@@ -430,7 +589,7 @@ impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} cases ran, {} passed, {} failed",
+            "{} round trips ran, {} passed, {} failed",
             self.ran,
             self.passed,
             self.failed.len()
@@ -448,7 +607,7 @@ mod tests {
         let mut ran = 0;
         for seed in 0..300u64 {
             let t = case(seed, &profile, &[]).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-            for order in [ByteOrder::Big, ByteOrder::Little] {
+            for order in ORDERS {
                 for minor in [0, 1, 2] {
                     if minor == 0 && has_wide(&t) {
                         continue;
@@ -482,7 +641,7 @@ mod tests {
         let profile = Profile::full();
         for seed in [10u64, 832, 886, 1470] {
             let t = case(seed, &profile, &[]).unwrap();
-            for order in [ByteOrder::Big, ByteOrder::Little] {
+            for order in ORDERS {
                 for minor in [1, 2] {
                     if let Err(e) = self_round_trip(&t, order, minor) {
                         panic!("{}", report("self", seed, Wire::for_seed(seed), &t, &e));
@@ -493,12 +652,20 @@ mod tests {
     }
 
     #[test]
+    fn differential_self_through_orbs_both_orders() {
+        let t = self_through_orbs(1, 60, &Profile::full());
+        eprintln!("differential self over GIOP: {t}");
+        assert_eq!(t.ran, 240);
+        assert!(t.failed.is_empty(), "{}", t.failed.join("\n\n"));
+    }
+
+    #[test]
     fn differential_label_nodes_self() {
         for shape in [Shape::List, Shape::Cycle, Shape::Lasso] {
             for len in 0..10 {
                 for n in [1, 2, 5] {
                     let t = label_nodes(n, len, shape);
-                    for order in [ByteOrder::Big, ByteOrder::Little] {
+                    for order in ORDERS {
                         self_round_trip(&t, order, 2)
                             .unwrap_or_else(|e| panic!("{shape:?} {n} nodes, label {len}: {e}"));
                     }

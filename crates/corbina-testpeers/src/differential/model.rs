@@ -3,7 +3,9 @@
 //! of nodes (an arena), so sharing and cycles are explicit: a comparison maps nodes one to
 //! one, so shared must stay shared and cycles must stay cycles.
 
-use corbina::cdr::value::{ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds};
+use corbina::cdr::value::{
+    RepositoryIds, ValueInput, ValueOutput, ValueStart, WriteHeader, WriteIds,
+};
 use corbina::cdr::{CdrEncode, CdrReader, CdrWriter, Fixed, LongDouble, MarshalError};
 use corbina::giop::Ior;
 use corbina::typecode::{decode_type_code, encode_type_code, TcKind, UnionLabel};
@@ -43,9 +45,10 @@ pub enum Val {
     Seq(Vec<Val>),
     Any(TypeCode, Box<Val>),
     TypeCode(TypeCode),
-    /// A reference (`None`: nil); also an abstract interface holding a reference.
+    /// A reference (`None`: nil); also an abstract interface holding a reference, or null.
     ObjRef(Option<Ior>),
-    /// A valuetype or box: a node of the graph, or null.
+    /// A valuetype or box: a node of the graph, or null; also an abstract interface holding
+    /// a value (a `dt::ThingNode`, [`super::thing`]).
     Value(Option<usize>),
 }
 
@@ -208,6 +211,11 @@ impl Encoder<'_> {
             (TcKind::Objref, Val::ObjRef(r)) => {
                 r.clone().unwrap_or_else(Ior::nil).encode(w).map_err(giop)?
             }
+            (TcKind::AbstractInterface, Val::Value(Some(i))) => {
+                self.out.begin_member(w)?;
+                w.write_boolean(false);
+                self.node(*i, w)?;
+            }
             (TcKind::AbstractInterface, Val::ObjRef(r)) => {
                 self.out.begin_member(w)?;
                 match r {
@@ -225,30 +233,43 @@ impl Encoder<'_> {
                 self.out.write_null(w)?
             }
             (TcKind::Value | TcKind::ValueBox | TcKind::Event, Val::Value(Some(i))) => {
-                let node = self.graph.nodes.get(*i).ok_or_else(|| bad("node"))?;
-                let ids = truncatable_ids(&node.tc);
-                let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-                let header = if refs.len() > 1 {
-                    WriteHeader {
-                        repository_ids: WriteIds::List(&refs),
-                        codebase: None,
-                        chunked: true,
-                    }
-                } else {
-                    WriteHeader::single(refs[0])
-                };
-                if self.out.begin_value(w, i + 1, &header)? {
-                    let types = value_members(&node.tc)?;
-                    if types.len() != node.state.len() {
-                        return Err(bad("state length"));
-                    }
-                    for (t, m) in types.iter().zip(&node.state) {
-                        self.value(t, m, w)?;
-                    }
-                    self.out.end_value(w)?;
-                }
+                self.node(*i, w)?
             }
             _ => return Err(bad("value does not fit its TypeCode")),
+        }
+        Ok(())
+    }
+
+    /// Node `i`: its header and state, or an indirection when it was written before.
+    fn node(&mut self, i: usize, w: &mut CdrWriter<'_>) -> corbina::cdr::Result<()> {
+        let node = self.graph.nodes.get(i).ok_or_else(|| bad("node"))?;
+        let ids = truncatable_ids(&node.tc);
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let header = if refs.len() > 1 {
+            WriteHeader {
+                repository_ids: WriteIds::List(&refs),
+                codebase: None,
+                chunked: true,
+            }
+        } else if node.tc.type_modifier().ok() == Some(1) {
+            // A custom value: chunked, its state written as the TypeCode's members.
+            WriteHeader {
+                repository_ids: WriteIds::Single(refs[0]),
+                codebase: None,
+                chunked: true,
+            }
+        } else {
+            WriteHeader::single(refs[0])
+        };
+        if self.out.begin_value(w, i + 1, &header)? {
+            let types = value_members(&node.tc)?;
+            if types.len() != node.state.len() {
+                return Err(bad("state length"));
+            }
+            for (t, m) in types.iter().zip(&node.state) {
+                self.value(t, m, w)?;
+            }
+            self.out.end_value(w)?;
         }
         Ok(())
     }
@@ -296,14 +317,20 @@ pub fn select_arm(tc: &TypeCode, d: i128) -> Option<u32> {
 /// Decodes an `Any`'s value into the model.
 pub fn decode_any(any: &Any) -> Result<Typed, MarshalError> {
     let mut r = any.value_reader();
+    let t = decode_value(any.type_code().clone(), &mut r)?;
+    r.expect_end()?;
+    Ok(t)
+}
+
+/// Decodes a value of type `tc` from `r` into the model (a custom value's state is read
+/// as its TypeCode's members, as [`Encoder`] writes it).
+pub fn decode_value(tc: TypeCode, r: &mut CdrReader<'_>) -> Result<Typed, MarshalError> {
     let mut d = Decoder {
         input: ValueInput::new(),
         at: HashMap::new(),
         graph: Graph::default(),
     };
-    let tc = any.type_code().clone();
-    let val = d.value(&tc, &mut r)?;
-    r.expect_end()?;
+    let val = d.value(&tc, r)?;
     Ok(Typed {
         tc,
         val,
@@ -405,43 +432,62 @@ impl Decoder {
                 if r.read_boolean()? {
                     Val::ObjRef(Some(Ior::decode(r).map_err(giop)?))
                 } else {
-                    match self.input.read_value(r)? {
-                        ValueStart::Null => Val::ObjRef(None),
-                        _ => return Err(bad("abstract interface holding a value")),
+                    // The value's type is not in the TypeCode: ThingNode is the one known.
+                    match self.node(&super::thing::thing_node_tc(), r, true)? {
+                        Val::Value(None) => Val::ObjRef(None),
+                        v => v,
                     }
                 }
             }
-            TcKind::Value | TcKind::ValueBox | TcKind::Event => {
-                let at = r.position();
-                match self.input.read_value(r)? {
-                    ValueStart::Null => Val::Value(None),
-                    ValueStart::Indirection { target } => match self.at.get(&target) {
-                        Some(&i) => Val::Value(Some(i)),
-                        None => {
-                            return Err(MarshalError::InvalidIndirection {
-                                offset: at,
-                                indirection: 0,
-                            })
-                        }
-                    },
-                    ValueStart::Value(h) => {
-                        let idx = self.graph.nodes.len();
-                        self.graph.nodes.push(Node {
-                            tc: tc.clone(),
-                            state: Vec::new(),
-                        });
-                        self.at.insert(h.position, idx);
-                        let mut state = Vec::new();
-                        for t in value_members(&tc)? {
-                            state.push(self.value(&t, r)?);
-                        }
-                        self.input.end_value(r)?;
-                        self.graph.nodes[idx].state = state;
-                        Val::Value(Some(idx))
-                    }
-                }
-            }
+            TcKind::Value | TcKind::ValueBox | TcKind::Event => self.node(&tc, r, false)?,
             _ => return Err(bad("kind the harness does not model")),
+        })
+    }
+
+    /// A value of type `tc`: null, an indirection to a node read before, or a new node
+    /// (`check_id`: whose repository id must be `tc`'s).
+    fn node(
+        &mut self,
+        tc: &TypeCode,
+        r: &mut CdrReader<'_>,
+        check_id: bool,
+    ) -> Result<Val, MarshalError> {
+        let at = r.position();
+        Ok(match self.input.read_value(r)? {
+            ValueStart::Null => Val::Value(None),
+            ValueStart::Indirection { target } => match self.at.get(&target) {
+                Some(&i) => Val::Value(Some(i)),
+                None => {
+                    return Err(MarshalError::InvalidIndirection {
+                        offset: at,
+                        indirection: 0,
+                    })
+                }
+            },
+            ValueStart::Value(h) => {
+                let id = tc.id().map_err(|_| bad("id"))?;
+                let known = match &h.repository_ids {
+                    RepositoryIds::None => true,
+                    RepositoryIds::Single(s) => **s == *id,
+                    RepositoryIds::List(l) => l.first().is_some_and(|s| **s == *id),
+                };
+                if check_id && !known {
+                    return Err(bad("abstract interface holding a value of an unknown type"));
+                }
+                let idx = self.graph.nodes.len();
+                self.graph.nodes.push(Node {
+                    tc: tc.clone(),
+                    state: Vec::new(),
+                });
+                self.at.insert(h.position, idx);
+                let mut state = Vec::new();
+                for t in value_members(tc)? {
+                    state.push(self.value(&t, r)?);
+                }
+                self.input.end_value(r)?;
+                self.graph.nodes[idx].state = state;
+                Val::Value(Some(idx))
+            }
         })
     }
 }
@@ -782,7 +828,11 @@ impl IdlPrinter {
                         format!("{vis} {t} {};", n(i))
                     })
                     .collect();
-                format!("valuetype {name}{base} {{ {} }}; // {id}", ms.join(" "))
+                let custom = if m == 1 { "custom " } else { "" };
+                format!(
+                    "{custom}valuetype {name}{base} {{ {} }}; // {id}",
+                    ms.join(" ")
+                )
             }
             TcKind::Objref => format!("interface {name}; // {id}"),
             TcKind::AbstractInterface => format!("abstract interface {name}; // {id}"),

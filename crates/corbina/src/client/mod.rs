@@ -392,6 +392,7 @@ impl ClientContext {
                         socket_buffer_size: self.config.socket_buffer_size,
                         max_message_size: self.config.max_message_size,
                         fragment_size: self.config.fragment_size,
+                        byte_order: self.config.byte_order,
                         tls_client: tls.then(|| self.tls_client.clone()),
                     },
                 ))

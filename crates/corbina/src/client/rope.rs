@@ -72,6 +72,8 @@ pub(crate) struct StrandSettings {
     pub max_message_size: u32,
     /// Requests longer than this are sent in fragments (GIOP 1.1+).
     pub fragment_size: Option<u32>,
+    /// Byte order of the requests written.
+    pub byte_order: crate::cdr::ByteOrder,
     /// The TLS client configuration, for a TLS address.
     pub tls_client: Option<crate::transport::tls::ClientTls>,
 }
@@ -830,6 +832,7 @@ impl Rope {
             max_message_size: self.settings.max_message_size,
             reassembly_limit: self.settings.max_message_size as usize,
             fragment_size: self.settings.fragment_size,
+            byte_order: self.settings.byte_order,
             ..Settings::new(Role::Client)
         });
         Box::new(Strand {

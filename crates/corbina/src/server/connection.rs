@@ -205,6 +205,7 @@ pub(crate) fn open(
         max_message_size: config.max_message_size,
         reassembly_limit: config.max_message_size as usize,
         fragment_size: config.fragment_size,
+        byte_order: config.byte_order,
         ..Settings::new(Role::Server)
     });
     giop.set_receive_meter(Box::new(server.receive_budget.share(&shared)));
