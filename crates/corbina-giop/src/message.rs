@@ -183,11 +183,21 @@ impl<'a> Body<'a> {
 }
 
 impl Body<'_> {
-    /// The body copied out of the receive buffer, for reading later on another thread.
+    /// The body copied out of the receive buffer, for reading later on another thread. Only
+    /// the body is copied, from the 8-aligned offset at or before its start (CDR aligns to
+    /// at most 8, relative to the message start, so alignment is kept): an empty body, a null
+    /// call's reply, allocates nothing. A body with align breaks (GIOP 1.1 fragments), whose
+    /// offsets refer to the whole message, is copied with it.
+    #[inline]
     pub fn to_owned_body(&self) -> OwnedBody {
+        let from = if self.align_breaks.is_empty() {
+            self.start.min(self.message.len()) & !7
+        } else {
+            0
+        };
         OwnedBody {
-            message: self.message.to_vec(),
-            start: self.start,
+            message: self.message[from..].to_vec(),
+            start: self.start - from,
             byte_order: self.byte_order,
             minor: self.minor,
             align_breaks: self.align_breaks.to_vec(),
@@ -626,8 +636,10 @@ impl<'a> MessageWriter<'a> {
         Ok(m)
     }
 
-    /// Starts a Request from borrowed header parts, in a reused buffer.
-    #[inline]
+    /// Starts a Request from borrowed header parts, in a reused buffer. Always inlined, as
+    /// its one caller (`GiopConnection::start_request_with`): rustc's choice flipped with
+    /// unrelated changes (~100 instructions per asynchronous call, measured).
+    #[inline(always)]
     pub fn request_ref(
         buffer: Vec<u8>,
         version: Version,
@@ -718,8 +730,9 @@ impl<'a> MessageWriter<'a> {
 
     /// Patches `message_size` and returns the writer: its `segments()` are the message,
     /// ready for a vectored write or for the fragmenter. A body that was asked for but left
-    /// empty loses its padding: GIOP 1.2 sends an empty body unpadded.
-    #[inline]
+    /// empty loses its padding: GIOP 1.2 sends an empty body unpadded. Always inlined (see
+    /// [`MessageWriter::request_ref`]).
+    #[inline(always)]
     pub fn finish(mut self) -> Result<CdrWriter<'a>> {
         end_message(&mut self.w, self.body_at)?;
         Ok(self.w)
@@ -799,6 +812,40 @@ mod tests {
             assert_eq!(w.owned_bytes(), &expect[..]);
             buf = w.into_owned_buffer();
             assert_eq!(buf.capacity(), cap);
+        }
+    }
+
+    /// An owned body keeps only the body (from an 8-aligned offset) and reads as the
+    /// borrowed one, at every GIOP version (1.0/1.1 bodies start unaligned); an empty body
+    /// holds nothing.
+    #[test]
+    fn owned_bodies_copy_the_body_only_and_read_alike() {
+        for minor in 0..=2 {
+            let version = Version { major: 1, minor };
+            for with_body in [false, true] {
+                let h = ReplyHeader::new(7, crate::ReplyStatus::NoException);
+                let mut m =
+                    MessageWriter::reply(version, ByteOrder::Big, CodeSets::DEFAULT, &h).unwrap();
+                if with_body {
+                    m.body().write_octet(1);
+                    m.body().write_primitive(0x0102_0304_0506_0708u64);
+                    m.body().write_string("after").unwrap();
+                }
+                let bytes = m.finish_bytes().unwrap();
+                let (_, body) = decode_reply(&bytes).unwrap();
+                let owned = body.to_owned_body();
+                assert_eq!(owned.body().as_bytes(), body.as_bytes());
+                assert!(owned.held_bytes() < body.len() + 8, "GIOP 1.{minor}");
+                if !with_body {
+                    assert_eq!(owned.held_bytes(), 0, "GIOP 1.{minor}");
+                    continue;
+                }
+                let mut r = owned.body().reader(CodeSets::DEFAULT);
+                assert_eq!(r.read_octet().unwrap(), 1);
+                assert_eq!(r.read_primitive::<u64>().unwrap(), 0x0102_0304_0506_0708);
+                assert_eq!(r.read_string().unwrap(), "after");
+                r.expect_end().unwrap();
+            }
         }
     }
 

@@ -74,7 +74,9 @@ pub(crate) use crate::client::replies::Outcome;
 use crate::client::replies::{Ended, Replies, Settled};
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
-use crate::giop::connection::{bidir_context, ControlMessage, Event, GiopConnection};
+use crate::giop::connection::{
+    bidir_context, bidir_supported, ControlMessage, Event, GiopConnection,
+};
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{
     ListenPoint, RequestHeaderView, ServiceContext, ServiceContextList, TargetAddress, Version,
@@ -217,8 +219,9 @@ pub(crate) struct BidirConnection {
     read_half: Stream,
     read_side: Mutex<ReadSide>,
     /// Held from marshalling a request to the end of its write: requests leave in the
-    /// order of their ids (the first carries the CODE_SETS context).
-    send_order: Mutex<()>,
+    /// order of their ids (the first carries the CODE_SETS context). It holds the last
+    /// request's buffer, for the next one.
+    send_order: Mutex<Vec<u8>>,
     dispatcher: Arc<dyn RequestDispatcher>,
     /// Server request interceptors, run on the requests that come in on it.
     interceptors: Option<Arc<Registered>>,
@@ -227,6 +230,9 @@ pub(crate) struct BidirConnection {
     routes: Mutex<Vec<Weak<Rope>>>,
     /// The client's offer, sent on its requests; `None` on the server's end.
     offer: Option<OfferSource>,
+    /// The offer's BI_DIR_IIOP context, encoded once there is something to offer (the
+    /// published address does not change): not rebuilt for every request.
+    offer_context: std::sync::OnceLock<ServiceContextList>,
     /// The rope that opened it (client end; its address, compared only), 0 otherwise.
     opened_by: usize,
 }
@@ -268,12 +274,13 @@ impl BidirConnection {
                 buf: Vec::new(),
                 timeout_set: false,
             }),
-            send_order: Mutex::new(()),
+            send_order: Mutex::new(Vec::new()),
             dispatcher,
             interceptors,
             workers: Workers::default(),
             routes: Mutex::new(Vec::new()),
             offer,
+            offer_context: std::sync::OnceLock::new(),
             opened_by: opened_by.map_or(0, |r| r as *const Rope as usize),
         })
     }
@@ -369,7 +376,7 @@ impl BidirConnection {
         hooks: &mut H,
         invoker: &IiopInvoker,
     ) -> Result<Outcome, SystemException> {
-        let mut contexts = self.offer_contexts(version);
+        let mut contexts = std::borrow::Cow::Borrowed(self.offer_contexts(version));
         if !self.shared.outgoing_started() {
             // Closing: nothing was sent.
             return Ok(Outcome::Resend);
@@ -378,7 +385,7 @@ impl BidirConnection {
         let reserved = if H::INTERCEPTS {
             let id = self.lock()?.giop.reserve_request_id();
             let added = hooks.begin(invoker, id, version)?;
-            contexts.0.extend(added.0.iter().cloned());
+            contexts.to_mut().0.extend(added.0.iter().cloned());
             hooks.sent(added);
             Some(id)
         } else {
@@ -412,7 +419,7 @@ impl BidirConnection {
         reserved: Option<u32>,
         contexts: &ServiceContextList,
     ) -> Result<Outcome, SystemException> {
-        let order = self.send_order.lock().map_err(|_| self.poisoned())?;
+        let mut order = self.send_order.lock().map_err(|_| self.poisoned())?;
         let mut st = self.lock()?;
         if st.ended.is_some() {
             return Ok(Outcome::Resend);
@@ -421,7 +428,7 @@ impl BidirConnection {
         let mut req = match reserved {
             Some(id) => st.giop.start_reserved_request(
                 id,
-                Vec::new(),
+                std::mem::take(&mut *order),
                 version,
                 code_sets,
                 target,
@@ -430,7 +437,7 @@ impl BidirConnection {
                 contexts,
             ),
             None => st.giop.start_request_with(
-                Vec::new(),
+                std::mem::take(&mut *order),
                 version,
                 code_sets,
                 target,
@@ -455,6 +462,7 @@ impl BidirConnection {
         }
         drop(st);
         let written = self.shared.write(None, &w);
+        *order = crate::transport::recycle(w.into_buffer());
         drop(order);
         if written.is_err() {
             // Not written whole: the peer cannot have processed it. The connection is
@@ -578,12 +586,21 @@ impl BidirConnection {
     }
 
     /// The BI_DIR_IIOP context for a request of `version` (client end, once there is
-    /// something to offer).
-    fn offer_contexts(&self, version: Version) -> ServiceContextList {
+    /// something to offer), encoded the first time there is.
+    fn offer_contexts(&self, version: Version) -> &ServiceContextList {
+        static NONE: ServiceContextList = ServiceContextList(Vec::new());
+        if !bidir_supported(version) {
+            return &NONE;
+        }
+        if let Some(encoded) = self.offer_context.get() {
+            return encoded;
+        }
         let points = self.offer.as_ref().and_then(|offer| offer());
         match points.map(|p| bidir_context(version, &p, crate::cdr::ByteOrder::NATIVE)) {
-            Some(Ok(Some(sc))) => ServiceContextList(vec![sc]),
-            _ => ServiceContextList::default(),
+            Some(Ok(Some(sc))) => self
+                .offer_context
+                .get_or_init(|| ServiceContextList(vec![sc])),
+            _ => &NONE,
         }
     }
 

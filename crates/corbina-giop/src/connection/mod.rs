@@ -649,11 +649,13 @@ impl GiopConnection {
     /// Control messages to write now, in order: MessageError after bad input,
     /// CloseConnection after [`GiopConnection::close`], CancelRequest after
     /// [`GiopConnection::cancel`].
+    #[inline]
     pub fn poll_transmit(&mut self) -> Option<ControlMessage> {
         self.transmit.pop_front()
     }
 
     /// Whether the connection can carry more requests (not closed or failed by either side).
+    #[inline]
     pub fn is_open(&self) -> bool {
         self.state == State::Open
     }

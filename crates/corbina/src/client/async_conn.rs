@@ -483,9 +483,15 @@ impl Wakes {
     }
 }
 
-/// Every control message the connection queued.
+/// Every control message the connection queued (usually none: no call to collect them).
+#[inline]
 fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
-    std::iter::from_fn(|| giop.poll_transmit()).collect()
+    match giop.poll_transmit() {
+        None => Vec::new(),
+        Some(first) => std::iter::once(first)
+            .chain(std::iter::from_fn(|| giop.poll_transmit()))
+            .collect(),
+    }
 }
 
 /// The reply to an asynchronous request, as a future. Dropping it before the reply came
