@@ -83,34 +83,37 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-/// Code generated from `idl/CosEventChannelAdmin.idl` (and the `CosEventComm.idl` it
-/// includes) by `corbina-codegen`.
+/// Code generated from `idl/CosNotifyChannelAdmin.idl` (and the CosEventChannelAdmin,
+/// CosEventComm, CosNotifyFilter, CosNotification and CosNotifyComm it includes) by
+/// `corbina-codegen`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 mod generated_event {
-    include!(concat!(env!("OUT_DIR"), "/CosEventChannelAdmin.rs"));
+    include!(concat!(env!("OUT_DIR"), "/CosNotifyChannelAdmin.rs"));
 }
 /// Code generated from `idl/EventChannelFactory.idl` by `corbina-codegen`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 mod generated_factory {
     include!(concat!(env!("OUT_DIR"), "/EventChannelFactory.rs"));
 }
-/// Code generated from `idl/CosNotifyFilter.idl` (and the CosNotification and
-/// CosNotifyComm it includes) by `corbina-codegen`.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod generated_notify {
-    include!(concat!(env!("OUT_DIR"), "/CosNotifyFilter.rs"));
-}
-pub use generated_event::{cos_event_channel_admin, cos_event_comm};
+pub use generated_event::{
+    cos_event_channel_admin, cos_event_comm, cos_notification, cos_notify_channel_admin,
+    cos_notify_comm, cos_notify_filter,
+};
 pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
-pub use generated_notify::{cos_notification, cos_notify_comm, cos_notify_filter};
 
+mod admin;
 mod channel;
 pub mod etcl;
 pub mod factory;
 pub mod filter;
+mod notify;
+mod qos;
+mod queue;
 mod servants;
 mod service;
 pub mod store;
+
+pub use notify::NOTIFY_FACTORY_KEY;
 
 pub use service::{
     default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use corbina::poa::PoaError;
 use corbina::{Any, ObjectRef, Servant, SystemException};
 
-use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared};
+use crate::admin::Style;
+use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared, Source, Target};
 use crate::channel::{PullConsumerProxy, PullSupplierProxy, PushConsumerProxy, PushSupplierProxy};
 use crate::cos_event_channel_admin::proxy_pull_consumer::ConnectPullSupplierError;
 use crate::cos_event_channel_admin::proxy_pull_supplier::ConnectPullConsumerError;
@@ -52,6 +53,9 @@ pub(crate) fn activate_channel(shared: &Shared, ch: &Arc<Channel>) -> Result<(),
 
 /// Activates a proxy's servant.
 pub(crate) fn activate_proxy(shared: &Shared, proxy: &Proxy) -> Result<(), SystemException> {
+    if proxy.link().style != Style::Event {
+        return crate::notify::activate_proxy(shared, proxy);
+    }
     let (id, servant): (u64, Arc<dyn Servant>) = match proxy {
         Proxy::PushConsumer(p) => (
             p.id,
@@ -140,7 +144,7 @@ impl PushConsumerServant for PushConsumerProxy {
             Conn::Idle => return Err(Disconnected {}.into()),
             Conn::Gone => return Err(gone().into()),
         }
-        channel_of(&self.channel)?.publish(data);
+        channel_of(&self.channel)?.publish_any(data, &self.link);
         Ok(())
     }
 
@@ -161,7 +165,7 @@ impl ProxyPushConsumerServant for PushConsumerProxy {
             peer.as_ref(),
             || AlreadyConnected {}.into(),
             || Ok(matches!(*lock(&self.state), Conn::Idle)),
-            || *lock(&self.state) = Conn::Connected(push_supplier.cloned()),
+            || *lock(&self.state) = Conn::Connected(push_supplier.cloned().map(Source::Any)),
         )
     }
 }
@@ -214,7 +218,7 @@ impl ProxyPushSupplierServant for Arc<PushSupplierProxy> {
             Some(consumer.as_object()),
             || ConnectPushConsumerError::from(AlreadyConnected {}),
             || Ok(matches!(lock(&self.state).conn, Conn::Idle)),
-            || lock(&self.state).conn = Conn::Connected(consumer.clone()),
+            || lock(&self.state).conn = Conn::Connected(Target::Any(consumer.clone())),
         )?;
         if let Err(e) = self.clone().start() {
             let _ = ch.disconnect(self.id, false);
