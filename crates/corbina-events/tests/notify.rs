@@ -6,145 +6,33 @@
 
 mod common;
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use common::notify::*;
 use common::*;
 use corbina::{Any, Orb, SystemException, SystemExceptionKind};
 use corbina_events::cos_event_channel_admin::EventChannel as CosEventChannel;
 use corbina_events::cos_notification::qo_s_admin::SetQosError;
-use corbina_events::cos_notification::{
-    EventHeader, EventType, FixedEventHeader, Property, QoSErrorCode, StructuredEvent,
-};
+use corbina_events::cos_notification::{EventType, Property, QoSErrorCode, StructuredEvent};
 use corbina_events::cos_notify_channel_admin::event_channel_factory::CreateChannelError;
 use corbina_events::cos_notify_channel_admin::{
     ClientType, ConsumerAdmin, EventChannel, EventChannelFactory, InterFilterGroupOperator,
     ObtainInfoMode, ProxyType, SequenceProxyPushSupplier, StructuredProxyPushConsumer,
     StructuredProxyPushSupplier, SupplierAdmin,
 };
-use corbina_events::cos_notify_comm::notify_publish::OfferChangeError;
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
-use corbina_events::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
-use corbina_events::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
 use corbina_events::cos_notify_comm::{
-    NotifyPublishServant, NotifySubscribeServant, SequencePushConsumer,
-    SequencePushConsumerServant, SequencePushConsumerSkeleton, StructuredPushConsumer,
-    StructuredPushConsumerServant, StructuredPushConsumerSkeleton, StructuredPushSupplier,
-    StructuredPushSupplierServant, StructuredPushSupplierSkeleton,
+    NotifySubscribeServant, StructuredPushSupplier, StructuredPushSupplierServant,
+    StructuredPushSupplierSkeleton,
 };
 use corbina_events::cos_notify_filter::{ConstraintExp, Filter, FilterFactory};
 use corbina_events::NOTIFY_FACTORY_KEY;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-/// What a structured or sequence consumer received: the events, and each push's size.
-#[derive(Default)]
-struct Got {
-    events: Mutex<Vec<StructuredEvent>>,
-    batches: Mutex<Vec<usize>>,
-    offers: Mutex<Vec<Change>>,
-    arrived: Condvar,
-}
-
-impl Got {
-    fn wait_for(&self, n: usize, limit: Duration) -> Vec<StructuredEvent> {
-        let end = Instant::now() + limit;
-        let mut ev = self.events.lock().unwrap();
-        while ev.len() < n {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            ev = self.arrived.wait_timeout(ev, left).unwrap().0;
-        }
-        ev.clone()
-    }
-
-    fn names(&self, n: usize) -> Vec<String> {
-        self.wait_for(n, WAIT)
-            .iter()
-            .map(|e| e.header.fixed_header.event_name.clone())
-            .collect()
-    }
-}
-
-struct Consumer(Arc<Got>);
-
-impl NotifyPublishServant for Consumer {
-    fn offer_change(
-        &self,
-        added: &[EventType],
-        removed: &[EventType],
-    ) -> Result<(), OfferChangeError> {
-        self.0
-            .offers
-            .lock()
-            .unwrap()
-            .push((added.to_vec(), removed.to_vec()));
-        self.0.arrived.notify_all();
-        Ok(())
-    }
-}
-
-impl StructuredPushConsumerServant for Consumer {
-    fn push_structured_event(&self, e: &StructuredEvent) -> Result<(), PushStructuredEventError> {
-        self.0.events.lock().unwrap().push(e.clone());
-        self.0.batches.lock().unwrap().push(1);
-        self.0.arrived.notify_all();
-        Ok(())
-    }
-
-    fn disconnect_structured_push_consumer(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-impl SequencePushConsumerServant for Consumer {
-    fn push_structured_events(
-        &self,
-        e: &[StructuredEvent],
-    ) -> Result<(), PushStructuredEventsError> {
-        self.0.events.lock().unwrap().extend(e.iter().cloned());
-        self.0.batches.lock().unwrap().push(e.len());
-        self.0.arrived.notify_all();
-        Ok(())
-    }
-
-    fn disconnect_sequence_push_consumer(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-fn serve<S: corbina::Servant + 'static>(orb: &Orb, s: S) -> corbina::ObjectRef {
-    let poa = orb.root_poa();
-    let id = poa.activate_object(Arc::new(s)).unwrap();
-    poa.the_poa_manager().activate().unwrap();
-    poa.id_to_reference(&id).unwrap().without_collocation()
-}
-
-fn structured_consumer(orb: &Orb) -> (StructuredPushConsumer, Arc<Got>) {
-    let got = Arc::new(Got::default());
-    let r = serve(
-        orb,
-        StructuredPushConsumerSkeleton::new(Consumer(got.clone())),
-    );
-    (StructuredPushConsumer::unchecked_narrow(&r), got)
-}
-
-fn sequence_consumer(orb: &Orb) -> (SequencePushConsumer, Arc<Got>) {
-    let got = Arc::new(Got::default());
-    let r = serve(
-        orb,
-        SequencePushConsumerSkeleton::new(Consumer(got.clone())),
-    );
-    (SequencePushConsumer::unchecked_narrow(&r), got)
-}
-
 /// A structured push supplier recording the subscription changes it hears of.
 struct Supplier(Arc<Mutex<Vec<Change>>>);
-
-/// The types added and removed by one change.
-type Change = (Vec<EventType>, Vec<EventType>);
 
 impl NotifySubscribeServant for Supplier {
     fn subscription_change(
@@ -163,35 +51,6 @@ impl NotifySubscribeServant for Supplier {
 impl StructuredPushSupplierServant for Supplier {
     fn disconnect_structured_push_supplier(&self) -> Result<(), SystemException> {
         Ok(())
-    }
-}
-
-fn et(domain: &str, type_name: &str) -> EventType {
-    EventType {
-        domain_name: domain.into(),
-        type_name: type_name.into(),
-    }
-}
-
-fn prop(name: &str, value: Any) -> Property {
-    Property {
-        name: name.into(),
-        value,
-    }
-}
-
-/// A structured event `name` of type `Telecom/<type_name>` with a priority header field.
-fn event(type_name: &str, name: &str, priority: i16) -> StructuredEvent {
-    StructuredEvent {
-        header: EventHeader {
-            fixed_header: FixedEventHeader {
-                event_type: et("Telecom", type_name),
-                event_name: name.into(),
-            },
-            variable_header: vec![prop("Priority", Any::from_short(priority))],
-        },
-        filterable_data: vec![prop("severity", Any::from_long(i32::from(priority)))],
-        remainder_of_body: Any::from_string(name).unwrap(),
     }
 }
 

@@ -2,6 +2,8 @@
 //! child process), a client ORB, and servants for the suppliers' and consumers' ends.
 #![allow(dead_code)]
 
+pub mod notify;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
