@@ -7,7 +7,12 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     corbina_codegen::Builder::new()
         .include("idl")
-        .amh_interfaces(["CosEventChannelAdmin::ProxyPullSupplier"])
+        .amh_interfaces([
+            "CosEventChannelAdmin::ProxyPullSupplier",
+            "CosNotifyChannelAdmin::ProxyPullSupplier",
+            "CosNotifyChannelAdmin::StructuredProxyPullSupplier",
+            "CosNotifyChannelAdmin::SequenceProxyPullSupplier",
+        ])
         .compile(&[
             "idl/CosNotifyChannelAdmin.idl",
             "idl/EventChannelFactory.idl",

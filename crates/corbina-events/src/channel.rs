@@ -36,13 +36,12 @@ use corbina::poa::{ObjectId, Poa};
 use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 
 use crate::admin::{Admin, Link, NotifyParams, Style};
-use crate::cos_event_channel_admin::AmhProxyPullSupplierResponseHandler;
-use crate::cos_event_comm::pull_supplier::TryPullError;
 use crate::cos_event_comm::push_consumer::PushError;
-use crate::cos_event_comm::{Disconnected, PullConsumer, PullSupplier, PushConsumer, PushSupplier};
+use crate::cos_event_comm::{PullConsumer, PullSupplier, PushConsumer, PushSupplier};
 use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
 use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
 use crate::cos_notify_comm::{SequencePushConsumer, StructuredPushConsumer};
+use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::qos::Qos;
 use crate::queue::{Body, Event, Queue};
 use crate::store::{ChannelParams, Kind, Record, Store, StoreError};
@@ -189,9 +188,7 @@ impl Proxy {
                 let peer = std::mem::replace(&mut *lock(&p.state), Conn::Gone);
                 p.wake.notify_all();
                 if let (true, Conn::Connected(s)) = (notify, peer) {
-                    tell("disconnect_pull_supplier", move || {
-                        s.disconnect_pull_supplier()
-                    });
+                    tell("disconnect_pull_supplier", move || s.disconnect());
                 }
             }
             Proxy::PushSupplier(p) => {
@@ -229,12 +226,10 @@ impl Proxy {
                     )
                 };
                 for w in waiters {
-                    let _ = w.pull_excep(Disconnected {}.into());
+                    w.disconnected();
                 }
                 if let (true, Conn::Connected(Some(c))) = (notify, peer) {
-                    tell("disconnect_pull_consumer", move || {
-                        c.disconnect_pull_consumer()
-                    });
+                    tell("disconnect_pull_consumer", move || c.disconnect());
                 }
             }
         }
@@ -340,13 +335,15 @@ pub(crate) struct PushConsumerProxy {
     pub(crate) state: Mutex<Conn<Option<Source>>>,
 }
 
-/// `ProxyPullConsumer`.
+/// `ProxyPullConsumer` (and the notification kinds of it).
 pub(crate) struct PullConsumerProxy {
     pub(crate) id: u64,
     pub(crate) channel: Weak<Channel>,
     pub(crate) link: Link,
-    pub(crate) state: Mutex<Conn<PullSupplier>>,
-    wake: Condvar,
+    pub(crate) state: Mutex<Conn<PullSource>>,
+    /// `suspend_connection`: the supplier is not pulled from.
+    pub(crate) suspended: std::sync::atomic::AtomicBool,
+    pub(crate) wake: Condvar,
 }
 
 /// The queue and connection of a `ProxyPushSupplier`.
@@ -373,9 +370,9 @@ pub(crate) struct PushSupplierProxy {
 
 /// The queue, connection and waiting `pull`s of a `ProxyPullSupplier`.
 pub(crate) struct PullState {
-    pub(crate) conn: Conn<Option<PullConsumer>>,
-    queue: Queue,
-    waiters: VecDeque<AmhProxyPullSupplierResponseHandler>,
+    pub(crate) conn: Conn<Option<PullPeer>>,
+    pub(crate) queue: Queue,
+    waiters: VecDeque<Waiter>,
 }
 
 /// `ProxyPullSupplier`.
@@ -603,6 +600,7 @@ impl Channel {
                 channel,
                 link,
                 state: Mutex::new(Conn::Idle),
+                suspended: std::sync::atomic::AtomicBool::new(false),
                 wake: Condvar::new(),
             })),
             Kind::PushSupplier => {
@@ -741,8 +739,15 @@ impl Channel {
                     }));
                 }
                 Proxy::PullSupplier(p) => {
-                    lock(&p.state).conn =
-                        Conn::Connected(peer.as_ref().map(PullConsumer::unchecked_narrow));
+                    lock(&p.state).conn = Conn::Connected(peer.as_ref().map(|o| match style {
+                        Style::Structured => PullPeer::Structured(
+                            crate::cos_notify_comm::StructuredPullConsumer::unchecked_narrow(o),
+                        ),
+                        Style::Sequence => PullPeer::Sequence(
+                            crate::cos_notify_comm::SequencePullConsumer::unchecked_narrow(o),
+                        ),
+                        _ => PullPeer::Any(PullConsumer::unchecked_narrow(o)),
+                    }));
                 }
                 // A stored consumer or supplier we cannot call any more stays idle.
                 Proxy::PushSupplier(p) => {
@@ -760,7 +765,19 @@ impl Channel {
                 }
                 Proxy::PullConsumer(p) => {
                     if let Some(peer) = peer {
-                        *lock(&p.state) = Conn::Connected(PullSupplier::unchecked_narrow(peer));
+                        *lock(&p.state) = Conn::Connected(match style {
+                            Style::Structured => PullSource::Structured(
+                                crate::cos_notify_comm::StructuredPullSupplier::unchecked_narrow(
+                                    peer,
+                                ),
+                            ),
+                            Style::Sequence => PullSource::Sequence(
+                                crate::cos_notify_comm::SequencePullSupplier::unchecked_narrow(
+                                    peer,
+                                ),
+                            ),
+                            _ => PullSource::Any(PullSupplier::unchecked_narrow(peer)),
+                        });
                     }
                 }
             }
@@ -898,7 +915,7 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> Result<(), SystemEx
 }
 
 /// What a failed call to a peer means for its proxy.
-enum Failure {
+pub(crate) enum Failure {
     /// The peer is gone or refused the connection: disconnect without telling it.
     Gone,
     /// Unreachable for now: retry after a back-off.
@@ -907,7 +924,7 @@ enum Failure {
     Skip,
 }
 
-fn classify(e: &SystemException) -> Failure {
+pub(crate) fn classify(e: &SystemException) -> Failure {
     match e.kind {
         SystemExceptionKind::ObjectNotExist => Failure::Gone,
         SystemExceptionKind::Transient
@@ -1068,60 +1085,88 @@ impl PullSupplierProxy {
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        if let Some(w) = st.waiters.pop_front() {
-            drop(st);
-            let _ = w.pull(event.any());
-            return;
-        }
         let dropped = st.queue.push(event.clone(), now);
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
+        self.serve_waiters(st);
     }
 
-    fn pop(&self, st: &mut PullState) -> Option<Arc<Event>> {
+    /// Answers waiting pulls while there are events, outside the lock.
+    fn serve_waiters(&self, mut st: MutexGuard<'_, PullState>) {
+        let mut replies = Vec::new();
+        while let Some(max) = st.waiters.front().map(Waiter::max) {
+            let batch = self.take(&mut st, max);
+            if batch.is_empty() {
+                break;
+            }
+            if let Some(w) = st.waiters.pop_front() {
+                replies.push((w, batch));
+            }
+        }
+        drop(st);
+        for (w, batch) in replies {
+            w.reply(&batch);
+        }
+    }
+
+    /// Up to `max` live events from the queue.
+    fn take(&self, st: &mut PullState, max: usize) -> Vec<Arc<Event>> {
         let mut expired = 0;
-        let e = st.queue.pop(Instant::now(), &mut expired);
+        let now = Instant::now();
+        let mut batch = Vec::new();
+        while batch.len() < max {
+            match st.queue.pop(now, &mut expired) {
+                Some(e) => batch.push(e),
+                None => break,
+            }
+        }
         if expired > 0 {
             self.dropped.fetch_add(expired, Ordering::Relaxed);
         }
-        e
+        batch
     }
 
-    /// `pull`: the next event now, or when one arrives.
-    pub(crate) fn pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
+    /// A `pull` of any kind: answered now, or when events arrive.
+    pub(crate) fn pull(&self, w: Waiter) {
         let mut st = lock(&self.state);
         match &st.conn {
             Conn::Connected(_) => {}
             Conn::Idle => {
                 drop(st);
-                let _ = rh.pull_excep(Disconnected {}.into());
-                return;
+                return w.disconnected();
             }
             Conn::Gone => {
                 drop(st);
-                let _ = rh.pull_excep(gone().into());
-                return;
+                return w.fail(gone());
             }
         }
-        match self.pop(&mut st) {
-            Some(e) => {
-                drop(st);
-                let _ = rh.pull(e.any());
-            }
-            None => st.waiters.push_back(rh),
+        st.waiters.push_back(w);
+        self.serve_waiters(st);
+    }
+
+    /// A `try_pull` of any kind: up to `max` events now (none: an empty batch).
+    pub(crate) fn try_take(&self, max: usize) -> Result<Vec<Arc<Event>>, TryFail> {
+        let mut st = lock(&self.state);
+        match &st.conn {
+            Conn::Connected(_) => Ok(self.take(&mut st, max)),
+            Conn::Idle => Err(TryFail::Disconnected),
+            Conn::Gone => Err(TryFail::System(gone())),
         }
     }
 
-    /// `try_pull`: the next event if there is one.
-    pub(crate) fn try_pull(&self) -> Result<Option<Any>, TryPullError> {
-        let mut st = lock(&self.state);
-        match &st.conn {
-            Conn::Connected(_) => Ok(self.pop(&mut st).map(|e| e.any().clone())),
-            Conn::Idle => Err(Disconnected {}.into()),
-            Conn::Gone => Err(gone().into()),
-        }
+    /// Applies the proxy's QoS to its queue.
+    pub(crate) fn apply_qos(&self, qos: &Qos, max_queue: u32) {
+        lock(&self.state)
+            .queue
+            .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
     }
+}
+
+/// Why a `try_pull` of any kind failed.
+pub(crate) enum TryFail {
+    Disconnected,
+    System(SystemException),
 }
 
 impl PullConsumerProxy {
@@ -1145,31 +1190,34 @@ impl PullConsumerProxy {
                 Conn::Connected(s) => s.clone(),
                 _ => return,
             };
-            let wait = match supplier.try_pull() {
-                Ok((event, true)) => {
-                    failures = 0;
-                    match self.channel.upgrade() {
-                        Some(ch) => ch.publish_any(&event, &self.link),
-                        None => return,
+            let wait = if self.suspended.load(Ordering::Relaxed) {
+                period.max(Duration::from_millis(10))
+            } else {
+                match supplier.try_pull(self.link.qos().batch()) {
+                    Ok(events) if !events.is_empty() => {
+                        failures = 0;
+                        let Some(ch) = self.channel.upgrade() else {
+                            return;
+                        };
+                        for body in events {
+                            ch.publish(self.link.event(body), &self.link);
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                Ok((_, false)) => {
-                    failures = 0;
-                    period
-                }
-                Err(TryPullError::Disconnected(_)) => return self.drop_out(false),
-                Err(TryPullError::System(e)) => match classify(&e) {
-                    Failure::Gone => return self.drop_out(false),
-                    Failure::Skip => period,
-                    Failure::Retry => {
+                    Ok(_) => {
+                        failures = 0;
+                        period
+                    }
+                    Err(Failure::Gone) => return self.drop_out(false),
+                    Err(Failure::Skip) => period,
+                    Err(Failure::Retry) => {
                         failures += 1;
                         if failures > options.push_retries {
                             return self.drop_out(true);
                         }
                         backoff(&options, failures).max(period)
                     }
-                },
+                }
             };
             let st = lock(&self.state);
             let _ = self

@@ -47,9 +47,12 @@
 //! `EventChannelFactory::create_channel` makes a notification channel: an event channel
 //! (CosEvent clients use it as one) with a default consumer and supplier admin (`AdminID`
 //! 0) and more on demand (`new_for_consumers(op)`, `new_for_suppliers(op)`), each handing
-//! out push proxies of three kinds (`ANY_EVENT`, `STRUCTURED_EVENT`, `SEQUENCE_EVENT`) and
-//! the CosEvent ones. Every kind goes through the same per-consumer queue and delivery
-//! thread; an event is translated once per kind asked for: an `any` reaches structured and
+//! out push and pull proxies of three kinds (`ANY_EVENT`, `STRUCTURED_EVENT`,
+//! `SEQUENCE_EVENT`) and the CosEvent ones. Every kind goes through the same per-consumer
+//! queue (and, for push consumers, delivery thread; a waiting `pull_structured_event` or
+//! `pull_structured_events` holds no server thread, as a CosEvent `pull`); the channel pulls
+//! from pull suppliers of every kind with `try_pull*` (sequence suppliers in batches of
+//! `MaximumBatchSize`). An event is translated once per kind asked for: an `any` reaches structured and
 //! sequence consumers as a structured event of type `%ANY` with the `any` in
 //! `remainder_of_body`, a structured event reaches `any` consumers as an `any` holding the
 //! `StructuredEvent`. A sequence consumer gets batches of at most `MaximumBatchSize`
@@ -75,8 +78,8 @@
 //! `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
 //! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
 //! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
-//! is refused. `suspend_connection` holds a
-//! push consumer's deliveries (events still queue) until `resume_connection`.
+//! is refused. `suspend_connection` holds a push consumer's deliveries (events still
+//! queue), or the channel's pulls from a pull supplier, until `resume_connection`.
 //!
 //! **Subscriptions and offers**: `subscription_change` on a consumer admin or proxy and
 //! `offer_change` on a supplier admin or proxy are counted per type; a type that becomes
@@ -91,9 +94,8 @@
 //!
 //! # Not there yet
 //!
-//! Pull proxies of the notification kinds (`obtain_notification_pull_*` raise
-//! `NO_IMPLEMENT`; the CosEvent pull proxies work on notification channels), persistent
-//! events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event headers, priority
+//! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
+//! headers, priority
 //! and lifetime mapping filters (they are kept, not applied), typed channels, and
 //! pipelined pushes on the asynchronous client.
 //!
@@ -154,6 +156,7 @@ pub mod etcl;
 pub mod factory;
 pub mod filter;
 mod notify;
+mod pull;
 mod qos;
 mod queue;
 mod servants;

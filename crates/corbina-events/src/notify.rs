@@ -6,13 +6,12 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use corbina::error::minor::NO_IMPLEMENT_OPERATION;
 use corbina::{ObjectRef, SystemException, SystemExceptionKind};
 
 use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::channel::{
-    gone, lock, nil_peer, oid, sys, Channel, Conn, Proxy, PushConsumerProxy, PushSupplierProxy,
-    Shared, Source, Target,
+    gone, lock, nil_peer, oid, sys, Channel, Conn, Proxy, PullConsumerProxy, PullSupplierProxy,
+    PushConsumerProxy, PushSupplierProxy, Shared, Source, Target, TryFail,
 };
 use crate::cos_event_channel_admin::{self as ec, AlreadyConnected};
 use crate::cos_event_comm::{PushConsumer, PushSupplier};
@@ -36,6 +35,7 @@ use crate::cos_notify_filter::filter_admin::{GetFilterError, RemoveFilterError};
 use crate::cos_notify_filter::{
     Filter, FilterAdminServant, FilterFactory, FilterNotFound, MappingFilter,
 };
+use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::qos::{admin_properties, admin_props, AdminProps, Qos};
 use crate::queue::Body;
 use crate::store::{ChannelParams, Kind};
@@ -55,10 +55,6 @@ fn number(id: u64) -> i32 {
     i32::try_from(id).unwrap_or(i32::MAX)
 }
 
-fn not_implemented() -> SystemException {
-    sys(SystemExceptionKind::NoImplement, NO_IMPLEMENT_OPERATION)
-}
-
 /// The repository id of a proxy of `kind` and `style`.
 fn repository_id(kind: Kind, style: Style) -> &'static str {
     match (kind, style) {
@@ -71,7 +67,13 @@ fn repository_id(kind: Kind, style: Style) -> &'static str {
         (Kind::PushSupplier, _) => nc::ProxyPushSupplier::REPOSITORY_ID,
         (Kind::PushConsumer, Style::Structured) => StructuredProxyPushConsumer::REPOSITORY_ID,
         (Kind::PushConsumer, Style::Sequence) => SequenceProxyPushConsumer::REPOSITORY_ID,
-        (_, _) => nc::ProxyPushConsumer::REPOSITORY_ID,
+        (Kind::PushConsumer, _) => nc::ProxyPushConsumer::REPOSITORY_ID,
+        (Kind::PullSupplier, Style::Structured) => StructuredProxyPullSupplier::REPOSITORY_ID,
+        (Kind::PullSupplier, Style::Sequence) => SequenceProxyPullSupplier::REPOSITORY_ID,
+        (Kind::PullSupplier, _) => nc::ProxyPullSupplier::REPOSITORY_ID,
+        (_, Style::Structured) => StructuredProxyPullConsumer::REPOSITORY_ID,
+        (_, Style::Sequence) => SequenceProxyPullConsumer::REPOSITORY_ID,
+        (_, _) => nc::ProxyPullConsumer::REPOSITORY_ID,
     }
 }
 
@@ -219,8 +221,18 @@ pub(crate) fn activate_proxy(shared: &Shared, proxy: &Proxy) -> Result<(), Syste
             Style::Sequence => Arc::new(SequenceProxyPushSupplierSkeleton::new(p.clone())),
             _ => Arc::new(ProxyPushSupplierSkeleton::new(p.clone())),
         },
-        // Pull proxies are CosEventChannelAdmin ones only.
-        _ => return Err(not_implemented()),
+        Proxy::PullSupplier(p) => match style {
+            Style::Structured => {
+                Arc::new(AmhStructuredProxyPullSupplierSkeleton::from_arc(p.clone()))
+            }
+            Style::Sequence => Arc::new(AmhSequenceProxyPullSupplierSkeleton::from_arc(p.clone())),
+            _ => Arc::new(AmhProxyPullSupplierSkeleton::from_arc(p.clone())),
+        },
+        Proxy::PullConsumer(p) => match style {
+            Style::Structured => Arc::new(StructuredProxyPullConsumerSkeleton::new(p.clone())),
+            Style::Sequence => Arc::new(SequenceProxyPullConsumerSkeleton::new(p.clone())),
+            _ => Arc::new(ProxyPullConsumerSkeleton::new(p.clone())),
+        },
     };
     activate(shared, proxy.id(), servant)
 }
@@ -768,11 +780,13 @@ impl ConsumerAdminServant for AdminRef {
 
     fn obtain_notification_pull_supplier(
         &self,
-        _ctype: ClientType,
+        ctype: ClientType,
     ) -> Result<(Option<ProxySupplier>, ProxyID), consumer_admin::ObtainNotificationPullSupplierError>
     {
-        self.live()?;
-        Err(not_implemented().into())
+        let (r, id) = self
+            .obtain(Kind::PullSupplier, style_of(ctype))
+            .map_err(Obtain::into_err::<consumer_admin::ObtainNotificationPullSupplierError>)?;
+        Ok((Some(ProxySupplier::unchecked_narrow(&r)), id))
     }
 
     fn obtain_notification_push_supplier(
@@ -858,11 +872,13 @@ impl SupplierAdminServant for AdminRef {
 
     fn obtain_notification_pull_consumer(
         &self,
-        _ctype: ClientType,
+        ctype: ClientType,
     ) -> Result<(Option<ProxyConsumer>, ProxyID), supplier_admin::ObtainNotificationPullConsumerError>
     {
-        self.live()?;
-        Err(not_implemented().into())
+        let (r, id) = self
+            .obtain(Kind::PullConsumer, style_of(ctype))
+            .map_err(Obtain::into_err::<supplier_admin::ObtainNotificationPullConsumerError>)?;
+        Ok((Some(ProxyConsumer::unchecked_narrow(&r)), id))
     }
 
     fn obtain_notification_push_consumer(
@@ -1013,6 +1029,33 @@ impl Proxied for Arc<PushSupplierProxy> {
     }
 }
 
+impl Proxied for PullSupplierProxy {
+    fn channel(&self) -> Result<Arc<Channel>, SystemException> {
+        live_proxy(&self.channel, self.id)
+    }
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn link(&self) -> &Link {
+        &self.link
+    }
+    fn apply(&self, ch: &Channel, qos: &Qos) {
+        self.apply_qos(qos, ch.max_queue());
+    }
+}
+
+impl Proxied for Arc<PullConsumerProxy> {
+    fn channel(&self) -> Result<Arc<Channel>, SystemException> {
+        live_proxy(&self.channel, self.id)
+    }
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn link(&self) -> &Link {
+        &self.link
+    }
+}
+
 /// The channel of a proxy that still exists.
 fn live_proxy(w: &Weak<Channel>, id: u64) -> Result<Arc<Channel>, SystemException> {
     let ch = w.upgrade().ok_or_else(gone)?;
@@ -1115,6 +1158,8 @@ macro_rules! admin_servants {
 
 admin_servants!(PushConsumerProxy);
 admin_servants!(Arc<PushSupplierProxy>);
+admin_servants!(PullSupplierProxy);
+admin_servants!(Arc<PullConsumerProxy>);
 
 /// The types announced on the other side, and whether the peer wants their changes.
 fn obtain_types(
@@ -1138,36 +1183,56 @@ fn obtain_types(
     }
 }
 
-impl ProxyConsumerServant for PushConsumerProxy {
-    fn obtain_subscription_types(
-        &self,
-        mode: ObtainInfoMode,
-    ) -> Result<Vec<EventType>, SystemException> {
-        let ch = self.channel()?;
-        Ok(obtain_types(&self.link, &ch, mode, true))
-    }
+/// ProxyConsumer and NotifyPublish of a supplier-side proxy type of store kind `$kind`.
+macro_rules! proxy_consumer_servant {
+    ($t:ty, $kind:expr) => {
+        impl ProxyConsumerServant for $t {
+            fn obtain_subscription_types(
+                &self,
+                mode: ObtainInfoMode,
+            ) -> Result<Vec<EventType>, SystemException> {
+                let ch = self.channel()?;
+                Ok(obtain_types(&self.link, &ch, mode, true))
+            }
 
-    fn validate_event_qos(
-        &self,
-        required_qos: &[Property],
-    ) -> Result<Vec<NamedPropertyRange>, proxy_consumer::ValidateEventQosError> {
-        self.channel()?;
-        validate_event(required_qos).map_err(Into::into)
-    }
+            fn validate_event_qos(
+                &self,
+                required_qos: &[Property],
+            ) -> Result<Vec<NamedPropertyRange>, proxy_consumer::ValidateEventQosError> {
+                self.channel()?;
+                validate_event(required_qos).map_err(Into::into)
+            }
 
-    fn get_my_type(&self) -> Result<ProxyType, SystemException> {
-        self.channel()?;
-        Ok(proxy_type(Kind::PushConsumer, self.link.style))
-    }
+            fn get_my_type(&self) -> Result<ProxyType, SystemException> {
+                self.channel()?;
+                Ok(proxy_type($kind, self.link.style))
+            }
 
-    fn get_my_admin(&self) -> Result<Option<SupplierAdmin>, SystemException> {
-        let ch = self.channel()?;
-        Ok(Some(SupplierAdmin::unchecked_narrow(
-            &ch.shared()?
-                .reference(self.link.admin.id, nc::SupplierAdmin::REPOSITORY_ID),
-        )))
-    }
+            fn get_my_admin(&self) -> Result<Option<SupplierAdmin>, SystemException> {
+                let ch = self.channel()?;
+                Ok(Some(SupplierAdmin::unchecked_narrow(
+                    &ch.shared()?
+                        .reference(self.link.admin.id, nc::SupplierAdmin::REPOSITORY_ID),
+                )))
+            }
+        }
+
+        impl NotifyPublishServant for $t {
+            fn offer_change(
+                &self,
+                added: &[EventType],
+                removed: &[EventType],
+            ) -> Result<(), OfferChangeError> {
+                let ch = self.channel()?;
+                offer_change(&ch, added, removed);
+                Ok(())
+            }
+        }
+    };
 }
+
+proxy_consumer_servant!(PushConsumerProxy, Kind::PushConsumer);
+proxy_consumer_servant!(Arc<PullConsumerProxy>, Kind::PullConsumer);
 
 /// `validate_event_qos`: the per-event properties (`Priority`, `Timeout`) are honoured.
 fn validate_event(props: &[Property]) -> Result<Vec<NamedPropertyRange>, UnsupportedQoS> {
@@ -1187,18 +1252,6 @@ fn validate_event(props: &[Property]) -> Result<Vec<NamedPropertyRange>, Unsuppo
         return Err(unsupported_qos(errs));
     }
     validate(props)
-}
-
-impl NotifyPublishServant for PushConsumerProxy {
-    fn offer_change(
-        &self,
-        added: &[EventType],
-        removed: &[EventType],
-    ) -> Result<(), OfferChangeError> {
-        let ch = self.channel()?;
-        offer_change(&ch, added, removed);
-        Ok(())
-    }
 }
 
 impl crate::cos_notify_comm::PushConsumerServant for PushConsumerProxy {}
@@ -1311,70 +1364,84 @@ impl SequenceProxyPushConsumerServant for PushConsumerProxy {
     }
 }
 
-impl ProxySupplierServant for Arc<PushSupplierProxy> {
-    fn obtain_offered_types(
-        &self,
-        mode: ObtainInfoMode,
-    ) -> Result<Vec<EventType>, SystemException> {
-        let ch = self.channel()?;
-        Ok(obtain_types(&self.link, &ch, mode, false))
-    }
+/// ProxySupplier and NotifySubscribe of a consumer-side proxy type of store kind `$kind`.
+macro_rules! proxy_supplier_servant {
+    ($t:ty, $kind:expr) => {
+        impl ProxySupplierServant for $t {
+            fn obtain_offered_types(
+                &self,
+                mode: ObtainInfoMode,
+            ) -> Result<Vec<EventType>, SystemException> {
+                let ch = self.channel()?;
+                Ok(obtain_types(&self.link, &ch, mode, false))
+            }
 
-    fn validate_event_qos(
-        &self,
-        required_qos: &[Property],
-    ) -> Result<Vec<NamedPropertyRange>, proxy_supplier::ValidateEventQosError> {
-        self.channel()?;
-        validate_event(required_qos).map_err(Into::into)
-    }
+            fn validate_event_qos(
+                &self,
+                required_qos: &[Property],
+            ) -> Result<Vec<NamedPropertyRange>, proxy_supplier::ValidateEventQosError> {
+                self.channel()?;
+                validate_event(required_qos).map_err(Into::into)
+            }
 
-    fn get_my_type(&self) -> Result<ProxyType, SystemException> {
-        self.channel()?;
-        Ok(proxy_type(Kind::PushSupplier, self.link.style))
-    }
+            fn get_my_type(&self) -> Result<ProxyType, SystemException> {
+                self.channel()?;
+                Ok(proxy_type($kind, self.link.style))
+            }
 
-    fn get_my_admin(&self) -> Result<Option<ConsumerAdmin>, SystemException> {
-        let ch = self.channel()?;
-        Ok(Some(ConsumerAdmin::unchecked_narrow(
-            &ch.shared()?
-                .reference(self.link.admin.id, nc::ConsumerAdmin::REPOSITORY_ID),
-        )))
-    }
+            fn get_my_admin(&self) -> Result<Option<ConsumerAdmin>, SystemException> {
+                let ch = self.channel()?;
+                Ok(Some(ConsumerAdmin::unchecked_narrow(
+                    &ch.shared()?
+                        .reference(self.link.admin.id, nc::ConsumerAdmin::REPOSITORY_ID),
+                )))
+            }
 
-    fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
-        self.channel()?;
-        Ok(lock(&self.link.priority_filter).clone())
-    }
+            fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
+                self.channel()?;
+                Ok(lock(&self.link.priority_filter).clone())
+            }
 
-    fn set_priority_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.channel()?;
-        *lock(&self.link.priority_filter) = value.cloned();
-        Ok(())
-    }
+            fn set_priority_filter(
+                &self,
+                value: Option<&MappingFilter>,
+            ) -> Result<(), SystemException> {
+                self.channel()?;
+                *lock(&self.link.priority_filter) = value.cloned();
+                Ok(())
+            }
 
-    fn get_lifetime_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
-        self.channel()?;
-        Ok(lock(&self.link.lifetime_filter).clone())
-    }
+            fn get_lifetime_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
+                self.channel()?;
+                Ok(lock(&self.link.lifetime_filter).clone())
+            }
 
-    fn set_lifetime_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.channel()?;
-        *lock(&self.link.lifetime_filter) = value.cloned();
-        Ok(())
-    }
+            fn set_lifetime_filter(
+                &self,
+                value: Option<&MappingFilter>,
+            ) -> Result<(), SystemException> {
+                self.channel()?;
+                *lock(&self.link.lifetime_filter) = value.cloned();
+                Ok(())
+            }
+        }
+
+        impl NotifySubscribeServant for $t {
+            fn subscription_change(
+                &self,
+                added: &[EventType],
+                removed: &[EventType],
+            ) -> Result<(), SubscriptionChangeError> {
+                let ch = self.channel()?;
+                subscription_change(&ch, added, removed);
+                Ok(())
+            }
+        }
+    };
 }
 
-impl NotifySubscribeServant for Arc<PushSupplierProxy> {
-    fn subscription_change(
-        &self,
-        added: &[EventType],
-        removed: &[EventType],
-    ) -> Result<(), SubscriptionChangeError> {
-        let ch = self.channel()?;
-        subscription_change(&ch, added, removed);
-        Ok(())
-    }
-}
+proxy_supplier_servant!(Arc<PushSupplierProxy>, Kind::PushSupplier);
+proxy_supplier_servant!(PullSupplierProxy, Kind::PullSupplier);
 
 impl crate::cos_notify_comm::PushSupplierServant for Arc<PushSupplierProxy> {}
 
@@ -1509,6 +1576,445 @@ impl SequenceProxyPushSupplierServant for Arc<PushSupplierProxy> {
     }
 
     fn resume_connection(&self) -> Result<(), sequence_proxy_push_supplier::ResumeConnectionError> {
+        suspend_error!(self.suspend(false), ConnectionAlreadyActive {})
+    }
+}
+
+impl PullSupplierProxy {
+    /// Connects a pull consumer of the proxy's kind (nil allowed).
+    fn connect_peer<E: From<SystemException> + From<AlreadyConnected>>(
+        &self,
+        peer: Option<PullPeer>,
+    ) -> Result<(), E> {
+        let obj = peer.as_ref().map(|p| p.object().clone());
+        self.channel.upgrade().ok_or_else(gone)?.connect::<E>(
+            self.id,
+            Kind::PullSupplier,
+            obj.as_ref(),
+            || AlreadyConnected {}.into(),
+            || Ok(matches!(lock(&self.state).conn, Conn::Idle)),
+            || lock(&self.state).conn = Conn::Connected(peer),
+        )
+    }
+
+    fn disconnect_self(&self) -> Result<(), SystemException> {
+        Ok(self
+            .channel
+            .upgrade()
+            .ok_or_else(gone)?
+            .disconnect(self.id, false)?)
+    }
+}
+
+/// Answers an AMH call from a synchronous result: `$ok` with the value, else the
+/// operation's `_excep`.
+macro_rules! reply {
+    ($rh:ident, $r:expr, $excep:ident, |$v:pat_param| $ok:expr) => {{
+        let _ = match $r {
+            Ok($v) => $ok,
+            Err(e) => $rh.$excep(e),
+        };
+    }};
+}
+
+/// The operations every notification pull supplier proxy has, as AMH methods answered at
+/// once by the synchronous implementations.
+macro_rules! amh_proxy_supplier {
+    ($rh:ty) => {
+        fn get_qos(&self, rh: $rh) {
+            reply!(rh, QoSAdminServant::get_qos(self), get_qos_excep, |v| rh
+                .get_qos(&v))
+        }
+        fn set_qos(&self, rh: $rh, qos: &[Property]) {
+            reply!(
+                rh,
+                QoSAdminServant::set_qos(self, qos),
+                set_qos_excep,
+                |_| rh.set_qos()
+            )
+        }
+        fn validate_qos(&self, rh: $rh, required_qos: &[Property]) {
+            reply!(
+                rh,
+                QoSAdminServant::validate_qos(self, required_qos),
+                validate_qos_excep,
+                |v| rh.validate_qos(&v)
+            )
+        }
+        fn add_filter(&self, rh: $rh, new_filter: Option<&Filter>) {
+            reply!(
+                rh,
+                FilterAdminServant::add_filter(self, new_filter),
+                add_filter_excep,
+                |v| rh.add_filter(v)
+            )
+        }
+        fn remove_filter(&self, rh: $rh, filter: i32) {
+            reply!(
+                rh,
+                FilterAdminServant::remove_filter(self, filter),
+                remove_filter_excep,
+                |_| rh.remove_filter()
+            )
+        }
+        fn get_filter(&self, rh: $rh, filter: i32) {
+            reply!(
+                rh,
+                FilterAdminServant::get_filter(self, filter),
+                get_filter_excep,
+                |v| rh.get_filter(v.as_ref())
+            )
+        }
+        fn get_all_filters(&self, rh: $rh) {
+            reply!(
+                rh,
+                FilterAdminServant::get_all_filters(self),
+                get_all_filters_excep,
+                |v| rh.get_all_filters(&v)
+            )
+        }
+        fn remove_all_filters(&self, rh: $rh) {
+            reply!(
+                rh,
+                FilterAdminServant::remove_all_filters(self),
+                remove_all_filters_excep,
+                |_| rh.remove_all_filters()
+            )
+        }
+        fn obtain_offered_types(&self, rh: $rh, mode: ObtainInfoMode) {
+            reply!(
+                rh,
+                ProxySupplierServant::obtain_offered_types(self, mode),
+                obtain_offered_types_excep,
+                |v| rh.obtain_offered_types(&v)
+            )
+        }
+        fn validate_event_qos(&self, rh: $rh, required_qos: &[Property]) {
+            reply!(
+                rh,
+                ProxySupplierServant::validate_event_qos(self, required_qos),
+                validate_event_qos_excep,
+                |v| rh.validate_event_qos(&v)
+            )
+        }
+        fn get_my_type(&self, rh: $rh) {
+            reply!(
+                rh,
+                ProxySupplierServant::get_my_type(self),
+                get_my_type_excep,
+                |v| rh.get_my_type(v)
+            )
+        }
+        fn get_my_admin(&self, rh: $rh) {
+            reply!(
+                rh,
+                ProxySupplierServant::get_my_admin(self),
+                get_my_admin_excep,
+                |v| rh.get_my_admin(v.as_ref())
+            )
+        }
+        fn get_priority_filter(&self, rh: $rh) {
+            reply!(
+                rh,
+                ProxySupplierServant::get_priority_filter(self),
+                get_priority_filter_excep,
+                |v| rh.get_priority_filter(v.as_ref())
+            )
+        }
+        fn set_priority_filter(&self, rh: $rh, value: Option<&MappingFilter>) {
+            reply!(
+                rh,
+                ProxySupplierServant::set_priority_filter(self, value),
+                set_priority_filter_excep,
+                |_| rh.set_priority_filter()
+            )
+        }
+        fn get_lifetime_filter(&self, rh: $rh) {
+            reply!(
+                rh,
+                ProxySupplierServant::get_lifetime_filter(self),
+                get_lifetime_filter_excep,
+                |v| rh.get_lifetime_filter(v.as_ref())
+            )
+        }
+        fn set_lifetime_filter(&self, rh: $rh, value: Option<&MappingFilter>) {
+            reply!(
+                rh,
+                ProxySupplierServant::set_lifetime_filter(self, value),
+                set_lifetime_filter_excep,
+                |_| rh.set_lifetime_filter()
+            )
+        }
+        fn subscription_change(&self, rh: $rh, added: &[EventType], removed: &[EventType]) {
+            reply!(
+                rh,
+                NotifySubscribeServant::subscription_change(self, added, removed),
+                subscription_change_excep,
+                |_| rh.subscription_change()
+            )
+        }
+    };
+}
+
+/// A `try_pull` failure as an operation's error.
+fn try_fail<E: From<crate::cos_event_comm::Disconnected> + From<SystemException>>(f: TryFail) -> E {
+    match f {
+        TryFail::Disconnected => crate::cos_event_comm::Disconnected {}.into(),
+        TryFail::System(e) => e.into(),
+    }
+}
+
+impl AmhProxyPullSupplierServant for PullSupplierProxy {
+    amh_proxy_supplier!(AmhProxyPullSupplierResponseHandler);
+
+    fn pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
+        PullSupplierProxy::pull(self, Waiter::Any(rh));
+    }
+
+    fn try_pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
+        let _ = match self.try_take(1) {
+            Ok(batch) => match batch.first() {
+                Some(e) => rh.try_pull(e.any(), true),
+                None => rh.try_pull(&corbina::Any::default(), false),
+            },
+            Err(f) => rh.try_pull_excep(try_fail(f)),
+        };
+    }
+
+    fn disconnect_pull_supplier(&self, rh: AmhProxyPullSupplierResponseHandler) {
+        reply!(
+            rh,
+            self.disconnect_self(),
+            disconnect_pull_supplier_excep,
+            |_| rh.disconnect_pull_supplier()
+        )
+    }
+
+    fn connect_any_pull_consumer(
+        &self,
+        rh: AmhProxyPullSupplierResponseHandler,
+        pull_consumer: Option<&crate::cos_event_comm::PullConsumer>,
+    ) {
+        reply!(
+            rh,
+            self.connect_peer(pull_consumer.cloned().map(PullPeer::Any)),
+            connect_any_pull_consumer_excep,
+            |_| rh.connect_any_pull_consumer()
+        )
+    }
+}
+
+impl AmhStructuredProxyPullSupplierServant for PullSupplierProxy {
+    amh_proxy_supplier!(AmhStructuredProxyPullSupplierResponseHandler);
+
+    fn pull_structured_event(&self, rh: AmhStructuredProxyPullSupplierResponseHandler) {
+        PullSupplierProxy::pull(self, Waiter::Structured(rh));
+    }
+
+    fn try_pull_structured_event(&self, rh: AmhStructuredProxyPullSupplierResponseHandler) {
+        let _ = match self.try_take(1) {
+            Ok(batch) => match batch.first() {
+                Some(e) => rh.try_pull_structured_event(e.structured(), true),
+                None => rh.try_pull_structured_event(
+                    &crate::queue::wrap_any(&corbina::Any::default()),
+                    false,
+                ),
+            },
+            Err(f) => rh.try_pull_structured_event_excep(try_fail(f)),
+        };
+    }
+
+    fn disconnect_structured_pull_supplier(
+        &self,
+        rh: AmhStructuredProxyPullSupplierResponseHandler,
+    ) {
+        reply!(
+            rh,
+            self.disconnect_self(),
+            disconnect_structured_pull_supplier_excep,
+            |_| rh.disconnect_structured_pull_supplier()
+        )
+    }
+
+    fn connect_structured_pull_consumer(
+        &self,
+        rh: AmhStructuredProxyPullSupplierResponseHandler,
+        pull_consumer: Option<&crate::cos_notify_comm::StructuredPullConsumer>,
+    ) {
+        reply!(
+            rh,
+            self.connect_peer(pull_consumer.cloned().map(PullPeer::Structured)),
+            connect_structured_pull_consumer_excep,
+            |_| rh.connect_structured_pull_consumer()
+        )
+    }
+}
+
+/// The batch size a sequence pull asks for (at least one).
+fn batch_size(n: i32) -> usize {
+    usize::try_from(n).unwrap_or(0).max(1)
+}
+
+impl AmhSequenceProxyPullSupplierServant for PullSupplierProxy {
+    amh_proxy_supplier!(AmhSequenceProxyPullSupplierResponseHandler);
+
+    fn pull_structured_events(
+        &self,
+        rh: AmhSequenceProxyPullSupplierResponseHandler,
+        max_number: i32,
+    ) {
+        PullSupplierProxy::pull(self, Waiter::Sequence(rh, batch_size(max_number)));
+    }
+
+    fn try_pull_structured_events(
+        &self,
+        rh: AmhSequenceProxyPullSupplierResponseHandler,
+        max_number: i32,
+    ) {
+        let _ = match self.try_take(batch_size(max_number)) {
+            Ok(batch) => {
+                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
+                rh.try_pull_structured_events(&events, !events.is_empty())
+            }
+            Err(f) => rh.try_pull_structured_events_excep(try_fail(f)),
+        };
+    }
+
+    fn disconnect_sequence_pull_supplier(&self, rh: AmhSequenceProxyPullSupplierResponseHandler) {
+        reply!(
+            rh,
+            self.disconnect_self(),
+            disconnect_sequence_pull_supplier_excep,
+            |_| rh.disconnect_sequence_pull_supplier()
+        )
+    }
+
+    fn connect_sequence_pull_consumer(
+        &self,
+        rh: AmhSequenceProxyPullSupplierResponseHandler,
+        pull_consumer: Option<&crate::cos_notify_comm::SequencePullConsumer>,
+    ) {
+        reply!(
+            rh,
+            self.connect_peer(pull_consumer.cloned().map(PullPeer::Sequence)),
+            connect_sequence_pull_consumer_excep,
+            |_| rh.connect_sequence_pull_consumer()
+        )
+    }
+}
+
+impl PullConsumerProxy {
+    /// Connects a pull supplier of the proxy's kind and starts pulling from it.
+    fn connect_source<E: From<SystemException> + From<AlreadyConnected>>(
+        self: &Arc<Self>,
+        source: Option<PullSource>,
+    ) -> Result<(), E> {
+        let source = source.ok_or_else(nil_peer)?;
+        let ch = self.channel.upgrade().ok_or_else(gone)?;
+        let obj = source.object().clone();
+        ch.connect::<E>(
+            self.id,
+            Kind::PullConsumer,
+            Some(&obj),
+            || AlreadyConnected {}.into(),
+            || Ok(matches!(*lock(&self.state), Conn::Idle)),
+            || *lock(&self.state) = Conn::Connected(source),
+        )?;
+        if let Err(e) = self.clone().start() {
+            let _ = ch.disconnect(self.id, false);
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    fn suspend(self: &Arc<Self>, on: bool) -> Result<(), Suspend> {
+        Proxied::channel(self).map_err(Suspend::System)?;
+        if !matches!(*lock(&self.state), Conn::Connected(_)) {
+            return Err(Suspend::NotConnected);
+        }
+        if self.suspended.swap(on, Ordering::Relaxed) == on {
+            return Err(Suspend::Already);
+        }
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    fn disconnect_self(&self) -> Result<(), SystemException> {
+        Ok(self
+            .channel
+            .upgrade()
+            .ok_or_else(gone)?
+            .disconnect(self.id, false)?)
+    }
+}
+
+impl crate::cos_notify_comm::PullConsumerServant for Arc<PullConsumerProxy> {}
+
+impl nc::ProxyPullConsumerServant for Arc<PullConsumerProxy> {
+    fn connect_any_pull_supplier(
+        &self,
+        pull_supplier: Option<&crate::cos_event_comm::PullSupplier>,
+    ) -> Result<(), proxy_pull_consumer::ConnectAnyPullSupplierError> {
+        self.connect_source(pull_supplier.cloned().map(PullSource::Any))
+    }
+
+    fn suspend_connection(&self) -> Result<(), proxy_pull_consumer::SuspendConnectionError> {
+        suspend_error!(self.suspend(true), ConnectionAlreadyInactive {})
+    }
+
+    fn resume_connection(&self) -> Result<(), proxy_pull_consumer::ResumeConnectionError> {
+        suspend_error!(self.suspend(false), ConnectionAlreadyActive {})
+    }
+}
+
+impl crate::cos_notify_comm::StructuredPullConsumerServant for Arc<PullConsumerProxy> {
+    fn disconnect_structured_pull_consumer(&self) -> Result<(), SystemException> {
+        self.disconnect_self()
+    }
+}
+
+impl StructuredProxyPullConsumerServant for Arc<PullConsumerProxy> {
+    fn connect_structured_pull_supplier(
+        &self,
+        pull_supplier: Option<&crate::cos_notify_comm::StructuredPullSupplier>,
+    ) -> Result<(), structured_proxy_pull_consumer::ConnectStructuredPullSupplierError> {
+        self.connect_source(pull_supplier.cloned().map(PullSource::Structured))
+    }
+
+    fn suspend_connection(
+        &self,
+    ) -> Result<(), structured_proxy_pull_consumer::SuspendConnectionError> {
+        suspend_error!(self.suspend(true), ConnectionAlreadyInactive {})
+    }
+
+    fn resume_connection(
+        &self,
+    ) -> Result<(), structured_proxy_pull_consumer::ResumeConnectionError> {
+        suspend_error!(self.suspend(false), ConnectionAlreadyActive {})
+    }
+}
+
+impl crate::cos_notify_comm::SequencePullConsumerServant for Arc<PullConsumerProxy> {
+    fn disconnect_sequence_pull_consumer(&self) -> Result<(), SystemException> {
+        self.disconnect_self()
+    }
+}
+
+impl SequenceProxyPullConsumerServant for Arc<PullConsumerProxy> {
+    fn connect_sequence_pull_supplier(
+        &self,
+        pull_supplier: Option<&crate::cos_notify_comm::SequencePullSupplier>,
+    ) -> Result<(), sequence_proxy_pull_consumer::ConnectSequencePullSupplierError> {
+        self.connect_source(pull_supplier.cloned().map(PullSource::Sequence))
+    }
+
+    fn suspend_connection(
+        &self,
+    ) -> Result<(), sequence_proxy_pull_consumer::SuspendConnectionError> {
+        suspend_error!(self.suspend(true), ConnectionAlreadyInactive {})
+    }
+
+    fn resume_connection(&self) -> Result<(), sequence_proxy_pull_consumer::ResumeConnectionError> {
         suspend_error!(self.suspend(false), ConnectionAlreadyActive {})
     }
 }

@@ -7,7 +7,7 @@ use corbina::poa::PoaError;
 use corbina::{Any, ObjectRef, Servant, SystemException};
 
 use crate::admin::Style;
-use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared, Source, Target};
+use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared, Source, Target, TryFail};
 use crate::channel::{PullConsumerProxy, PullSupplierProxy, PushConsumerProxy, PushSupplierProxy};
 use crate::cos_event_channel_admin::proxy_pull_consumer::ConnectPullSupplierError;
 use crate::cos_event_channel_admin::proxy_pull_supplier::ConnectPullConsumerError;
@@ -26,6 +26,7 @@ use crate::cos_event_comm::{
     Disconnected, PullConsumer, PullConsumerServant, PullSupplier, PushConsumer,
     PushConsumerServant, PushSupplier, PushSupplierServant,
 };
+use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::store::Kind;
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -183,7 +184,7 @@ impl ProxyPullConsumerServant for Arc<PullConsumerProxy> {
             Some(supplier.as_object()),
             || ConnectPullSupplierError::from(AlreadyConnected {}),
             || Ok(matches!(*lock(&self.state), Conn::Idle)),
-            || *lock(&self.state) = Conn::Connected(supplier.clone()),
+            || *lock(&self.state) = Conn::Connected(PullSource::Any(supplier.clone())),
         )?;
         if let Err(e) = self.clone().start() {
             let _ = ch.disconnect(self.id, false);
@@ -230,14 +231,17 @@ impl ProxyPushSupplierServant for Arc<PushSupplierProxy> {
 
 impl AmhProxyPullSupplierServant for PullSupplierProxy {
     fn pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
-        PullSupplierProxy::pull(self, rh);
+        PullSupplierProxy::pull(self, Waiter::Event(rh));
     }
 
     fn try_pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
-        let _ = match PullSupplierProxy::try_pull(self) {
-            Ok(Some(e)) => rh.try_pull(&e, true),
-            Ok(None) => rh.try_pull(&Any::default(), false),
-            Err(e) => rh.try_pull_excep(e),
+        let _ = match self.try_take(1) {
+            Ok(batch) => match batch.first() {
+                Some(e) => rh.try_pull(e.any(), true),
+                None => rh.try_pull(&Any::default(), false),
+            },
+            Err(TryFail::Disconnected) => rh.try_pull_excep(Disconnected {}.into()),
+            Err(TryFail::System(e)) => rh.try_pull_excep(e.into()),
         };
     }
 
@@ -263,7 +267,10 @@ impl AmhProxyPullSupplierServant for PullSupplierProxy {
                     peer.as_ref(),
                     || AlreadyConnected {}.into(),
                     || Ok(matches!(lock(&self.state).conn, Conn::Idle)),
-                    || lock(&self.state).conn = Conn::Connected(pull_consumer.cloned()),
+                    || {
+                        lock(&self.state).conn =
+                            Conn::Connected(pull_consumer.cloned().map(PullPeer::Any))
+                    },
                 )
             });
         let _ = match r {

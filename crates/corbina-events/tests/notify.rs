@@ -18,13 +18,25 @@ use corbina_events::cos_notification::{EventType, Property, QoSErrorCode, Struct
 use corbina_events::cos_notify_channel_admin::event_channel_factory::CreateChannelError;
 use corbina_events::cos_notify_channel_admin::{
     ClientType, ConsumerAdmin, EventChannel, EventChannelFactory, InterFilterGroupOperator,
-    ObtainInfoMode, ProxyType, SequenceProxyPushSupplier, StructuredProxyPushConsumer,
+    ObtainInfoMode, ProxyPullSupplier as AnyProxyPullSupplier, ProxyType,
+    SequenceProxyPullConsumer, SequenceProxyPullSupplier, SequenceProxyPushSupplier,
+    StructuredProxyPullConsumer, StructuredProxyPullSupplier, StructuredProxyPushConsumer,
     StructuredProxyPushSupplier, SupplierAdmin,
 };
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
+use corbina_events::cos_notify_comm::sequence_pull_supplier::{
+    PullStructuredEventsError, TryPullStructuredEventsError,
+};
+use corbina_events::cos_notify_comm::structured_pull_supplier::{
+    PullStructuredEventError, TryPullStructuredEventError,
+};
 use corbina_events::cos_notify_comm::{
     NotifySubscribeServant, StructuredPushSupplier, StructuredPushSupplierServant,
     StructuredPushSupplierSkeleton,
+};
+use corbina_events::cos_notify_comm::{
+    SequencePullSupplier, SequencePullSupplierServant, SequencePullSupplierSkeleton,
+    StructuredPullSupplier, StructuredPullSupplierServant, StructuredPullSupplierSkeleton,
 };
 use corbina_events::cos_notify_filter::{ConstraintExp, Filter, FilterFactory};
 use corbina_events::NOTIFY_FACTORY_KEY;
@@ -484,4 +496,179 @@ fn notify_structured_connection_survives_sigkill() {
     client.destroy();
     drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A structured (and sequence) pull supplier handing out the events it was given.
+struct Source(Mutex<std::collections::VecDeque<StructuredEvent>>);
+
+impl NotifySubscribeServant for Source {
+    fn subscription_change(
+        &self,
+        _: &[EventType],
+        _: &[EventType],
+    ) -> Result<(), SubscriptionChangeError> {
+        Ok(())
+    }
+}
+
+impl StructuredPullSupplierServant for Source {
+    fn pull_structured_event(&self) -> Result<StructuredEvent, PullStructuredEventError> {
+        // The channel calls try_pull only; a pull here must not block for ever.
+        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
+    }
+
+    fn try_pull_structured_event(
+        &self,
+    ) -> Result<(StructuredEvent, bool), TryPullStructuredEventError> {
+        match self.0.lock().unwrap().pop_front() {
+            Some(e) => Ok((e, true)),
+            None => Ok((event("None", "", 0), false)),
+        }
+    }
+
+    fn disconnect_structured_pull_supplier(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+impl SequencePullSupplierServant for Source {
+    fn pull_structured_events(
+        &self,
+        _: i32,
+    ) -> Result<Vec<StructuredEvent>, PullStructuredEventsError> {
+        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
+    }
+
+    fn try_pull_structured_events(
+        &self,
+        max_number: i32,
+    ) -> Result<(Vec<StructuredEvent>, bool), TryPullStructuredEventsError> {
+        let mut q = self.0.lock().unwrap();
+        let n = q.len().min(max_number.max(0) as usize);
+        let batch: Vec<_> = q.drain(..n).collect();
+        let has = !batch.is_empty();
+        Ok((batch, has))
+    }
+
+    fn disconnect_sequence_pull_supplier(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+fn source(names: &[&str]) -> Source {
+    Source(Mutex::new(
+        names.iter().map(|n| event("Tick", n, 0)).collect(),
+    ))
+}
+
+#[test]
+fn notify_pull_consumers_of_every_kind() {
+    let s = setup("notify-pull-consumers");
+    let ch = channel(&s, &[]);
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    let obtain = |t| {
+        admin
+            .obtain_notification_pull_supplier(t)
+            .unwrap()
+            .0
+            .unwrap()
+    };
+    let structured =
+        StructuredProxyPullSupplier::narrow(obtain(ClientType::StructuredEvent).as_object())
+            .unwrap();
+    let sequence =
+        SequenceProxyPullSupplier::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
+    let any = AnyProxyPullSupplier::narrow(obtain(ClientType::AnyEvent).as_object()).unwrap();
+    assert_eq!(structured.get_my_type().unwrap(), ProxyType::PullStructured);
+    // Not connected yet: Disconnected.
+    assert!(structured.try_pull_structured_event().is_err());
+    structured.connect_structured_pull_consumer(None).unwrap();
+    sequence.connect_sequence_pull_consumer(None).unwrap();
+    any.connect_any_pull_consumer(None).unwrap();
+    assert!(!structured.try_pull_structured_event().unwrap().1);
+
+    // A pull waits for the event (without holding the channel).
+    let waiting = {
+        let st = structured.clone();
+        std::thread::spawn(move || st.pull_structured_event().unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    for n in ["a", "b", "c", "d", "e"] {
+        sup.push_structured_event(&event("Tick", n, 0)).unwrap();
+    }
+    assert_eq!(waiting.join().unwrap().header.fixed_header.event_name, "a");
+    let names = |v: Vec<StructuredEvent>| -> Vec<String> {
+        v.into_iter()
+            .map(|e| e.header.fixed_header.event_name)
+            .collect()
+    };
+    assert_eq!(
+        structured
+            .try_pull_structured_event()
+            .unwrap()
+            .0
+            .header
+            .fixed_header
+            .event_name,
+        "b"
+    );
+    // Sequences: at most what is asked for.
+    assert_eq!(
+        names(sequence.pull_structured_events(3).unwrap()),
+        ["a", "b", "c"]
+    );
+    let (rest, has) = sequence.try_pull_structured_events(10).unwrap();
+    assert!(has);
+    assert_eq!(names(rest), ["d", "e"]);
+    // The any consumer gets each structured event in an any.
+    let a = any.pull().unwrap();
+    let inner = a.extract::<StructuredEvent>().unwrap();
+    assert_eq!(inner.header.fixed_header.event_name, "a");
+    // A disconnected proxy is gone.
+    structured.disconnect_structured_pull_supplier().unwrap();
+    let e = structured.try_pull_structured_event().unwrap_err();
+    assert!(format!("{e:?}").contains("ObjectNotExist"), "{e:?}");
+}
+
+#[test]
+fn notify_channel_pulls_from_structured_and_sequence_suppliers() {
+    let s = setup("notify-pull-suppliers");
+    let ch = channel(&s, &[]);
+    let (c, got) = structured_consumer(&s.client);
+    structured_proxy(&ch.get_default_consumer_admin().unwrap().unwrap())
+        .connect_structured_push_consumer(Some(&c))
+        .unwrap();
+    let sadmin = ch.get_default_supplier_admin().unwrap().unwrap();
+    let obtain = |t| {
+        sadmin
+            .obtain_notification_pull_consumer(t)
+            .unwrap()
+            .0
+            .unwrap()
+    };
+    let sp = StructuredProxyPullConsumer::narrow(obtain(ClientType::StructuredEvent).as_object())
+        .unwrap();
+    assert_eq!(sp.get_my_type().unwrap(), ProxyType::PullStructured);
+    let r = serve(
+        &s.client,
+        StructuredPullSupplierSkeleton::new(source(&["s1", "s2", "s3"])),
+    );
+    sp.connect_structured_pull_supplier(Some(&StructuredPullSupplier::unchecked_narrow(&r)))
+        .unwrap();
+    assert_eq!(got.names(3), ["s1", "s2", "s3"]);
+    sp.suspend_connection().unwrap();
+
+    let qp =
+        SequenceProxyPullConsumer::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
+    let r = serve(
+        &s.client,
+        SequencePullSupplierSkeleton::new(source(&["q1", "q2", "q3", "q4"])),
+    );
+    qp.connect_sequence_pull_supplier(Some(&SequencePullSupplier::unchecked_narrow(&r)))
+        .unwrap();
+    assert_eq!(got.names(7)[3..], ["q1", "q2", "q3", "q4"]);
+    assert!(qp.connect_sequence_pull_supplier(None).is_err());
+    sp.resume_connection().unwrap();
+    assert!(sp.resume_connection().is_err(), "already active");
 }
