@@ -484,6 +484,14 @@ impl Channel {
         Queue::new(qos.order(), qos.discard(), qos.max_events(self.max_queue()))
     }
 
+    /// What the channel's objects share, unless the channel was destroyed.
+    pub(crate) fn live(&self) -> Result<Arc<Shared>, SystemException> {
+        if self.is_destroyed() {
+            return Err(gone());
+        }
+        self.shared()
+    }
+
     pub(crate) fn is_destroyed(&self) -> bool {
         lock(&self.state).destroyed
     }

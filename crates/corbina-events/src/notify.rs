@@ -293,10 +293,7 @@ struct ChannelRef(Arc<Channel>);
 
 impl ChannelRef {
     fn live(&self) -> Result<Arc<Shared>, SystemException> {
-        if self.0.is_destroyed() {
-            return Err(gone());
-        }
-        self.0.shared()
+        self.0.live()
     }
 
     fn params(&self) -> &NotifyParams {
@@ -764,59 +761,44 @@ impl ec::SupplierAdminServant for AdminRef {
     }
 }
 
-impl ConsumerAdminServant for AdminRef {
-    fn get_proxy_supplier(
+impl AdminRef {
+    /// The notification proxy `id` of this admin's side (`None`: no such proxy here).
+    fn proxy(
         &self,
-        proxy_id: ProxyID,
-    ) -> Result<Option<ProxySupplier>, consumer_admin::GetProxySupplierError> {
+        id: ProxyID,
+        consumer_side: bool,
+    ) -> Result<Option<ObjectRef>, SystemException> {
         let shared = self.live()?;
-        match self.find(proxy_id, true) {
-            Some((id, kind, style)) if style != Style::Event => Ok(Some(
-                ProxySupplier::unchecked_narrow(&shared.reference(id, repository_id(kind, style))),
-            )),
-            _ => Err(ProxyNotFound {}.into()),
-        }
+        Ok(match self.find(id, consumer_side) {
+            Some((id, kind, style)) if style != Style::Event => {
+                Some(shared.reference(id, repository_id(kind, style)))
+            }
+            _ => None,
+        })
     }
 
-    fn obtain_notification_pull_supplier(
+    /// `obtain_notification_*`.
+    fn obtain_notify<E: From<AdminLimitExceeded> + From<SystemException>>(
         &self,
+        kind: Kind,
         ctype: ClientType,
-    ) -> Result<(Option<ProxySupplier>, ProxyID), consumer_admin::ObtainNotificationPullSupplierError>
-    {
-        let (r, id) = self
-            .obtain(Kind::PullSupplier, style_of(ctype))
-            .map_err(Obtain::into_err::<consumer_admin::ObtainNotificationPullSupplierError>)?;
-        Ok((Some(ProxySupplier::unchecked_narrow(&r)), id))
+    ) -> Result<(ObjectRef, i32), E> {
+        self.obtain(kind, style_of(ctype)).map_err(Obtain::into_err)
     }
 
-    fn obtain_notification_push_supplier(
-        &self,
-        ctype: ClientType,
-    ) -> Result<(Option<ProxySupplier>, ProxyID), consumer_admin::ObtainNotificationPushSupplierError>
-    {
-        let (r, id) = self
-            .obtain(Kind::PushSupplier, style_of(ctype))
-            .map_err(Obtain::into_err::<consumer_admin::ObtainNotificationPushSupplierError>)?;
-        Ok((Some(ProxySupplier::unchecked_narrow(&r)), id))
-    }
-
-    fn destroy(&self) -> Result<(), SystemException> {
-        AdminRef::destroy(self)
-    }
-
-    fn get_my_id(&self) -> Result<AdminID, SystemException> {
+    fn my_id(&self) -> Result<AdminID, SystemException> {
         self.live()?;
         Ok(self.admin.number)
     }
 
-    fn get_my_channel(&self) -> Result<Option<EventChannel>, SystemException> {
-        let shared = self.live()?;
-        Ok(Some(EventChannel::unchecked_narrow(
-            &shared.reference(self.ch.id, nc::EventChannel::REPOSITORY_ID),
-        )))
+    fn my_channel(&self) -> Result<Option<EventChannel>, SystemException> {
+        let r = self
+            .live()?
+            .reference(self.ch.id, nc::EventChannel::REPOSITORY_ID);
+        Ok(Some(EventChannel::unchecked_narrow(&r)))
     }
 
-    fn get_my_operator(&self) -> Result<InterFilterGroupOperator, SystemException> {
+    fn my_operator(&self) -> Result<InterFilterGroupOperator, SystemException> {
         self.live()?;
         Ok(if self.admin.or_op {
             InterFilterGroupOperator::OrOp
@@ -825,26 +807,79 @@ impl ConsumerAdminServant for AdminRef {
         })
     }
 
-    fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
+    fn mapping_filter(
+        &self,
+        slot: &std::sync::Mutex<Option<MappingFilter>>,
+        value: Option<Option<&MappingFilter>>,
+    ) -> Result<Option<MappingFilter>, SystemException> {
         self.live()?;
-        Ok(lock(&self.admin.priority_filter).clone())
+        let mut f = lock(slot);
+        if let Some(v) = value {
+            *f = v.cloned();
+        }
+        Ok(f.clone())
+    }
+}
+
+impl ConsumerAdminServant for AdminRef {
+    fn get_proxy_supplier(
+        &self,
+        proxy_id: ProxyID,
+    ) -> Result<Option<ProxySupplier>, consumer_admin::GetProxySupplierError> {
+        let r = self.proxy(proxy_id, true)?.ok_or(ProxyNotFound {})?;
+        Ok(Some(ProxySupplier::unchecked_narrow(&r)))
+    }
+
+    fn obtain_notification_pull_supplier(
+        &self,
+        ctype: ClientType,
+    ) -> Result<(Option<ProxySupplier>, ProxyID), consumer_admin::ObtainNotificationPullSupplierError>
+    {
+        self.obtain_notify(Kind::PullSupplier, ctype)
+            .map(|(r, id)| (Some(ProxySupplier::unchecked_narrow(&r)), id))
+    }
+
+    fn obtain_notification_push_supplier(
+        &self,
+        ctype: ClientType,
+    ) -> Result<(Option<ProxySupplier>, ProxyID), consumer_admin::ObtainNotificationPushSupplierError>
+    {
+        self.obtain_notify(Kind::PushSupplier, ctype)
+            .map(|(r, id)| (Some(ProxySupplier::unchecked_narrow(&r)), id))
+    }
+
+    fn destroy(&self) -> Result<(), SystemException> {
+        AdminRef::destroy(self)
+    }
+
+    fn get_my_id(&self) -> Result<AdminID, SystemException> {
+        self.my_id()
+    }
+
+    fn get_my_channel(&self) -> Result<Option<EventChannel>, SystemException> {
+        self.my_channel()
+    }
+
+    fn get_my_operator(&self) -> Result<InterFilterGroupOperator, SystemException> {
+        self.my_operator()
+    }
+
+    fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
+        self.mapping_filter(&self.admin.priority_filter, None)
     }
 
     fn set_priority_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.live()?;
-        *lock(&self.admin.priority_filter) = value.cloned();
-        Ok(())
+        self.mapping_filter(&self.admin.priority_filter, Some(value))
+            .map(drop)
     }
 
     fn get_lifetime_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
-        self.live()?;
-        Ok(lock(&self.admin.lifetime_filter).clone())
+        self.mapping_filter(&self.admin.lifetime_filter, None)
     }
 
     fn set_lifetime_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.live()?;
-        *lock(&self.admin.lifetime_filter) = value.cloned();
-        Ok(())
+        self.mapping_filter(&self.admin.lifetime_filter, Some(value))
+            .map(drop)
     }
 
     fn get_pull_suppliers(&self) -> Result<Vec<i32>, SystemException> {
@@ -861,13 +896,8 @@ impl SupplierAdminServant for AdminRef {
         &self,
         proxy_id: ProxyID,
     ) -> Result<Option<ProxyConsumer>, supplier_admin::GetProxyConsumerError> {
-        let shared = self.live()?;
-        match self.find(proxy_id, false) {
-            Some((id, kind, style)) if style != Style::Event => Ok(Some(
-                ProxyConsumer::unchecked_narrow(&shared.reference(id, repository_id(kind, style))),
-            )),
-            _ => Err(ProxyNotFound {}.into()),
-        }
+        let r = self.proxy(proxy_id, false)?.ok_or(ProxyNotFound {})?;
+        Ok(Some(ProxyConsumer::unchecked_narrow(&r)))
     }
 
     fn obtain_notification_pull_consumer(
@@ -875,10 +905,8 @@ impl SupplierAdminServant for AdminRef {
         ctype: ClientType,
     ) -> Result<(Option<ProxyConsumer>, ProxyID), supplier_admin::ObtainNotificationPullConsumerError>
     {
-        let (r, id) = self
-            .obtain(Kind::PullConsumer, style_of(ctype))
-            .map_err(Obtain::into_err::<supplier_admin::ObtainNotificationPullConsumerError>)?;
-        Ok((Some(ProxyConsumer::unchecked_narrow(&r)), id))
+        self.obtain_notify(Kind::PullConsumer, ctype)
+            .map(|(r, id)| (Some(ProxyConsumer::unchecked_narrow(&r)), id))
     }
 
     fn obtain_notification_push_consumer(
@@ -886,10 +914,8 @@ impl SupplierAdminServant for AdminRef {
         ctype: ClientType,
     ) -> Result<(Option<ProxyConsumer>, ProxyID), supplier_admin::ObtainNotificationPushConsumerError>
     {
-        let (r, id) = self
-            .obtain(Kind::PushConsumer, style_of(ctype))
-            .map_err(Obtain::into_err::<supplier_admin::ObtainNotificationPushConsumerError>)?;
-        Ok((Some(ProxyConsumer::unchecked_narrow(&r)), id))
+        self.obtain_notify(Kind::PushConsumer, ctype)
+            .map(|(r, id)| (Some(ProxyConsumer::unchecked_narrow(&r)), id))
     }
 
     fn destroy(&self) -> Result<(), SystemException> {
@@ -897,19 +923,15 @@ impl SupplierAdminServant for AdminRef {
     }
 
     fn get_my_id(&self) -> Result<AdminID, SystemException> {
-        self.live()?;
-        Ok(self.admin.number)
+        self.my_id()
     }
 
     fn get_my_channel(&self) -> Result<Option<EventChannel>, SystemException> {
-        let shared = self.live()?;
-        Ok(Some(EventChannel::unchecked_narrow(
-            &shared.reference(self.ch.id, nc::EventChannel::REPOSITORY_ID),
-        )))
+        self.my_channel()
     }
 
     fn get_my_operator(&self) -> Result<InterFilterGroupOperator, SystemException> {
-        <Self as ConsumerAdminServant>::get_my_operator(self)
+        self.my_operator()
     }
 
     fn get_pull_consumers(&self) -> Result<Vec<i32>, SystemException> {

@@ -77,10 +77,7 @@ struct ChannelRef(Arc<Channel>);
 
 impl ChannelRef {
     fn live(&self) -> Result<Arc<Shared>, SystemException> {
-        if self.0.is_destroyed() {
-            return Err(gone());
-        }
-        self.0.shared()
+        self.0.live()
     }
 
     fn obtain(&self, kind: Kind, repository_id: &str) -> Result<ObjectRef, SystemException> {

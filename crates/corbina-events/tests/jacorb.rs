@@ -26,7 +26,6 @@ use corbina_events::cos_notify_channel_admin::{
     StructuredProxyPushSupplier,
 };
 use corbina_events::cos_notify_filter::ConstraintExp;
-use corbina_events::NOTIFY_FACTORY_KEY;
 use corbina_testpeers::{
     jacorb_tools_installed, output_root, repo_root, skip_unless, PeerProcess, IOR_TIMEOUT,
     JACORB_JVM_ARGS,
@@ -242,12 +241,7 @@ fn notify_jacorb_structured_clients_on_corbina_channel() {
     let dir = temp_dir("jacorb-notify-clients");
     let (_daemon, _) = start_daemon(port, &dir, &[]);
     let client = client_orb();
-    let factory = EventChannelFactory::narrow(
-        &client
-            .string_to_object(&format!("corbaloc::127.0.0.1:{port}/{NOTIFY_FACTORY_KEY}"))
-            .unwrap(),
-    )
-    .unwrap();
+    let factory = notify_factory_at(&client, port);
     let ch = factory.create_channel(&[], &[]).unwrap().0.unwrap();
     let ior = client.object_to_string(ch.as_object()).unwrap();
     // JacORB's consumer filters on its proxy with Corbina's filter factory: the alarms of

@@ -451,12 +451,7 @@ fn notify_structured_connection_survives_sigkill() {
     let port = free_port();
     let (mut daemon, _) = start_daemon(port, &dir, &[]);
     let client = client_orb();
-    let factory = EventChannelFactory::narrow(
-        &client
-            .string_to_object(&format!("corbaloc::127.0.0.1:{port}/{NOTIFY_FACTORY_KEY}"))
-            .unwrap(),
-    )
-    .unwrap();
+    let factory = notify_factory_at(&client, port);
     let (ch, id) = factory
         .create_channel(&[prop("ConnectionReliability", Any::from_short(1))], &[])
         .unwrap();

@@ -2,7 +2,7 @@
 //! what they get, and structured events to push.
 
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use corbina::{Any, Orb, SystemException};
 use corbina_events::cos_notification::{
@@ -33,16 +33,7 @@ pub struct Got {
 
 impl Got {
     pub fn wait_for(&self, n: usize, limit: Duration) -> Vec<StructuredEvent> {
-        let end = Instant::now() + limit;
-        let mut ev = self.events.lock().unwrap();
-        while ev.len() < n {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            ev = self.arrived.wait_timeout(ev, left).unwrap().0;
-        }
-        ev.clone()
+        super::wait_len(&self.events, &self.arrived, n, limit)
     }
 
     pub fn names(&self, n: usize) -> Vec<String> {
@@ -152,4 +143,19 @@ pub fn event(type_name: &str, name: &str, priority: i16) -> StructuredEvent {
         filterable_data: vec![prop("severity", Any::from_long(i32::from(priority)))],
         remainder_of_body: Any::from_string(name).unwrap(),
     }
+}
+
+/// The notification channel factory of the daemon on `127.0.0.1:port`.
+pub fn notify_factory_at(
+    orb: &Orb,
+    port: u16,
+) -> corbina_events::cos_notify_channel_admin::EventChannelFactory {
+    let url = format!(
+        "corbaloc::127.0.0.1:{port}/{}",
+        corbina_events::NOTIFY_FACTORY_KEY
+    );
+    corbina_events::cos_notify_channel_admin::EventChannelFactory::narrow(
+        &orb.string_to_object(&url).unwrap(),
+    )
+    .unwrap()
 }
