@@ -7,7 +7,7 @@
 //! `remainder_of_body`; a structured event reaches an `any` consumer as an `any` holding the
 //! `StructuredEvent` (CosNotification §2.7).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -123,10 +123,103 @@ pub(crate) enum Discard {
 
 type Key = (i64, u64);
 
+/// The queued events by key: in arrival order (FIFO: a deque, the common case, cheap), or
+/// sorted.
+#[derive(Debug)]
+enum Items {
+    Fifo(VecDeque<(Key, Arc<Event>)>),
+    Sorted(BTreeMap<Key, Arc<Event>>),
+}
+
+impl Items {
+    fn new(order: Order) -> Items {
+        match order {
+            Order::Fifo => Items::Fifo(VecDeque::new()),
+            _ => Items::Sorted(BTreeMap::new()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Items::Fifo(d) => d.len(),
+            Items::Sorted(m) => m.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Items::Fifo(d) => d.clear(),
+            Items::Sorted(m) => m.clear(),
+        }
+    }
+
+    /// Inserts; a FIFO's keys only grow.
+    fn insert(&mut self, k: Key, e: Arc<Event>) {
+        match self {
+            Items::Fifo(d) => d.push_back((k, e)),
+            Items::Sorted(m) => {
+                m.insert(k, e);
+            }
+        }
+    }
+
+    fn pop_first(&mut self) -> Option<(Key, Arc<Event>)> {
+        match self {
+            Items::Fifo(d) => d.pop_front(),
+            Items::Sorted(m) => m.pop_first(),
+        }
+    }
+
+    fn get(&self, k: &Key) -> Option<&Arc<Event>> {
+        match self {
+            Items::Fifo(d) => d.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| &d[i].1),
+            Items::Sorted(m) => m.get(k),
+        }
+    }
+
+    fn remove(&mut self, k: &Key) {
+        match self {
+            Items::Fifo(d) => {
+                if let Ok(i) = d.binary_search_by(|(x, _)| x.cmp(k)) {
+                    d.remove(i);
+                }
+            }
+            Items::Sorted(m) => {
+                m.remove(k);
+            }
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Arc<Event>) -> bool) {
+        match self {
+            Items::Fifo(d) => d.retain(|(_, e)| keep(e)),
+            Items::Sorted(m) => m.retain(|_, e| keep(e)),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = (&Key, &Arc<Event>)> + '_> {
+        match self {
+            Items::Fifo(d) => Box::new(d.iter().map(|(k, e)| (k, e))),
+            Items::Sorted(m) => Box::new(m.iter()),
+        }
+    }
+
+    fn into_vec(self) -> Vec<(Key, Arc<Event>)> {
+        match self {
+            Items::Fifo(d) => d.into(),
+            Items::Sorted(m) => m.into_iter().collect(),
+        }
+    }
+}
+
 /// A consumer's queue.
 #[derive(Debug)]
 pub(crate) struct Queue {
-    items: BTreeMap<Key, Arc<Event>>,
+    items: Items,
     next: u64,
     order: Order,
     discard: Discard,
@@ -144,7 +237,7 @@ fn epoch() -> Instant {
 impl Queue {
     pub(crate) fn new(order: Order, discard: Discard, limit: usize) -> Queue {
         Queue {
-            items: BTreeMap::new(),
+            items: Items::new(order),
             next: 0,
             order,
             discard,
@@ -179,7 +272,9 @@ impl Queue {
         self.limit = limit.max(1);
         if order != self.order {
             self.order = order;
-            let items = std::mem::take(&mut self.items);
+            let mut items = std::mem::replace(&mut self.items, Items::new(order)).into_vec();
+            // Arrival order first: a FIFO's keys must come in growing.
+            items.sort_by_key(|((_, seq), _)| *seq);
             for ((_, seq), e) in items {
                 self.items.insert(Self::key(order, &e, seq), e);
             }
@@ -192,7 +287,7 @@ impl Queue {
         let mut dropped = 0;
         if self.items.len() >= self.limit {
             let before = self.items.len();
-            self.items.retain(|_, e| !e.expired(now));
+            self.items.retain(|e| !e.expired(now));
             dropped += (before - self.items.len()) as u64;
         }
         let seq = self.next;
@@ -201,7 +296,7 @@ impl Queue {
             dropped += 1;
             let victim = match self.discard {
                 Discard::Lifo => return dropped,
-                Discard::Fifo => self.items.keys().min_by_key(|k| k.1).copied(),
+                Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
                 Discard::Priority => self
                     .items
                     .iter()
