@@ -130,6 +130,89 @@ impl FilterSet {
     }
 }
 
+/// Which mapping filter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mapping {
+    /// `priority_filter`: its value (a short) is the event's priority for the consumer.
+    Priority = 0,
+    /// `lifetime_filter`: its value (a TimeBase::TimeT, 100 ns units) is the event's
+    /// lifetime for the consumer.
+    Lifetime = 1,
+}
+
+/// The priority and lifetime mapping filters of a consumer admin or proxy.
+#[derive(Default)]
+pub(crate) struct Mappings {
+    slots: Mutex<[Option<MappingFilter>; 2]>,
+    /// Whether one is set: read by every event for every consumer, without a lock.
+    any: std::sync::atomic::AtomicBool,
+}
+
+impl Mappings {
+    pub(crate) fn get(&self, which: Mapping) -> Option<MappingFilter> {
+        lock(&self.slots)[which as usize].clone()
+    }
+
+    pub(crate) fn set(&self, which: Mapping, f: Option<MappingFilter>) {
+        let mut s = lock(&self.slots);
+        s[which as usize] = f;
+        self.any.store(
+            s.iter().any(Option::is_some),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+
+    /// Both, unless neither is set.
+    fn both(&self) -> Option<[Option<MappingFilter>; 2]> {
+        if !self.any.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        Some(lock(&self.slots).clone())
+    }
+
+    /// The stored form: each filter's IOR encapsulation (empty: none).
+    fn encode(&self, w: &mut CdrWriter<'_>) -> Result<(), MarshalError> {
+        let s = lock(&self.slots).clone();
+        for f in &s {
+            // A reference that does not encode (the impossible) is stored as none.
+            let ior = f
+                .as_ref()
+                .and_then(|f| f.as_object().ior().to_encapsulation().ok())
+                .unwrap_or_default();
+            w.write_length(ior.len())?;
+            w.write_bytes(&ior);
+        }
+        Ok(())
+    }
+
+    fn decode(
+        r: &mut CdrReader<'_>,
+        object: &dyn Fn(&[u8]) -> Option<corbina::ObjectRef>,
+    ) -> Result<Mappings, MarshalError> {
+        let m = Mappings::default();
+        for which in [Mapping::Priority, Mapping::Lifetime] {
+            let ior = r.read_octet_seq()?;
+            m.set(
+                which,
+                object(ior).map(|o| MappingFilter::unchecked_narrow(&o)),
+            );
+        }
+        Ok(m)
+    }
+}
+
+/// What `f` maps `e` to, if one of its constraints matches.
+fn mapped(f: &MappingFilter, e: &Event) -> Option<Any> {
+    let r = match e.body() {
+        Body::Structured(s) => f.match_structured(s).ok(),
+        Body::Any(a) => f.r#match(a).ok(),
+    };
+    match r {
+        Some((true, v)) => Some(v),
+        _ => None,
+    }
+}
+
 /// The kind of events a proxy carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {
@@ -176,8 +259,8 @@ pub(crate) struct Admin {
     pub(crate) or_op: bool,
     pub(crate) filters: FilterSet,
     pub(crate) qos: Mutex<Qos>,
-    pub(crate) priority_filter: Mutex<Option<MappingFilter>>,
-    pub(crate) lifetime_filter: Mutex<Option<MappingFilter>>,
+    /// A consumer admin's priority and lifetime filters.
+    pub(crate) mappings: Mappings,
 }
 
 impl Admin {
@@ -189,8 +272,7 @@ impl Admin {
             or_op,
             filters: FilterSet::default(),
             qos: Mutex::new(qos),
-            priority_filter: Mutex::new(None),
-            lifetime_filter: Mutex::new(None),
+            mappings: Mappings::default(),
         }
     }
 
@@ -215,6 +297,7 @@ impl Admin {
         w.write_boolean(self.or_op);
         qos.encode(&mut w)?;
         self.filters.encode(&mut w)?;
+        self.mappings.encode(&mut w)?;
         Ok(w.into_bytes())
     }
 
@@ -229,8 +312,10 @@ impl Admin {
         let or_op = r.read_boolean()?;
         let qos = read_qos(&mut r)?;
         let filters = FilterSet::decode(&mut r, object)?;
+        let mappings = Mappings::decode(&mut r, object)?;
         let mut a = Admin::new(id, number, consumer, or_op, qos);
         a.filters = filters;
+        a.mappings = mappings;
         Ok(a)
     }
 }
@@ -254,8 +339,8 @@ pub(crate) struct Link {
     pub(crate) qos: Mutex<Qos>,
     /// The connected peer's IOR encapsulation (empty: nil); `None` before connecting.
     pub(crate) peer: Mutex<Option<Vec<u8>>>,
-    pub(crate) priority_filter: Mutex<Option<MappingFilter>>,
-    pub(crate) lifetime_filter: Mutex<Option<MappingFilter>>,
+    /// A consumer-side proxy's priority and lifetime filters (over its admin's).
+    pub(crate) mappings: Mappings,
     /// Whether the peer wants `offer_change`/`subscription_change` calls.
     pub(crate) updates: std::sync::atomic::AtomicBool,
 }
@@ -269,8 +354,7 @@ impl Link {
             filters: FilterSet::default(),
             qos: Mutex::new(qos),
             peer: Mutex::new(None),
-            priority_filter: Mutex::new(None),
-            lifetime_filter: Mutex::new(None),
+            mappings: Mappings::default(),
             updates: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -312,6 +396,38 @@ impl Link {
         Event::new(body, priority, deadline)
     }
 
+    /// `e` as this consumer-side proxy sees it: with the priority and lifetime its mapping
+    /// filters (else its admin's) give it, when one of their constraints matches.
+    pub(crate) fn remap(&self, e: &Arc<Event>) -> Arc<Event> {
+        let (own, admin) = (self.mappings.both(), self.admin.mappings.both());
+        if own.is_none() && admin.is_none() {
+            return e.clone();
+        }
+        let pick = |i: Mapping| {
+            let i = i as usize;
+            own.as_ref()
+                .and_then(|o| o[i].clone())
+                .or_else(|| admin.as_ref().and_then(|a| a[i].clone()))
+        };
+        let mut priority = e.priority;
+        let mut deadline = e.deadline;
+        if let Some(p) = pick(Mapping::Priority)
+            .and_then(|f| mapped(&f, e))
+            .and_then(|v| v.to_short())
+        {
+            priority = p;
+        }
+        if let Some(t) = pick(Mapping::Lifetime)
+            .and_then(|f| mapped(&f, e))
+            .and_then(|v| time_value(&v))
+        {
+            deadline = (t > 0).then(|| {
+                std::time::Instant::now() + std::time::Duration::from_nanos(t.saturating_mul(100))
+            });
+        }
+        Arc::new(e.with(priority, deadline))
+    }
+
     /// The stored form of a notification proxy of `mode` (its store kind's code).
     pub(crate) fn encode(&self, mode: u8) -> Result<Vec<u8>, MarshalError> {
         let qos = lock(&self.qos).stored();
@@ -324,6 +440,7 @@ impl Link {
         w.write_bytes(&peer);
         qos.encode(&mut w)?;
         self.filters.encode(&mut w)?;
+        self.mappings.encode(&mut w)?;
         Ok(w.into_bytes())
     }
 }
@@ -336,6 +453,7 @@ pub(crate) struct StoredProxy {
     pub(crate) peer: Vec<u8>,
     pub(crate) qos: Qos,
     pub(crate) filters: FilterSet,
+    pub(crate) mappings: Mappings,
 }
 
 impl StoredProxy {
@@ -353,6 +471,7 @@ impl StoredProxy {
         let peer = r.read_octet_seq()?.to_vec();
         let qos = read_qos(&mut r)?;
         let filters = FilterSet::decode(&mut r, object)?;
+        let mappings = Mappings::decode(&mut r, object)?;
         Ok(StoredProxy {
             mode,
             style,
@@ -360,6 +479,7 @@ impl StoredProxy {
             peer,
             qos,
             filters,
+            mappings,
         })
     }
 }

@@ -516,9 +516,11 @@ impl Channel {
         let sinks = self.sinks.read().unwrap_or_else(|p| p.into_inner()).clone();
         let now = Instant::now();
         for s in sinks.iter() {
-            if !s.link().passes(&event) {
+            let link = s.link();
+            if !link.passes(&event) {
                 continue;
             }
+            let event = link.remap(&event);
             match s {
                 Sink::Push(p) => p.offer(&event, now),
                 Sink::Pull(p) => p.offer(&event, now),
@@ -702,6 +704,7 @@ impl Channel {
                     });
                     let mut link = Link::new(admin, sp.style);
                     link.filters = sp.filters;
+                    link.mappings = sp.mappings;
                     *lock(&link.qos) = sp.qos;
                     (kind, link, sp.peer)
                 }

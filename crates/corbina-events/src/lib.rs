@@ -73,13 +73,18 @@
 //! first), `Timeout` (from the event's header or the supplier's proxy: an event expired
 //! before delivery is dropped), `MaximumBatchSize`, `PacingInterval`,
 //! `ConnectionReliability` (`BestEffort` or `Persistent`: connections are stored either
-//! way), `StopTimeSupported`. `EventReliability=Persistent` and `StartTimeSupported=TRUE`
+//! way). `EventReliability=Persistent` and `StartTimeSupported`/`StopTimeSupported=TRUE`
 //! are refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`), unknown properties with
 //! `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
 //! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
 //! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
 //! is refused. `suspend_connection` holds a push consumer's deliveries (events still
 //! queue), or the channel's pulls from a pull supplier, until `resume_connection`.
+//!
+//! **Mapping filters**: a consumer proxy's `priority_filter` and `lifetime_filter` (else
+//! its admin's) give an event, when one of their constraints matches it, its priority
+//! (a short) and lifetime (a TimeBase::TimeT) in that consumer's queue; the event itself
+//! is delivered unchanged.
 //!
 //! **Subscriptions and offers**: `subscription_change` on a consumer admin or proxy and
 //! `offer_change` on a supplier admin or proxy are counted per type; a type that becomes
@@ -95,9 +100,7 @@
 //! # Not there yet
 //!
 //! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
-//! headers, priority
-//! and lifetime mapping filters (they are kept, not applied), typed channels, and
-//! pipelined pushes on the asynchronous client.
+//! headers, typed channels, and pipelined pushes on the asynchronous client.
 //!
 //! # Example
 //!

@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use corbina::{ObjectRef, SystemException, SystemExceptionKind};
 
-use crate::admin::{Admin, Link, NotifyParams, Style};
+use crate::admin::{Admin, Link, Mapping, NotifyParams, Style};
 use crate::channel::{
     gone, lock, nil_peer, oid, sys, Channel, Conn, Proxy, PullConsumerProxy, PullSupplierProxy,
     PushConsumerProxy, PushSupplierProxy, Shared, Source, Target, TryFail,
@@ -807,17 +807,23 @@ impl AdminRef {
         })
     }
 
+    /// Sets a mapping filter (when `value` is given) and answers it.
     fn mapping_filter(
         &self,
-        slot: &std::sync::Mutex<Option<MappingFilter>>,
+        which: Mapping,
         value: Option<Option<&MappingFilter>>,
     ) -> Result<Option<MappingFilter>, SystemException> {
-        self.live()?;
-        let mut f = lock(slot);
+        let shared = self.live()?;
+        let m = &self.admin.mappings;
         if let Some(v) = value {
-            *f = v.cloned();
+            let before = m.get(which);
+            m.set(which, v.cloned());
+            if let Err(e) = self.save(&shared) {
+                m.set(which, before);
+                return Err(e);
+            }
         }
-        Ok(f.clone())
+        Ok(m.get(which))
     }
 }
 
@@ -865,20 +871,20 @@ impl ConsumerAdminServant for AdminRef {
     }
 
     fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
-        self.mapping_filter(&self.admin.priority_filter, None)
+        self.mapping_filter(Mapping::Priority, None)
     }
 
     fn set_priority_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.mapping_filter(&self.admin.priority_filter, Some(value))
+        self.mapping_filter(Mapping::Priority, Some(value))
             .map(drop)
     }
 
     fn get_lifetime_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
-        self.mapping_filter(&self.admin.lifetime_filter, None)
+        self.mapping_filter(Mapping::Lifetime, None)
     }
 
     fn set_lifetime_filter(&self, value: Option<&MappingFilter>) -> Result<(), SystemException> {
-        self.mapping_filter(&self.admin.lifetime_filter, Some(value))
+        self.mapping_filter(Mapping::Lifetime, Some(value))
             .map(drop)
     }
 
@@ -1130,6 +1136,21 @@ fn get_filter<P: Proxied>(p: &P, id: i32) -> Result<Option<Filter>, GetFilterErr
         Some(f) => Ok(Some(f)),
         None => Err(FilterNotFound {}.into()),
     }
+}
+
+fn set_mapping<P: Proxied>(
+    p: &P,
+    which: Mapping,
+    f: Option<&MappingFilter>,
+) -> Result<(), SystemException> {
+    let ch = p.channel()?;
+    let before = p.link().mappings.get(which);
+    p.link().mappings.set(which, f.cloned());
+    if let Err(e) = ch.resave(p.id()) {
+        p.link().mappings.set(which, before);
+        return Err(e);
+    }
+    Ok(())
 }
 
 fn remove_all_filters<P: Proxied>(p: &P) -> Result<(), SystemException> {
@@ -1421,30 +1442,26 @@ macro_rules! proxy_supplier_servant {
 
             fn get_priority_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
                 self.channel()?;
-                Ok(lock(&self.link.priority_filter).clone())
+                Ok(self.link.mappings.get(Mapping::Priority))
             }
 
             fn set_priority_filter(
                 &self,
                 value: Option<&MappingFilter>,
             ) -> Result<(), SystemException> {
-                self.channel()?;
-                *lock(&self.link.priority_filter) = value.cloned();
-                Ok(())
+                set_mapping(self, Mapping::Priority, value)
             }
 
             fn get_lifetime_filter(&self) -> Result<Option<MappingFilter>, SystemException> {
                 self.channel()?;
-                Ok(lock(&self.link.lifetime_filter).clone())
+                Ok(self.link.mappings.get(Mapping::Lifetime))
             }
 
             fn set_lifetime_filter(
                 &self,
                 value: Option<&MappingFilter>,
             ) -> Result<(), SystemException> {
-                self.channel()?;
-                *lock(&self.link.lifetime_filter) = value.cloned();
-                Ok(())
+                set_mapping(self, Mapping::Lifetime, value)
             }
         }
 

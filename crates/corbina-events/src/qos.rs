@@ -11,8 +11,7 @@
 //! | `DiscardPolicy` | short | `AnyOrder`, `FifoOrder`, `LifoOrder`, `PriorityOrder`, `DeadlineOrder` | which event a full queue drops |
 //! | `MaxEventsPerConsumer` | long | ≥ 0 (0: the channel's `MaxQueueLength`) | the bound of a consumer's queue |
 //! | `Timeout` | TimeBase::TimeT | 100 ns units, 0 none | an event's lifetime when its header has none |
-//! | `StopTimeSupported` | boolean | any | whether a header's `StopTime` is honoured |
-//! | `StartTimeSupported` | boolean | `FALSE` | `StartTime` is not supported |
+//! | `StopTimeSupported`, `StartTimeSupported` | boolean | `FALSE` | a header's `StopTime`/`StartTime` is not honoured (`Timeout` is) |
 //! | `MaximumBatchSize` | long | ≥ 1 | the most events in one sequence push |
 //! | `PacingInterval` | TimeBase::TimeT | 100 ns units, 0 none | how long a sequence push waits to fill its batch |
 //!
@@ -38,7 +37,6 @@ pub(crate) struct Qos {
     pub(crate) discard: Option<i16>,
     pub(crate) max_events: Option<i32>,
     pub(crate) timeout: Option<u64>,
-    pub(crate) stop_time_supported: Option<bool>,
     pub(crate) batch: Option<i32>,
     pub(crate) pacing: Option<u64>,
 }
@@ -124,11 +122,7 @@ impl Qos {
                     None => Err(BadType),
                 },
                 "Timeout" => time(v).map(|t| q.timeout = Some(t)).ok_or(BadType),
-                "StopTimeSupported" => v
-                    .to_boolean()
-                    .map(|b| q.stop_time_supported = Some(b))
-                    .ok_or(BadType),
-                "StartTimeSupported" => match v.to_boolean() {
+                "StartTimeSupported" | "StopTimeSupported" => match v.to_boolean() {
                     Some(false) => Ok(()),
                     Some(true) => Err(UnsupportedValue),
                     None => Err(BadType),
@@ -190,10 +184,6 @@ impl Qos {
             .map(|t| Duration::from_nanos(t.saturating_mul(100)))
     }
 
-    pub(crate) fn stop_time_supported(&self) -> bool {
-        self.stop_time_supported.unwrap_or(true)
-    }
-
     pub(crate) fn batch(&self) -> usize {
         self.batch.map_or(1, |b| b.max(1) as usize)
     }
@@ -229,10 +219,7 @@ impl Qos {
             ),
             p("Timeout", Any::from_ulonglong(self.timeout.unwrap_or(0))),
             p("StartTimeSupported", Any::from_boolean(false)),
-            p(
-                "StopTimeSupported",
-                Any::from_boolean(self.stop_time_supported()),
-            ),
+            p("StopTimeSupported", Any::from_boolean(false)),
             p(
                 "MaximumBatchSize",
                 Any::from_long(i32::try_from(self.batch()).unwrap_or(i32::MAX)),
@@ -264,10 +251,9 @@ impl Qos {
                     "Timeout" | "PacingInterval" => {
                         range(Any::from_ulonglong(0), Any::from_ulonglong(u64::MAX))
                     }
-                    "StartTimeSupported" => {
+                    "StartTimeSupported" | "StopTimeSupported" => {
                         range(Any::from_boolean(false), Any::from_boolean(false))
                     }
-                    "StopTimeSupported" => range(Any::from_boolean(false), Any::from_boolean(true)),
                     _ => return None,
                 };
                 Some(NamedPropertyRange {
@@ -298,10 +284,6 @@ impl Qos {
         put("DiscardPolicy", self.discard.map(Any::from_short));
         put("MaxEventsPerConsumer", self.max_events.map(Any::from_long));
         put("Timeout", self.timeout.map(Any::from_ulonglong));
-        put(
-            "StopTimeSupported",
-            self.stop_time_supported.map(Any::from_boolean),
-        );
         put("MaximumBatchSize", self.batch.map(Any::from_long));
         put("PacingInterval", self.pacing.map(Any::from_ulonglong));
         props

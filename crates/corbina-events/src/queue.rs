@@ -48,6 +48,11 @@ impl Event {
         }
     }
 
+    /// The same event with another priority and deadline (one consumer's view of it).
+    pub(crate) fn with(&self, priority: i16, deadline: Option<Instant>) -> Event {
+        Event::new(self.body.clone(), priority, deadline)
+    }
+
     pub(crate) fn body(&self) -> &Body {
         &self.body
     }

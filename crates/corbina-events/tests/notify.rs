@@ -38,7 +38,9 @@ use corbina_events::cos_notify_comm::{
     SequencePullSupplier, SequencePullSupplierServant, SequencePullSupplierSkeleton,
     StructuredPullSupplier, StructuredPullSupplierServant, StructuredPullSupplierSkeleton,
 };
-use corbina_events::cos_notify_filter::{ConstraintExp, Filter, FilterFactory};
+use corbina_events::cos_notify_filter::{
+    ConstraintExp, Filter, FilterFactory, MappingConstraintPair,
+};
 use corbina_events::NOTIFY_FACTORY_KEY;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -464,7 +466,13 @@ fn notify_structured_connection_survives_sigkill() {
     admin
         .add_filter(Some(&filter(&ff, &[et("Telecom", "Alarm")], "")))
         .unwrap();
+    let mf = ff
+        .create_mapping_filter("EXTENDED_TCL", &Any::from_short(0))
+        .unwrap()
+        .unwrap();
+    admin.set_priority_filter(Some(&mf)).unwrap();
     let proxy = structured_proxy(&admin);
+    proxy.set_lifetime_filter(Some(&mf)).unwrap();
     let (c, got) = structured_consumer(&client);
     proxy.connect_structured_push_consumer(Some(&c)).unwrap();
     let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
@@ -475,8 +483,8 @@ fn notify_structured_connection_survives_sigkill() {
     daemon.kill();
     let (d, _) = start_daemon(port, &dir, &[]);
     daemon = d;
-    // The same references: the channel, the supplier's proxy, the consumer's connection
-    // and the admin's filter.
+    // The same references: the channel, the supplier's proxy, the consumer's connection,
+    // the admin's filter.
     assert_eq!(factory.get_all_channels().unwrap(), [id]);
     sup.push_structured_event(&event("Fault", "filtered", 1))
         .unwrap();
@@ -484,6 +492,12 @@ fn notify_structured_connection_survives_sigkill() {
         .unwrap();
     assert_eq!(got.names(2), ["before", "after"]);
     assert_eq!(proxy.get_my_type().unwrap(), ProxyType::PushStructured);
+    // The mapping filters too.
+    let same = |f: Option<corbina_events::cos_notify_filter::MappingFilter>| {
+        f.unwrap().as_object().ior() == mf.as_object().ior()
+    };
+    assert!(same(admin.get_priority_filter().unwrap()));
+    assert!(same(proxy.get_lifetime_filter().unwrap()));
     assert!(matches!(
         proxy.connect_structured_push_consumer(Some(&c)),
         Err(corbina_events::cos_notify_channel_admin::structured_proxy_push_supplier::ConnectStructuredPushConsumerError::AlreadyConnected(_))
@@ -666,4 +680,75 @@ fn notify_channel_pulls_from_structured_and_sequence_suppliers() {
     assert!(qp.connect_sequence_pull_supplier(None).is_err());
     sp.resume_connection().unwrap();
     assert!(sp.resume_connection().is_err(), "already active");
+}
+
+#[test]
+fn notify_priority_and_lifetime_mapping_filters() {
+    let s = setup("notify-mapping");
+    let ch = channel(&s, &[]);
+    let ff = ch.get_default_filter_factory().unwrap().unwrap();
+    let mapping = |default: Any, expr: &str, value: Any| {
+        let m = ff
+            .create_mapping_filter("EXTENDED_TCL", &default)
+            .unwrap()
+            .unwrap();
+        m.add_mapping_constraints(&[MappingConstraintPair {
+            constraint_expression: ConstraintExp {
+                event_types: vec![],
+                constraint_expr: expr.into(),
+            },
+            result_to_set: value,
+        }])
+        .unwrap();
+        m
+    };
+    // The admin makes Faults urgent; the proxy gives Debug events 1 ms to live.
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    admin
+        .set_priority_filter(Some(&mapping(
+            Any::from_short(0),
+            "$type_name == 'Fault'",
+            Any::from_short(100),
+        )))
+        .unwrap();
+    assert!(admin.get_priority_filter().unwrap().is_some());
+    let proxy = structured_proxy(&admin);
+    proxy
+        .set_lifetime_filter(Some(&mapping(
+            Any::from_ulonglong(0),
+            "$type_name == 'Debug'",
+            Any::from_ulonglong(10_000),
+        )))
+        .unwrap();
+    proxy
+        .set_qos(&[prop("OrderPolicy", Any::from_short(2))])
+        .unwrap();
+    let (c, got) = structured_consumer(&s.client);
+    proxy.connect_structured_push_consumer(Some(&c)).unwrap();
+    proxy.suspend_connection().unwrap();
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    for (t, n, p) in [
+        ("Alarm", "alarm-5", 5),
+        ("Fault", "fault-1", 1),
+        ("Debug", "debug-9", 9),
+        ("Alarm", "alarm-3", 3),
+    ] {
+        sup.push_structured_event(&event(t, n, p)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(30));
+    proxy.resume_connection().unwrap();
+    assert_eq!(got.names(3), ["fault-1", "alarm-5", "alarm-3"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(
+        got.events.lock().unwrap().len(),
+        3,
+        "the Debug event expired"
+    );
+    // The event itself keeps its own header: only its place in this queue changed.
+    let fault = &got.events.lock().unwrap()[0];
+    assert_eq!(
+        fault.header.variable_header[0].value.to_short(),
+        Some(1),
+        "{fault:?}"
+    );
 }
