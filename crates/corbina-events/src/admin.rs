@@ -608,6 +608,17 @@ mod tests {
         assert_eq!(NotifyParams::types(&t).len(), 1);
     }
 
+    proptest::proptest! {
+        /// Stored records are read back from disk: any bytes give a record or an error,
+        /// never a panic.
+        #[test]
+        fn decoders_take_any_bytes(b in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = StoredProxy::decode(&b, &|_| None);
+            let _ = Admin::decode(1, false, &b, &|_| None);
+            let _ = NotifyParams::decode(&b);
+        }
+    }
+
     #[test]
     fn stored_forms_round_trip_and_reject_garbage() {
         let a = Admin::new(40, 3, true, true, Qos::default());
