@@ -22,10 +22,10 @@
 //! lock guards its connection and queue. The channel's lock may be held while taking a
 //! proxy's, never the reverse. No lock is held across a remote call.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use corbina::error::minor::{
     BAD_PARAM_NIL_EVENT_PEER, IMP_LIMIT_EVENT_PROXIES, NO_RESOURCES_THREAD,
@@ -35,10 +35,15 @@ use corbina::giop::Ior;
 use corbina::poa::{ObjectId, Poa};
 use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 
-use crate::cos_event_channel_admin::AmhProxyPullSupplierResponseHandler;
-use crate::cos_event_comm::pull_supplier::TryPullError;
+use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::cos_event_comm::push_consumer::PushError;
-use crate::cos_event_comm::{Disconnected, PullConsumer, PullSupplier, PushConsumer, PushSupplier};
+use crate::cos_event_comm::{PullConsumer, PullSupplier, PushConsumer, PushSupplier};
+use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
+use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
+use crate::cos_notify_comm::{SequencePushConsumer, StructuredPushConsumer};
+use crate::pull::{PullPeer, PullSource, Waiter};
+use crate::qos::Qos;
+use crate::queue::{Body, Event, Queue};
 use crate::store::{ChannelParams, Kind, Record, Store, StoreError};
 use crate::Options;
 
@@ -57,7 +62,7 @@ pub(crate) fn nil_peer() -> SystemException {
     sys(SystemExceptionKind::BadParam, BAD_PARAM_NIL_EVENT_PEER)
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -136,6 +141,25 @@ impl Proxy {
         }
     }
 
+    pub(crate) fn link(&self) -> &Link {
+        match self {
+            Proxy::PushConsumer(p) => &p.link,
+            Proxy::PullConsumer(p) => &p.link,
+            Proxy::PushSupplier(p) => &p.link,
+            Proxy::PullSupplier(p) => &p.link,
+        }
+    }
+
+    /// The store's kind of the proxy (of an event channel's proxy, its record's kind).
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Proxy::PushConsumer(_) => Kind::PushConsumer,
+            Proxy::PullConsumer(_) => Kind::PullConsumer,
+            Proxy::PushSupplier(_) => Kind::PushSupplier,
+            Proxy::PullSupplier(_) => Kind::PullSupplier,
+        }
+    }
+
     /// Ends the proxy's connection: its threads stop, waiting pulls get `Disconnected`,
     /// and, when `notify`, the connected peer is told (on a thread of its own).
     fn shut(&self, notify: bool) {
@@ -143,18 +167,28 @@ impl Proxy {
             Proxy::PushConsumer(p) => {
                 let peer = std::mem::replace(&mut *lock(&p.state), Conn::Gone);
                 if let (true, Conn::Connected(Some(s))) = (notify, peer) {
-                    tell("disconnect_push_supplier", move || {
-                        s.disconnect_push_supplier()
-                    });
+                    match s {
+                        Source::Any(s) => tell("disconnect_push_supplier", move || {
+                            s.disconnect_push_supplier()
+                        }),
+                        Source::Structured(s) => {
+                            tell("disconnect_structured_push_supplier", move || {
+                                s.disconnect_structured_push_supplier()
+                            })
+                        }
+                        Source::Sequence(s) => {
+                            tell("disconnect_sequence_push_supplier", move || {
+                                s.disconnect_sequence_push_supplier()
+                            })
+                        }
+                    }
                 }
             }
             Proxy::PullConsumer(p) => {
                 let peer = std::mem::replace(&mut *lock(&p.state), Conn::Gone);
                 p.wake.notify_all();
                 if let (true, Conn::Connected(s)) = (notify, peer) {
-                    tell("disconnect_pull_supplier", move || {
-                        s.disconnect_pull_supplier()
-                    });
+                    tell("disconnect_pull_supplier", move || s.disconnect());
                 }
             }
             Proxy::PushSupplier(p) => {
@@ -165,9 +199,21 @@ impl Proxy {
                 };
                 p.wake.notify_all();
                 if let (true, Conn::Connected(c)) = (notify, peer) {
-                    tell("disconnect_push_consumer", move || {
-                        c.disconnect_push_consumer()
-                    });
+                    match c {
+                        Target::Any(c) => tell("disconnect_push_consumer", move || {
+                            c.disconnect_push_consumer()
+                        }),
+                        Target::Structured(c) => {
+                            tell("disconnect_structured_push_consumer", move || {
+                                c.disconnect_structured_push_consumer()
+                            })
+                        }
+                        Target::Sequence(c) => {
+                            tell("disconnect_sequence_push_consumer", move || {
+                                c.disconnect_sequence_push_consumer()
+                            })
+                        }
+                    }
                 }
             }
             Proxy::PullSupplier(p) => {
@@ -180,12 +226,10 @@ impl Proxy {
                     )
                 };
                 for w in waiters {
-                    let _ = w.pull_excep(Disconnected {}.into());
+                    w.disconnected();
                 }
                 if let (true, Conn::Connected(Some(c))) = (notify, peer) {
-                    tell("disconnect_pull_consumer", move || {
-                        c.disconnect_pull_consumer()
-                    });
+                    tell("disconnect_pull_consumer", move || c.disconnect());
                 }
             }
         }
@@ -216,48 +260,126 @@ pub(crate) enum Conn<T> {
     Gone,
 }
 
-/// `ProxyPushConsumer`.
+/// The supplier connected to a push proxy consumer (its `disconnect_*` differs by kind).
+#[derive(Clone)]
+pub(crate) enum Source {
+    Any(PushSupplier),
+    Structured(crate::cos_notify_comm::StructuredPushSupplier),
+    Sequence(crate::cos_notify_comm::SequencePushSupplier),
+}
+
+impl Source {
+    pub(crate) fn object(&self) -> &ObjectRef {
+        match self {
+            Source::Any(s) => s.as_object(),
+            Source::Structured(s) => s.as_object(),
+            Source::Sequence(s) => s.as_object(),
+        }
+    }
+}
+
+/// The consumer a push proxy supplier pushes to.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// `push(any)`.
+    Any(PushConsumer),
+    /// `push_structured_event`.
+    Structured(StructuredPushConsumer),
+    /// `push_structured_events`, in batches.
+    Sequence(SequencePushConsumer),
+}
+
+impl Target {
+    pub(crate) fn object(&self) -> &ObjectRef {
+        match self {
+            Target::Any(c) => c.as_object(),
+            Target::Structured(c) => c.as_object(),
+            Target::Sequence(c) => c.as_object(),
+        }
+    }
+
+    /// Pushes `batch` (one event, but for sequence consumers).
+    fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
+        let r = match self {
+            Target::Any(c) => batch
+                .iter()
+                .try_for_each(|e| c.push(e.any()))
+                .map_err(|e| match e {
+                    PushError::Disconnected(_) => Failure::Gone,
+                    PushError::System(e) => classify(&e),
+                }),
+            Target::Structured(c) => batch
+                .iter()
+                .try_for_each(|e| c.push_structured_event(e.structured()))
+                .map_err(|e| match e {
+                    PushStructuredEventError::Disconnected(_) => Failure::Gone,
+                    PushStructuredEventError::System(e) => classify(&e),
+                }),
+            Target::Sequence(c) => {
+                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
+                c.push_structured_events(&events).map_err(|e| match e {
+                    PushStructuredEventsError::Disconnected(_) => Failure::Gone,
+                    PushStructuredEventsError::System(e) => classify(&e),
+                })
+            }
+        };
+        r
+    }
+}
+
+/// `ProxyPushConsumer` (and the notification kinds of it).
 pub(crate) struct PushConsumerProxy {
     pub(crate) id: u64,
     pub(crate) channel: Weak<Channel>,
-    pub(crate) state: Mutex<Conn<Option<PushSupplier>>>,
+    pub(crate) link: Link,
+    pub(crate) state: Mutex<Conn<Option<Source>>>,
 }
 
-/// `ProxyPullConsumer`.
+/// `ProxyPullConsumer` (and the notification kinds of it).
 pub(crate) struct PullConsumerProxy {
     pub(crate) id: u64,
     pub(crate) channel: Weak<Channel>,
-    pub(crate) state: Mutex<Conn<PullSupplier>>,
-    wake: Condvar,
+    pub(crate) link: Link,
+    pub(crate) state: Mutex<Conn<PullSource>>,
+    /// `suspend_connection`: the supplier is not pulled from.
+    pub(crate) suspended: std::sync::atomic::AtomicBool,
+    pub(crate) wake: Condvar,
 }
 
 /// The queue and connection of a `ProxyPushSupplier`.
 pub(crate) struct PushState {
-    pub(crate) conn: Conn<PushConsumer>,
-    queue: VecDeque<Any>,
+    pub(crate) conn: Conn<Target>,
+    pub(crate) queue: Queue,
+    /// `suspend_connection`: events queue, none is pushed.
+    pub(crate) suspended: bool,
+    /// `MaximumBatchSize` and `PacingInterval` of a sequence consumer.
+    pub(crate) batch: usize,
+    pub(crate) pacing: Duration,
 }
 
-/// `ProxyPushSupplier`.
+/// `ProxyPushSupplier` (and the notification kinds of it).
 pub(crate) struct PushSupplierProxy {
     pub(crate) id: u64,
     pub(crate) channel: Weak<Channel>,
+    pub(crate) link: Link,
     pub(crate) state: Mutex<PushState>,
-    wake: Condvar,
-    /// Events dropped because the queue was full or the consumer failed them.
+    pub(crate) wake: Condvar,
+    /// Events dropped because the queue was full, they expired, or the consumer failed them.
     pub(crate) dropped: AtomicU64,
 }
 
 /// The queue, connection and waiting `pull`s of a `ProxyPullSupplier`.
 pub(crate) struct PullState {
-    pub(crate) conn: Conn<Option<PullConsumer>>,
-    queue: VecDeque<Any>,
-    waiters: VecDeque<AmhProxyPullSupplierResponseHandler>,
+    pub(crate) conn: Conn<Option<PullPeer>>,
+    pub(crate) queue: Queue,
+    waiters: VecDeque<Waiter>,
 }
 
 /// `ProxyPullSupplier`.
 pub(crate) struct PullSupplierProxy {
     pub(crate) id: u64,
     pub(crate) channel: Weak<Channel>,
+    pub(crate) link: Link,
     pub(crate) state: Mutex<PullState>,
     pub(crate) dropped: AtomicU64,
 }
@@ -269,43 +391,105 @@ enum Sink {
     Pull(Arc<PullSupplierProxy>),
 }
 
-/// The proxy table of a channel.
-struct ChannelState {
-    destroyed: bool,
-    proxies: HashMap<u64, Proxy>,
+impl Sink {
+    fn link(&self) -> &Link {
+        match self {
+            Sink::Push(p) => &p.link,
+            Sink::Pull(p) => &p.link,
+        }
+    }
 }
 
-/// An event channel.
+/// The proxy and admin tables of a channel.
+pub(crate) struct ChannelState {
+    destroyed: bool,
+    pub(crate) proxies: HashMap<u64, Proxy>,
+    /// By object id; an event channel has its two default admins only.
+    pub(crate) admins: BTreeMap<u64, Arc<Admin>>,
+}
+
+/// An event channel, or a notification channel (`notify`).
 pub(crate) struct Channel {
     pub(crate) id: u64,
     pub(crate) params: ChannelParams,
     pub(crate) shared: Weak<Shared>,
-    state: Mutex<ChannelState>,
+    /// A notification channel's QoS, admin properties and announced types.
+    pub(crate) notify: Option<NotifyParams>,
+    pub(crate) state: Mutex<ChannelState>,
     /// The connected consumer proxies, rebuilt on every connect and disconnect so that a
     /// push reads it without taking the channel's lock.
     sinks: RwLock<Arc<[Sink]>>,
 }
 
 impl Channel {
-    pub(crate) fn new(id: u64, params: ChannelParams, shared: Weak<Shared>) -> Arc<Channel> {
+    /// A channel with its two default admins (object ids `id + 1` and `id + 2`).
+    pub(crate) fn new(
+        id: u64,
+        params: ChannelParams,
+        shared: Weak<Shared>,
+        notify: Option<NotifyParams>,
+    ) -> Arc<Channel> {
+        let qos = notify
+            .as_ref()
+            .map(|n| lock(&n.qos).clone())
+            .unwrap_or_default();
+        let mut admins = BTreeMap::new();
+        admins.insert(
+            id + 1,
+            Arc::new(Admin::new(id + 1, 0, true, false, qos.clone())),
+        );
+        admins.insert(id + 2, Arc::new(Admin::new(id + 2, 0, false, false, qos)));
         Arc::new(Channel {
             id,
             params,
             shared,
+            notify,
             state: Mutex::new(ChannelState {
                 destroyed: false,
                 proxies: HashMap::new(),
+                admins,
             }),
             sinks: RwLock::new(Arc::from(Vec::new())),
         })
+    }
+
+    /// The admin of object id `id`.
+    pub(crate) fn admin(&self, id: u64) -> Option<Arc<Admin>> {
+        lock(&self.state).admins.get(&id).cloned()
+    }
+
+    /// Replaces an admin (one read from the store, over the default one made by `new`).
+    pub(crate) fn put_admin(&self, admin: Arc<Admin>) {
+        lock(&self.state).admins.insert(admin.id, admin);
+    }
+
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, ChannelState> {
+        lock(&self.state)
     }
 
     pub(crate) fn shared(&self) -> Result<Arc<Shared>, SystemException> {
         self.shared.upgrade().ok_or_else(gone)
     }
 
-    fn queue_limit(&self) -> usize {
-        usize::try_from(self.params.max_queue.max(1)).unwrap_or(usize::MAX)
+    /// `MaxQueueLength`: the bound of a consumer's queue unless its QoS says otherwise.
+    pub(crate) fn max_queue(&self) -> u32 {
+        match &self.notify {
+            Some(n) => n.max_queue(),
+            None => self.params.max_queue.max(1),
+        }
+    }
+
+    /// A new queue for a consumer proxy of `qos`.
+    pub(crate) fn queue_for(&self, qos: &Qos) -> Queue {
+        Queue::new(qos.order(), qos.discard(), qos.max_events(self.max_queue()))
+    }
+
+    /// What the channel's objects share, unless the channel was destroyed.
+    pub(crate) fn live(&self) -> Result<Arc<Shared>, SystemException> {
+        if self.is_destroyed() {
+            return Err(gone());
+        }
+        self.shared()
     }
 
     pub(crate) fn is_destroyed(&self) -> bool {
@@ -322,16 +506,31 @@ impl Channel {
         self.sinks.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Appends `event` to every connected consumer's queue.
-    pub(crate) fn publish(&self, event: &Any) {
+    /// Appends `event`, when it passes the supplier's proxy (`from`) and admin, to the queue
+    /// of every connected consumer whose proxy and admin it passes.
+    pub(crate) fn publish(&self, event: Event, from: &Link) {
+        if !from.passes(&event) {
+            return;
+        }
+        let event = Arc::new(event);
         let sinks = self.sinks.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let limit = self.queue_limit();
+        let now = Instant::now();
         for s in sinks.iter() {
+            let link = s.link();
+            if !link.passes(&event) {
+                continue;
+            }
+            let event = link.remap(&event);
             match s {
-                Sink::Push(p) => p.offer(event, limit),
-                Sink::Pull(p) => p.offer(event, limit),
+                Sink::Push(p) => p.offer(&event, now),
+                Sink::Pull(p) => p.offer(&event, now),
             }
         }
+    }
+
+    /// Publishes an `any` from a supplier-side proxy.
+    pub(crate) fn publish_any(&self, event: &Any, from: &Link) {
+        self.publish(from.event(Body::Any(event.clone())), from);
     }
 
     fn rebuild_sinks(&self, st: &ChannelState) {
@@ -354,90 +553,242 @@ impl Channel {
             sinks.into_iter().map(|(_, s)| s).collect();
     }
 
-    /// Creates a proxy of `kind` (stored, then activated); returns its id.
+    /// Creates a proxy of `kind` in the channel's default admin of its side (stored, then
+    /// activated); returns its id.
     pub(crate) fn obtain(self: &Arc<Self>, kind: Kind) -> Result<u64, SystemException> {
+        let admin = match kind {
+            Kind::PushSupplier | Kind::PullSupplier => self.id + 1,
+            _ => self.id + 2,
+        };
+        let admin = self.admin(admin).ok_or_else(gone)?;
+        self.obtain_in(&admin, kind, Style::Event).map(|p| p.id())
+    }
+
+    /// Creates a proxy of `kind` carrying `style` events in `admin`: stored, then
+    /// activated.
+    pub(crate) fn obtain_in(
+        self: &Arc<Self>,
+        admin: &Arc<Admin>,
+        kind: Kind,
+        style: Style,
+    ) -> Result<Proxy, SystemException> {
         let shared = self.shared()?;
         let mut st = lock(&self.state);
-        if st.destroyed {
+        if st.destroyed || !st.admins.contains_key(&admin.id) {
             return Err(gone());
         }
         if st.proxies.len() >= self.params.max_proxies as usize {
             return Err(sys(SystemExceptionKind::ImpLimit, IMP_LIMIT_EVENT_PROXIES));
         }
-        let id = shared.store.create_proxy(kind, self.id)?;
-        let proxy = self.make_proxy(id, kind);
+        let link = Link::new(admin.clone(), style);
+        let id = match &self.notify {
+            None => shared.store.create_proxy(kind, self.id)?,
+            Some(_) => {
+                let data = link.encode(kind.code()).map_err(SystemException::from)?;
+                shared
+                    .store
+                    .create_object(Kind::NotifyProxy, self.id, &data)?
+            }
+        };
+        let proxy = self.make_proxy(id, kind, link);
         crate::servants::activate_proxy(&shared, &proxy)?;
-        st.proxies.insert(id, proxy);
-        Ok(id)
+        st.proxies.insert(id, proxy.clone());
+        Ok(proxy)
     }
 
-    pub(crate) fn make_proxy(self: &Arc<Self>, id: u64, kind: Kind) -> Proxy {
+    pub(crate) fn make_proxy(self: &Arc<Self>, id: u64, kind: Kind, link: Link) -> Proxy {
         let channel = Arc::downgrade(self);
         match kind {
             Kind::PushConsumer => Proxy::PushConsumer(Arc::new(PushConsumerProxy {
                 id,
                 channel,
+                link,
                 state: Mutex::new(Conn::Idle),
             })),
             Kind::PullConsumer => Proxy::PullConsumer(Arc::new(PullConsumerProxy {
                 id,
                 channel,
+                link,
                 state: Mutex::new(Conn::Idle),
+                suspended: std::sync::atomic::AtomicBool::new(false),
                 wake: Condvar::new(),
             })),
-            Kind::PushSupplier => Proxy::PushSupplier(Arc::new(PushSupplierProxy {
-                id,
-                channel,
-                state: Mutex::new(PushState {
-                    conn: Conn::Idle,
-                    queue: VecDeque::new(),
-                }),
-                wake: Condvar::new(),
-                dropped: AtomicU64::new(0),
-            })),
+            Kind::PushSupplier => {
+                let qos = link.qos();
+                Proxy::PushSupplier(Arc::new(PushSupplierProxy {
+                    id,
+                    channel,
+                    state: Mutex::new(PushState {
+                        conn: Conn::Idle,
+                        queue: self.queue_for(&qos),
+                        suspended: false,
+                        batch: qos.batch(),
+                        pacing: qos.pacing(),
+                    }),
+                    link,
+                    wake: Condvar::new(),
+                    dropped: AtomicU64::new(0),
+                }))
+            }
             // The other kinds are not proxies; the store never holds them as such.
-            Kind::PullSupplier
-            | Kind::Channel
-            | Kind::ConsumerAdmin
-            | Kind::SupplierAdmin
-            | Kind::Filter
-            | Kind::MappingFilter => Proxy::PullSupplier(Arc::new(PullSupplierProxy {
-                id,
-                channel,
-                state: Mutex::new(PullState {
-                    conn: Conn::Idle,
-                    queue: VecDeque::new(),
-                    waiters: VecDeque::new(),
-                }),
-                dropped: AtomicU64::new(0),
-            })),
+            _ => {
+                let queue = self.queue_for(&link.qos());
+                Proxy::PullSupplier(Arc::new(PullSupplierProxy {
+                    id,
+                    channel,
+                    link,
+                    state: Mutex::new(PullState {
+                        conn: Conn::Idle,
+                        queue,
+                        waiters: VecDeque::new(),
+                    }),
+                    dropped: AtomicU64::new(0),
+                }))
+            }
+        }
+    }
+
+    /// Writes proxy `p`'s record (its connection, QoS and filters); the caller holds the
+    /// channel's lock.
+    pub(crate) fn save_proxy(&self, shared: &Shared, p: &Proxy) -> Result<(), SystemException> {
+        let link = p.link();
+        let peer = lock(&link.peer).clone();
+        let rec = match &self.notify {
+            None => {
+                let mut r = Record::object(p.kind(), self.id);
+                r.connected = peer.is_some();
+                r.data = peer.unwrap_or_default();
+                r
+            }
+            Some(_) => {
+                let mut r = Record::object(Kind::NotifyProxy, self.id);
+                r.connected = peer.is_some();
+                r.data = link
+                    .encode(p.kind().code())
+                    .map_err(SystemException::from)?;
+                r
+            }
+        };
+        Ok(shared.store.put(p.id(), &rec)?)
+    }
+
+    /// Stores proxy `id` again (after a change of its QoS or filters).
+    pub(crate) fn resave(&self, id: u64) -> Result<(), SystemException> {
+        let shared = self.shared()?;
+        let st = lock(&self.state);
+        match st.proxies.get(&id) {
+            Some(p) => self.save_proxy(&shared, p),
+            None => Err(gone()),
         }
     }
 
     /// Adds a proxy read from the store, with its servant activated, its connection
     /// restored and its thread started.
     pub(crate) fn restore(self: &Arc<Self>, id: u64, rec: &Record, shared: &Shared) -> Proxy {
-        let proxy = self.make_proxy(id, rec.kind);
-        let peer = rec.connected.then(|| shared.object(&rec.data));
+        // An event channel's proxy: its record holds the peer only.
+        let (kind, link, peer_bytes) = if rec.kind == Kind::NotifyProxy {
+            let object = |b: &[u8]| shared.object(b);
+            match crate::admin::StoredProxy::decode(&rec.data, &object) {
+                Ok(sp) => {
+                    let kind = Kind::from_code(sp.mode).unwrap_or(Kind::PullSupplier);
+                    let admin = self.admin(sp.admin).unwrap_or_else(|| {
+                        eprintln!("corbina-events: proxy {id} of missing admin {}", sp.admin);
+                        let default = if matches!(kind, Kind::PushSupplier | Kind::PullSupplier) {
+                            self.id + 1
+                        } else {
+                            self.id + 2
+                        };
+                        self.admin(default).unwrap_or_else(|| {
+                            Arc::new(Admin::new(default, 0, true, false, Qos::default()))
+                        })
+                    });
+                    let mut link = Link::new(admin, sp.style);
+                    link.filters = sp.filters;
+                    link.mappings = sp.mappings;
+                    *lock(&link.qos) = sp.qos;
+                    (kind, link, sp.peer)
+                }
+                Err(e) => {
+                    eprintln!("corbina-events: proxy {id}: {e}");
+                    let admin = self.admin(self.id + 1).unwrap_or_else(|| {
+                        Arc::new(Admin::new(self.id + 1, 0, true, false, Qos::default()))
+                    });
+                    (
+                        Kind::PullSupplier,
+                        Link::new(admin, Style::Event),
+                        Vec::new(),
+                    )
+                }
+            }
+        } else {
+            let admin = match rec.kind {
+                Kind::PushSupplier | Kind::PullSupplier => self.id + 1,
+                _ => self.id + 2,
+            };
+            let admin = self
+                .admin(admin)
+                .unwrap_or_else(|| Arc::new(Admin::new(admin, 0, true, false, Qos::default())));
+            (rec.kind, Link::new(admin, Style::Event), rec.data.clone())
+        };
+        if rec.connected {
+            *lock(&link.peer) = Some(peer_bytes.clone());
+        }
+        let style = link.style;
+        let proxy = self.make_proxy(id, kind, link);
+        let peer = rec.connected.then(|| shared.object(&peer_bytes));
         if let Some(peer) = &peer {
             match &proxy {
                 Proxy::PushConsumer(p) => {
-                    *lock(&p.state) =
-                        Conn::Connected(peer.as_ref().map(PushSupplier::unchecked_narrow));
+                    *lock(&p.state) = Conn::Connected(peer.as_ref().map(|o| match style {
+                        Style::Structured => Source::Structured(
+                            crate::cos_notify_comm::StructuredPushSupplier::unchecked_narrow(o),
+                        ),
+                        Style::Sequence => Source::Sequence(
+                            crate::cos_notify_comm::SequencePushSupplier::unchecked_narrow(o),
+                        ),
+                        _ => Source::Any(PushSupplier::unchecked_narrow(o)),
+                    }));
                 }
                 Proxy::PullSupplier(p) => {
-                    lock(&p.state).conn =
-                        Conn::Connected(peer.as_ref().map(PullConsumer::unchecked_narrow));
+                    lock(&p.state).conn = Conn::Connected(peer.as_ref().map(|o| match style {
+                        Style::Structured => PullPeer::Structured(
+                            crate::cos_notify_comm::StructuredPullConsumer::unchecked_narrow(o),
+                        ),
+                        Style::Sequence => PullPeer::Sequence(
+                            crate::cos_notify_comm::SequencePullConsumer::unchecked_narrow(o),
+                        ),
+                        _ => PullPeer::Any(PullConsumer::unchecked_narrow(o)),
+                    }));
                 }
                 // A stored consumer or supplier we cannot call any more stays idle.
                 Proxy::PushSupplier(p) => {
                     if let Some(peer) = peer {
-                        lock(&p.state).conn = Conn::Connected(PushConsumer::unchecked_narrow(peer));
+                        lock(&p.state).conn = Conn::Connected(match style {
+                            Style::Structured => {
+                                Target::Structured(StructuredPushConsumer::unchecked_narrow(peer))
+                            }
+                            Style::Sequence => {
+                                Target::Sequence(SequencePushConsumer::unchecked_narrow(peer))
+                            }
+                            _ => Target::Any(PushConsumer::unchecked_narrow(peer)),
+                        });
                     }
                 }
                 Proxy::PullConsumer(p) => {
                     if let Some(peer) = peer {
-                        *lock(&p.state) = Conn::Connected(PullSupplier::unchecked_narrow(peer));
+                        *lock(&p.state) = Conn::Connected(match style {
+                            Style::Structured => PullSource::Structured(
+                                crate::cos_notify_comm::StructuredPullSupplier::unchecked_narrow(
+                                    peer,
+                                ),
+                            ),
+                            Style::Sequence => PullSource::Sequence(
+                                crate::cos_notify_comm::SequencePullSupplier::unchecked_narrow(
+                                    peer,
+                                ),
+                            ),
+                            _ => PullSource::Any(PullSupplier::unchecked_narrow(peer)),
+                        });
                     }
                 }
             }
@@ -487,10 +838,14 @@ impl Channel {
         if !is_idle()? {
             return Err(already());
         }
-        shared
-            .store
-            .connect(id, kind, self.id, &encapsulate(peer)?)
-            .map_err(SystemException::from)?;
+        let proxy = &st.proxies[&id];
+        debug_assert_eq!(proxy.kind(), kind);
+        let link = proxy.link();
+        let before = lock(&link.peer).replace(encapsulate(peer)?);
+        if let Err(e) = self.save_proxy(&shared, proxy) {
+            *lock(&link.peer) = before;
+            return Err(e.into());
+        }
         set();
         self.rebuild_sinks(&st);
         Ok(())
@@ -529,7 +884,8 @@ impl Channel {
                 return Err(gone());
             }
             let mut ids: Vec<u64> = st.proxies.keys().copied().collect();
-            ids.extend([self.id, self.id + 1, self.id + 2]);
+            ids.extend(st.admins.keys().copied());
+            ids.push(self.id);
             shared.store.remove(&ids, self.params.ins_name.as_deref())?;
             st.destroyed = true;
             let ps = st.proxies.drain().map(|(_, p)| p).collect();
@@ -539,7 +895,8 @@ impl Channel {
         if let Some(n) = &self.params.ins_name {
             shared.orb.unbind_object_key(n.as_bytes());
         }
-        for id in [self.id, self.id + 1, self.id + 2] {
+        let admins: Vec<u64> = lock(&self.state).admins.keys().copied().collect();
+        for id in admins.into_iter().chain([self.id]) {
             let _ = shared.poa.deactivate_object(&oid(id));
         }
         lock(&shared.channels).remove(&self.id);
@@ -569,7 +926,7 @@ fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> Result<(), SystemEx
 }
 
 /// What a failed call to a peer means for its proxy.
-enum Failure {
+pub(crate) enum Failure {
     /// The peer is gone or refused the connection: disconnect without telling it.
     Gone,
     /// Unreachable for now: retry after a back-off.
@@ -578,7 +935,7 @@ enum Failure {
     Skip,
 }
 
-fn classify(e: &SystemException) -> Failure {
+pub(crate) fn classify(e: &SystemException) -> Failure {
     match e.kind {
         SystemExceptionKind::ObjectNotExist => Failure::Gone,
         SystemExceptionKind::Transient
@@ -599,23 +956,87 @@ fn backoff(options: &Options, n: u32) -> Duration {
 }
 
 impl PushSupplierProxy {
-    fn offer(&self, event: &Any, limit: usize) {
+    fn offer(&self, event: &Arc<Event>, now: Instant) {
         let mut st = lock(&self.state);
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        if st.queue.len() >= limit {
-            st.queue.pop_front();
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        st.queue.push_back(event.clone());
+        let dropped = st.queue.push(event.clone(), now);
         drop(st);
+        if dropped > 0 {
+            self.dropped.fetch_add(dropped, Ordering::Relaxed);
+        }
         self.wake.notify_one();
+    }
+
+    /// Applies the proxy's QoS to its queue and batches.
+    pub(crate) fn apply_qos(&self, qos: &Qos, max_queue: u32) {
+        let mut st = lock(&self.state);
+        st.queue
+            .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
+        st.batch = qos.batch();
+        st.pacing = qos.pacing();
+        drop(st);
+        self.wake.notify_all();
     }
 
     /// Starts the thread that pushes the queue to the consumer.
     pub(crate) fn start(self: Arc<Self>) -> Result<(), SystemException> {
         spawn(format!("events-push-{}", self.id), move || self.run())
+    }
+
+    /// The next events to push (one, or a batch for a sequence consumer), waiting for them;
+    /// `None` once disconnected.
+    fn next(&self, pending: &mut Vec<Arc<Event>>) -> Option<Target> {
+        let mut st = lock(&self.state);
+        loop {
+            let target = match &st.conn {
+                Conn::Connected(t) => t.clone(),
+                _ => return None,
+            };
+            if st.suspended {
+                st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            if !pending.is_empty() {
+                return Some(target);
+            }
+            let now = Instant::now();
+            let batch = match target {
+                Target::Sequence(_) => st.batch,
+                _ => 1,
+            };
+            // A sequence consumer's batch waits for more events until it is full or
+            // its pacing interval has passed since its first event arrived.
+            let wait = match (batch > 1, st.queue.since) {
+                (true, Some(since)) if st.queue.len() < batch && !st.pacing.is_zero() => {
+                    (since + st.pacing).checked_duration_since(now)
+                }
+                _ => None,
+            };
+            if let Some(w) = wait.filter(|w| !w.is_zero()) {
+                st = self
+                    .wake
+                    .wait_timeout(st, w)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                continue;
+            }
+            let mut expired = 0;
+            while pending.len() < batch {
+                match st.queue.pop(now, &mut expired) {
+                    Some(e) => pending.push(e),
+                    None => break,
+                }
+            }
+            if expired > 0 {
+                self.dropped.fetch_add(expired, Ordering::Relaxed);
+            }
+            if !pending.is_empty() {
+                return Some(target);
+            }
+            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
     fn run(&self) {
@@ -627,39 +1048,24 @@ impl PushSupplierProxy {
         else {
             return;
         };
-        let mut pending: Option<Any> = None;
+        let mut pending: Vec<Arc<Event>> = Vec::new();
         let mut failures = 0u32;
-        loop {
-            let (consumer, event) = {
-                let mut st = lock(&self.state);
-                loop {
-                    if !matches!(st.conn, Conn::Connected(_)) {
-                        return;
-                    }
-                    if pending.is_none() {
-                        pending = st.queue.pop_front();
-                    }
-                    if let (Some(e), Conn::Connected(c)) = (&pending, &st.conn) {
-                        break (c.clone(), e.clone());
-                    }
-                    st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-                }
-            };
-            let failure = match consumer.push(&event) {
+        while let Some(target) = self.next(&mut pending) {
+            let failure = match target.push(&pending) {
                 Ok(()) => {
-                    pending = None;
+                    pending.clear();
                     failures = 0;
                     continue;
                 }
-                Err(PushError::Disconnected(_)) => Failure::Gone,
-                Err(PushError::System(e)) => classify(&e),
+                Err(f) => f,
             };
             match failure {
                 Failure::Gone => return self.drop_out(false),
                 Failure::Skip => {
-                    pending = None;
+                    self.dropped
+                        .fetch_add(pending.len() as u64, Ordering::Relaxed);
+                    pending.clear();
                     failures = 0;
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
                 Failure::Retry => {
                     failures += 1;
@@ -685,57 +1091,93 @@ impl PushSupplierProxy {
 }
 
 impl PullSupplierProxy {
-    fn offer(&self, event: &Any, limit: usize) {
+    fn offer(&self, event: &Arc<Event>, now: Instant) {
         let mut st = lock(&self.state);
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        if let Some(w) = st.waiters.pop_front() {
-            drop(st);
-            let _ = w.pull(event);
-            return;
+        let dropped = st.queue.push(event.clone(), now);
+        if dropped > 0 {
+            self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
-        if st.queue.len() >= limit {
-            st.queue.pop_front();
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        st.queue.push_back(event.clone());
+        self.serve_waiters(st);
     }
 
-    /// `pull`: the next event now, or when one arrives.
-    pub(crate) fn pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
+    /// Answers waiting pulls while there are events, outside the lock.
+    fn serve_waiters(&self, mut st: MutexGuard<'_, PullState>) {
+        let mut replies = Vec::new();
+        while let Some(max) = st.waiters.front().map(Waiter::max) {
+            let batch = self.take(&mut st, max);
+            if batch.is_empty() {
+                break;
+            }
+            if let Some(w) = st.waiters.pop_front() {
+                replies.push((w, batch));
+            }
+        }
+        drop(st);
+        for (w, batch) in replies {
+            w.reply(&batch);
+        }
+    }
+
+    /// Up to `max` live events from the queue.
+    fn take(&self, st: &mut PullState, max: usize) -> Vec<Arc<Event>> {
+        let mut expired = 0;
+        let now = Instant::now();
+        let mut batch = Vec::new();
+        while batch.len() < max {
+            match st.queue.pop(now, &mut expired) {
+                Some(e) => batch.push(e),
+                None => break,
+            }
+        }
+        if expired > 0 {
+            self.dropped.fetch_add(expired, Ordering::Relaxed);
+        }
+        batch
+    }
+
+    /// A `pull` of any kind: answered now, or when events arrive.
+    pub(crate) fn pull(&self, w: Waiter) {
         let mut st = lock(&self.state);
         match &st.conn {
             Conn::Connected(_) => {}
             Conn::Idle => {
                 drop(st);
-                let _ = rh.pull_excep(Disconnected {}.into());
-                return;
+                return w.disconnected();
             }
             Conn::Gone => {
                 drop(st);
-                let _ = rh.pull_excep(gone().into());
-                return;
+                return w.fail(gone());
             }
         }
-        match st.queue.pop_front() {
-            Some(e) => {
-                drop(st);
-                let _ = rh.pull(&e);
-            }
-            None => st.waiters.push_back(rh),
+        st.waiters.push_back(w);
+        self.serve_waiters(st);
+    }
+
+    /// A `try_pull` of any kind: up to `max` events now (none: an empty batch).
+    pub(crate) fn try_take(&self, max: usize) -> Result<Vec<Arc<Event>>, TryFail> {
+        let mut st = lock(&self.state);
+        match &st.conn {
+            Conn::Connected(_) => Ok(self.take(&mut st, max)),
+            Conn::Idle => Err(TryFail::Disconnected),
+            Conn::Gone => Err(TryFail::System(gone())),
         }
     }
 
-    /// `try_pull`: the next event if there is one.
-    pub(crate) fn try_pull(&self) -> Result<Option<Any>, TryPullError> {
-        let mut st = lock(&self.state);
-        match &st.conn {
-            Conn::Connected(_) => Ok(st.queue.pop_front()),
-            Conn::Idle => Err(Disconnected {}.into()),
-            Conn::Gone => Err(gone().into()),
-        }
+    /// Applies the proxy's QoS to its queue.
+    pub(crate) fn apply_qos(&self, qos: &Qos, max_queue: u32) {
+        lock(&self.state)
+            .queue
+            .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
     }
+}
+
+/// Why a `try_pull` of any kind failed.
+pub(crate) enum TryFail {
+    Disconnected,
+    System(SystemException),
 }
 
 impl PullConsumerProxy {
@@ -759,31 +1201,34 @@ impl PullConsumerProxy {
                 Conn::Connected(s) => s.clone(),
                 _ => return,
             };
-            let wait = match supplier.try_pull() {
-                Ok((event, true)) => {
-                    failures = 0;
-                    match self.channel.upgrade() {
-                        Some(ch) => ch.publish(&event),
-                        None => return,
+            let wait = if self.suspended.load(Ordering::Relaxed) {
+                period.max(Duration::from_millis(10))
+            } else {
+                match supplier.try_pull(self.link.qos().batch()) {
+                    Ok(events) if !events.is_empty() => {
+                        failures = 0;
+                        let Some(ch) = self.channel.upgrade() else {
+                            return;
+                        };
+                        for body in events {
+                            ch.publish(self.link.event(body), &self.link);
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                Ok((_, false)) => {
-                    failures = 0;
-                    period
-                }
-                Err(TryPullError::Disconnected(_)) => return self.drop_out(false),
-                Err(TryPullError::System(e)) => match classify(&e) {
-                    Failure::Gone => return self.drop_out(false),
-                    Failure::Skip => period,
-                    Failure::Retry => {
+                    Ok(_) => {
+                        failures = 0;
+                        period
+                    }
+                    Err(Failure::Gone) => return self.drop_out(false),
+                    Err(Failure::Skip) => period,
+                    Err(Failure::Retry) => {
                         failures += 1;
                         if failures > options.push_retries {
                             return self.drop_out(true);
                         }
                         backoff(&options, failures).max(period)
                     }
-                },
+                }
             };
             let st = lock(&self.state);
             let _ = self

@@ -1,5 +1,5 @@
-//! `corbina-events`: the CORBA Event Service (CosEventComm, CosEventChannelAdmin) for
-//! Corbina, and the first parts of the Notification Service (its types and filters).
+//! `corbina-events`: the CORBA Event Service (CosEventComm, CosEventChannelAdmin) and
+//! Notification Service (CosNotifyChannelAdmin, CosNotifyFilter) for Corbina.
 //!
 //! - [`cos_event_comm`], [`cos_event_channel_admin`]: stubs and skeletons generated from the
 //!   OMG's IDL (`idl/`, written from the specification) by `corbina-codegen`: the proxies any
@@ -17,9 +17,10 @@
 //!   Service's IDL (structured events, QoS names, its suppliers and consumers, filters), and
 //!   [`filter`]: `Filter`, `MappingFilter` and the `FilterFactory` (served under the object
 //!   key `FilterFactory`) with the [`etcl`] constraint language
-//!   (`$type_name == 'Alarm' and $.header.variable_header(priority) > 3`). The notification
-//!   channel itself (structured and sequence proxies, QoS, admin and proxy filters) is not
-//!   there yet.
+//!   (`$type_name == 'Alarm' and $.header.variable_header(priority) > 3`).
+//! - [`cos_notify_channel_admin`]: the notification channel, its factory (served under the
+//!   object key [`NOTIFY_FACTORY_KEY`], `NotificationService`), admins and proxies; see
+//!   [the Notification Service](#the-notification-service) below.
 //!
 //! # Connecting and disconnecting
 //!
@@ -41,14 +42,65 @@
 //! consumer is disconnected after [`Options::push_retries`] failures in a row. Pull
 //! consumers' `pull` waits without holding a server thread (an AMH servant).
 //!
+//! # The Notification Service
+//!
+//! `EventChannelFactory::create_channel` makes a notification channel: an event channel
+//! (CosEvent clients use it as one) with a default consumer and supplier admin (`AdminID`
+//! 0) and more on demand (`new_for_consumers(op)`, `new_for_suppliers(op)`), each handing
+//! out push and pull proxies of three kinds (`ANY_EVENT`, `STRUCTURED_EVENT`,
+//! `SEQUENCE_EVENT`) and the CosEvent ones. Every kind goes through the same per-consumer
+//! queue (and, for push consumers, delivery thread; a waiting `pull_structured_event` or
+//! `pull_structured_events` holds no server thread, as a CosEvent `pull`); the channel pulls
+//! from pull suppliers of every kind with `try_pull*` (sequence suppliers in batches of
+//! `MaximumBatchSize`). An event is translated once per kind asked for: an `any` reaches structured and
+//! sequence consumers as a structured event of type `%ANY` with the `any` in
+//! `remainder_of_body`, a structured event reaches `any` consumers as an `any` holding the
+//! `StructuredEvent`. A sequence consumer gets batches of at most `MaximumBatchSize`
+//! events; a batch not full yet waits up to `PacingInterval` after its first event.
+//!
+//! **Filters** (`add_filter` on admins and proxies, any `CosNotifyFilter::Filter`, local or
+//! remote): an event passes an object when one of its filters matches it (or when it has
+//! none); it passes a proxy and its admin when it passes both, or either when the admin was
+//! created with `OR_OP`. Supplier-side filters decide once per event, consumer-side ones
+//! once per event and consumer. A filter that cannot be reached does not match.
+//!
+//! **QoS** (`set_qos` on the channel, an admin, a proxy; a new admin starts with its
+//! channel's, a new proxy with its admin's): `Priority` (an event's priority unless its
+//! header's `Priority` says otherwise), `OrderPolicy` (`AnyOrder`/`FifoOrder`,
+//! `PriorityOrder`, `DeadlineOrder` of a consumer's queue), `MaxEventsPerConsumer` with
+//! `DiscardPolicy` (`FifoOrder`: the oldest goes, `LifoOrder`: the newest, `PriorityOrder`:
+//! the lowest priority, `DeadlineOrder`: the one expiring first; expired events always go
+//! first), `Timeout` (from the event's header or the supplier's proxy: an event expired
+//! before delivery is dropped), `MaximumBatchSize`, `PacingInterval`,
+//! `ConnectionReliability` (`BestEffort` or `Persistent`: connections are stored either
+//! way). `EventReliability=Persistent` and `StartTimeSupported`/`StopTimeSupported=TRUE`
+//! are refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`), unknown properties with
+//! `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
+//! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
+//! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
+//! is refused. `suspend_connection` holds a push consumer's deliveries (events still
+//! queue), or the channel's pulls from a pull supplier, until `resume_connection`.
+//!
+//! **Mapping filters**: a consumer proxy's `priority_filter` and `lifetime_filter` (else
+//! its admin's) give an event, when one of their constraints matches it, its priority
+//! (a short) and lifetime (a TimeBase::TimeT) in that consumer's queue; the event itself
+//! is delivered unchanged.
+//!
+//! **Subscriptions and offers**: `subscription_change` on a consumer admin or proxy and
+//! `offer_change` on a supplier admin or proxy are counted per type; a type that becomes
+//! announced, or no longer is, is forwarded to the structured and sequence suppliers
+//! (consumers) connected, unless they asked for no updates (`obtain_subscription_types` /
+//! `obtain_offered_types` with `*_UPDATES_OFF`), and those operations answer from what was
+//! announced.
+//!
+//! **Persistence**: channels, admins (operator, QoS, filters), proxies (kind, QoS, filters,
+//! connected peer) are stored as the event channel's objects are and come back after a
+//! restart with the same references.
+//!
 //! # Not there yet
 //!
-//! The notification channel (CosNotifyChannelAdmin: structured and sequence proxies, the
-//! translation between `any` and structured events, admin- and proxy-level filters with
-//! AND/OR, QoS such as `EventReliability`, `Priority`, `OrderPolicy`, `DiscardPolicy`,
-//! `MaxEventsPerConsumer`, `StartTime`/`StopTime`/`Timeout`, `subscription_change` and
-//! `offer_change` through a channel, batching of `EventBatch` deliveries), persistent
-//! events, typed channels, and pipelined pushes on the asynchronous client.
+//! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
+//! headers, typed channels, and pipelined pushes on the asynchronous client.
 //!
 //! # Example
 //!
@@ -83,34 +135,38 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-/// Code generated from `idl/CosEventChannelAdmin.idl` (and the `CosEventComm.idl` it
-/// includes) by `corbina-codegen`.
+/// Code generated from `idl/CosNotifyChannelAdmin.idl` (and the CosEventChannelAdmin,
+/// CosEventComm, CosNotifyFilter, CosNotification and CosNotifyComm it includes) by
+/// `corbina-codegen`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 mod generated_event {
-    include!(concat!(env!("OUT_DIR"), "/CosEventChannelAdmin.rs"));
+    include!(concat!(env!("OUT_DIR"), "/CosNotifyChannelAdmin.rs"));
 }
 /// Code generated from `idl/EventChannelFactory.idl` by `corbina-codegen`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 mod generated_factory {
     include!(concat!(env!("OUT_DIR"), "/EventChannelFactory.rs"));
 }
-/// Code generated from `idl/CosNotifyFilter.idl` (and the CosNotification and
-/// CosNotifyComm it includes) by `corbina-codegen`.
-#[allow(missing_docs, clippy::all, clippy::pedantic)]
-mod generated_notify {
-    include!(concat!(env!("OUT_DIR"), "/CosNotifyFilter.rs"));
-}
-pub use generated_event::{cos_event_channel_admin, cos_event_comm};
+pub use generated_event::{
+    cos_event_channel_admin, cos_event_comm, cos_notification, cos_notify_channel_admin,
+    cos_notify_comm, cos_notify_filter,
+};
 pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
-pub use generated_notify::{cos_notification, cos_notify_comm, cos_notify_filter};
 
+mod admin;
 mod channel;
 pub mod etcl;
 pub mod factory;
 pub mod filter;
+mod notify;
+mod pull;
+mod qos;
+mod queue;
 mod servants;
 mod service;
 pub mod store;
+
+pub use notify::NOTIFY_FACTORY_KEY;
 
 pub use service::{
     default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,

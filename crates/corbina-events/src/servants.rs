@@ -6,7 +6,8 @@ use std::sync::Arc;
 use corbina::poa::PoaError;
 use corbina::{Any, ObjectRef, Servant, SystemException};
 
-use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared};
+use crate::admin::Style;
+use crate::channel::{gone, nil_peer, oid, Channel, Conn, Proxy, Shared, Source, Target, TryFail};
 use crate::channel::{PullConsumerProxy, PullSupplierProxy, PushConsumerProxy, PushSupplierProxy};
 use crate::cos_event_channel_admin::proxy_pull_consumer::ConnectPullSupplierError;
 use crate::cos_event_channel_admin::proxy_pull_supplier::ConnectPullConsumerError;
@@ -25,6 +26,7 @@ use crate::cos_event_comm::{
     Disconnected, PullConsumer, PullConsumerServant, PullSupplier, PushConsumer,
     PushConsumerServant, PushSupplier, PushSupplierServant,
 };
+use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::store::Kind;
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -52,6 +54,9 @@ pub(crate) fn activate_channel(shared: &Shared, ch: &Arc<Channel>) -> Result<(),
 
 /// Activates a proxy's servant.
 pub(crate) fn activate_proxy(shared: &Shared, proxy: &Proxy) -> Result<(), SystemException> {
+    if proxy.link().style != Style::Event {
+        return crate::notify::activate_proxy(shared, proxy);
+    }
     let (id, servant): (u64, Arc<dyn Servant>) = match proxy {
         Proxy::PushConsumer(p) => (
             p.id,
@@ -72,10 +77,7 @@ struct ChannelRef(Arc<Channel>);
 
 impl ChannelRef {
     fn live(&self) -> Result<Arc<Shared>, SystemException> {
-        if self.0.is_destroyed() {
-            return Err(gone());
-        }
-        self.0.shared()
+        self.0.live()
     }
 
     fn obtain(&self, kind: Kind, repository_id: &str) -> Result<ObjectRef, SystemException> {
@@ -140,7 +142,7 @@ impl PushConsumerServant for PushConsumerProxy {
             Conn::Idle => return Err(Disconnected {}.into()),
             Conn::Gone => return Err(gone().into()),
         }
-        channel_of(&self.channel)?.publish(data);
+        channel_of(&self.channel)?.publish_any(data, &self.link);
         Ok(())
     }
 
@@ -161,7 +163,7 @@ impl ProxyPushConsumerServant for PushConsumerProxy {
             peer.as_ref(),
             || AlreadyConnected {}.into(),
             || Ok(matches!(*lock(&self.state), Conn::Idle)),
-            || *lock(&self.state) = Conn::Connected(push_supplier.cloned()),
+            || *lock(&self.state) = Conn::Connected(push_supplier.cloned().map(Source::Any)),
         )
     }
 }
@@ -179,7 +181,7 @@ impl ProxyPullConsumerServant for Arc<PullConsumerProxy> {
             Some(supplier.as_object()),
             || ConnectPullSupplierError::from(AlreadyConnected {}),
             || Ok(matches!(*lock(&self.state), Conn::Idle)),
-            || *lock(&self.state) = Conn::Connected(supplier.clone()),
+            || *lock(&self.state) = Conn::Connected(PullSource::Any(supplier.clone())),
         )?;
         if let Err(e) = self.clone().start() {
             let _ = ch.disconnect(self.id, false);
@@ -214,7 +216,7 @@ impl ProxyPushSupplierServant for Arc<PushSupplierProxy> {
             Some(consumer.as_object()),
             || ConnectPushConsumerError::from(AlreadyConnected {}),
             || Ok(matches!(lock(&self.state).conn, Conn::Idle)),
-            || lock(&self.state).conn = Conn::Connected(consumer.clone()),
+            || lock(&self.state).conn = Conn::Connected(Target::Any(consumer.clone())),
         )?;
         if let Err(e) = self.clone().start() {
             let _ = ch.disconnect(self.id, false);
@@ -226,14 +228,17 @@ impl ProxyPushSupplierServant for Arc<PushSupplierProxy> {
 
 impl AmhProxyPullSupplierServant for PullSupplierProxy {
     fn pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
-        PullSupplierProxy::pull(self, rh);
+        PullSupplierProxy::pull(self, Waiter::Event(rh));
     }
 
     fn try_pull(&self, rh: AmhProxyPullSupplierResponseHandler) {
-        let _ = match PullSupplierProxy::try_pull(self) {
-            Ok(Some(e)) => rh.try_pull(&e, true),
-            Ok(None) => rh.try_pull(&Any::default(), false),
-            Err(e) => rh.try_pull_excep(e),
+        let _ = match self.try_take(1) {
+            Ok(batch) => match batch.first() {
+                Some(e) => rh.try_pull(e.any(), true),
+                None => rh.try_pull(&Any::default(), false),
+            },
+            Err(TryFail::Disconnected) => rh.try_pull_excep(Disconnected {}.into()),
+            Err(TryFail::System(e)) => rh.try_pull_excep(e.into()),
         };
     }
 
@@ -259,7 +264,10 @@ impl AmhProxyPullSupplierServant for PullSupplierProxy {
                     peer.as_ref(),
                     || AlreadyConnected {}.into(),
                     || Ok(matches!(lock(&self.state).conn, Conn::Idle)),
-                    || lock(&self.state).conn = Conn::Connected(pull_consumer.cloned()),
+                    || {
+                        lock(&self.state).conn =
+                            Conn::Connected(pull_consumer.cloned().map(PullPeer::Any))
+                    },
                 )
             });
         let _ = match r {

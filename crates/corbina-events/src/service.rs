@@ -10,8 +10,13 @@ use corbina::{ObjectRef, Orb, SystemException};
 
 use crate::channel::{oid, Channel, Shared};
 use crate::cos_event_channel_admin::EventChannel;
+use crate::cos_notify_channel_admin::{
+    EventChannelFactory as NotifyChannelFactory,
+    EventChannelFactorySkeleton as NotifyFactorySkeleton,
+};
 use crate::cos_notify_filter::{FilterFactory, FilterFactorySkeleton};
 use crate::factory::Factory;
+use crate::notify::NOTIFY_FACTORY_KEY;
 use crate::omni_events::{EventChannelFactory, EventChannelFactorySkeleton};
 use crate::servants::activate_channel;
 use crate::store::{ChannelParams, Kind, Store, StoreError};
@@ -135,7 +140,7 @@ pub(crate) fn create_channel(
     let Some(id) = shared.store.create_channel(&params)? else {
         return Ok(None);
     };
-    let ch = Channel::new(id, params, Arc::downgrade(shared));
+    let ch = Channel::new(id, params, Arc::downgrade(shared), None);
     serve_channel(shared, &ch).map(Some)
 }
 
@@ -145,6 +150,7 @@ pub struct EventService {
     channel: EventChannel,
     factory: EventChannelFactory,
     filter_factory: FilterFactory,
+    notify_factory: NotifyChannelFactory,
     endpoint: (String, u16),
 }
 
@@ -184,14 +190,45 @@ impl EventService {
         let mut channels = HashMap::new();
         for (id, rec) in &objects {
             if let (Kind::Channel, Some(params)) = (rec.kind, &rec.params) {
-                let ch = Channel::new(*id, params.clone(), Arc::downgrade(&shared));
+                let ch = Channel::new(*id, params.clone(), Arc::downgrade(&shared), None);
                 serve_channel(&shared, &ch)?;
                 channels.insert(*id, ch);
+            }
+            if rec.kind == Kind::NotifyChannel {
+                match crate::admin::NotifyParams::decode(&rec.data) {
+                    Ok(n) => {
+                        let params = crate::notify::notify_params(&shared);
+                        let ch = Channel::new(*id, params, Arc::downgrade(&shared), Some(n));
+                        crate::notify::serve(&shared, &ch)?;
+                        channels.insert(*id, ch);
+                    }
+                    Err(e) => eprintln!("corbina-events: notification channel {id}: {e}"),
+                }
+            }
+        }
+        // Admins before proxies: a proxy belongs to one.
+        for (id, rec) in &objects {
+            let consumer = match rec.kind {
+                Kind::NotifyConsumerAdmin => true,
+                Kind::NotifySupplierAdmin => false,
+                _ => continue,
+            };
+            let r = match channels.get(&rec.channel) {
+                Some(ch) => crate::notify::restore_admin(&shared, ch, *id, consumer, &rec.data),
+                None => Err(format!("of missing channel {}", rec.channel)),
+            };
+            if let Err(e) = r {
+                eprintln!("corbina-events: admin {id}: {e}");
             }
         }
         for (id, rec) in &objects {
             match rec.kind {
-                Kind::Channel | Kind::ConsumerAdmin | Kind::SupplierAdmin => continue,
+                Kind::Channel
+                | Kind::ConsumerAdmin
+                | Kind::SupplierAdmin
+                | Kind::NotifyChannel
+                | Kind::NotifyConsumerAdmin
+                | Kind::NotifySupplierAdmin => continue,
                 Kind::Filter | Kind::MappingFilter => {
                     if let Err(e) = crate::filter::restore(&shared, *id, rec) {
                         eprintln!("corbina-events: filter {id}: {e}");
@@ -237,9 +274,19 @@ impl EventService {
         let filter_factory = shared.reference(1, FilterFactory::REPOSITORY_ID);
         let filter_factory =
             orb.bind_object_key_to(FILTER_FACTORY_KEY.as_bytes(), &filter_factory)?;
+        poa.activate_object_with_id(
+            oid(2),
+            Arc::new(NotifyFactorySkeleton::new(crate::notify::Factory {
+                shared: Arc::downgrade(&shared),
+            })),
+        )?;
+        let notify_factory = shared.reference(2, NotifyChannelFactory::REPOSITORY_ID);
+        let notify_factory =
+            orb.bind_object_key_to(NOTIFY_FACTORY_KEY.as_bytes(), &notify_factory)?;
         manager.activate()?;
         Ok(EventService {
             filter_factory: FilterFactory::unchecked_narrow(&filter_factory),
+            notify_factory: NotifyChannelFactory::unchecked_narrow(&notify_factory),
             channel: EventChannel::unchecked_narrow(&channel),
             factory: EventChannelFactory::unchecked_narrow(&factory),
             shared,
@@ -260,6 +307,12 @@ impl EventService {
     /// The Notification Service's filter factory.
     pub fn filter_factory(&self) -> &FilterFactory {
         &self.filter_factory
+    }
+
+    /// The Notification Service's channel factory (served under the object key
+    /// [`NOTIFY_FACTORY_KEY`]).
+    pub fn notify_factory(&self) -> &NotifyChannelFactory {
+        &self.notify_factory
     }
 
     /// The host and port written into the service's references.
@@ -298,6 +351,7 @@ impl Drop for EventService {
         let orb = &self.shared.orb;
         orb.unbind_object_key(FACTORY_KEY.as_bytes());
         orb.unbind_object_key(FILTER_FACTORY_KEY.as_bytes());
+        orb.unbind_object_key(NOTIFY_FACTORY_KEY.as_bytes());
         for ch in self.channels() {
             if let Some(n) = &ch.params.ins_name {
                 orb.unbind_object_key(n.as_bytes());

@@ -68,10 +68,19 @@ pub enum Kind {
     Filter,
     /// A `CosNotifyFilter::MappingFilter`.
     MappingFilter,
+    /// A `CosNotifyChannelAdmin::EventChannel` (payload: its QoS and admin properties).
+    NotifyChannel,
+    /// A notification `ConsumerAdmin` (payload: number, operator, QoS, filters).
+    NotifyConsumerAdmin,
+    /// A notification `SupplierAdmin`.
+    NotifySupplierAdmin,
+    /// A proxy of a notification channel (payload: its kind, event style, admin, peer, QoS
+    /// and filters).
+    NotifyProxy,
 }
 
 impl Kind {
-    fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Kind::Channel => 0,
             Kind::ConsumerAdmin => 1,
@@ -82,10 +91,14 @@ impl Kind {
             Kind::PullSupplier => 6,
             Kind::Filter => 7,
             Kind::MappingFilter => 8,
+            Kind::NotifyChannel => 9,
+            Kind::NotifyConsumerAdmin => 10,
+            Kind::NotifySupplierAdmin => 11,
+            Kind::NotifyProxy => 12,
         }
     }
 
-    fn from_code(c: u8) -> Option<Kind> {
+    pub(crate) fn from_code(c: u8) -> Option<Kind> {
         Some(match c {
             0 => Kind::Channel,
             1 => Kind::ConsumerAdmin,
@@ -96,6 +109,10 @@ impl Kind {
             6 => Kind::PullSupplier,
             7 => Kind::Filter,
             8 => Kind::MappingFilter,
+            9 => Kind::NotifyChannel,
+            10 => Kind::NotifyConsumerAdmin,
+            11 => Kind::NotifySupplierAdmin,
+            12 => Kind::NotifyProxy,
             _ => return None,
         })
     }
@@ -262,6 +279,40 @@ impl Store {
         Ok(Some(id))
     }
 
+    /// Creates `records.len()` objects with consecutive ids in one transaction, each
+    /// belonging to the first (a notification channel and its default admins); returns the
+    /// first id.
+    pub fn create_group(&self, records: &[(Kind, &[u8])]) -> Result<u64, StoreError> {
+        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        let id = take_ids(&tx, records.len() as u64)?;
+        {
+            let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
+            for (off, (kind, data)) in (0u64..).zip(records) {
+                let mut r = Record::object(*kind, id);
+                r.data = data.to_vec();
+                t.insert(id + off, r.encode().as_slice())
+                    .map_err(StoreError::from)?;
+            }
+        }
+        tx.commit().map_err(StoreError::from)?;
+        Ok(id)
+    }
+
+    /// Creates an object of `kind` in `channel` holding `data`; returns its id.
+    pub fn create_object(&self, kind: Kind, channel: u64, data: &[u8]) -> Result<u64, StoreError> {
+        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        let id = take_ids(&tx, 1)?;
+        {
+            let mut r = Record::object(kind, channel);
+            r.data = data.to_vec();
+            let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
+            t.insert(id, r.encode().as_slice())
+                .map_err(StoreError::from)?;
+        }
+        tx.commit().map_err(StoreError::from)?;
+        Ok(id)
+    }
+
     /// Creates a proxy of `channel`; returns its id.
     pub fn create_proxy(&self, kind: Kind, channel: u64) -> Result<u64, StoreError> {
         let tx = self.db.begin_write().map_err(StoreError::from)?;
@@ -292,17 +343,7 @@ impl Store {
 
     /// Creates an object outside any channel (a filter) holding `data`; returns its id.
     pub fn create_detached(&self, kind: Kind, data: &[u8]) -> Result<u64, StoreError> {
-        let tx = self.db.begin_write().map_err(StoreError::from)?;
-        let id = take_ids(&tx, 1)?;
-        {
-            let mut r = Record::object(kind, 0);
-            r.data = data.to_vec();
-            let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
-            t.insert(id, r.encode().as_slice())
-                .map_err(StoreError::from)?;
-        }
-        tx.commit().map_err(StoreError::from)?;
-        Ok(id)
+        self.create_object(kind, 0, data)
     }
 
     /// Writes object `id`'s record.
@@ -378,7 +419,7 @@ mod tests {
         assert_eq!(Record::decode(&c.encode()).unwrap(), c);
         for bad in [
             &[][..],
-            &[9, 0, 0, 0, 0, 0, 0, 0, 1, 0],
+            &[99, 0, 0, 0, 0, 0, 0, 0, 1, 0],
             &[0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0],
         ] {
             assert!(Record::decode(bad).is_err(), "{bad:?}");

@@ -1,7 +1,10 @@
 //! Interop with JacORB 3.9 (`org.jacorb:jacorb-services` from Maven): JacORB's event
 //! clients (`peers/jacorb-events/src/EventsPeer.java`: a push supplier, a push consumer, a
 //! pull consumer) on Corbina's daemon, and Corbina's clients on JacORB's own
-//! `EventChannelImpl`. Skipped, with a note, without Java and Maven (a failure under
+//! `EventChannelImpl`; JacORB's structured notification clients (`NotifyPeer.java`: a
+//! supplier, a consumer with a filter) on Corbina's notification channel, and Corbina's
+//! notification clients on JacORB's notification service (`org.jacorb.notification.
+//! ConsoleMain`). Skipped, with a note, without Java and Maven (a failure under
 //! `REQUIRE_OMNIORB_PEERS`).
 
 mod common;
@@ -13,8 +16,16 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use common::notify::*;
 use common::*;
 use corbina::Any;
+use corbina_events::cos_event_channel_admin::EventChannel as CosEventChannel;
+use corbina_events::cos_notification::StructuredEvent;
+use corbina_events::cos_notify_channel_admin::{
+    ClientType, EventChannel, EventChannelFactory, StructuredProxyPushConsumer,
+    StructuredProxyPushSupplier,
+};
+use corbina_events::cos_notify_filter::ConstraintExp;
 use corbina_testpeers::{
     jacorb_tools_installed, output_root, repo_root, skip_unless, PeerProcess, IOR_TIMEOUT,
     JACORB_JVM_ARGS,
@@ -66,13 +77,18 @@ struct Peer {
 
 impl Peer {
     fn start(cp: &str, args: &[&str]) -> Peer {
+        Peer::run(cp, "EventsPeer", args)
+    }
+
+    /// Runs the Java class `main` of the classpath with `args`.
+    fn run(cp: &str, main: &str, args: &[&str]) -> Peer {
         let mut process = PeerProcess::spawn(
-            "JacORB EventsPeer",
+            "JacORB peer",
             Command::new("java")
                 .args(JACORB_JVM_ARGS)
                 .arg("-cp")
                 .arg(cp)
-                .arg("EventsPeer")
+                .arg(main)
                 .args(args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped()),
@@ -205,5 +221,183 @@ fn event_jacorb_filter_client_on_corbina_filter_factory() {
         peer.until("done"),
         ["true", "false", "false", "true", "true", "false"].map(|m| format!("match {m}"))
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What `NotifyPeer` prints for its structured event `i`.
+fn notify_line(i: usize) -> String {
+    let t = if i.is_multiple_of(2) {
+        "Alarm"
+    } else {
+        "Fault"
+    };
+    format!("Telecom/{t} jacorb {i} p={i}")
+}
+
+#[test]
+fn notify_jacorb_structured_clients_on_corbina_channel() {
+    let Some(cp) = classpath() else { return };
+    let port = free_port();
+    let dir = temp_dir("jacorb-notify-clients");
+    let (_daemon, _) = start_daemon(port, &dir, &[]);
+    let client = client_orb();
+    let factory = notify_factory_at(&client, port);
+    let ch = factory.create_channel(&[], &[]).unwrap().0.unwrap();
+    let ior = client.object_to_string(ch.as_object()).unwrap();
+    // JacORB's consumer filters on its proxy with Corbina's filter factory: the alarms of
+    // priority 4 and more.
+    let consumer = Peer::run(
+        cp,
+        "NotifyPeer",
+        &[
+            "consume",
+            &ior,
+            "8",
+            "$type_name == 'Alarm' and $.header.variable_header(Priority) >= 4",
+        ],
+    );
+    assert!(consumer.until("ready").is_empty());
+    // A Corbina structured consumer and a CosEvent `any` consumer beside it, unfiltered.
+    let (c, got) = structured_consumer(&client);
+    let (p, _) = ch
+        .get_default_consumer_admin()
+        .unwrap()
+        .unwrap()
+        .obtain_notification_push_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    StructuredProxyPushSupplier::narrow(p.unwrap().as_object())
+        .unwrap()
+        .connect_structured_push_consumer(Some(&c))
+        .unwrap();
+    let anys = collector_on(
+        &client,
+        &CosEventChannel::narrow(ch.as_object()).unwrap(),
+        Duration::ZERO,
+    );
+
+    const N: usize = 20;
+    let supplier = Peer::run(cp, "NotifyPeer", &["supply", &ior, &N.to_string()]);
+    assert_eq!(supplier.until("done"), [format!("pushed {N}")]);
+    let want: Vec<String> = (4..N).step_by(2).map(notify_line).collect();
+    assert_eq!(consumer.until("done"), want);
+    let names: Vec<String> = (0..N).map(|i| format!("jacorb {i}")).collect();
+    assert_eq!(got.names(N), names);
+    let from_any: Vec<String> = anys
+        .wait_for(N, WAIT)
+        .iter()
+        .map(|a| {
+            a.extract::<StructuredEvent>()
+                .expect("a StructuredEvent in the any")
+                .header
+                .fixed_header
+                .event_name
+        })
+        .collect();
+    assert_eq!(from_any, names);
+    client.destroy();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// JacORB's notification service (`ConsoleMain`) on a port of its own; its factory's IOR.
+fn jacorb_notification_service(cp: &str, dir: &Path) -> (Peer, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    let ior_file = dir.join("factory.ior");
+    let port = free_port().to_string();
+    let mut service = Peer::run(
+        cp,
+        "org.jacorb.notification.ConsoleMain",
+        &["-port", &port, "-writeIOR", ior_file.to_str().unwrap()],
+    );
+    let ior = wait_ior(&mut service.process, &ior_file);
+    (service, ior)
+}
+
+#[test]
+fn notify_corbina_clients_on_jacorb_notification_service() {
+    let Some(cp) = classpath() else { return };
+    let dir = temp_dir("jacorb-notify-service");
+    let (service, ior) = jacorb_notification_service(cp, &dir);
+    let client = client_orb();
+    let factory = EventChannelFactory::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
+    let (ch, id) = factory.create_channel(&[], &[]).unwrap();
+    let ch: EventChannel = ch.unwrap();
+    assert!(factory.get_all_channels().unwrap().contains(&id));
+
+    // A structured consumer whose proxy has a filter from JacORB's filter factory.
+    let ff = ch.get_default_filter_factory().unwrap().unwrap();
+    let f = ff.create_filter("EXTENDED_TCL").unwrap().unwrap();
+    f.add_constraints(&[ConstraintExp {
+        event_types: vec![et("Telecom", "Alarm")],
+        constraint_expr: "$severity > 2".into(),
+    }])
+    .unwrap();
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    let (p, _) = admin
+        .obtain_notification_push_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    let filtered = StructuredProxyPushSupplier::narrow(p.unwrap().as_object()).unwrap();
+    filtered.add_filter(Some(&f)).unwrap();
+    let (c, got) = structured_consumer(&client);
+    filtered.connect_structured_push_consumer(Some(&c)).unwrap();
+    // A sequence consumer without a filter.
+    let (p, _) = admin
+        .obtain_notification_push_supplier(ClientType::SequenceEvent)
+        .unwrap();
+    let seq = corbina_events::cos_notify_channel_admin::SequenceProxyPushSupplier::narrow(
+        p.unwrap().as_object(),
+    )
+    .unwrap();
+    let (sc, seq_got) = sequence_consumer(&client);
+    seq.connect_sequence_push_consumer(Some(&sc)).unwrap();
+
+    // Corbina's structured supplier.
+    let (p, _) = ch
+        .get_default_supplier_admin()
+        .unwrap()
+        .unwrap()
+        .obtain_notification_push_consumer(ClientType::StructuredEvent)
+        .unwrap();
+    let sup = StructuredProxyPushConsumer::narrow(p.unwrap().as_object()).unwrap();
+    sup.connect_structured_push_supplier(None).unwrap();
+    for (i, t) in ["Alarm", "Fault", "Alarm", "Alarm", "Fault", "Alarm"]
+        .into_iter()
+        .enumerate()
+    {
+        sup.push_structured_event(&event(t, &format!("corbina {i}"), i as i16))
+            .unwrap();
+    }
+    // And an `any` through the CosEvent interface: a structured consumer sees %ANY.
+    supplier(&CosEventChannel::narrow(ch.as_object()).unwrap())
+        .push(&Any::from_long(77))
+        .unwrap();
+    // JacORB's channel delivers in no particular order (its pushes run on a thread
+    // pool): compare what arrived, sorted.
+    let mut filtered = got.names(2);
+    filtered.sort();
+    assert_eq!(filtered, ["corbina 3", "corbina 5"]);
+    let all = seq_got.wait_for(7, WAIT);
+    let (anys, structured): (Vec<_>, Vec<_>) = all
+        .iter()
+        .partition(|e| e.header.fixed_header.event_type.type_name == "%ANY");
+    let mut names: Vec<&str> = structured
+        .iter()
+        .map(|e| e.header.fixed_header.event_name.as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "corbina 0",
+            "corbina 1",
+            "corbina 2",
+            "corbina 3",
+            "corbina 4",
+            "corbina 5"
+        ]
+    );
+    assert_eq!(anys.len(), 1);
+    assert_eq!(anys[0].remainder_of_body.to_long(), Some(77));
+    client.destroy();
+    drop(service);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -71,7 +71,15 @@ fn channel_key() -> [NameComponent; 1] {
 
 /// Creates a channel named `ins` through the factory at `url`.
 fn create_channel(orb: &corbina::Orb, url: &str, ins: &str) -> EventChannel {
-    let factory = EventChannelFactory::narrow(&orb.string_to_object(url).unwrap()).unwrap();
+    // omniEvents listens a moment before its factory is activated (OBJECT_NOT_EXIST then).
+    let obj = orb.string_to_object(url).unwrap();
+    let mut factory = None;
+    let up = wait_until(WAIT, || {
+        factory = EventChannelFactory::narrow(&obj).ok();
+        factory.is_some()
+    });
+    assert!(up, "no factory at {url}");
+    let factory = factory.unwrap();
     assert!(factory.supports(&channel_key()).unwrap());
     let obj = factory
         .create_object(
@@ -367,6 +375,13 @@ fn event_omnievents_tools_find_corbina_through_the_naming_service() {
         by_name("EventChannel").ior(),
         client.string_to_object(&channel_ior).unwrap().ior()
     );
+    // The notification channel factory too, under TAO's name for it.
+    let notify = corbina_events::cos_notify_channel_admin::EventChannelFactory::narrow(&by_name(
+        "NotifyEventChannelFactory",
+    ))
+    .unwrap();
+    let (_, id) = notify.create_channel(&[], &[]).unwrap();
+    assert_eq!(notify.get_all_channels().unwrap(), [id]);
     let made_ch = EventChannel::narrow(&by_name("Made")).unwrap();
     let got = collector_on(&client, &made_ch, Duration::ZERO);
     let sup = supplier(&channel_at(&client, made.trim()));

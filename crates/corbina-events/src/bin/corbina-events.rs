@@ -1,13 +1,15 @@
-//! `corbina-events`: the event service daemon.
+//! `corbina-events`: the event and notification service daemon (arguments parsed with
+//! clap, as `corbina-names`).
 //!
 //! ```text
 //! corbina-events [--endpoint HOST:PORT] [--data-dir DIR] [--max-queue N]
 //!                [--max-proxies N] [--push-retries N] [--ior-file FILE] [--channel-name NAME]
-//!                [--factory-name NAME] [-ORB…]
+//!                [--factory-name NAME] [--notify-factory-name NAME] [-ORB…]
 //! ```
 //!
-//! Serves the default event channel under the object key `EventChannel` and the channel
-//! factory under `EventChannelFactory` on `HOST:PORT` (default `0.0.0.0:11169`, omniEvents'
+//! Serves the default event channel under the object key `EventChannel`, the channel
+//! factory under `EventChannelFactory`, the notification channel factory under
+//! `NotificationService` and the filter factory under `FilterFactory` on `HOST:PORT` (default `0.0.0.0:11169`, omniEvents'
 //! port), with its database in `DIR` (default `$XDG_STATE_HOME/corbina-events`, else
 //! `~/.local/state/corbina-events`). Restarted on the same endpoint and directory, every
 //! channel and proxy reference it handed out works again and connected consumers are
@@ -16,91 +18,93 @@
 //! suppliers time out after 10 s unless `-ORBcallTimeout` says otherwise.
 //!
 //! Given a naming service (`-ORBInitRef NameService=…`), it binds the default channel and
-//! the factory there under `NAME`s (stringified names; by default `EventChannel` and
-//! `EventChannelFactory`, the names omniEvents' tools look for), replacing what was bound.
+//! the factories there under `NAME`s (stringified names; by default `EventChannel` and
+//! `EventChannelFactory`, the names omniEvents' tools look for, and
+//! `NotifyEventChannelFactory`, TAO's), replacing what was bound.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
 use corbina::config::Endpoint;
 use corbina::{InitialReference, Orb, OrbConfig};
-use corbina_events::{default_data_dir, EventService, Options};
+use corbina_events::{default_data_dir, EventService, Options, NOTIFY_FACTORY_KEY};
 use corbina_naming::cos_naming::NamingContextExt;
 use corbina_naming::name::to_name;
-
-const USAGE: &str = "usage: corbina-events [--endpoint HOST:PORT] [--data-dir DIR] \
-                     [--max-queue N] [--max-proxies N] [--push-retries N] [--ior-file FILE] \
-                     [--channel-name NAME] [--factory-name NAME] [-ORB…]";
 
 /// The port omniEvents listens on by default.
 const DEFAULT_PORT: u16 = 11169;
 /// How long a call to a consumer or supplier may take unless configured.
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `--endpoint`'s value, the option named in the error.
-fn parse_endpoint(s: &str) -> Result<Endpoint, String> {
-    Endpoint::parse_host_port(s).map_err(|e| format!("--endpoint {s}: {e}"))
-}
-
+/// The CORBA Event and Notification Service daemon.
+///
+/// Serves the default event channel under the object key `EventChannel`, omniEvents' channel
+/// factory under `EventChannelFactory`, the notification channel factory under
+/// `NotificationService` and the filter factory under `FilterFactory`, with its database in
+/// DIR. Restarted on the same endpoint and directory, every reference it handed out works
+/// again and connected consumers are delivered to again. Prints the default channel's IOR
+/// on standard output (and to FILE) once it is ready.
+#[derive(Parser)]
+#[command(
+    name = "corbina-events",
+    version,
+    after_help = "ORB options (-ORBEndpoint, -ORBInitRef NameService=…, -ORBcallTimeout MS, …) \
+may come anywhere; they are taken out before the rest is parsed, as Orb::init does. Given a \
+naming service, the default channel and the factories are bound there (replacing what was \
+bound)."
+)]
 struct Args {
+    /// Where to listen [default: 0.0.0.0:11169, omniEvents' port]
+    #[arg(long, value_name = "HOST:PORT", value_parser = Endpoint::parse_host_port)]
     endpoint: Option<Endpoint>,
-    options: Options,
+    /// Where the database lives [default: $XDG_STATE_HOME/corbina-events, else
+    /// ~/.local/state/corbina-events]
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Events held per consumer by channels created without MaxQueueLength
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_queue: Option<u32>,
+    /// The most proxies of a channel created without MaxNumProxies
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_proxies: Option<u32>,
+    /// Failed deliveries in a row after which a consumer is disconnected
+    #[arg(long, value_name = "N")]
+    push_retries: Option<u32>,
+    /// Also write the default channel's IOR to FILE
+    #[arg(long, value_name = "FILE")]
     ior_file: Option<PathBuf>,
+    /// The default channel's name in the naming service
+    #[arg(long, value_name = "NAME", default_value = "EventChannel")]
     channel_name: String,
+    /// The factory's name in the naming service
+    #[arg(long, value_name = "NAME", default_value = "EventChannelFactory")]
     factory_name: String,
+    /// The notification channel factory's name in the naming service (TAO's Notify_Service
+    /// binds its factory under this name)
+    #[arg(long, value_name = "NAME", default_value = "NotifyEventChannelFactory")]
+    notify_factory_name: String,
 }
 
-fn positive(flag: &str, v: &str) -> Result<u32, String> {
-    v.parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| format!("{flag} {v}: expected a positive number"))
-}
-
-fn parse(rest: Vec<String>) -> Result<Args, String> {
-    let mut args = Args {
-        endpoint: None,
-        options: Options::new(default_data_dir()),
-        ior_file: None,
-        channel_name: "EventChannel".into(),
-        factory_name: "EventChannelFactory".into(),
-    };
-    let mut it = rest.into_iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-            _ => (a.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "--endpoint" => args.endpoint = Some(parse_endpoint(&value()?)?),
-            "--data-dir" => args.options.data_dir = PathBuf::from(value()?),
-            "--ior-file" => args.ior_file = Some(PathBuf::from(value()?)),
-            "--channel-name" => args.channel_name = value()?,
-            "--factory-name" => args.factory_name = value()?,
-            "--max-queue" => args.options.max_queue = positive(&flag, &value()?)?,
-            "--max-proxies" => args.options.max_proxies = positive(&flag, &value()?)?,
-            "--push-retries" => {
-                let v = value()?;
-                args.options.push_retries = v
-                    .parse()
-                    .map_err(|_| format!("--push-retries {v}: expected a number"))?;
-            }
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unknown argument {other}")),
+impl Args {
+    fn options(&self) -> Options {
+        let mut o = Options::new(self.data_dir.clone().unwrap_or_else(default_data_dir));
+        if let Some(n) = self.max_queue {
+            o.max_queue = n;
         }
+        if let Some(n) = self.max_proxies {
+            o.max_proxies = n;
+        }
+        if let Some(n) = self.push_retries {
+            o.push_retries = n;
+        }
+        o
     }
-    Ok(args)
 }
 
-/// Binds the default channel and the factory in the naming service, if there is one; a
+/// Binds the default channel and the factories in the naming service, if there is one; a
 /// failure is reported and the daemon serves on (as omniEvents does).
 fn bind_names(orb: &Orb, service: &EventService, args: &Args) {
     let Ok(InitialReference::Object(ns)) = orb.resolve_initial_references("NameService") else {
@@ -110,6 +114,10 @@ fn bind_names(orb: &Orb, service: &EventService, args: &Args) {
     for (name, obj) in [
         (&args.channel_name, service.channel().as_object()),
         (&args.factory_name, service.factory().as_object()),
+        (
+            &args.notify_factory_name,
+            service.notify_factory().as_object(),
+        ),
     ] {
         let bound = to_name(name)
             .map_err(|e| e.to_string())
@@ -125,21 +133,12 @@ fn main() -> ExitCode {
     let (mut config, rest) = match OrbConfig::from_args_and_env(std::env::args().skip(1)) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("corbina-events: {e}\n{USAGE}");
+            eprintln!("error: {e}\n\nFor more information, try '--help'.");
             return ExitCode::from(2);
         }
     };
-    let args = match parse(rest) {
-        Ok(a) => a,
-        Err(e) if e.is_empty() => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("corbina-events: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse_from(std::iter::once("corbina-events".to_owned()).chain(rest));
+    let options = args.options();
     if let Some(ep) = args.endpoint.clone() {
         config.endpoints = vec![ep];
     } else if config.endpoints.is_empty() {
@@ -153,7 +152,7 @@ fn main() -> ExitCode {
         config.call_timeout = Some(DEFAULT_CALL_TIMEOUT);
     }
     let orb = Orb::with_config(config);
-    let service = match EventService::start(&orb, &args.options) {
+    let service = match EventService::start(&orb, &options) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("corbina-events: cannot start: {e}");
@@ -176,9 +175,10 @@ fn main() -> ExitCode {
     bind_names(&orb, &service, &args);
     let (host, port) = service.endpoint();
     eprintln!(
-        "corbina-events: serving corbaloc::{host}:{port}/EventChannel and \
-         corbaloc::{host}:{port}/EventChannelFactory, data in {}",
-        args.options.data_dir.display()
+        "corbina-events: serving corbaloc::{host}:{port}/EventChannel, \
+         corbaloc::{host}:{port}/EventChannelFactory and \
+         corbaloc::{host}:{port}/{NOTIFY_FACTORY_KEY}, data in {}",
+        options.data_dir.display()
     );
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{ior}");
@@ -193,13 +193,15 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
-    fn args(v: &[&str]) -> Result<Args, String> {
-        parse(v.iter().map(|s| s.to_string()).collect())
+    fn args(v: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once(&"corbina-events").chain(v))
     }
 
     #[test]
     fn arguments() {
+        Args::command().debug_assert();
         let a = args(&[
             "--endpoint",
             "127.0.0.1:1234",
@@ -214,15 +216,17 @@ mod tests {
             "ops/Alarms.chan",
         ])
         .unwrap();
-        let ep = a.endpoint.unwrap();
+        let ep = a.endpoint.clone().unwrap();
         assert_eq!((ep.host.as_str(), ep.port), ("127.0.0.1", 1234));
-        assert_eq!(a.options.data_dir, PathBuf::from("/tmp/x"));
-        assert_eq!((a.options.max_queue, a.options.push_retries), (9, 0));
-        assert_eq!(a.options.max_proxies, 7);
+        let o = a.options();
+        assert_eq!(o.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!((o.max_queue, o.push_retries), (9, 0));
+        assert_eq!(o.max_proxies, 7);
         assert_eq!(a.channel_name, "ops/Alarms.chan");
         assert_eq!(a.factory_name, "EventChannelFactory");
-        assert_eq!(parse_endpoint(":11169").unwrap().host, "0.0.0.0");
-        assert_eq!(parse_endpoint("[::1]:5").unwrap().host, "::1");
+        assert_eq!(a.notify_factory_name, "NotifyEventChannelFactory");
+        let d = args(&[]).unwrap().options();
+        assert_eq!(d.max_queue, corbina_events::DEFAULT_MAX_QUEUE);
         for bad in [
             &["--endpoint", "nohost"][..],
             &["--endpoint", "h:port"],
@@ -233,6 +237,9 @@ mod tests {
         ] {
             assert!(args(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(args(&["--help"]).err().as_deref(), Some(""));
+        assert_eq!(
+            args(&["--help"]).err().map(|e| e.kind()),
+            Some(clap::error::ErrorKind::DisplayHelp)
+        );
     }
 }

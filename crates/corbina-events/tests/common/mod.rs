@@ -2,6 +2,8 @@
 //! child process), a client ORB, and servants for the suppliers' and consumers' ends.
 #![allow(dead_code)]
 
+pub mod notify;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -124,19 +126,29 @@ pub struct Received {
     pub disconnects: AtomicUsize,
 }
 
+/// Waits until `list` holds `n` items (at most `limit`, woken by `arrived`); returns them.
+pub fn wait_len<T: Clone>(
+    list: &Mutex<Vec<T>>,
+    arrived: &Condvar,
+    n: usize,
+    limit: Duration,
+) -> Vec<T> {
+    let end = Instant::now() + limit;
+    let mut ev = list.lock().unwrap();
+    while ev.len() < n {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        ev = arrived.wait_timeout(ev, left).unwrap().0;
+    }
+    ev.clone()
+}
+
 impl Received {
     /// Waits until `n` events arrived (at most `limit`); returns them.
     pub fn wait_for(&self, n: usize, limit: Duration) -> Vec<Any> {
-        let end = Instant::now() + limit;
-        let mut ev = self.events.lock().unwrap();
-        while ev.len() < n {
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            ev = self.arrived.wait_timeout(ev, left).unwrap().0;
-        }
-        ev.clone()
+        wait_len(&self.events, &self.arrived, n, limit)
     }
 
     pub fn count(&self) -> usize {

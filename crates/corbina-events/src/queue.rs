@@ -1,0 +1,469 @@
+//! The events on their way through a channel, and the queue of each consumer: ordered by
+//! its `OrderPolicy`, bounded by its `MaxEventsPerConsumer` (beyond it an event goes by
+//! its `DiscardPolicy`), expired events dropped.
+//!
+//! An event is translated at most once per kind a consumer asks for: an `any` pushed
+//! reaches a structured consumer as a `StructuredEvent` of type `%ANY` with the `any` in
+//! `remainder_of_body`; a structured event reaches an `any` consumer as an `any` holding the
+//! `StructuredEvent` (CosNotification §2.7).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use corbina::Any;
+
+use crate::cos_notification::{EventHeader, EventType, FixedEventHeader, StructuredEvent};
+use crate::etcl::STRUCTURED_EVENT_ID;
+
+/// What a supplier sent.
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    /// An untyped event (`push(any)`).
+    Any(Any),
+    /// A structured event (`push_structured_event`, one of a batch).
+    Structured(StructuredEvent),
+}
+
+/// An event with what the channel decided about it when it arrived.
+#[derive(Debug)]
+pub(crate) struct Event {
+    body: Body,
+    /// Its priority (`Priority` in its header, else the supplier's QoS).
+    pub(crate) priority: i16,
+    /// When it expires (`Timeout`/`StopTime`), if ever.
+    pub(crate) deadline: Option<Instant>,
+    as_any: OnceLock<Any>,
+    as_structured: OnceLock<StructuredEvent>,
+}
+
+impl Event {
+    pub(crate) fn new(body: Body, priority: i16, deadline: Option<Instant>) -> Event {
+        Event {
+            body,
+            priority,
+            deadline,
+            as_any: OnceLock::new(),
+            as_structured: OnceLock::new(),
+        }
+    }
+
+    /// The same event with another priority and deadline (one consumer's view of it).
+    pub(crate) fn with(&self, priority: i16, deadline: Option<Instant>) -> Event {
+        Event::new(self.body.clone(), priority, deadline)
+    }
+
+    pub(crate) fn body(&self) -> &Body {
+        &self.body
+    }
+
+    /// The event as an `any` consumer gets it.
+    pub(crate) fn any(&self) -> &Any {
+        match &self.body {
+            Body::Any(a) => a,
+            Body::Structured(s) => self.as_any.get_or_init(|| {
+                // A StructuredEvent always encodes; an empty any is the impossible's answer.
+                Any::insert(s).unwrap_or_default()
+            }),
+        }
+    }
+
+    /// The event as a structured (or sequence) consumer gets it.
+    pub(crate) fn structured(&self) -> &StructuredEvent {
+        match &self.body {
+            Body::Structured(s) => s,
+            Body::Any(a) => self.as_structured.get_or_init(|| wrap_any(a)),
+        }
+    }
+
+    pub(crate) fn expired(&self, now: Instant) -> bool {
+        self.deadline.is_some_and(|d| d <= now)
+    }
+}
+
+/// An `any` as a structured event: type `%ANY`, the `any` in `remainder_of_body`; an `any`
+/// that holds a StructuredEvent is that event.
+pub(crate) fn wrap_any(a: &Any) -> StructuredEvent {
+    if a.type_code().unalias().id().ok() == Some(STRUCTURED_EVENT_ID) {
+        if let Some(se) = a.extract::<StructuredEvent>() {
+            return se;
+        }
+    }
+    StructuredEvent {
+        header: EventHeader {
+            fixed_header: FixedEventHeader {
+                event_type: EventType {
+                    domain_name: String::new(),
+                    type_name: "%ANY".into(),
+                },
+                event_name: String::new(),
+            },
+            variable_header: Vec::new(),
+        },
+        filterable_data: Vec::new(),
+        remainder_of_body: a.clone(),
+    }
+}
+
+/// `OrderPolicy`: which queued event goes first (`AnyOrder` is FIFO here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    Fifo,
+    Priority,
+    Deadline,
+}
+
+/// `DiscardPolicy`: which event goes when the queue is full (`AnyOrder` is FIFO here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Discard {
+    /// The oldest.
+    Fifo,
+    /// The newest (the one arriving).
+    Lifo,
+    /// The lowest priority (the oldest of those).
+    Priority,
+    /// The one expiring first (else the oldest).
+    Deadline,
+}
+
+type Key = (i64, u64);
+
+/// The queued events by key: in arrival order (FIFO: a deque, the common case, cheap), or
+/// sorted.
+#[derive(Debug)]
+enum Items {
+    Fifo(VecDeque<(Key, Arc<Event>)>),
+    Sorted(BTreeMap<Key, Arc<Event>>),
+}
+
+impl Items {
+    fn new(order: Order) -> Items {
+        match order {
+            Order::Fifo => Items::Fifo(VecDeque::new()),
+            _ => Items::Sorted(BTreeMap::new()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Items::Fifo(d) => d.len(),
+            Items::Sorted(m) => m.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Items::Fifo(d) => d.clear(),
+            Items::Sorted(m) => m.clear(),
+        }
+    }
+
+    /// Inserts; a FIFO's keys only grow.
+    fn insert(&mut self, k: Key, e: Arc<Event>) {
+        match self {
+            Items::Fifo(d) => d.push_back((k, e)),
+            Items::Sorted(m) => {
+                m.insert(k, e);
+            }
+        }
+    }
+
+    fn pop_first(&mut self) -> Option<(Key, Arc<Event>)> {
+        match self {
+            Items::Fifo(d) => d.pop_front(),
+            Items::Sorted(m) => m.pop_first(),
+        }
+    }
+
+    fn get(&self, k: &Key) -> Option<&Arc<Event>> {
+        match self {
+            Items::Fifo(d) => d.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| &d[i].1),
+            Items::Sorted(m) => m.get(k),
+        }
+    }
+
+    fn remove(&mut self, k: &Key) {
+        match self {
+            Items::Fifo(d) => {
+                if let Ok(i) = d.binary_search_by(|(x, _)| x.cmp(k)) {
+                    d.remove(i);
+                }
+            }
+            Items::Sorted(m) => {
+                m.remove(k);
+            }
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Arc<Event>) -> bool) {
+        match self {
+            Items::Fifo(d) => d.retain(|(_, e)| keep(e)),
+            Items::Sorted(m) => m.retain(|_, e| keep(e)),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = (&Key, &Arc<Event>)> + '_> {
+        match self {
+            Items::Fifo(d) => Box::new(d.iter().map(|(k, e)| (k, e))),
+            Items::Sorted(m) => Box::new(m.iter()),
+        }
+    }
+
+    fn into_vec(self) -> Vec<(Key, Arc<Event>)> {
+        match self {
+            Items::Fifo(d) => d.into(),
+            Items::Sorted(m) => m.into_iter().collect(),
+        }
+    }
+}
+
+/// A consumer's queue.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    items: Items,
+    next: u64,
+    order: Order,
+    discard: Discard,
+    limit: usize,
+    /// Set when the first event of a batch in waiting arrived (pacing of sequence consumers).
+    pub(crate) since: Option<Instant>,
+}
+
+/// The reference point of deadlines as numbers.
+fn epoch() -> Instant {
+    static E: OnceLock<Instant> = OnceLock::new();
+    *E.get_or_init(Instant::now)
+}
+
+impl Queue {
+    pub(crate) fn new(order: Order, discard: Discard, limit: usize) -> Queue {
+        Queue {
+            items: Items::new(order),
+            next: 0,
+            order,
+            discard,
+            limit: limit.max(1),
+            since: None,
+        }
+    }
+
+    fn key(order: Order, e: &Event, seq: u64) -> Key {
+        let primary = match order {
+            Order::Fifo => 0,
+            Order::Priority => -i64::from(e.priority),
+            Order::Deadline => e.deadline.map_or(i64::MAX, |d| {
+                i64::try_from(d.saturating_duration_since(epoch()).as_nanos()).unwrap_or(i64::MAX)
+            }),
+        };
+        (primary, seq)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
+        self.since = None;
+    }
+
+    /// Changes the policies; the queued events are ordered again.
+    pub(crate) fn set_policies(&mut self, order: Order, discard: Discard, limit: usize) {
+        self.discard = discard;
+        self.limit = limit.max(1);
+        if order != self.order {
+            self.order = order;
+            let mut items = std::mem::replace(&mut self.items, Items::new(order)).into_vec();
+            // Arrival order first: a FIFO's keys must come in growing.
+            items.sort_by_key(|((_, seq), _)| *seq);
+            for ((_, seq), e) in items {
+                self.items.insert(Self::key(order, &e, seq), e);
+            }
+        }
+    }
+
+    /// Appends `e`; returns how many events were discarded (expired ones first, then by the
+    /// discard policy).
+    pub(crate) fn push(&mut self, e: Arc<Event>, now: Instant) -> u64 {
+        let mut dropped = 0;
+        if self.items.len() >= self.limit {
+            let before = self.items.len();
+            self.items.retain(|e| !e.expired(now));
+            dropped += (before - self.items.len()) as u64;
+        }
+        let seq = self.next;
+        self.next += 1;
+        if self.items.len() >= self.limit {
+            dropped += 1;
+            let victim = match self.discard {
+                Discard::Lifo => return dropped,
+                Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
+                Discard::Priority => self
+                    .items
+                    .iter()
+                    .min_by_key(|(k, e)| (e.priority, k.1))
+                    .map(|(k, _)| *k),
+                Discard::Deadline => self
+                    .items
+                    .iter()
+                    .min_by_key(|(k, e)| (e.deadline.is_none(), e.deadline, k.1))
+                    .map(|(k, _)| *k),
+            };
+            // The arriving event is itself the victim when it ranks below every queued one.
+            let incoming_loses = match (self.discard, victim.and_then(|k| self.items.get(&k))) {
+                (Discard::Priority, Some(v)) => e.priority < v.priority,
+                (Discard::Deadline, Some(v)) => match (e.deadline, v.deadline) {
+                    (Some(a), Some(b)) => a < b,
+                    (Some(_), None) => true,
+                    _ => false,
+                },
+                _ => false,
+            };
+            if incoming_loses {
+                return dropped;
+            }
+            if let Some(k) = victim {
+                self.items.remove(&k);
+            }
+        }
+        if self.items.is_empty() {
+            self.since = Some(now);
+        }
+        self.items.insert(Self::key(self.order, &e, seq), e);
+        dropped
+    }
+
+    /// The next live event; `expired` counts those dropped on the way.
+    pub(crate) fn pop(&mut self, now: Instant, expired: &mut u64) -> Option<Arc<Event>> {
+        while let Some((_, e)) = self.items.pop_first() {
+            if e.expired(now) {
+                *expired += 1;
+                continue;
+            }
+            if self.items.is_empty() {
+                self.since = None;
+            }
+            return Some(e);
+        }
+        self.since = None;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ev(p: i16, deadline: Option<Instant>, v: i32) -> Arc<Event> {
+        Arc::new(Event::new(Body::Any(Any::from_long(v)), p, deadline))
+    }
+
+    fn drain(q: &mut Queue, now: Instant) -> Vec<i32> {
+        let mut n = 0;
+        std::iter::from_fn(|| q.pop(now, &mut n))
+            .map(|e| e.any().to_long().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn fifo_and_priority_order() {
+        let now = Instant::now();
+        let mut q = Queue::new(Order::Fifo, Discard::Fifo, 10);
+        for (p, v) in [(1, 1), (5, 2), (3, 3), (5, 4)] {
+            q.push(ev(p, None, v), now);
+        }
+        assert_eq!(drain(&mut q, now), [1, 2, 3, 4]);
+        for (p, v) in [(1, 1), (5, 2), (3, 3), (5, 4)] {
+            q.push(ev(p, None, v), now);
+        }
+        q.set_policies(Order::Priority, Discard::Fifo, 10);
+        assert_eq!(drain(&mut q, now), [2, 4, 3, 1]);
+    }
+
+    #[test]
+    fn deadline_order_and_expiry() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let mut q = Queue::new(Order::Deadline, Discard::Fifo, 10);
+        q.push(ev(0, Some(now + s(30)), 1), now);
+        q.push(ev(0, None, 2), now);
+        q.push(ev(0, Some(now + s(10)), 3), now);
+        q.push(ev(0, Some(now + s(1)), 4), now);
+        let mut expired = 0;
+        let later = now + s(5);
+        let got: Vec<i32> = std::iter::from_fn(|| q.pop(later, &mut expired))
+            .map(|e| e.any().to_long().unwrap())
+            .collect();
+        assert_eq!(got, [3, 1, 2]);
+        assert_eq!(expired, 1);
+    }
+
+    #[test]
+    fn discard_policies() {
+        let now = Instant::now();
+        let fill = |d: Discard| {
+            let mut q = Queue::new(Order::Fifo, d, 3);
+            let mut dropped = 0;
+            for (p, v) in [(2, 1), (1, 2), (3, 3), (2, 4)] {
+                dropped += q.push(ev(p, None, v), now);
+            }
+            assert_eq!(dropped, 1);
+            drain(&mut q, now)
+        };
+        assert_eq!(fill(Discard::Fifo), [2, 3, 4]);
+        assert_eq!(fill(Discard::Lifo), [1, 2, 3]);
+        assert_eq!(fill(Discard::Priority), [1, 3, 4]);
+        // A newcomer of the lowest priority is the one discarded.
+        let mut q = Queue::new(Order::Fifo, Discard::Priority, 2);
+        q.push(ev(5, None, 1), now);
+        q.push(ev(5, None, 2), now);
+        assert_eq!(q.push(ev(1, None, 3), now), 1);
+        assert_eq!(drain(&mut q, now), [1, 2]);
+        // Deadline: the one expiring first goes.
+        let s = Duration::from_secs;
+        let mut q = Queue::new(Order::Fifo, Discard::Deadline, 2);
+        q.push(ev(0, Some(now + s(9)), 1), now);
+        q.push(ev(0, Some(now + s(3)), 2), now);
+        q.push(ev(0, None, 3), now);
+        assert_eq!(drain(&mut q, now), [1, 3]);
+    }
+
+    #[test]
+    fn a_full_queue_drops_expired_events_first() {
+        let now = Instant::now();
+        let mut q = Queue::new(Order::Fifo, Discard::Lifo, 2);
+        q.push(ev(0, Some(now + Duration::from_millis(1)), 1), now);
+        q.push(ev(0, None, 2), now);
+        let later = now + Duration::from_secs(1);
+        assert_eq!(q.push(ev(0, None, 3), later), 1);
+        assert_eq!(drain(&mut q, later), [2, 3]);
+    }
+
+    #[test]
+    fn translation_between_kinds() {
+        let e = Event::new(Body::Any(Any::from_long(7)), 0, None);
+        let s = e.structured();
+        assert_eq!(s.header.fixed_header.event_type.type_name, "%ANY");
+        assert_eq!(s.remainder_of_body.to_long(), Some(7));
+        let se = wrap_any(&Any::from_string("x").unwrap());
+        let e = Event::new(Body::Structured(se.clone()), 0, None);
+        let back = e.any().extract::<StructuredEvent>().unwrap();
+        assert_eq!(
+            back.remainder_of_body.to_string_value().as_deref(),
+            Some("x")
+        );
+        // An any holding a structured event is that event.
+        assert_eq!(
+            wrap_any(e.any())
+                .remainder_of_body
+                .to_string_value()
+                .as_deref(),
+            Some("x")
+        );
+    }
+}
