@@ -211,6 +211,12 @@ pub struct EventsClientArgs {
     /// The implementation name in the record
     #[arg(long = "impl", value_name = "NAME", default_value = "corbina")]
     pub implementation: String,
+    /// The events: any (CosEvent), or structured (CosNotification; needs notify:REF)
+    #[arg(long, value_name = "KIND", default_value = "any", value_parser = ["any", "structured"])]
+    pub kind: String,
+    /// Give each consumer's proxy an ETCL filter every event passes (structured only)
+    #[arg(long)]
+    pub filter: bool,
     /// Push consumers
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub consumers: usize,
@@ -328,6 +334,7 @@ mod tests {
             "corbina-ttcp suite --quick --only latency,bidir --transports tcp,unix --pin split",
             "corbina-ttcp bidir-client --ior f --count 10",
             "corbina-ttcp events-client --channel IOR:00 --consumers 10 --slow",
+            "corbina-ttcp events-client --channel notify:IOR:00 --kind structured --filter",
         ] {
             let r = Cli::try_parse_from(line.split(' '));
             assert!(r.is_ok(), "{line}: {}", r.err().map(|e| e.to_string()).unwrap_or_default());

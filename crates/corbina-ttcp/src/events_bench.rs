@@ -1,8 +1,10 @@
 //! The event-channel experiment (`events-channel`, `events-client`, `suite --only events`):
-//! one supplier pushing `any` events (a `sequence<octet>` of the point's size, stamped with
-//! its send time) through an event channel to N push consumers in the client's process, on
-//! Corbina's channel (`corbina-events`), omniEvents and JacORB's notification service
-//! (through its CosEventChannelAdmin face), all on loopback.
+//! one supplier pushing events (a `sequence<octet>` of the point's size, stamped with its
+//! send time: as the `any` itself, or as a structured event's `remainder_of_body`) through
+//! an event channel to N push consumers in the client's process, on Corbina's channel
+//! (`corbina-events`), omniEvents (`any` only) and JacORB's notification service, all on
+//! loopback. Structured points may give each consumer's proxy a filter (ETCL, from the
+//! channel's default filter factory) that every event passes: what filtering costs.
 //!
 //! Each point (one `events-client` run) measures:
 //! - **events/s per consumer**: the supplier pushes as fast as the channel takes them;
@@ -15,22 +17,35 @@
 //!   (their events/s against the same point without it).
 //!
 //! Records: experiment `events`, `impl` the channel (`corbina`, `omniEvents`, `JacORB`),
-//! `mode` the event kind (`any`), `op` `push`, `size`, `consumers`, `slow_consumer`,
-//! `events_per_s`, `delivered`, `median_us`/`p99_us`.
+//! `mode` the event kind (`any`, `structured`), `op` `push`, `size`, `consumers`,
+//! `slow_consumer`, `filter`, `events_per_s`, `delivered`, `median_us`/`p99_us`.
 
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use corbina::cdr::CdrDecode;
 use corbina::config::Endpoint;
 use corbina::typecode::TypeCode;
-use corbina::{Any, ObjectRef, Orb, OrbConfig, SystemException};
+use corbina::{Any, Orb, OrbConfig, SystemException};
 use corbina_events::cos_event_channel_admin::{EventChannel, ProxyPushConsumer, ProxyPushSupplier};
 use corbina_events::cos_event_comm::push_consumer::PushError;
 use corbina_events::cos_event_comm::{PushConsumer, PushConsumerServant, PushConsumerSkeleton};
 use corbina_events::cos_life_cycle::NameValuePair;
 use corbina_events::cos_naming::NameComponent;
+use corbina_events::cos_notification::{
+    EventHeader, EventType, FixedEventHeader, Property, StructuredEvent,
+};
+use corbina_events::cos_notify_channel_admin::{
+    ClientType, EventChannel as NotifyChannel, EventChannelFactory as NotifyFactory,
+    StructuredProxyPushConsumer, StructuredProxyPushSupplier,
+};
+use corbina_events::cos_notify_comm::notify_publish::OfferChangeError;
+use corbina_events::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
+use corbina_events::cos_notify_comm::{
+    NotifyPublishServant, StructuredPushConsumer, StructuredPushConsumerServant,
+    StructuredPushConsumerSkeleton,
+};
+use corbina_events::cos_notify_filter::ConstraintExp;
 use corbina_events::omni_events::EventChannelFactory as OmniFactory;
 use corbina_events::{EventService, Options};
 
@@ -58,7 +73,8 @@ fn sys(e: impl std::fmt::Display) -> String {
 }
 
 /// `events-channel`: Corbina's event service on 127.0.0.1 (`config`'s endpoints if any),
-/// its database in `data_dir`; the default channel's IOR.
+/// its database in `data_dir`; the default channel's IOR, then the notification channel
+/// factory's, one per line.
 pub fn serve(
     mut config: OrbConfig,
     data_dir: &Path,
@@ -72,10 +88,38 @@ pub fn serve(
     let orb = Orb::with_config(config);
     let service = EventService::start(&orb, &Options::new(data_dir))
         .map_err(|e| format!("starting the event service in {}: {e}", data_dir.display()))?;
-    let ior = orb
+    let channel = orb
         .object_to_string(service.channel().as_object())
         .map_err(sys)?;
-    Ok((orb, service, ior))
+    let (host, port) = service.endpoint();
+    let factory = format!(
+        "corbaloc::{host}:{port}/{}",
+        corbina_events::NOTIFY_FACTORY_KEY
+    );
+    let factory = orb
+        .object_to_string(&orb.string_to_object(&factory).map_err(sys)?)
+        .map_err(sys)?;
+    Ok((orb, service, format!("{channel}\n{factory}")))
+}
+
+/// The events a point pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// CosEvent `any` events (the payload is the `any`).
+    Any,
+    /// CosNotification structured events (the payload is the `remainder_of_body`), pushed
+    /// to structured push consumers.
+    Structured,
+}
+
+impl Kind {
+    /// The name in records and options.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Any => "any",
+            Kind::Structured => "structured",
+        }
+    }
 }
 
 /// One `events-client` point.
@@ -83,8 +127,12 @@ pub fn serve(
 pub struct ClientOpts {
     /// The channel: a reference to an event channel, `omnievents:URL` (a new channel made by
     /// omniEvents' factory at URL) or `notify:REF` (the first channel of a CosNotification
-    /// channel factory, as JacORB's `-channels 1` makes).
+    /// channel factory, made if it has none; JacORB's `-channels 1` makes one).
     pub channel: String,
+    /// The events pushed.
+    pub kind: Kind,
+    /// Structured events only: each consumer's proxy filters (every event passes).
+    pub filter: bool,
     /// The implementation name written in the records.
     pub implementation: String,
     /// Push consumers (besides the slow one).
@@ -117,6 +165,35 @@ struct Got {
 
 impl PushConsumerServant for Sink {
     fn push(&self, data: &Any) -> Result<(), PushError> {
+        self.arrived(data);
+        Ok(())
+    }
+
+    fn disconnect_push_consumer(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+impl StructuredPushConsumerServant for Sink {
+    fn push_structured_event(&self, e: &StructuredEvent) -> Result<(), PushStructuredEventError> {
+        self.arrived(&e.remainder_of_body);
+        Ok(())
+    }
+
+    fn disconnect_structured_push_consumer(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+impl NotifyPublishServant for Sink {
+    fn offer_change(&self, _: &[EventType], _: &[EventType]) -> Result<(), OfferChangeError> {
+        Ok(())
+    }
+}
+
+impl Sink {
+    /// Counts an event whose payload (`sequence<octet>`, the send time first) is `data`.
+    fn arrived(&self, data: &Any) {
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
@@ -135,15 +212,8 @@ impl PushConsumerServant for Sink {
             *t.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
             t.1.notify_all();
         }
-        Ok(())
     }
 
-    fn disconnect_push_consumer(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-impl Sink {
     fn take(&self) -> Got {
         std::mem::take(&mut *self.got.lock().unwrap_or_else(|p| p.into_inner()))
     }
@@ -156,13 +226,11 @@ impl Sink {
     }
 }
 
-/// The channel `spec` names (see [`ClientOpts::channel`]).
-// The decoders must be closures: `invoke` wants them for every reader lifetime, which the
-// paths clippy suggests (one lifetime each) do not give.
-#[allow(clippy::redundant_closure)]
-fn channel(orb: &Orb, spec: &str) -> Result<EventChannel, String> {
+/// The channel `spec` names (see [`ClientOpts::channel`]): as a notification channel when
+/// it is one (`notify:`), and as a CosEvent channel.
+fn channel(orb: &Orb, spec: &str) -> Result<(Option<NotifyChannel>, EventChannel), String> {
     let obj = |s: &str| orb.string_to_object(s).map_err(|e| format!("{s}: {e}"));
-    let obj = if let Some(url) = spec.strip_prefix("omnievents:") {
+    if let Some(url) = spec.strip_prefix("omnievents:") {
         // omniEvents' factory (a CosLifeCycle GenericFactory) makes a channel per call.
         let factory = OmniFactory::narrow(&obj(url)?).map_err(sys)?;
         let key = [NameComponent {
@@ -174,39 +242,73 @@ fn channel(orb: &Orb, spec: &str) -> Result<EventChannel, String> {
             name: "InsName".into(),
             value: Any::from_string(&name).map_err(sys)?,
         }];
-        factory
+        let ch = factory
             .create_object(&key, &criteria)
             .map_err(|e| format!("omniEvents' create_object: {e}"))?
-            .ok_or("omniEvents' factory returned nil")?
-    } else if let Some(r) = spec.strip_prefix("notify:") {
-        // CosNotifyChannelAdmin::EventChannelFactory: get_all_channels, get_event_channel.
-        let factory = obj(r)?;
-        let ids: Vec<i32> = factory
-            .invoke::<_, SystemException>(
-                "get_all_channels",
-                |_| Ok(()),
-                |r| <Vec<i32> as CdrDecode>::decode(r),
-                |_, _| Ok(None),
-            )
+            .ok_or("omniEvents' factory returned nil")?;
+        let ch = EventChannel::narrow(&ch).map_err(|e| format!("not an event channel: {e}"))?;
+        return Ok((None, ch));
+    }
+    if let Some(r) = spec.strip_prefix("notify:") {
+        let factory = NotifyFactory::narrow(&obj(r)?).map_err(sys)?;
+        let ids = factory
+            .get_all_channels()
             .map_err(|e| format!("get_all_channels: {e}"))?;
-        let id = *ids
-            .first()
-            .ok_or("the notification factory has no channel")?;
-        factory
-            .invoke::<_, SystemException>(
-                "get_event_channel",
-                |w| {
-                    w.write_long(id);
-                    Ok(())
+        let ch = match ids.first() {
+            Some(&id) => factory
+                .get_event_channel(id)
+                .map_err(|e| format!("get_event_channel({id}): {e}"))?,
+            None => {
+                factory
+                    .create_channel(&[], &[])
+                    .map_err(|e| format!("create_channel: {e}"))?
+                    .0
+            }
+        }
+        .ok_or("the notification factory returned a nil channel")?;
+        // A notification channel is a CosEvent channel too (its interface inherits it).
+        let cos = EventChannel::unchecked_narrow(ch.as_object());
+        return Ok((Some(ch), cos));
+    }
+    let ch = EventChannel::narrow(&obj(spec)?).map_err(|e| format!("not an event channel: {e}"))?;
+    Ok((None, ch))
+}
+
+/// A structured event of type `Bench/Tick`, priority 1, carrying `payload`.
+fn structured(payload: Any) -> StructuredEvent {
+    StructuredEvent {
+        header: EventHeader {
+            fixed_header: FixedEventHeader {
+                event_type: EventType {
+                    domain_name: "Bench".into(),
+                    type_name: "Tick".into(),
                 },
-                |r| <ObjectRef as CdrDecode>::decode(r),
-                |_, _| Ok(None),
-            )
-            .map_err(|e| format!("get_event_channel({id}): {e}"))?
-    } else {
-        obj(spec)?
-    };
-    EventChannel::narrow(&obj).map_err(|e| format!("not an event channel: {e}"))
+                event_name: String::new(),
+            },
+            variable_header: vec![Property {
+                name: "Priority".into(),
+                value: Any::from_short(1),
+            }],
+        },
+        filterable_data: Vec::new(),
+        remainder_of_body: payload,
+    }
+}
+
+/// The filter structured points give each consumer's proxy: every event passes it, after
+/// its type is matched and its constraint evaluated.
+const FILTER_CONSTRAINT: &str = "$.header.variable_header(Priority) >= 0";
+
+/// A consumer's proxy, to disconnect at the end.
+enum ConsumerProxy {
+    Any(ProxyPushSupplier),
+    Structured(StructuredProxyPushSupplier),
+}
+
+/// The supplier's proxy.
+enum SupplierProxy {
+    Any(ProxyPushConsumer),
+    Structured(StructuredProxyPushConsumer),
 }
 
 /// What one flood measured.
@@ -224,8 +326,8 @@ struct Bench {
     tc: TypeCode,
     fast: Vec<Arc<Sink>>,
     slow: Option<Arc<Sink>>,
-    proxies: Vec<ProxyPushSupplier>,
-    supplier: ProxyPushConsumer,
+    proxies: Vec<ConsumerProxy>,
+    supplier: SupplierProxy,
     total: Arc<(Mutex<usize>, Condvar)>,
 }
 
@@ -241,11 +343,37 @@ impl Bench {
         });
         let poa = orb.root_poa();
         poa.the_poa_manager().activate().map_err(sys)?;
-        let ch = channel(&orb, &o.channel)?;
-        let admin = ch
-            .for_consumers()
-            .map_err(sys)?
-            .ok_or("for_consumers returned nil")?;
+        let (notify, ch) = channel(&orb, &o.channel)?;
+        let notify = match (o.kind, notify) {
+            (Kind::Any, _) => None,
+            (Kind::Structured, Some(n)) => Some(n),
+            (Kind::Structured, None) => {
+                return Err("structured events need a notification channel (notify:REF)".into())
+            }
+        };
+        let filter = match (&notify, o.filter) {
+            (Some(n), true) => {
+                let ff = n
+                    .get_default_filter_factory()
+                    .map_err(sys)?
+                    .ok_or("no default filter factory")?;
+                let f = ff
+                    .create_filter("EXTENDED_TCL")
+                    .map_err(|e| format!("create_filter: {e}"))?
+                    .ok_or("create_filter returned nil")?;
+                f.add_constraints(&[ConstraintExp {
+                    event_types: vec![EventType {
+                        domain_name: "Bench".into(),
+                        type_name: "Tick".into(),
+                    }],
+                    constraint_expr: FILTER_CONSTRAINT.into(),
+                }])
+                .map_err(|e| format!("add_constraints: {e}"))?;
+                Some(f)
+            }
+            (None, true) => return Err("--filter needs structured events".into()),
+            _ => None,
+        };
         let epoch = Instant::now();
         let tc = TypeCode::create_sequence_tc(0, TypeCode::OCTET);
         let total = Arc::new((Mutex::new(0), Condvar::new()));
@@ -258,18 +386,53 @@ impl Bench {
                 got: Mutex::new(Got::default()),
                 total: delay.is_zero().then(|| total.clone()),
             });
-            let id = poa
-                .activate_object(Arc::new(PushConsumerSkeleton::from_arc(sink.clone())))
-                .map_err(sys)?;
-            // Through the socket, as a consumer in another process would be.
-            let obj = poa.id_to_reference(&id).map_err(sys)?.without_collocation();
-            let proxy = admin
-                .obtain_push_supplier()
-                .map_err(sys)?
-                .ok_or("obtain_push_supplier returned nil")?;
-            proxy
-                .connect_push_consumer(Some(&PushConsumer::unchecked_narrow(&obj)))
-                .map_err(|e| format!("connect_push_consumer: {e}"))?;
+            let proxy = match &notify {
+                None => {
+                    let id = poa
+                        .activate_object(Arc::new(PushConsumerSkeleton::from_arc(sink.clone())))
+                        .map_err(sys)?;
+                    // Through the socket, as a consumer in another process would be.
+                    let obj = poa.id_to_reference(&id).map_err(sys)?.without_collocation();
+                    let proxy = ch
+                        .for_consumers()
+                        .map_err(sys)?
+                        .ok_or("for_consumers returned nil")?
+                        .obtain_push_supplier()
+                        .map_err(sys)?
+                        .ok_or("obtain_push_supplier returned nil")?;
+                    proxy
+                        .connect_push_consumer(Some(&PushConsumer::unchecked_narrow(&obj)))
+                        .map_err(|e| format!("connect_push_consumer: {e}"))?;
+                    ConsumerProxy::Any(proxy)
+                }
+                Some(n) => {
+                    let id = poa
+                        .activate_object(Arc::new(StructuredPushConsumerSkeleton::from_arc(
+                            sink.clone(),
+                        )))
+                        .map_err(sys)?;
+                    let obj = poa.id_to_reference(&id).map_err(sys)?.without_collocation();
+                    let (proxy, _) = n
+                        .get_default_consumer_admin()
+                        .map_err(sys)?
+                        .ok_or("no default consumer admin")?
+                        .obtain_notification_push_supplier(ClientType::StructuredEvent)
+                        .map_err(|e| format!("obtain_notification_push_supplier: {e}"))?;
+                    let proxy = StructuredProxyPushSupplier::narrow(
+                        proxy.ok_or("a nil proxy")?.as_object(),
+                    )
+                    .map_err(sys)?;
+                    if let Some(f) = &filter {
+                        proxy.add_filter(Some(f)).map_err(sys)?;
+                    }
+                    proxy
+                        .connect_structured_push_consumer(Some(
+                            &StructuredPushConsumer::unchecked_narrow(&obj),
+                        ))
+                        .map_err(|e| format!("connect_structured_push_consumer: {e}"))?;
+                    ConsumerProxy::Structured(proxy)
+                }
+            };
             proxies.push(proxy);
             Ok(sink)
         };
@@ -277,16 +440,33 @@ impl Bench {
             .map(|_| connect(Duration::ZERO))
             .collect::<Result<Vec<_>, _>>()?;
         let slow = o.slow.then(|| connect(SLOW_PUSH)).transpose()?;
-        let supplier = ch
-            .for_suppliers()
-            .map_err(sys)?
-            .ok_or("for_suppliers returned nil")?
-            .obtain_push_consumer()
-            .map_err(sys)?
-            .ok_or("obtain_push_consumer returned nil")?;
-        supplier
-            .connect_push_supplier(None)
-            .map_err(|e| format!("connect_push_supplier: {e}"))?;
+        let supplier = match &notify {
+            None => {
+                let p = ch
+                    .for_suppliers()
+                    .map_err(sys)?
+                    .ok_or("for_suppliers returned nil")?
+                    .obtain_push_consumer()
+                    .map_err(sys)?
+                    .ok_or("obtain_push_consumer returned nil")?;
+                p.connect_push_supplier(None)
+                    .map_err(|e| format!("connect_push_supplier: {e}"))?;
+                SupplierProxy::Any(p)
+            }
+            Some(n) => {
+                let (p, _) = n
+                    .get_default_supplier_admin()
+                    .map_err(sys)?
+                    .ok_or("no default supplier admin")?
+                    .obtain_notification_push_consumer(ClientType::StructuredEvent)
+                    .map_err(|e| format!("obtain_notification_push_consumer: {e}"))?;
+                let p = StructuredProxyPushConsumer::narrow(p.ok_or("a nil proxy")?.as_object())
+                    .map_err(sys)?;
+                p.connect_structured_push_supplier(None)
+                    .map_err(|e| format!("connect_structured_push_supplier: {e}"))?;
+                SupplierProxy::Structured(p)
+            }
+        };
         Ok(Bench {
             orb,
             epoch,
@@ -303,7 +483,12 @@ impl Bench {
         let now = self.epoch.elapsed().as_nanos() as u64;
         payload[..8].copy_from_slice(&now.to_le_bytes());
         let any = Any::insert_as(self.tc.clone(), &*payload).map_err(sys)?;
-        self.supplier.push(&any).map_err(|e| format!("push: {e}"))
+        match &self.supplier {
+            SupplierProxy::Any(p) => p.push(&any).map_err(|e| format!("push: {e}")),
+            SupplierProxy::Structured(p) => p
+                .push_structured_event(&structured(any))
+                .map_err(|e| format!("push_structured_event: {e}")),
+        }
     }
 
     fn delivered(&self) -> usize {
@@ -389,9 +574,15 @@ impl Bench {
 
     fn disconnect(self) {
         for p in &self.proxies {
-            let _ = p.disconnect_push_supplier();
+            let _ = match p {
+                ConsumerProxy::Any(p) => p.disconnect_push_supplier(),
+                ConsumerProxy::Structured(p) => p.disconnect_structured_push_supplier(),
+            };
         }
-        let _ = self.supplier.disconnect_push_consumer();
+        let _ = match &self.supplier {
+            SupplierProxy::Any(p) => p.disconnect_push_consumer(),
+            SupplierProxy::Structured(p) => p.disconnect_structured_push_consumer(),
+        };
         self.orb.destroy();
     }
 }
@@ -404,11 +595,12 @@ pub fn run(o: &ClientOpts, out: &mut dyn FnMut(Record)) -> Result<(), String> {
     bench.flood(warm, o.size)?;
     let flood = bench.flood(o.events, o.size)?;
     let mut r = Record::new(EXPERIMENT, &o.implementation)
-        .mode("any")
+        .mode(o.kind.name())
         .op("push");
     r.size = Some(o.size as u64);
     r.consumers = Some(o.consumers as u64);
     r.slow_consumer = Some(o.slow);
+    r.filter = Some(o.filter);
     r.n = Some(o.events as u64);
     r.events_per_s = Some(flood.events_per_s);
     r.delivered = Some(flood.delivered);

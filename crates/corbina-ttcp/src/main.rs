@@ -6,7 +6,7 @@
 //! corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]
 //! corbina-ttcp bidir-client --ior IOR|FILE [--count N]
 //! corbina-ttcp events-channel [--ior-file F] [--data-dir DIR] [--lifetime S] [-ORB…]
-//! corbina-ttcp events-client --channel REF [--impl NAME] [--consumers N] [--events N] [--size B] [--slow] [--samples N]
+//! corbina-ttcp events-client --channel REF [--impl NAME] [--kind any|structured] [--filter] [--consumers N] [--events N] [--size B] [--slow] [--samples N]
 //! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
 //!     [--rounds N] [--callgrind] [--transports tcp,unix,shm] [--only EXPERIMENTS]
 //! ```
@@ -138,8 +138,14 @@ fn events_channel(config: OrbConfig, a: cli::EventsChannelArgs) -> Result<ExitCo
 
 /// `events-client`: one point of the events experiment, its JSON record on stdout.
 fn events_client(a: cli::EventsClientArgs) -> Result<ExitCode, String> {
+    use corbina_ttcp::events_bench::Kind;
     let o = corbina_ttcp::events_bench::ClientOpts {
         channel: a.channel,
+        kind: match a.kind.as_str() {
+            "structured" => Kind::Structured,
+            _ => Kind::Any,
+        },
+        filter: a.filter,
         implementation: a.implementation,
         consumers: a.consumers,
         events: a.events,

@@ -129,6 +129,9 @@ pub struct Record {
     /// Whether one more consumer slept 100 ms per push (events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_consumer: Option<bool>,
+    /// Whether each consumer's proxy had a filter (events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<bool>,
     /// Events per second delivered to each consumer (events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events_per_s: Option<f64>,

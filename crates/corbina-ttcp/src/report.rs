@@ -1286,30 +1286,35 @@ const EVENT_IMPLS: [&str; 3] = [
     crate::events_bench::JACORB,
 ];
 
+/// Where an events record stands: kind, consumers, bytes, slow consumer, filter.
+type EventKey<'a> = (&'a str, u64, u64, bool, bool);
+
+fn event_key(r: &Record) -> Option<EventKey<'_>> {
+    Some((
+        r.mode.as_deref()?,
+        r.consumers?,
+        r.size?,
+        r.slow_consumer?,
+        r.filter.unwrap_or(false),
+    ))
+}
+
 /// The events experiment's record of `imp` at a point, if measured.
-fn event_point<'a>(
-    records: &'a [Record],
-    imp: &str,
-    consumers: u64,
-    size: u64,
-    slow: bool,
-) -> Option<&'a Record> {
+fn event_point<'a>(records: &'a [Record], imp: &str, at: EventKey<'_>) -> Option<&'a Record> {
     records.iter().find(|r| {
         r.experiment == crate::events_bench::EXPERIMENT
             && r.available
             && r.implementation == imp
-            && r.consumers == Some(consumers)
-            && r.size == Some(size)
-            && r.slow_consumer == Some(slow)
+            && event_key(r) == Some(at)
     })
 }
 
 /// The better of the other channels' events/s at a point, and whose it is.
-fn best_peer_rate(records: &[Record], consumers: u64, size: u64) -> Option<(f64, &'static str)> {
+fn best_peer_rate(records: &[Record], at: EventKey<'_>) -> Option<(f64, &'static str)> {
     EVENT_IMPLS[1..]
         .iter()
         .filter_map(|imp| {
-            event_point(records, imp, consumers, size, false)
+            event_point(records, imp, at)
                 .and_then(|r| r.events_per_s)
                 .map(|x| (x, *imp))
         })
@@ -1318,18 +1323,18 @@ fn best_peer_rate(records: &[Record], consumers: u64, size: u64) -> Option<(f64,
 
 /// The events experiment's targets (issue 31): each goal begins with `events`.
 fn events_targets(records: &[Record], out: &mut Vec<Target>) {
-    let rate = |imp: &str, c: u64, size: u64, slow: bool| {
-        event_point(records, imp, c, size, slow).and_then(|r| r.events_per_s)
-    };
-    for size in [100, 10_240] {
-        let ours = rate(CORBINA, 10, size, false);
+    let rate =
+        |imp: &str, at: EventKey<'_>| event_point(records, imp, at).and_then(|r| r.events_per_s);
+    for (kind, size) in [("any", 100), ("any", 10_240), ("structured", 100)] {
+        let at = (kind, 10, size, false, false);
+        let ours = rate(CORBINA, at);
         if ours.is_none() {
             continue;
         }
-        let best = best_peer_rate(records, 10, size);
+        let best = best_peer_rate(records, at);
         out.push(Target {
             goal: format!(
-                "events: events/s at 10 consumers, {size} B ≥ 2× the better of omniEvents, JacORB"
+                "events: {kind} {size} B to 10 consumers, events/s ≥ 2× the better of omniEvents, JacORB"
             ),
             ratio: ratio(ours, best.map(|b| b.0)),
             limit: 2.0,
@@ -1340,14 +1345,16 @@ fn events_targets(records: &[Record], out: &mut Vec<Target>) {
                     opt(ours),
                     num(b)
                 ),
-                None => {
-                    "no other channel measured (--peer omniorb runs omniEvents and JacORB)".into()
-                }
+                None => "no other channel measured (--peer omniorb runs omniEvents and JacORB)"
+                    .into(),
             },
             info: false,
         });
     }
-    let (with, without) = (rate(CORBINA, 10, 100, true), rate(CORBINA, 10, 100, false));
+    let (with, without) = (
+        rate(CORBINA, ("any", 10, 100, true, false)),
+        rate(CORBINA, ("any", 10, 100, false, false)),
+    );
     if with.is_some() {
         out.push(Target {
             goal: "events: a consumer sleeping 100 ms per push costs the other 10 ≤ 10 %".into(),
@@ -1362,15 +1369,33 @@ fn events_targets(records: &[Record], out: &mut Vec<Target>) {
             info: false,
         });
     }
+    let (filtered, plain) = (
+        rate(CORBINA, ("structured", 10, 100, false, true)),
+        rate(CORBINA, ("structured", 10, 100, false, false)),
+    );
+    if filtered.is_some() {
+        out.push(Target {
+            goal: "events: structured events through a filter on every proxy / without".into(),
+            ratio: ratio(filtered, plain),
+            limit: 1.0,
+            at_most: false,
+            how: format!(
+                "events/s per consumer, 10 consumers, an ETCL filter every event passes, {} vs {}",
+                opt(filtered),
+                opt(plain)
+            ),
+            info: true,
+        });
+    }
 }
 
 /// The events experiment as its own table (its comparisons are other channels, not the
 /// socket and omniORB columns of the main table); empty without events records.
 pub fn format_events(records: &[Record]) -> String {
-    let mut points: Vec<(u64, u64, bool)> = records
+    let mut points: Vec<EventKey<'_>> = records
         .iter()
         .filter(|r| r.experiment == crate::events_bench::EXPERIMENT)
-        .filter_map(|r| Some((r.consumers?, r.size?, r.slow_consumer?)))
+        .filter_map(event_key)
         .collect();
     points.sort_unstable();
     points.dedup();
@@ -1385,12 +1410,14 @@ pub fn format_events(records: &[Record]) -> String {
         EVENT_IMPLS[2].into(),
         "C/best".into(),
     ]];
-    for (consumers, size, slow) in points {
+    for at in points {
+        let (kind, consumers, size, slow, filter) = at;
         let point = format!(
-            "any {size} B → {consumers}{}",
-            if slow { " + 1 slow" } else { "" }
+            "{kind} {size} B → {consumers}{}{}",
+            if slow { " + 1 slow" } else { "" },
+            if filter { ", filtered" } else { "" }
         );
-        let recs = EVENT_IMPLS.map(|imp| event_point(records, imp, consumers, size, slow));
+        let recs = EVENT_IMPLS.map(|imp| event_point(records, imp, at));
         let rate = recs.map(|r| r.and_then(|r| r.events_per_s));
         let best = rate[1..].iter().flatten().copied().reduce(f64::max);
         let cell = |r: Option<&Record>, x: Option<f64>| match (r, x) {
@@ -1593,6 +1620,7 @@ mod tests {
 
     fn event(imp: &str, consumers: u64, size: u64, slow: bool, rate: f64, kept: f64) -> Record {
         let mut r = Record::new("events", imp).mode("any").op("push");
+        r.filter = Some(false);
         r.consumers = Some(consumers);
         r.size = Some(size);
         r.slow_consumer = Some(slow);
@@ -1617,7 +1645,7 @@ mod tests {
         let t = targets(&records);
         let rate = t
             .iter()
-            .find(|t| t.goal.contains("10 consumers, 100 B"))
+            .find(|t| t.goal.contains("any 100 B to 10"))
             .unwrap();
         assert!((rate.ratio.unwrap() - 5000.0 / 2400.0).abs() < 1e-9);
         assert!(rate.how.contains("JacORB"), "{}", rate.how);

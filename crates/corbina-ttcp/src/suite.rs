@@ -105,14 +105,57 @@ const ASYNC_CALLS: usize = 20_000;
 /// Calls per point of the bidirectional experiment (fewer when the latency loops are).
 const BIDIR_CALLS: usize = 2_000;
 
-/// The events experiment's points: consumers, bytes per event, a slow consumer added.
-const EVENT_POINTS: [(usize, usize, bool); 5] = [
-    (1, 100, false),
-    (10, 100, false),
-    (100, 100, false),
-    (10, 10_240, false),
-    (10, 100, true),
+/// One point of the events experiment.
+#[derive(Debug, Clone, Copy)]
+struct EventPoint {
+    consumers: usize,
+    /// Bytes per event.
+    size: usize,
+    /// One more consumer, sleeping 100 ms per push.
+    slow: bool,
+    kind: crate::events_bench::Kind,
+    /// A filter on each consumer's proxy (structured events).
+    filter: bool,
+}
+
+const fn any_point(consumers: usize, size: usize, slow: bool) -> EventPoint {
+    EventPoint {
+        consumers,
+        size,
+        slow,
+        kind: crate::events_bench::Kind::Any,
+        filter: false,
+    }
+}
+
+const fn structured_point(size: usize, filter: bool) -> EventPoint {
+    EventPoint {
+        consumers: 10,
+        size,
+        slow: false,
+        kind: crate::events_bench::Kind::Structured,
+        filter,
+    }
+}
+
+/// The events experiment's points.
+const EVENT_POINTS: [EventPoint; 8] = [
+    any_point(1, 100, false),
+    any_point(10, 100, false),
+    any_point(100, 100, false),
+    any_point(10, 10_240, false),
+    any_point(10, 100, true),
+    structured_point(100, false),
+    structured_point(10_240, false),
+    structured_point(100, true),
 ];
+
+/// Where an implementation's channels are, as `events-client --channel` takes them: its
+/// CosEvent channel, and its notification channel factory if it has one.
+struct EventChannels {
+    any: String,
+    notify: Option<String>,
+}
 
 /// Events a flood pushes: about `deliveries` in all, at most 10,000 events.
 fn flood_events(deliveries: usize, consumers: usize) -> usize {
@@ -729,8 +772,13 @@ impl Ctx {
                 .arg(self.dir.join("events-db"))
                 .args(["--lifetime", &self.lifetime.to_string()]),
         )?;
-        let ior = wait_file(&file, &mut channel, Duration::from_secs(60))?;
-        self.event_points(ior.trim(), crate::record::CORBINA)?;
+        let iors = wait_file(&file, &mut channel, Duration::from_secs(60))?;
+        let mut lines = iors.lines().map(str::trim);
+        let channels = EventChannels {
+            any: lines.next().unwrap_or_default().to_owned(),
+            notify: lines.next().map(|f| format!("notify:{f}")),
+        };
+        self.event_points(&channels, crate::record::CORBINA)?;
         drop(channel);
         if !peer {
             return Ok(());
@@ -738,57 +786,87 @@ impl Ctx {
         self.progress.stage("events: omniEvents");
         match self.omnievents() {
             Ok((p, url)) => {
-                self.event_points(&url, OMNIEVENTS)?;
+                let channels = EventChannels {
+                    any: url,
+                    notify: None,
+                };
+                self.event_points(&channels, OMNIEVENTS)?;
                 drop(p);
             }
-            Err(why) => self.event_unavailable(OMNIEVENTS, &why),
+            Err(why) => self.event_unavailable(OMNIEVENTS, &why, |_| true),
         }
         self.progress
             .stage("events: JacORB's notification service (starting a JVM)");
         match self.jacorb_notify() {
             Ok((p, spec)) => {
-                self.event_points(&spec, JACORB)?;
+                // Its notification channel is a CosEvent channel too.
+                let channels = EventChannels {
+                    any: spec.clone(),
+                    notify: Some(spec),
+                };
+                self.event_points(&channels, JACORB)?;
                 drop(p);
             }
-            Err(why) => self.event_unavailable(JACORB, &why),
+            Err(why) => self.event_unavailable(JACORB, &why, |_| true),
         }
         Ok(())
     }
 
-    /// Every point of [`EVENT_POINTS`] against the channel `spec` names.
-    fn event_points(&mut self, spec: &str, imp: &str) -> Result<(), String> {
-        for (consumers, size, slow) in EVENT_POINTS {
+    /// Every point of [`EVENT_POINTS`] against `imp`'s channels (structured points need its
+    /// notification channel factory).
+    fn event_points(&mut self, channels: &EventChannels, imp: &str) -> Result<(), String> {
+        use crate::events_bench::Kind;
+        for pt in EVENT_POINTS {
+            let spec = match (pt.kind, &channels.notify) {
+                (Kind::Any, _) => &channels.any,
+                (Kind::Structured, Some(n)) => n,
+                (Kind::Structured, None) => continue,
+            };
             self.progress.stage(&format!(
-                "events: {imp}, {consumers} consumer(s), {size} B{}",
-                if slow { ", a slow one added" } else { "" }
+                "events: {imp}, {} {} B to {}{}{}",
+                pt.kind.name(),
+                pt.size,
+                pt.consumers,
+                if pt.slow { " + 1 slow" } else { "" },
+                if pt.filter { ", filtered" } else { "" }
             ));
             // Big events cost their bytes: half the events.
-            let deliveries = self.plan.event_deliveries / if size > 1000 { 2 } else { 1 };
-            let samples = self.plan.event_samples / if consumers >= 100 { 2 } else { 1 };
+            let deliveries = self.plan.event_deliveries / if pt.size > 1000 { 2 } else { 1 };
+            let samples = self.plan.event_samples / if pt.consumers >= 100 { 2 } else { 1 };
             let mut c = self.self_cmd("events-client");
-            c.args(["--channel", spec, "--impl", imp])
-                .args(["--consumers", &consumers.to_string()])
-                .args(["--size", &size.to_string()])
-                .args(["--events", &flood_events(deliveries, consumers).to_string()])
+            c.args(["--channel", spec, "--impl", imp, "--kind", pt.kind.name()])
+                .args(["--consumers", &pt.consumers.to_string()])
+                .args(["--size", &pt.size.to_string()])
+                .args([
+                    "--events",
+                    &flood_events(deliveries, pt.consumers).to_string(),
+                ])
                 .args(["--samples", &samples.to_string()])
-                .args(slow.then_some("--slow"));
+                .args(pt.slow.then_some("--slow"))
+                .args(pt.filter.then_some("--filter"));
             let (recs, _) = self.client(&format!("{imp} events client"), &mut c, false)?;
             self.records.extend(recs);
         }
+        if channels.notify.is_none() {
+            self.event_unavailable(imp, "no notification service (structured events)", |pt| {
+                pt.kind == Kind::Structured
+            });
+        }
         Ok(())
     }
 
-    /// Records saying why `imp`'s channel was not measured.
-    fn event_unavailable(&mut self, imp: &str, why: &str) {
+    /// Records saying why `imp`'s channel was not measured at the points `which` picks.
+    fn event_unavailable(&mut self, imp: &str, why: &str, which: impl Fn(&EventPoint) -> bool) {
         eprintln!("corbina-ttcp: events: {imp} not measured: {why}");
-        for (consumers, size, slow) in EVENT_POINTS {
+        for pt in EVENT_POINTS.iter().filter(|p| which(p)) {
             let mut r = Record::new(crate::events_bench::EXPERIMENT, imp)
-                .mode("any")
+                .mode(pt.kind.name())
                 .op("push")
                 .unavailable(why);
-            r.size = Some(size as u64);
-            r.consumers = Some(consumers as u64);
-            r.slow_consumer = Some(slow);
+            r.size = Some(pt.size as u64);
+            r.consumers = Some(pt.consumers as u64);
+            r.slow_consumer = Some(pt.slow);
+            r.filter = Some(pt.filter);
             self.records.push(r);
             self.progress.tick();
         }
