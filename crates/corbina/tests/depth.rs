@@ -205,39 +205,61 @@ fn anys_nested_in_anys_through_the_api_stop_with_an_error() {
     });
 }
 
+/// A list node `Node { id, next }` as a DynAny, built through the API.
+fn dyn_node(id: i32, next: corbina::dynany::DynAny) -> corbina::dynany::DynAny {
+    use corbina::dynany::NameDynAnyPair;
+    let mut d = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
+    let mut long = DynAnyFactory::create_dyn_any_from_type_code(&TypeCode::LONG.into()).unwrap();
+    long.insert_long(id).unwrap();
+    d.set_members_as_dyn_any(vec![
+        NameDynAnyPair {
+            id: "id".into(),
+            value: long,
+        },
+        NameDynAnyPair {
+            id: "next".into(),
+            value: next,
+        },
+    ])
+    .unwrap();
+    d
+}
+
 /// A DynAny tree an application builds 100,000 values deep goes out whole, one level more is
-/// refused, and either drops without recursing.
+/// refused; it is copied and compared whole and printed to a bounded depth; all of it with
+/// bounded stack, and it drops without recursing.
 #[test]
-fn a_dyn_any_tree_built_100_000_deep_goes_out_and_drops() {
-    use corbina::dynany::{DynAny, NameDynAnyPair};
-    fn node(id: i32, next: DynAny) -> DynAny {
-        let mut d = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
-        let mut long =
-            DynAnyFactory::create_dyn_any_from_type_code(&TypeCode::LONG.into()).unwrap();
-        long.insert_long(id).unwrap();
-        d.set_members_as_dyn_any(vec![
-            NameDynAnyPair {
-                id: "id".into(),
-                value: long,
-            },
-            NameDynAnyPair {
-                id: "next".into(),
-                value: next,
-            },
-        ])
-        .unwrap();
-        d
-    }
+fn a_dyn_any_tree_built_100_000_deep_goes_out_copies_compares_prints_and_drops() {
     let limit = corbina::cdr::value::max_value_nesting() as i32;
     on_small_stack(move || {
         let mut head = DynAnyFactory::create_dyn_any_from_type_code(&Node::type_code()).unwrap();
         for id in (0..100_000).rev() {
-            head = node(id, head);
+            head = dyn_node(id, head);
         }
         let any = head.to_any().unwrap();
         assert_eq!(len(&any.extract::<ValueRef<Node>>().unwrap()), 100_000);
+
+        let copy = head.copy();
+        assert!(head.equal(&copy));
+        assert_eq!(head, copy.clone());
+        // The last node's id changed in a copy: found, and not equal.
+        let mut other = copy.clone();
+        let mut cur = &mut other;
+        for _ in 1..100_000 {
+            cur.seek(1);
+            cur = cur.current_component().unwrap().unwrap();
+        }
+        cur.seek(0);
+        cur.insert_long(-1).unwrap();
+        assert_ne!(head, other);
+        assert_eq!(copy.to_any().unwrap(), any);
+        let text = format!("{head:?}");
+        assert!(text.len() < 20_000, "{} bytes", text.len());
+        assert!(text.contains("DynAny { .. }"), "the cut is shown");
+        drop((copy, other));
+
         for id in 100_000..=limit {
-            head = node(-id, head);
+            head = dyn_node(-id, head);
         }
         assert_eq!(head.to_any().unwrap_err(), DynAnyError::InvalidValue);
         drop(head);
