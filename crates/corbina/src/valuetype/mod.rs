@@ -698,11 +698,18 @@ pub fn read_seq<T: ValueMember>(
     }
     // Every element takes at least a value tag's 4 octets; no allocation from the length.
     r.check_length(n, 4)?;
-    let mut v = Vec::new();
-    for _ in 0..n {
-        v.push(T::read_member(r, input)?);
-    }
-    Ok(v)
+    // A struct holding values recurses through its sequences: each is one level of the
+    // reader's depth, as `Vec`'s own codec counts it, and runs where stack is left.
+    r.enter()?;
+    let v = depth::nested(|| {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            v.push(T::read_member(r, input)?);
+        }
+        Ok(v)
+    });
+    r.leave();
+    v
 }
 
 impl<T: ValueMember> ValueMember for Vec<T> {
