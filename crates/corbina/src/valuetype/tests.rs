@@ -745,3 +745,47 @@ fn value_holding_structs_nested_through_sequences_are_bounded_by_the_reader_dept
     );
     assert_eq!(ok, Ok(limit - 1));
 }
+
+/// `valuetype Kin { public sequence<Kin> kids; };`: a value tree whose depth runs through
+/// sequences of values.
+#[derive(Debug, Default)]
+struct Kin {
+    kids: Vec<ValueRef<Kin>>,
+}
+
+impl ValueType for Kin {
+    const REPOSITORY_ID: &'static str = "IDL:Kin:1.0";
+    const REPOSITORY_IDS: &'static [&'static str] = &["IDL:Kin:1.0"];
+    const CHUNKED: bool = false;
+    fn write_state<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        self.kids.write_member(w, out)
+    }
+    fn read_state(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        Ok(Kin {
+            kids: ValueMember::read_member(r, input)?,
+        })
+    }
+}
+
+/// Sequences of values are not levels of the reader's depth (each value counts against the
+/// value nesting limit instead): a tree 5,000 values deep through them goes and comes back.
+#[test]
+fn a_value_tree_deep_through_sequences_of_values_round_trips() {
+    let depth = on_small_stack(|| {
+        let mut head = ValueRef::new(Kin::default());
+        for _ in 1..5_000 {
+            head = ValueRef::new(Kin { kids: vec![head] });
+        }
+        let bytes = to_bytes(&head, CdrContext::GIOP_1_2).unwrap();
+        let back: ValueRef<Kin> =
+            from_bytes(&bytes, ByteOrder::NATIVE, CdrContext::GIOP_1_2).unwrap();
+        let mut depth = 1;
+        let mut cur = back;
+        while let Some(next) = cur.lock().and_then(|k| k.kids.first().cloned()) {
+            depth += 1;
+            cur = next;
+        }
+        depth
+    });
+    assert_eq!(depth, 5_000);
+}
