@@ -175,8 +175,13 @@ fn differential_jacorb_random_anys_through_jacorb() {
 
 /// Issue 27 item 1's graphs through JacORB (its generated `LabelNode` and a factory).
 #[test]
-#[ignore = "JacORB answers every LabelNode case with UNKNOWN before its echo runs (no \
-            exception reaches the servant or the factory), GIOP 1.0-1.2; not triaged yet"]
+#[ignore = "JacORB's defect on JDK 17 (triaged): the echo runs and the factory builds the \
+            graph; the UNKNOWN comes from marshalling the reply's Any, whose \
+            CDROutputStream.write_value(Serializable) always computes an RMI repository id \
+            through javax.rmi.CORBA.Util and the JBoss ValueHandler, which cannot initialise \
+            on JDK 17 (javax.transaction missing; with it, java.io not opened; with that, \
+            sun.reflect.ReflectionFactory$GetReflectionFactoryAction gone). A Holder \
+            (insert_Streamable) is NO_IMPLEMENT for values in JacORB"]
 fn differential_jacorb_label_nodes_through_jacorb() {
     if !jacorb::available() {
         return;
