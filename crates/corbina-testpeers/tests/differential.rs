@@ -217,3 +217,70 @@ fn differential_regressions_jacorb() {
     }
     check("differential regressions (JacORB)", &t);
 }
+
+/// Wide strings that start with U+FEFF or U+FFFE, and those characters alone as `wchar`s,
+/// through each peer's echo at GIOP 1.2. CORBA 3.0 §15.3.1.6 (as resolved by OMG issue 4008)
+/// reads UTF-16 wide data big-endian unless it starts with a byte-order mark, so a leading
+/// U+FEFF or U+FFFE sent bare would be taken for a mark: Corbina puts a big-endian mark
+/// before it, and strips one mark when reading. Each case says whether it starts with
+/// U+FEFF/U+FFFE (JacORB's known defect `bom-units`) and whether it is a `wchar` (omniORBpy
+/// misreads any `wchar` in an `Any` at GIOP 1.2).
+fn bom_cases() -> Vec<(corbina::Any, bool, bool)> {
+    let mut v = Vec::new();
+    for s in ["\u{feff}", "\u{feff}bom", "\u{fffe}bom", "\u{feff}\u{feff}x", "x\u{feff}"] {
+        let leading = !s.starts_with('x');
+        v.push((corbina::Any::from_wstring(s).unwrap(), leading, false));
+    }
+    for c in ['\u{feff}', '\u{fffe}'] {
+        v.push((corbina::Any::from_wchar(c).unwrap(), true, true));
+    }
+    v
+}
+
+/// The BOM cases through the echo at `ior`, leading marks skipped when `skip_leading`,
+/// `wchar`s when `skip_wchar`.
+fn bom_round_trips(peer: &str, ior: &str, skip_leading: bool, skip_wchar: bool) -> Tally {
+    let mut clients = Clients::new();
+    let wire = corbina_testpeers::differential::Wire {
+        giop_minor: 2,
+        fragments: false,
+    };
+    let obj = clients.object(wire, ior);
+    let text = |a: &corbina::Any| a.to_wstring().or(a.to_wchar().map(String::from));
+    let mut t = Tally::default();
+    for (a, leading, wchar) in bom_cases() {
+        if (leading && skip_leading) || (wchar && skip_wchar) {
+            continue;
+        }
+        t.ran += 1;
+        match corbina_testpeers::differential::echo(&obj, &a) {
+            Ok(back) if back == a => t.passed += 1,
+            Ok(back) => t.failed.push(format!(
+                "{peer}: {:?} came back as {:?}",
+                text(&a),
+                text(&back)
+            )),
+            Err(e) => t.failed.push(format!("{peer}: {:?}: {e}", text(&a))),
+        }
+    }
+    t
+}
+
+#[test]
+fn differential_byte_order_marks_in_wide_strings() {
+    if let Some(bin) = omnicxx::peers() {
+        let (_p, ior) = omnicxx::server(bin, "differential-bom-omniorb");
+        let t = bom_round_trips("omniorb", &ior, false, false);
+        check("differential BOM wstrings (omniORB C++)", &t);
+    }
+    if let Some(py) = omnipy::python() {
+        let (_p, ior) = omnipy::server(py, "differential-bom-omnipy");
+        let t = bom_round_trips("omniorbpy", &ior, false, true);
+        check("differential BOM wstrings (omniORBpy)", &t);
+    }
+    if jacorb::available() {
+        let (_p, ior) = jacorb::server("differential-bom-jacorb");
+        let t = bom_round_trips("jacorb", &ior, true, false);
+        check("differential BOM wstrings (JacORB, bom-units avoided)", &t);
+    }
+}
