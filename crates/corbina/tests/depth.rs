@@ -2,7 +2,8 @@
 //! thread of 256 KiB, so that what passes does not depend on the stack's size: value lists
 //! in `Any`s (walked, copied, extracted, turned into DynAnys), TypeCodes an application
 //! builds 100,000 deep (compared, printed, dropped; refused when sent or given to DynAny),
-//! TypeCodes received nested too deep, and `Any`s nested in `Any`s.
+//! TypeCodes received nested too deep, `Any`s nested in `Any`s, and generated recursive structs
+//! at the decoder's depth limit.
 
 use corbina::cdr::{from_bytes, to_bytes, ByteOrder, CdrContext, CdrWriter, MarshalError};
 use corbina::dynany::{DynAnyError, DynAnyFactory};
@@ -15,6 +16,11 @@ mod generated {
     include!("../../corbina-codegen/tests/golden/peers_values.rs");
 }
 use generated::values::Node;
+
+#[allow(dead_code, clippy::all)]
+mod recursive {
+    include!("../../corbina-codegen/tests/golden/recursive.rs");
+}
 
 fn ctx() -> CdrContext {
     CdrContext::GIOP_1_2
@@ -264,4 +270,45 @@ fn a_dyn_any_tree_built_100_000_deep_goes_out_copies_compares_prints_and_drops()
         assert_eq!(head.to_any().unwrap_err(), DynAnyError::InvalidValue);
         drop(head);
     });
+}
+
+/// A generated recursive struct (`struct Tree { long value; sequence<Tree> children; }`)
+/// decodes at most the reader's depth (hostile nesting 200,000 deep is MARSHAL), and one as
+/// deep as that clones, compares, prints, encodes and drops: all in a thread's default stack
+/// (2 MiB; 512 levels of plain recursion need more than 256 KiB in a debug build), which is
+/// what docs/mapping.md promises for these types, whose derived traits recurse.
+#[test]
+fn generated_recursive_structs_stop_at_the_reader_depth_and_what_decodes_is_usable() {
+    use recursive::rec::Tree;
+    fn nested(levels: usize) -> Vec<u8> {
+        let mut b = Vec::with_capacity(8 * levels + 8);
+        for i in 0..levels {
+            b.extend_from_slice(&(i as u32).to_be_bytes());
+            b.extend_from_slice(&1u32.to_be_bytes());
+        }
+        b.extend_from_slice(&[0; 8]);
+        b
+    }
+    let limit = corbina::cdr::DEFAULT_MAX_DEPTH as usize;
+    let hostile = nested(200_000);
+    let err = std::thread::spawn(move || from_bytes::<Tree>(&hostile, ByteOrder::Big, ctx()).map(drop))
+        .join()
+        .unwrap();
+    assert!(
+        matches!(err, Err(MarshalError::NestingTooDeep { .. })),
+        "{err:?}"
+    );
+    let deepest = nested(limit - 1);
+    std::thread::spawn(move || {
+        let t: Tree = from_bytes(&deepest, ByteOrder::Big, ctx()).unwrap();
+        assert!(from_bytes::<Tree>(&nested(limit), ByteOrder::Big, ctx()).is_err());
+        let copy = t.clone();
+        assert_eq!(copy, t);
+        assert!(format!("{t:?}").len() > limit);
+        let again = to_bytes(&copy, ctx()).unwrap();
+        assert!(from_bytes::<Tree>(&again, ByteOrder::NATIVE, ctx()).unwrap() == t);
+        drop((t, copy));
+    })
+    .join()
+    .unwrap();
 }
