@@ -956,8 +956,14 @@ mod tests {
             wchar_set: Some(crate::codeset::WCharCodeSet::Utf16),
         });
         for (s, wire) in [
-            ("\u{feff}x", &[0, 0, 0, 6, 0xfe, 0xff, 0xfe, 0xff, 0, b'x'][..]),
-            ("\u{fffe}x", &[0, 0, 0, 6, 0xfe, 0xff, 0xff, 0xfe, 0, b'x'][..]),
+            (
+                "\u{feff}x",
+                &[0, 0, 0, 6, 0xfe, 0xff, 0xfe, 0xff, 0, b'x'][..],
+            ),
+            (
+                "\u{fffe}x",
+                &[0, 0, 0, 6, 0xfe, 0xff, 0xff, 0xfe, 0, b'x'][..],
+            ),
             ("x\u{feff}", &[0, 0, 0, 4, 0, b'x', 0xfe, 0xff][..]),
         ] {
             for order in [ByteOrder::Big, ByteOrder::Little] {

@@ -227,7 +227,13 @@ fn differential_regressions_jacorb() {
 /// misreads any `wchar` in an `Any` at GIOP 1.2).
 fn bom_cases() -> Vec<(corbina::Any, bool, bool)> {
     let mut v = Vec::new();
-    for s in ["\u{feff}", "\u{feff}bom", "\u{fffe}bom", "\u{feff}\u{feff}x", "x\u{feff}"] {
+    for s in [
+        "\u{feff}",
+        "\u{feff}bom",
+        "\u{fffe}bom",
+        "\u{feff}\u{feff}x",
+        "x\u{feff}",
+    ] {
         let leading = !s.starts_with('x');
         v.push((corbina::Any::from_wstring(s).unwrap(), leading, false));
     }

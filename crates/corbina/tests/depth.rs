@@ -291,9 +291,10 @@ fn generated_recursive_structs_stop_at_the_reader_depth_and_what_decodes_is_usab
     }
     let limit = corbina::cdr::DEFAULT_MAX_DEPTH as usize;
     let hostile = nested(200_000);
-    let err = std::thread::spawn(move || from_bytes::<Tree>(&hostile, ByteOrder::Big, ctx()).map(drop))
-        .join()
-        .unwrap();
+    let err =
+        std::thread::spawn(move || from_bytes::<Tree>(&hostile, ByteOrder::Big, ctx()).map(drop))
+            .join()
+            .unwrap();
     assert!(
         matches!(err, Err(MarshalError::NestingTooDeep { .. })),
         "{err:?}"

@@ -396,7 +396,14 @@ fn giop_1_1_messages_are_not_split_across_an_8_byte_primitive() {
             ..Settings::new(Role::Client)
         });
         let mut r = c
-            .start_request(Vec::new(), Version::V1_1, CodeSets::UNICODE, &key(), "d", true)
+            .start_request(
+                Vec::new(),
+                Version::V1_1,
+                CodeSets::UNICODE,
+                &key(),
+                "d",
+                true,
+            )
             .unwrap();
         r.body().write_octet(1);
         for i in 0..40 {
@@ -421,7 +428,10 @@ fn giop_1_1_messages_are_not_split_across_an_8_byte_primitive() {
     }
     let doubles = whole.len() - 40 * 8;
     assert!(cuts.iter().all(|c| c % 8 == 4), "{cuts:?}");
-    assert!(cuts.iter().filter(|&&c| c > doubles).count() >= 4, "{cuts:?}");
+    assert!(
+        cuts.iter().filter(|&&c| c > doubles).count() >= 4,
+        "{cuts:?}"
+    );
 }
 
 #[test]
