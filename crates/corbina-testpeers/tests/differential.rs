@@ -195,13 +195,12 @@ fn differential_jacorb_label_nodes_through_jacorb() {
     check("differential JacORB LabelNode lists/cycles/lassos", &t);
 }
 
-/// Failing seeds found by the harness and not fixed yet: each replays its case (run with
-/// `--ignored` after a fix; `cargo run -p corbina-testpeers --bin differential -- --peer P
-/// --seed S --cases 1` prints the IDL and value).
+/// Seeds JacORB failed: each replays its case under JacORB's profile (`cargo run -p
+/// corbina-testpeers --bin differential -- --peer jacorb --seed S --cases 1` prints the IDL
+/// and value). 136 and 567 (MARSHAL on a union TypeCode with a default member and an
+/// enum-typed member) match JacORB's `union-default-label` defect, which the profile now
+/// avoids: both pass under it.
 #[test]
-#[ignore = "JacORB answers MARSHAL for seeds 136 and 567 (and ~0.3% of long-run seeds, e.g. \
-            138541, 136466): each holds a union TypeCode with a default member and an \
-            enum-typed member; not triaged"]
 fn differential_regressions_jacorb() {
     if !jacorb::available() {
         return;
