@@ -330,7 +330,7 @@ fn boxes_holding_sequences_of_boxes_are_bounded() {
         word(b, s.len() as u32 + 1);
         b.extend_from_slice(s.as_bytes());
         b.push(0);
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
     }
