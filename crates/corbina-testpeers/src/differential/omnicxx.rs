@@ -32,7 +32,8 @@ pub const KNOWN: &[(&str, &str)] = &[
          DIFFERENTIAL_OFF=exceptions,wchar_disc,wide_giop_1_1,long_double: a V5 nested in a \
          chunked V6, its `next` an indirection to itself inside its 12-octet chunk, end tags \
          -2 then -1 as CORBA 3.0 §15.3.4.6 says; omniORB throws InvalidChunkedEncoding in \
-         cdrValueChunkStream::endInputValue on the -2, omniORBpy answers UNKNOWN). Its aborts \
+         cdrValueChunkStream::endInputValue on the -2, omniORBpy answers UNKNOWN; the same \
+         request bytes with that indirection replaced by null are echoed). Its aborts \
          on separate end tags -2 -1 are gone: Corbina shares one end tag now",
     ),
     (
