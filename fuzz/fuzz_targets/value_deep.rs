@@ -5,7 +5,9 @@
 //!   what decodes re-encodes under the same limit and decodes again to the same ids;
 //! - a list as long as the input says (up to 16,383 nodes), with sharing from the input,
 //!   encoded and decoded under a limit from the input: refused by both sides exactly when it
-//!   is deeper than the limit, the same list otherwise, and dropped without recursion.
+//!   is deeper than the limit, the same list otherwise, and dropped without recursion;
+//! - hostile bytes decoded as a recursive struct holding a value (`Tree`, its sequence read
+//!   by `read_seq` as generated code does): Ok or MARSHAL, its depth within the reader's.
 #![no_main]
 
 use std::sync::{Arc, Once};
@@ -43,6 +45,39 @@ impl ValueType for Node {
         let kids = Vec::read_member(r, input)?;
         Ok(Node { id, next, kids })
     }
+}
+
+/// `struct Tree; typedef sequence<Tree> Trees; struct Tree { Trees kids; ValueBase v; };`
+/// as generated: the sequence through `read_seq`.
+#[derive(Default)]
+struct Tree {
+    kids: Vec<Tree>,
+    #[allow(dead_code)]
+    v: ValueBase,
+}
+
+impl ValueMember for Tree {
+    fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
+        corbina::valuetype::write_seq(&self.kids, w, out)?;
+        self.v.write_member(w, out)
+    }
+    fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self> {
+        Ok(Tree {
+            kids: corbina::valuetype::read_seq(r, input, 0)?,
+            v: ValueBase::read_member(r, input)?,
+        })
+    }
+}
+
+/// How deep `t` nests, in a loop over its first kids and a stack over the rest.
+fn tree_depth(t: &Tree) -> usize {
+    let mut work = vec![(t, 1usize)];
+    let mut deepest = 0;
+    while let Some((t, d)) = work.pop() {
+        deepest = deepest.max(d);
+        work.extend(t.kids.iter().map(|k| (k, d + 1)));
+    }
+    deepest
 }
 
 /// The ids met walking `next` from `head`, at most `max` (cycles end there); the kids' count
@@ -92,7 +127,14 @@ fn decode(bytes: &[u8], limit: u32, order: ByteOrder) -> Result<ValueRef<Node>> 
     ValueRef::read_member(&mut r, &mut ValueInput::with_max_nesting(limit))
 }
 
-fn hostile(order: ByteOrder, limit: u32, poly: bool, bytes: &[u8]) {
+fn hostile(order: ByteOrder, limit: u32, poly: bool, tree: bool, bytes: &[u8]) {
+    if tree {
+        let mut r = CdrReader::new(bytes, order, CdrContext::GIOP_1_2);
+        if let Ok(t) = Tree::read_member(&mut r, &mut ValueInput::with_max_nesting(limit)) {
+            assert!(tree_depth(&t) <= corbina::cdr::DEFAULT_MAX_DEPTH as usize);
+        }
+        return;
+    }
     let got = if poly {
         let mut r = CdrReader::new(bytes, order, CdrContext::GIOP_1_2);
         let mut input = ValueInput::with_max_nesting(limit);
@@ -162,7 +204,7 @@ fuzz_target!(|data: &[u8]| {
         .stack_size(256 << 10)
         .spawn(move || {
             if mode & 2 == 0 {
-                hostile(order, limit, mode & 4 != 0, &rest);
+                hostile(order, limit, mode & 4 != 0, mode & 8 != 0, &rest);
             } else {
                 let [d0, d1, share, ..] = rest[..] else {
                     return;

@@ -946,6 +946,50 @@ mod tests {
         ));
     }
 
+    /// A wstring starting with U+FEFF or U+FFFE goes out behind a big-endian mark (bare, a
+    /// reader would take it for one, CORBA 3.0 §15.3.1.6) and comes back whole; one elsewhere
+    /// goes bare.
+    #[test]
+    fn leading_byte_order_mark_characters_round_trip() {
+        let ctx = ctx().with_code_sets(CodeSets {
+            char_set: CharCodeSet::Utf8,
+            wchar_set: Some(crate::codeset::WCharCodeSet::Utf16),
+        });
+        for (s, wire) in [
+            (
+                "\u{feff}x",
+                &[0, 0, 0, 6, 0xfe, 0xff, 0xfe, 0xff, 0, b'x'][..],
+            ),
+            (
+                "\u{fffe}x",
+                &[0, 0, 0, 6, 0xfe, 0xff, 0xff, 0xfe, 0, b'x'][..],
+            ),
+            ("x\u{feff}", &[0, 0, 0, 4, 0, b'x', 0xfe, 0xff][..]),
+        ] {
+            for order in [ByteOrder::Big, ByteOrder::Little] {
+                let mut w = CdrWriter::with_byte_order(order, ctx);
+                w.write_wstring(s).unwrap();
+                let bytes = w.into_bytes();
+                // Only the length follows the stream's order: wide data is big-endian.
+                let mut want = wire.to_vec();
+                if order == ByteOrder::Little {
+                    want[..4].reverse();
+                }
+                assert_eq!(bytes, want, "{s:?} {order:?}");
+                assert_eq!(
+                    CdrReader::new(&bytes, order, ctx).read_wstring(),
+                    Ok(s.to_owned())
+                );
+            }
+        }
+        // The same characters with a little-endian mark from a peer.
+        let le = [0, 0, 0, 6, 0xff, 0xfe, 0xff, 0xfe, b'x', 0];
+        assert_eq!(
+            CdrReader::new(&le, ByteOrder::Big, ctx).read_wstring(),
+            Ok("\u{feff}x".into())
+        );
+    }
+
     #[test]
     fn wide_strings_honour_bom() {
         let ctx2 = ctx();

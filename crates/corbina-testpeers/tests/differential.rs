@@ -246,8 +246,13 @@ fn differential_jacorb_random_anys_through_jacorb() {
 
 /// Issue 27 item 1's graphs through JacORB (its generated `LabelNode` and a factory).
 #[test]
-#[ignore = "JacORB answers every LabelNode case with UNKNOWN before its echo runs (no \
-            exception reaches the servant or the factory), GIOP 1.0-1.2; not triaged yet"]
+#[ignore = "JacORB's defect on JDK 17 (triaged): the echo runs and the factory builds the \
+            graph; the UNKNOWN comes from marshalling the reply's Any, whose \
+            CDROutputStream.write_value(Serializable) always computes an RMI repository id \
+            through javax.rmi.CORBA.Util and the JBoss ValueHandler, which cannot initialise \
+            on JDK 17 (javax.transaction missing; with it, java.io not opened; with that, \
+            sun.reflect.ReflectionFactory$GetReflectionFactoryAction gone). A Holder \
+            (insert_Streamable) is NO_IMPLEMENT for values in JacORB"]
 fn differential_jacorb_label_nodes_through_jacorb() {
     if !jacorb::available() {
         return;
@@ -261,13 +266,12 @@ fn differential_jacorb_label_nodes_through_jacorb() {
     check("differential JacORB LabelNode lists/cycles/lassos", &t);
 }
 
-/// Failing seeds found by the harness and not fixed yet: each replays its case (run with
-/// `--ignored` after a fix; `cargo run -p corbina-testpeers --bin differential -- --peer P
-/// --seed S --cases 1` prints the IDL and value).
+/// Seeds JacORB failed: each replays its case under JacORB's profile (`cargo run -p
+/// corbina-testpeers --bin differential -- --peer jacorb --seed S --cases 1` prints the IDL
+/// and value). 136 and 567 (MARSHAL on a union TypeCode with a default member and an
+/// enum-typed member) match JacORB's `union-default-label` defect, which the profile now
+/// avoids: both pass under it.
 #[test]
-#[ignore = "JacORB answers MARSHAL for seeds 136 and 567 (and ~0.3% of long-run seeds, e.g. \
-            138541, 136466): each holds a union TypeCode with a default member and an \
-            enum-typed member; not triaged"]
 fn differential_regressions_jacorb() {
     if !jacorb::available() {
         return;
@@ -282,4 +286,82 @@ fn differential_regressions_jacorb() {
         t.merge(run_forward(&mut peer, seed, 1, &mut clients));
     }
     check("differential regressions (JacORB)", &t);
+}
+
+/// Wide strings that start with U+FEFF or U+FFFE, and those characters alone as `wchar`s,
+/// through each peer's echo at GIOP 1.2. CORBA 3.0 §15.3.1.6 (as resolved by OMG issue 4008)
+/// reads UTF-16 wide data big-endian unless it starts with a byte-order mark, so a leading
+/// U+FEFF or U+FFFE sent bare would be taken for a mark: Corbina puts a big-endian mark
+/// before it, and strips one mark when reading. Each case says whether it starts with
+/// U+FEFF/U+FFFE (JacORB's known defect `bom-units`) and whether it is a `wchar` (omniORBpy
+/// misreads any `wchar` in an `Any` at GIOP 1.2).
+fn bom_cases() -> Vec<(corbina::Any, bool, bool)> {
+    let mut v = Vec::new();
+    for s in [
+        "\u{feff}",
+        "\u{feff}bom",
+        "\u{fffe}bom",
+        "\u{feff}\u{feff}x",
+        "x\u{feff}",
+    ] {
+        let leading = !s.starts_with('x');
+        v.push((corbina::Any::from_wstring(s).unwrap(), leading, false));
+    }
+    for c in ['\u{feff}', '\u{fffe}'] {
+        v.push((corbina::Any::from_wchar(c).unwrap(), true, true));
+    }
+    v
+}
+
+/// The BOM cases through the echo at `ior`, leading marks skipped when `skip_leading`,
+/// `wchar`s when `skip_wchar`.
+fn bom_round_trips(peer: &str, ior: &str, skip_leading: bool, skip_wchar: bool) -> Tally {
+    let mut clients = Clients::new();
+    let text = |a: &corbina::Any| a.to_wstring().or(a.to_wchar().map(String::from));
+    let mut t = Tally::default();
+    // Each case written in both byte orders (the mark Corbina writes is big-endian in both).
+    for (order, (a, leading, wchar)) in corbina_testpeers::differential::ORDERS
+        .into_iter()
+        .flat_map(|o| bom_cases().into_iter().map(move |c| (o, c)))
+    {
+        let wire = corbina_testpeers::differential::Wire {
+            giop_minor: 2,
+            fragments: false,
+            order,
+        };
+        let obj = clients.object(wire, ior);
+        if (leading && skip_leading) || (wchar && skip_wchar) {
+            continue;
+        }
+        t.ran += 1;
+        match corbina_testpeers::differential::echo(&obj, &a) {
+            Ok(back) if back == a => t.passed += 1,
+            Ok(back) => t.failed.push(format!(
+                "{peer}: {:?} came back as {:?}",
+                text(&a),
+                text(&back)
+            )),
+            Err(e) => t.failed.push(format!("{peer}: {:?}: {e}", text(&a))),
+        }
+    }
+    t
+}
+
+#[test]
+fn differential_byte_order_marks_in_wide_strings() {
+    if let Some(bin) = omnicxx::peers() {
+        let (_p, ior) = omnicxx::server(bin, "differential-bom-omniorb");
+        let t = bom_round_trips("omniorb", &ior, false, false);
+        check("differential BOM wstrings (omniORB C++)", &t);
+    }
+    if let Some(py) = omnipy::python() {
+        let (_p, ior) = omnipy::server(py, "differential-bom-omnipy");
+        let t = bom_round_trips("omniorbpy", &ior, false, true);
+        check("differential BOM wstrings (omniORBpy)", &t);
+    }
+    if jacorb::available() {
+        let (_p, ior) = jacorb::server("differential-bom-jacorb");
+        let t = bom_round_trips("jacorb", &ior, true, false);
+        check("differential BOM wstrings (JacORB, bom-units avoided)", &t);
+    }
 }

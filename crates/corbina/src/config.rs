@@ -46,7 +46,7 @@
 //! | `-ORBMaxMessageSize bytes` | `CORBINA_MAXMESSAGESIZE` | `268435456` (256 MiB) | largest GIOP message accepted, fragments reassembled (≥ 1; also omniORB's `-ORBgiopMaxMsgSize`) |
 //! | `-ORBmaxValueNesting n` | `CORBINA_MAXVALUENESTING` | `100000` | how deeply values may nest in one another (a list sent as nested values is this many nodes long at most), encoding and decoding: deeper is MARSHAL, before anything is sent when encoding. Process-wide (the last ORB given it sets it; decoding has no ORB at hand). Each level lets a peer make the receiver hold about 560 bytes while it decodes (measured, release build; 2.3 KB in a debug build), about 56 MB at the default; a level takes ≥ 4 octets on the wire (≥ 1) |
 //! | `-ORBmaxIncompleteBytes bytes` | `CORBINA_MAXINCOMPLETEBYTES` | `67108864` (64 MiB) | server-wide budget for bytes held in incomplete messages and fragment reassembly across all connections, beyond the 64 KiB receive buffer each connection has for small messages; over it, the connections holding the most get MessageError and are closed first (≥ 65536). A message larger than the budget cannot be received |
-//! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
+//! | `-ORBFragmentSize bytes` | `CORBINA_FRAGMENTSIZE` | `0` (never) | outgoing GIOP 1.2 messages larger than this are fragmented; ≥ 64 and a multiple of 8, `0` = never |
 //! | `-ORBbyteOrder big\|little\|native` | `CORBINA_BYTEORDER` | `native` | byte order of the GIOP messages this ORB writes: requests, replies, their fragments and service contexts, and the IORs it makes (GIOP lets the sender choose; every order is read whatever this says) |
 //! | `-ORBMaxStrandsPerRope n` | `CORBINA_MAXSTRANDSPERROPE` | `16` | most connections to one peer address (≥ 1) |
 //! | `-ORBasyncCallsPerStrand n` | `CORBINA_ASYNCCALLSPERSTRAND` | `64` | asynchronous calls in flight that saturate a connection: when every asynchronous connection to an address carries this many, another is opened, up to `-ORBMaxStrandsPerRope` of them; `0` = one connection per address whatever the load |
@@ -151,8 +151,9 @@ pub struct OrbConfig {
     /// should run with `MALLOC_TRIM_THRESHOLD_=131072` (glibc's dynamic thresholds otherwise
     /// keep freed large buffers in the heap; `tests/receive_budget.rs` pins it the same way).
     pub max_incomplete_bytes: usize,
-    /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.1/1.2
-    /// fragments (default: never fragment; large blocks go out with vectored writes).
+    /// `-ORBFragmentSize bytes`: outgoing messages larger than this are sent as GIOP 1.2
+    /// fragments; GIOP 1.1 ones go whole (a split there would cut an 8-byte primitive)
+    /// (default: never fragment; large blocks go out with vectored writes).
     pub fragment_size: Option<u32>,
     /// `-ORBbyteOrder big|little|native`: the byte order of the messages this ORB writes
     /// (requests, replies, their fragments and service contexts) and of the IORs it makes

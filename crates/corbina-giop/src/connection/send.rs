@@ -30,9 +30,14 @@ pub struct Outgoing<'a> {
 impl<'a> Outgoing<'a> {
     #[inline]
     pub(crate) fn new(writer: CdrWriter<'a>, version: Version, fragment_size: Option<u32>) -> Self {
+        // Not GIOP 1.1: its fragments' data is aligned from each Fragment header and no
+        // primitive may straddle two (CORBA 3.0 §15.4.9), which a split of the finished
+        // message can only keep when it falls 4 past a multiple of 8, right inside any
+        // 8-byte primitive there (omniORB then closes the connection). A whole message is
+        // always valid.
         let fragment_size = fragment_size
             .map(|f| f as usize)
-            .filter(|&f| version.minor >= 1 && writer.len() > f);
+            .filter(|&f| version.minor >= 2 && writer.len() > f);
         Outgoing {
             writer,
             fragment_size,

@@ -64,8 +64,8 @@ pub struct Profile {
     pub objrefs: bool,
     /// Exceptions in `Any`s (omniORBpy 4.3.3 dies on one: seed 5 at GIOP 1.0).
     pub exceptions: bool,
-    /// GIOP 1.1 fragments (omniORBpy closes the connection on some: seeds 67, 162, 292;
-    /// not triaged yet).
+    /// GIOP 1.1 fragments (Corbina sends GIOP 1.1 messages whole since it cut 8-byte
+    /// primitives there, which omniORB refused: seeds 67, 162, 292).
     pub giop_1_1_fragments: bool,
     /// Unions switching on `wchar`.
     pub wchar_disc: bool,

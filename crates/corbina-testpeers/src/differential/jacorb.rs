@@ -78,6 +78,14 @@ pub const KNOWN: &[(&str, &str)] = &[
          (DTS_JACORB)",
     ),
     (
+        "bom-units",
+        "takes every U+FEFF/U+FFFE code unit at the start of UTF-16 wide data for a byte-order \
+         mark: a wstring starting with one (Corbina writes a big-endian mark before it, as \
+         CORBA 3.0 §15.3.1.6 requires) loses it, U+FFFE then byte-swaps the rest ('bom' comes \
+         back as U+6200 U+6F00 U+6D00), and a 2-octet wchar U+FEFF or U+FFFE comes back as \
+         NUL; omniORB C++ and omniORBpy echo all of them (differential_byte_order_marks_…)",
+    ),
+    (
         "non-ascii-giop-1.0",
         "reads and writes char data at GIOP 1.0 as UTF-8, where the default is ISO-8859-1: a \
          Latin-1 string (Corbina's bytes F7 C2 BA) comes back as U+FFFDs (seed 325)",

@@ -28,8 +28,13 @@ pub const KNOWN: &[(&str, &str)] = &[
         "MARSHAL_InvalidChunkedEncoding on chunked value state that crosses a GIOP 1.2 \
          fragment (seeds 834, 2109, 2199 with --all-kinds --depth 2: the receive-buffer \
          defect ValueOutput::end_member_chunk works around for arrays) and on a nested chunked \
-         value pointing at itself (seed 1573, unfragmented; not triaged). Its aborts on \
-         separate end tags -2 -1 are gone: Corbina shares one end tag now",
+         value pointing at itself (seed 1573 with --all-kinds --depth 2, \
+         DIFFERENTIAL_OFF=exceptions,wchar_disc,wide_giop_1_1,long_double: a V5 nested in a \
+         chunked V6, its `next` an indirection to itself inside its 12-octet chunk, end tags \
+         -2 then -1 as CORBA 3.0 §15.3.4.6 says; omniORB throws InvalidChunkedEncoding in \
+         cdrValueChunkStream::endInputValue on the -2, omniORBpy answers UNKNOWN; the same \
+         request bytes with that indirection replaced by null are echoed). Its aborts \
+         on separate end tags -2 -1 are gone: Corbina shares one end tag now",
     ),
     (
         "wide-giop-1.1",
@@ -59,12 +64,6 @@ pub const KNOWN: &[(&str, &str)] = &[
          MARSHAL 0x41540013 (as omniORBpy does in Anys); static cases keep bounded strings \
          ASCII (static_profile)",
     ),
-    (
-        "corbina-giop-1.1-fragments",
-        "CORBINA's defect, avoided here: it cuts GIOP 1.1 fragments at 8k+4 octets, which splits \
-         an 8-byte primitive lying across the cut (CORBA 3.0 15.4.9 forbids it); omniORB closes \
-         the connection (15 of 3000 cases at 1.1 fragmented, every one with 8-byte values)",
-    ),
 ];
 
 /// The build directory of `omni_diff_echo` and `omni_static_echo`; `None` (with a note)
@@ -82,7 +81,6 @@ pub fn peers() -> Option<&'static Path> {
 pub fn profile() -> Profile {
     Profile {
         exceptions: false,
-        giop_1_1_fragments: false,
         wchar_disc: false,
         truncatable: false,
         wide_giop_1_1: false,

@@ -60,12 +60,6 @@ pub const KNOWN: &[(&str, &str)] = &[
         "answers wchar/wstring at GIOP 1.1 with BAD_PARAM_WCharTCSNotKnown (omniORB has UTF-16 \
          for GIOP 1.2 only); the harness sends them at 1.2",
     ),
-    (
-        "corbina-giop-1.1-fragments",
-        "CORBINA's defect, avoided here: it cuts GIOP 1.1 fragments at 8k+4 octets, which splits \
-         an 8-byte primitive lying across the cut (CORBA 3.0 15.4.9 forbids it); omniORBpy \
-         closes the connection (seeds 67, 162, 292)",
-    ),
 ];
 
 /// What the generator may send omniORBpy.
@@ -80,7 +74,6 @@ pub fn profile() -> Profile {
         values: false,
         exceptions: false,
         abstract_interfaces: false,
-        giop_1_1_fragments: false,
         wide_giop_1_1: false,
         ..Profile::full()
     }

@@ -122,7 +122,10 @@ impl DynAnyFactory {
 }
 
 /// A dynamic value (see the module documentation).
-#[derive(Debug, Clone)]
+///
+/// A tree built through the API can be of any depth (a list of values given to
+/// `set_members_as_dyn_any` one level at a time): cloning, comparing and dropping it use
+/// bounded stack whatever the depth, and `Debug` prints it down to [`DEBUG_DEPTH`] levels.
 pub struct DynAny {
     tc: TypeCode,
     v: Value,
@@ -222,6 +225,42 @@ impl PartialEq for DynAny {
     /// `equal()`.
     fn eq(&self, other: &DynAny) -> bool {
         self.equal(other)
+    }
+}
+
+impl Clone for DynAny {
+    /// A deep copy: each level starts where stack is left (a tree has no depth bound).
+    fn clone(&self) -> DynAny {
+        DynAny {
+            tc: self.tc.clone(),
+            v: crate::valuetype::nested(|| self.v.clone()),
+            pos: self.pos,
+        }
+    }
+}
+
+/// How many levels of a tree `Debug` prints; deeper components show as `DynAny { .. }`.
+pub const DEBUG_DEPTH: u32 = 16;
+
+thread_local! {
+    static DEBUG_LEVEL: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+impl std::fmt::Debug for DynAny {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let level = DEBUG_LEVEL.with(std::cell::Cell::get);
+        if level >= DEBUG_DEPTH {
+            return f.write_str("DynAny { .. }");
+        }
+        DEBUG_LEVEL.with(|l| l.set(level + 1));
+        let r = f
+            .debug_struct("DynAny")
+            .field("tc", &self.tc)
+            .field("v", &self.v)
+            .field("pos", &self.pos)
+            .finish();
+        DEBUG_LEVEL.with(|l| l.set(level));
+        r
     }
 }
 
@@ -450,7 +489,7 @@ impl DynAny {
     /// `equal(dyn_any)`: equivalent types and equal values (the current positions are
     /// not compared).
     pub fn equal(&self, other: &DynAny) -> bool {
-        self.tc.equivalent(&other.tc) && self.v == other.v
+        self.tc.equivalent(&other.tc) && crate::valuetype::nested(|| self.v == other.v)
     }
 
     /// `copy()`.

@@ -76,6 +76,9 @@ pub trait ValueMember: Sized {
     fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()>;
     /// Reads what [`ValueMember::write_member`] wrote.
     fn read_member(r: &mut CdrReader<'_>, input: &mut ValueInput) -> Result<Self>;
+    /// Whether this is a value reference, each nesting level of which counts against the value
+    /// nesting limit: a sequence of them is not a level of the reader's depth ([`read_seq`]).
+    const IS_VALUE: bool = false;
 }
 
 /// A reference to a value of type `T` or of a type derived from `T`: null, or a handle shared
@@ -434,6 +437,7 @@ fn accepts(ids: &RepositoryIds, chunked: bool, formal: &str) -> bool {
 }
 
 impl<T: ValueType> ValueMember for ValueRef<T> {
+    const IS_VALUE: bool = true;
     fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
         match &self.0 {
             None => out.write_null(w),
@@ -698,11 +702,26 @@ pub fn read_seq<T: ValueMember>(
     }
     // Every element takes at least a value tag's 4 octets; no allocation from the length.
     r.check_length(n, 4)?;
-    let mut v = Vec::new();
-    for _ in 0..n {
-        v.push(T::read_member(r, input)?);
+    if T::IS_VALUE {
+        // Each element nests as a value (its own limit and stack segment).
+        let mut v = Vec::new();
+        for _ in 0..n {
+            v.push(T::read_member(r, input)?);
+        }
+        return Ok(v);
     }
-    Ok(v)
+    // A struct holding values recurses through its sequences: each is one level of the
+    // reader's depth, as `Vec`'s own codec counts it, and runs where stack is left.
+    r.enter()?;
+    let v = depth::nested(|| {
+        let mut v = Vec::new();
+        for _ in 0..n {
+            v.push(T::read_member(r, input)?);
+        }
+        Ok(v)
+    });
+    r.leave();
+    v
 }
 
 impl<T: ValueMember> ValueMember for Vec<T> {

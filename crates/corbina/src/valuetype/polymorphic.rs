@@ -264,6 +264,7 @@ impl std::fmt::Debug for ValueBase {
 }
 
 impl ValueMember for ValueBase {
+    const IS_VALUE: bool = true;
     fn write_member<'a>(&'a self, w: &mut CdrWriter<'a>, out: &mut ValueOutput) -> Result<()> {
         match &self.0 {
             None => out.write_null(w),
