@@ -232,6 +232,9 @@ pub struct EventsClientArgs {
     /// Events pushed one at a time for the latency
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub samples: usize,
+    /// Floods, of which the record gives the median
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub rounds: usize,
 }
 
 #[derive(Args)]

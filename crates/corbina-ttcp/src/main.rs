@@ -6,7 +6,7 @@
 //! corbina-ttcp bidir-server [--ior-file F] [--lifetime S] [-ORB…]
 //! corbina-ttcp bidir-client --ior IOR|FILE [--count N]
 //! corbina-ttcp events-channel [--ior-file F] [--data-dir DIR] [--lifetime S] [-ORB…]
-//! corbina-ttcp events-client --channel REF [--impl NAME] [--kind any|structured] [--filter] [--consumers N] [--events N] [--size B] [--slow] [--samples N]
+//! corbina-ttcp events-client --channel REF [--impl NAME] [--kind any|structured] [--filter] [--consumers N] [--events N] [--size B] [--slow] [--samples N] [--rounds N]
 //! corbina-ttcp suite [--quick] [--json FILE] [--plot DIR] [--peer omniorb] [--pin same|split|none]
 //!     [--rounds N] [--callgrind] [--transports tcp,unix,shm] [--only EXPERIMENTS]
 //! ```
@@ -152,6 +152,7 @@ fn events_client(a: cli::EventsClientArgs) -> Result<ExitCode, String> {
         size: a.size,
         slow: a.slow,
         samples: a.samples,
+        rounds: a.rounds,
     };
     corbina_ttcp::events_bench::run(&o, &mut |r| println!("{}", r.to_json()))?;
     Ok(ExitCode::SUCCESS)
