@@ -49,7 +49,7 @@ fn golden_file_matches() {
 fn command_line_flag_gives_the_same_output() {
     let dir = std::env::temp_dir().join(format!("corbina-amh-{}", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .args(["--amh", "--ami", "-o"])
+        .args(["--amh", "--ami", "--no-format", "-o"])
         .arg(&dir)
         .arg(IDL)
         .output()

@@ -48,7 +48,7 @@ fn golden_file_matches() {
 fn command_line_flag_gives_the_same_output() {
     let dir = std::env::temp_dir().join(format!("corbina-ami-{}", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .args(["--ami", "-o"])
+        .args(["--ami", "--no-format", "-o"])
         .arg(&dir)
         .arg(IDL)
         .output()

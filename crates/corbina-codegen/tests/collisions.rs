@@ -91,7 +91,7 @@ fn the_command_prints_the_renames_on_stderr() {
     let out_dir = std::env::temp_dir().join(format!("corbina-collisions-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
-        .args(["--ami", "--amh", "-o"])
+        .args(["--ami", "--amh", "--no-format", "-o"])
         .arg(&out_dir)
         .arg(IDL)
         .output()

@@ -29,6 +29,7 @@ fn cli_reproduces_golden_types_rs() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("interop-gen-{}", std::process::id()));
     let o = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
+        .arg("--no-format")
         .arg("-o")
         .arg(&out)
         .arg(IDL)

@@ -78,7 +78,7 @@ fn cli(file: &Path, out: &Path) -> Result<(), String> {
     let o = Command::new(env!("CARGO_BIN_EXE_corbina-idl"))
         .args(["-I", DIR, "-I", &format!("{DIR}/COS"), "-D"])
         .arg("ENABLE_CLIENT_IR_SUPPORT")
-        .args(["-D", "__OMNIIDL__"])
+        .args(["-D", "__OMNIIDL__", "--no-format"])
         .arg("-o")
         .arg(out)
         .arg(file)
