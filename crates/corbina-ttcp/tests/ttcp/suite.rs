@@ -124,7 +124,15 @@ fn quick_suite_writes_every_experiment_kind() {
         .iter()
         .filter(|r| r.experiment == "events")
         .collect();
-    assert_eq!(events.len(), 5, "{events:?}");
+    assert_eq!(events.len(), 8, "{events:?}");
+    for (kind, filter) in [("any", false), ("structured", false), ("structured", true)] {
+        assert!(
+            events
+                .iter()
+                .any(|r| r.mode.as_deref() == Some(kind) && r.filter == Some(filter)),
+            "no {kind} point with filter {filter}"
+        );
+    }
     assert!(events
         .iter()
         .all(|r| r.events_per_s.unwrap() > 0.0 && r.median_us.unwrap() > 0.0));
