@@ -16,8 +16,12 @@ use crate::header::Version;
 ///   when the last request ends. Requests that arrive after it are not processed (their
 ///   clients resend them).
 /// - **MessageError** refuses the peer's input (a memory budget spent): closed at once.
-/// - **Version**: both go out in the GIOP version of the peer's latest request (GIOP 1.0
-///   before its first one).
+/// - **Version**: both go out in the highest GIOP version of the peer's requests (GIOP 1.0
+///   before its first one): the rule [`GiopConnection`](super::GiopConnection) follows for
+///   the control messages it sends itself, so that a connection's CloseConnection is the
+///   same whichever thread sends it. The reader thread's `GiopConnection` sees every
+///   message; this copy, under the lock the writers share, is fed each request's version
+///   by [`CloseState::begin_request`].
 #[derive(Debug, Clone)]
 pub struct CloseState {
     /// Requests being processed (and, on a bidirectional connection, calls carried back).
@@ -25,7 +29,7 @@ pub struct CloseState {
     /// An orderly close is asked for: done at the next idle moment.
     closing: bool,
     closed: bool,
-    /// The GIOP version of the peer's latest request.
+    /// The highest GIOP version of the peer's requests.
     peer_version: Option<Version>,
     byte_order: ByteOrder,
 }
@@ -46,7 +50,9 @@ impl CloseState {
     /// [`CloseState::end`]). `false` once a close is asked for: it is not processed.
     #[inline]
     pub fn begin_request(&mut self, version: Version) -> bool {
-        self.peer_version = Some(version);
+        if self.peer_version < Some(version) {
+            self.peer_version = Some(version);
+        }
         self.begin()
     }
 
@@ -176,15 +182,18 @@ mod tests {
     }
 
     #[test]
-    fn an_idle_connection_closes_at_once_in_the_version_of_the_latest_request() {
+    fn an_idle_connection_closes_at_once_in_the_highest_version_of_its_requests() {
         let mut c = CloseState::new(ByteOrder::Big);
+        assert!(c.begin_request(Version::V1_1));
+        assert!(!c.end());
         assert!(c.begin_request(Version::V1_2));
         assert!(!c.end());
-        assert!(c.begin_request(Version::V1_1));
+        // A later request at a lower version does not lower it.
+        assert!(c.begin_request(Version::V1_0));
         assert!(!c.end());
         assert!(!c.is_busy());
         let m = c.close().expect("idle: at once");
-        assert_eq!(m.as_bytes(), header(1, CLOSE_CONNECTION));
+        assert_eq!(m.as_bytes(), header(2, CLOSE_CONNECTION));
         // Before any request: GIOP 1.0.
         let mut fresh = CloseState::new(ByteOrder::Big);
         assert_eq!(

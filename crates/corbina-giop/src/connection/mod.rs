@@ -255,7 +255,8 @@ pub struct GiopConnection {
     handed: Handed,
     state: State,
     /// The highest GIOP version the peer has used (CloseConnection and MessageError go out
-    /// in it).
+    /// in it). A server runtime whose writers close from other threads keeps the same rule
+    /// in its [`CloseState`], fed each request's version.
     peer_version: Option<Version>,
     /// Transmission code sets, once fixed (first CODE_SETS context sent or received).
     code_sets: Option<CodeSets>,
