@@ -328,7 +328,7 @@ fn end(
 }
 
 /// The intercepted call: [`IiopInvoker::call`]'s attempt with the interception points, its
-/// receive and send functions called through never-inlined functions (the plain path's
+/// receive and send functions reached through their outlined variants (the plain path's
 /// instance keeps them inlined).
 impl<'r> Hooks for &mut PiHooks<'r> {
     const INTERCEPTS: bool = true;
@@ -449,14 +449,11 @@ impl<'r> Hooks for &mut PiHooks<'r> {
         crate::transport::write_outgoing_outlined(stream, batch, w)
     }
 
-    // Never inlined: the plain path's attempt stays the call site that inlines them.
-    #[inline(never)]
     fn read_buf(giop: &mut GiopConnection) -> &mut [u8] {
-        giop.read_buf()
+        giop.read_buf_outlined()
     }
 
-    #[inline(never)]
     fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError> {
-        giop.poll_event()
+        giop.poll_event_outlined()
     }
 }

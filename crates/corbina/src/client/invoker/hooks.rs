@@ -4,8 +4,8 @@
 //! (passed by value: no argument at all; every hook inlined to nothing, the receive and
 //! send functions inlined at their one hot call site), portable interceptors with
 //! `&mut PiHooks` (crate::interceptor::client), which
-//! reaches the same functions through never-inlined functions of its own so that the plain
-//! path's instance stays the only call site the compiler inlines them into.
+//! reaches the same functions through their outlined variants so that the plain path's
+//! instance stays the only call site the compiler inlines them into.
 
 use crate::cdr::CodeSets;
 use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing, RequestError};
