@@ -29,8 +29,9 @@ pub struct CloseState {
     /// An orderly close is asked for: done at the next idle moment.
     closing: bool,
     closed: bool,
-    /// The highest GIOP version of the peer's requests.
-    peer_version: Option<Version>,
+    /// The highest GIOP version of the peer's requests (GIOP 1.0 before the first: what
+    /// the control messages go out in then too).
+    peer_version: Version,
     byte_order: ByteOrder,
 }
 
@@ -41,7 +42,7 @@ impl CloseState {
             busy: 0,
             closing: false,
             closed: false,
-            peer_version: None,
+            peer_version: Version::V1_0,
             byte_order,
         }
     }
@@ -50,8 +51,10 @@ impl CloseState {
     /// [`CloseState::end`]). `false` once a close is asked for: it is not processed.
     #[inline]
     pub fn begin_request(&mut self, version: Version) -> bool {
-        if self.peer_version < Some(version) {
-            self.peer_version = Some(version);
+        // Only GIOP 1.x reaches here (the connection refuses other majors): the minor
+        // orders them. One compare per request, not Option<Version>'s (9 instructions).
+        if version.minor > self.peer_version.minor {
+            self.peer_version = version;
         }
         self.begin()
     }
@@ -88,7 +91,7 @@ impl CloseState {
 
     /// The CloseConnection that closes the connection in order, in the peer's version.
     pub fn close_connection(&self) -> ControlMessage {
-        ControlMessage::close_connection(self.peer_version, self.byte_order)
+        ControlMessage::close_connection(Some(self.peer_version), self.byte_order)
     }
 
     /// Asks for an orderly close: the CloseConnection to write now if idle, else it is due
@@ -106,7 +109,7 @@ impl CloseState {
         }
         self.closed = true;
         Some(ControlMessage::message_error(
-            self.peer_version,
+            Some(self.peer_version),
             self.byte_order,
         ))
     }

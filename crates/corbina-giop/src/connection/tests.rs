@@ -370,7 +370,11 @@ fn the_connection_and_its_close_state_close_in_the_same_version() {
         server.close();
         let from_reader = server.poll_transmit().expect("CloseConnection");
         let from_writers = close.close().expect("idle: at once");
-        assert_eq!(from_reader.as_bytes(), from_writers.as_bytes(), "{versions:?}");
+        assert_eq!(
+            from_reader.as_bytes(),
+            from_writers.as_bytes(),
+            "{versions:?}"
+        );
         let highest = versions.into_iter().max().unwrap();
         assert_eq!(
             from_reader.as_bytes(),
