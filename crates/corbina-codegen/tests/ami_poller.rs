@@ -324,10 +324,10 @@ fn dropping_a_poller_cancels_its_request() {
     set.add_pollable(&p);
     drop(p);
     assert!(seen.recv_timeout(Duration::from_millis(200)).is_err());
-    assert_eq!(orb.client_context().ropes()[0].async_in_flight(), 1);
+    assert_eq!(orb.connections()[0].async_in_flight, 1);
     drop(set);
     assert_eq!(next(), Seen::Cancel(first));
-    assert_eq!(orb.client_context().ropes()[0].async_in_flight(), 0);
+    assert_eq!(orb.connections()[0].async_in_flight, 0);
 
     // The late reply is discarded; the next poller gets the reply to its own request.
     send.send(add_reply(first, 3)).unwrap();

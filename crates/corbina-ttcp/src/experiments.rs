@@ -536,9 +536,7 @@ pub fn run_corbina(
         // connections closed before each). Apart from `lat`, whose CPU per call it would skew.
         let mut us = Vec::with_capacity(o.count);
         for _ in 0..o.count {
-            for r in orb.client_context().ropes() {
-                r.close_idle(std::time::Duration::ZERO);
-            }
+            orb.close_idle_connections(std::time::Duration::ZERO);
             let t = Instant::now();
             b.ping().map_err(sys)?;
             us.push(t.elapsed().as_secs_f64() * 1e6);

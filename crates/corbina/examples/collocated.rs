@@ -69,7 +69,10 @@ fn main() -> Result<(), corbina::Report> {
         println!("{name:<8} {d:>12.1} {r:>16.1} {:>9.0}x", r / d);
     }
     assert_eq!(
-        orb.client_context().open_strands(),
+        orb.connections()
+            .iter()
+            .map(|c| c.open_strands)
+            .sum::<usize>(),
         1,
         "only the opt-out connects"
     );

@@ -69,13 +69,13 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::cdr::CodeSets;
-use crate::client::invoker::Hooks;
+use crate::client::invoker::{encode_failed, request_failed, Hooks};
 pub(crate) use crate::client::replies::Outcome;
 use crate::client::replies::{Ended, Replies, Settled};
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{
-    bidir_context, bidir_supported, ControlMessage, Event, GiopConnection,
+    bidir_context, bidir_supported, ControlMessage, Event, GiopConnection, RequestError,
 };
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{
@@ -424,7 +424,6 @@ impl BidirConnection {
         if st.ended.is_some() {
             return Ok(Outcome::Resend);
         }
-        let marshal = |_| SystemException::from(Error::StartRequest);
         let mut req = match reserved {
             Some(id) => st.giop.start_reserved_request(
                 id,
@@ -446,17 +445,17 @@ impl BidirConnection {
                 contexts,
             ),
         }
-        .map_err(marshal)?;
+        .map_err(encode_failed)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             req.abandon();
-            return Err(SystemException::from(e));
+            return Err(request_failed(RequestError::Arguments(e)));
         }
         let w = match reserved {
             Some(_) => st.giop.finish_reserved_request(req),
             None => st.giop.finish_request(req),
         }
-        .map_err(marshal)?;
+        .map_err(encode_failed)?;
         if response_expected {
             st.waiting.expect(request_id, ());
         }

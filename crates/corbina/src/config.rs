@@ -246,7 +246,7 @@ pub enum SyncScope {
 
 /// When a batch of buffered oneways to one server is written (TAO's `BufferingConstraint`):
 /// whichever bound is reached first. A twoway to the same server, an explicit flush
-/// ([`crate::client::ClientContext::flush_oneways`]) and the client context's end write it
+/// ([`crate::Orb::flush_oneways`]) and the client context's end write it
 /// too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferingConstraint {

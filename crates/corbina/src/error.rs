@@ -433,11 +433,9 @@ pub enum Error {
         /// The minor version.
         minor: u8,
     },
-    /// The request header could not be written: it does not encode (the operation name,
-    /// the target) or the connection is closed. Nothing was sent.
-    #[error("the request header could not be written")]
-    StartRequest,
-    /// The request could not be finished (too large, for one). Nothing was sent.
+    /// The request could not be started or finished: its header does not encode (the
+    /// operation name, the target), it is too large, or the connection is closed. Nothing
+    /// was sent.
     #[error("the request could not be encoded: {0}")]
     EncodeRequest(#[source] ConnectionError),
     /// The arguments could not be marshalled: nothing was sent.
@@ -558,7 +556,7 @@ impl Error {
             Error::PoolPoisoned { .. } => (K::Transient, TRANSIENT_POOL_POISONED, No),
             Error::NoUsableProfile => (K::InvObjref, INV_OBJREF_NO_IIOP_PROFILE, No),
             Error::GiopVersion { .. } => (K::InvObjref, INV_OBJREF_GIOP_VERSION, No),
-            Error::StartRequest | Error::EncodeRequest(_) => (K::Marshal, MARSHAL_REQUEST, No),
+            Error::EncodeRequest(_) => (K::Marshal, MARSHAL_REQUEST, No),
             Error::MarshalArguments(e) => (e.exception_kind().into(), e.minor(), No),
             Error::DecodeReply(e) => giop_exception(e, Yes),
             Error::DecodeForward(e) => giop_exception(e, No),
@@ -881,7 +879,6 @@ mod tests {
                 0x4342_0231,
                 No,
             ),
-            (Error::StartRequest, K::Marshal, 0x4342_0240, No),
             (
                 Error::EncodeRequest(ConnectionError::Closed),
                 K::Marshal,

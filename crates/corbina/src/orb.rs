@@ -475,9 +475,25 @@ impl Orb {
         ))
     }
 
-    /// The client side's connections (ropes of strands), for monitoring and tests.
-    pub fn client_context(&self) -> &Arc<ClientContext> {
-        &self.inner.client
+    /// The client side's connections and their state now, one entry per server address
+    /// calls have gone to (see [`crate::client`] for how they are used): for monitoring and
+    /// tests. A snapshot: it does not keep anything open.
+    pub fn connections(&self) -> Vec<crate::client::ConnectionInfo> {
+        self.inner.client.connections()
+    }
+
+    /// Closes the client side's idle connections (strands) unused for `idle_for`
+    /// (`Duration::ZERO`: every idle one), as the idle scavenger would; returns how many.
+    /// The next call to that server connects again.
+    pub fn close_idle_connections(&self, idle_for: Duration) -> usize {
+        self.inner.client.close_idle(idle_for)
+    }
+
+    /// One scan of the client's idle scavenger now (it otherwise runs every
+    /// `-ORBidleTimeout`): closes the idle strands found idle by the previous scan and marks
+    /// the others; returns how many it closed.
+    pub fn scavenge_idle_connections(&self) -> usize {
+        self.inner.client.scavenge_now()
     }
 
     /// `string_to_object`: `IOR:…`, `corbaloc:iiop:…`/`corbaloc::…`, `corbaloc:rir:/Name`,

@@ -58,10 +58,9 @@ fn runtime() -> tokio::runtime::Runtime {
 fn assert_read_by(orb: &Orb, reader: Reader) {
     let on_reactor = reader == Reader::Reactor && cfg!(feature = "tokio");
     let strands: Vec<_> = orb
-        .client_context()
-        .ropes()
-        .iter()
-        .flat_map(|r| r.async_strands())
+        .connections()
+        .into_iter()
+        .flat_map(|c| c.async_strands)
         .collect();
     assert!(!strands.is_empty());
     for s in strands {
@@ -151,9 +150,15 @@ fn many_calls_in_flight_on_one_connection(reader: Reader) {
             .unwrap();
     });
     // Only the asynchronous connection was opened: no strand.
-    assert_eq!(orb.client_context().open_strands(), 0);
+    assert_eq!(
+        orb.connections()
+            .iter()
+            .map(|c| c.open_strands)
+            .sum::<usize>(),
+        0
+    );
     assert_read_by(&orb, reader);
-    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
+    assert_eq!(orb.connections()[0].async_strands.len(), 1);
     orb.destroy();
     server.destroy();
 }
@@ -280,7 +285,7 @@ fn dropping_a_future_cancels_the_request(reader: Reader) {
         seen.recv_timeout(Duration::from_secs(10)).unwrap(),
         Seen::Cancel(first)
     );
-    assert_eq!(orb.client_context().ropes()[0].async_in_flight(), 0);
+    assert_eq!(orb.connections()[0].async_in_flight, 0);
     // The late reply comes, then the next call's.
     send.send(Some(reply(first, "late"))).unwrap();
     let next = rt.spawn(echo_owned(obj.clone(), "b".into()));
@@ -506,9 +511,9 @@ fn calls_spread_over_strands_when_saturated(reader: Reader) {
             .max_strands_per_rope(3),
     );
     let obj = orb.string_to_object(&ior).unwrap();
-    let rope = || orb.client_context().ropes()[0].clone();
+    let async_strands = || orb.connections()[0].async_strands.clone();
     let loads = || {
-        let mut l: Vec<usize> = rope().async_strands().iter().map(|s| s.in_flight).collect();
+        let mut l: Vec<usize> = async_strands().iter().map(|s| s.in_flight).collect();
         l.sort_unstable();
         l
     };
@@ -524,7 +529,7 @@ fn calls_spread_over_strands_when_saturated(reader: Reader) {
     // The fifth goes on it too, and has a second connection opened meanwhile.
     call(4);
     parking.wait_for(5);
-    eventually("a second connection", || rope().async_strands().len() == 2);
+    eventually("a second connection", || async_strands().len() == 2);
     assert_eq!(loads(), [0, 5]);
     // The next ones go on the least loaded connection.
     for i in 5..9 {
@@ -537,9 +542,9 @@ fn calls_spread_over_strands_when_saturated(reader: Reader) {
         call(i);
         parking.wait_for(i + 1);
     }
-    eventually("a third connection", || rope().async_strands().len() == 3);
+    eventually("a third connection", || async_strands().len() == 3);
     assert_eq!(loads().iter().sum::<usize>(), 40);
-    assert_eq!(rope().async_strands().len(), 3);
+    assert_eq!(async_strands().len(), 3);
     assert_read_by(&orb, reader);
     parking.release();
     rt.block_on(async {
@@ -667,15 +672,15 @@ fn a_connection_outlives_its_runtime() {
     assert_read_by(&orb, Reader::Reactor);
     drop(rt);
     eventually("a reader thread takes over", || {
-        orb.client_context().ropes()[0]
-            .async_strands()
+        orb.connections()[0]
+            .async_strands
             .iter()
             .all(|s| !s.on_reactor)
     });
-    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
+    assert_eq!(orb.connections()[0].async_strands.len(), 1);
     let rt = runtime_for(Reader::Thread);
     assert_eq!(rt.block_on(echo(&obj, "two".into())).unwrap(), "two");
-    assert_eq!(orb.client_context().ropes()[0].async_strands().len(), 1);
+    assert_eq!(orb.connections()[0].async_strands.len(), 1);
     orb.destroy();
     server.destroy();
 }

@@ -179,7 +179,7 @@ fn node(orb: &Orb) -> (Arc<NodeImpl>, Node, ObjectId) {
 }
 
 fn strands(orb: &Orb) -> usize {
-    orb.client_context().open_strands()
+    orb.connections().iter().map(|c| c.open_strands).sum()
 }
 
 #[test]

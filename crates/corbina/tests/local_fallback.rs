@@ -13,6 +13,7 @@ use std::time::Duration;
 use common::bench::{Bench, BenchSkeleton};
 use common::{serve, StaticBench};
 use corbina::cdr::ByteOrder;
+use corbina::client::ConnectionInfo;
 use corbina::giop::Ior;
 use corbina::transport::{local_host_name, Address, LocalTransport, TransportKind};
 use corbina::{Orb, OrbConfig};
@@ -53,12 +54,19 @@ fn bench_server() -> (Orb, String) {
     ))))
 }
 
-fn rope_to(orb: &Orb, address: &Address) -> Arc<corbina::client::Rope> {
-    orb.client_context()
-        .ropes()
+fn rope_to(orb: &Orb, address: &Address) -> ConnectionInfo {
+    orb.connections()
         .into_iter()
-        .find(|r| r.address() == address)
-        .unwrap_or_else(|| panic!("no rope to {address:?}"))
+        .find(|c| c.address == *address)
+        .unwrap_or_else(|| panic!("no connections to {address:?}"))
+}
+
+/// The client's TCP connections' state.
+fn tcp_connections(orb: &Orb) -> Vec<ConnectionInfo> {
+    orb.connections()
+        .into_iter()
+        .filter(|c| c.address.kind() == TransportKind::Tcp)
+        .collect()
 }
 
 #[test]
@@ -73,16 +81,11 @@ fn a_stale_unix_endpoint_falls_back_to_tcp_and_is_skipped_afterwards() {
     let bench = Bench::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
     bench.ping().unwrap();
     let unix = rope_to(&client, &Address::Unix(sock.clone()));
-    assert!(unix.is_stale());
-    assert_eq!(unix.open_strands(), 0);
-    let tcp: Vec<_> = client
-        .client_context()
-        .ropes()
-        .into_iter()
-        .filter(|r| r.address().kind() == TransportKind::Tcp)
-        .collect();
+    assert!(unix.stale);
+    assert_eq!(unix.open_strands, 0);
+    let tcp = tcp_connections(&client);
     assert_eq!(tcp.len(), 1);
-    assert_eq!(tcp[0].open_strands(), 1);
+    assert_eq!(tcp[0].open_strands, 1);
 
     // Something listens there now, counting connections: while the endpoint is marked
     // stale, neither this reference nor a new one to it tries it again.
@@ -101,7 +104,7 @@ fn a_stale_unix_endpoint_falls_back_to_tcp_and_is_skipped_afterwards() {
         accepted.fetch_add(1, Ordering::Relaxed);
     }
     assert_eq!(accepted.load(Ordering::Relaxed), 0);
-    assert_eq!(tcp[0].open_strands(), 1);
+    assert_eq!(tcp_connections(&client)[0].open_strands, 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -115,7 +118,7 @@ fn a_stale_shm_endpoint_falls_back_to_tcp() {
     let client = Orb::with_config(OrbConfig::default());
     let bench = Bench::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
     assert_eq!(bench.echo("over tcp").unwrap(), "over tcp");
-    assert!(rope_to(&client, &Address::Shm(sock.clone())).is_stale());
+    assert!(rope_to(&client, &Address::Shm(sock.clone())).stale);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -142,9 +145,9 @@ fn a_live_unix_endpoint_is_still_preferred() {
     let bench = Bench::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
     bench.ping().unwrap();
     let unix = rope_to(&client, &Address::Unix(sock.clone()));
-    assert!(!unix.is_stale());
-    assert_eq!(unix.open_strands(), 1);
-    assert_eq!(client.client_context().ropes().len(), 1);
+    assert!(!unix.stale);
+    assert_eq!(unix.open_strands, 1);
+    assert_eq!(client.connections().len(), 1);
     server.shutdown(true);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,6 +136,16 @@ fn client(config: OrbConfig, ior: &str) -> (Orb, Bench) {
     (orb, bench)
 }
 
+/// Buffered oneways not written yet, to every server.
+fn buffered_oneways(orb: &Orb) -> usize {
+    orb.connections().iter().map(|c| c.buffered_oneways).sum()
+}
+
+/// Buffered oneways lost with their connection, in all.
+fn lost_oneways(orb: &Orb) -> u64 {
+    orb.connections().iter().map(|c| c.lost_oneways).sum()
+}
+
 fn buffered(bounds: BufferingConstraint) -> OrbConfig {
     OrbConfig::default().oneway_buffering(Some(bounds))
 }
@@ -149,7 +159,7 @@ fn oneways_then_a_twoway_arrive_in_order_before_its_reply() {
         bench.send_longs_oneway(&[i]).unwrap();
     }
     // No bound reached, no twoway yet: nothing has been written.
-    assert_eq!(orb.client_context().buffered_oneways(), 500);
+    assert_eq!(buffered_oneways(&orb), 500);
     assert_eq!(rec.count(), 1);
     bench.ping().unwrap();
     // The batch went out with (before) the twoway, on its connection: all ran before it.
@@ -157,8 +167,14 @@ fn oneways_then_a_twoway_arrive_in_order_before_its_reply() {
     want.extend((0..500).map(|i| vec![i]));
     want.push(vec![-1]);
     assert_eq!(rec.events(), want);
-    assert_eq!(orb.client_context().buffered_oneways(), 0);
-    assert_eq!(orb.client_context().open_strands(), 1);
+    assert_eq!(buffered_oneways(&orb), 0);
+    assert_eq!(
+        orb.connections()
+            .iter()
+            .map(|c| c.open_strands)
+            .sum::<usize>(),
+        1
+    );
 }
 
 #[test]
@@ -176,10 +192,10 @@ fn the_count_bound_writes_a_batch() {
     }
     // Two batches of 10 were written by the 10th and 20th oneway; 5 wait.
     assert_eq!(rec.wait_for(20), 20);
-    assert_eq!(orb.client_context().buffered_oneways(), 5);
+    assert_eq!(buffered_oneways(&orb), 5);
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(rec.count(), 20, "no partial batch is written");
-    orb.client_context().flush_oneways().unwrap();
+    orb.flush_oneways().unwrap();
     assert_eq!(rec.wait_for(25), 25);
     let want: Vec<Vec<i32>> = (0..25).map(|i| vec![i]).collect();
     assert_eq!(rec.events(), want);
@@ -198,11 +214,11 @@ fn the_byte_bound_writes_a_batch_and_large_oneways_go_straight_out() {
     let kb = vec![7u8; 1000];
     bench.send_octets_oneway(&kb).unwrap();
     bench.send_octets_oneway(&kb).unwrap();
-    assert_eq!(orb.client_context().buffered_oneways(), 2);
+    assert_eq!(buffered_oneways(&orb), 2);
     // The third passes 2500 buffered bytes: the batch is written.
     bench.send_octets_oneway(&kb).unwrap();
     assert_eq!(rec.wait_for(3), 3);
-    assert_eq!(orb.client_context().buffered_oneways(), 0);
+    assert_eq!(buffered_oneways(&orb), 0);
     // A oneway larger than the bound is not copied into the batch: it is written at once,
     // after what was buffered before it.
     bench.send_octets_oneway(&kb[..10]).unwrap();
@@ -231,13 +247,13 @@ fn the_time_bound_writes_a_batch_alone() {
         // No further call: the background flusher writes them.
         let want = (round as usize + 1) * 3;
         assert_eq!(rec.wait_for(want), want);
-        assert_eq!(orb.client_context().buffered_oneways(), 0);
+        assert_eq!(buffered_oneways(&orb), 0);
     }
     let want: Vec<Vec<i32>> = (0..3)
         .flat_map(|r| (0..3).map(move |i| vec![r * 10 + i]))
         .collect();
     assert_eq!(rec.events(), want);
-    assert_eq!(orb.client_context().lost_oneways(), 0);
+    assert_eq!(lost_oneways(&orb), 0);
 }
 
 #[test]
@@ -247,7 +263,7 @@ fn dropping_the_client_writes_what_is_buffered() {
     for i in 0..100 {
         bench.send_longs_oneway(&[i]).unwrap();
     }
-    assert_eq!(orb.client_context().buffered_oneways(), 100);
+    assert_eq!(buffered_oneways(&orb), 100);
     assert_eq!(rec.count(), 0);
     // The last references to the client context go: its drop writes the batch.
     drop(bench);
@@ -265,11 +281,11 @@ fn an_explicit_flush_writes_what_is_buffered() {
         bench.send_longs_oneway(&[i]).unwrap();
     }
     assert_eq!(rec.count(), 0);
-    orb.client_context().flush_oneways().unwrap();
+    orb.flush_oneways().unwrap();
     assert_eq!(rec.wait_for(7), 7);
-    assert_eq!(orb.client_context().buffered_oneways(), 0);
+    assert_eq!(buffered_oneways(&orb), 0);
     // Nothing buffered: a flush is a no-op.
-    orb.client_context().flush_oneways().unwrap();
+    orb.flush_oneways().unwrap();
 }
 
 #[test]
@@ -282,7 +298,7 @@ fn unbuffered_by_default() {
     let (orb, bench) = client(OrbConfig::default(), &ior);
     for i in 0..5 {
         bench.send_longs_oneway(&[i]).unwrap();
-        assert_eq!(orb.client_context().buffered_oneways(), 0);
+        assert_eq!(buffered_oneways(&orb), 0);
     }
     // Written before each call returned: they arrive with no twoway or flush.
     assert_eq!(rec.wait_for(5), 5);
@@ -297,15 +313,15 @@ fn a_thread_can_turn_buffering_on_and_off() {
     let (orb, bench) = client(OrbConfig::default(), &ior);
     set_thread_oneway_buffering(OnewayBuffering::On(never()));
     bench.send_longs_oneway(&[1]).unwrap();
-    assert_eq!(orb.client_context().buffered_oneways(), 1);
+    assert_eq!(buffered_oneways(&orb), 1);
     // ORB buffered, this thread not: the unbuffered oneway is written at once, after the
     // one buffered before it on the same connection.
     let (orb2, bench2) = client(buffered(never()), &ior);
     set_thread_oneway_buffering(OnewayBuffering::Off);
     bench2.send_longs_oneway(&[2]).unwrap();
-    assert_eq!(orb2.client_context().buffered_oneways(), 0);
+    assert_eq!(buffered_oneways(&orb2), 0);
     bench.send_longs_oneway(&[3]).unwrap();
-    assert_eq!(orb.client_context().buffered_oneways(), 0);
+    assert_eq!(buffered_oneways(&orb), 0);
     set_thread_oneway_buffering(OnewayBuffering::OrbDefault);
     assert_eq!(rec.wait_for(3), 3);
     let mut events = rec.events();
@@ -359,9 +375,15 @@ fn four_threads(strands: usize) -> Vec<Vec<i32>> {
     }
     let pings = 4 * 30;
     assert_eq!(rec.wait_for(1200 + pings), 1200 + pings);
-    assert!(orb.client_context().open_strands() <= strands);
-    assert_eq!(orb.client_context().lost_oneways(), 0);
-    assert_eq!(orb.client_context().buffered_oneways(), 0);
+    assert!(
+        orb.connections()
+            .iter()
+            .map(|c| c.open_strands)
+            .sum::<usize>()
+            <= strands
+    );
+    assert_eq!(lost_oneways(&orb), 0);
+    assert_eq!(buffered_oneways(&orb), 0);
     rec.events()
 }
 
@@ -458,7 +480,7 @@ fn batches_go_over_unix_and_shared_memory_connections_too() {
         let mut want: Vec<Vec<i32>> = (0..1000).map(|i| vec![i]).collect();
         want.push(vec![-1]);
         assert_eq!(rec.events(), want, "{kind:?}");
-        assert_eq!(orb.client_context().ropes()[0].address().kind(), kind);
+        assert_eq!(orb.connections()[0].address.kind(), kind);
         server.shutdown(true);
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -494,7 +516,7 @@ fn lost_batches_are_reported_by_a_flush_or_the_next_call() {
     let obj = orb.string_to_object(&url).unwrap();
     obj.invoke_oneway("op", |_| Ok(())).unwrap();
     reset_next(&listener);
-    let e = orb.client_context().flush_oneways().unwrap_err();
+    let e = orb.flush_oneways().unwrap_err();
     assert_eq!(
         (e.kind, e.minor, e.completed),
         (
@@ -503,9 +525,9 @@ fn lost_batches_are_reported_by_a_flush_or_the_next_call() {
             CompletionStatus::Maybe
         )
     );
-    assert_eq!(orb.client_context().lost_oneways(), 1);
+    assert_eq!(lost_oneways(&orb), 1);
     // Reported once.
-    orb.client_context().flush_oneways().unwrap();
+    orb.flush_oneways().unwrap();
 
     // The flusher's failure is reported by the next call, which is not sent.
     let orb = Orb::with_config(buffered(BufferingConstraint {
@@ -517,10 +539,10 @@ fn lost_batches_are_reported_by_a_flush_or_the_next_call() {
     obj.invoke_oneway("op", |_| Ok(())).unwrap();
     reset_next(&listener);
     let start = Instant::now();
-    while orb.client_context().lost_oneways() == 0 && start.elapsed() < Duration::from_secs(20) {
+    while lost_oneways(&orb) == 0 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(2));
     }
-    assert_eq!(orb.client_context().lost_oneways(), 2);
+    assert_eq!(lost_oneways(&orb), 2);
     let e = obj.invoke_oneway("op", |_| Ok(())).unwrap_err();
     assert_eq!(
         (e.kind, e.minor, e.completed),
@@ -532,6 +554,6 @@ fn lost_batches_are_reported_by_a_flush_or_the_next_call() {
     );
     // Then calls go on, on a new connection.
     obj.invoke_oneway("op", |_| Ok(())).unwrap();
-    assert_eq!(orb.client_context().buffered_oneways(), 1);
-    assert_eq!(orb.client_context().lost_oneways(), 2);
+    assert_eq!(buffered_oneways(&orb), 1);
+    assert_eq!(lost_oneways(&orb), 2);
 }

@@ -162,9 +162,11 @@ fn server_killed_while_the_caller_sleeps_is_comm_failure() {
         let orb = Orb::with_config(OrbConfig::default());
         let bench = Bench::unchecked_narrow(&orb.string_to_object(&ior).unwrap());
         bench.ping().unwrap();
-        let ropes = orb.client_context().ropes();
+        let connections = orb.connections();
         assert!(
-            ropes.iter().all(|r| matches!(r.address(), Address::Shm(_))),
+            connections
+                .iter()
+                .all(|c| matches!(c.address, Address::Shm(_))),
             "not over shared memory"
         );
         let (tx, rx) = mpsc::channel();

@@ -70,11 +70,11 @@ fn exchange(client: &Orb, ior: &str, bench: &StaticBench) {
         bench.bytes.load(std::sync::atomic::Ordering::Relaxed),
         (1 << 20) + 20 * (64 << 10) + 800_000
     );
-    let ropes = client.client_context().ropes();
-    assert!(!ropes.is_empty());
-    assert!(ropes
+    let connections = client.connections();
+    assert!(!connections.is_empty());
+    assert!(connections
         .iter()
-        .all(|r| r.address().kind() == TransportKind::Ssl));
+        .all(|c| c.address.kind() == TransportKind::Ssl));
 }
 
 #[test]

@@ -65,10 +65,9 @@ fn check(client: &Orb, ior: &str) {
     b.send_doubles(&vec![0.25; 50_000]).unwrap();
     assert_eq!(b.echo("done").unwrap(), "done");
     assert!(client
-        .client_context()
-        .ropes()
+        .connections()
         .iter()
-        .all(|r| r.address().kind() == TransportKind::Ssl));
+        .all(|c| c.address.kind() == TransportKind::Ssl));
 }
 
 #[test]

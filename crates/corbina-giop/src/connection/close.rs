@@ -16,8 +16,12 @@ use crate::header::Version;
 ///   when the last request ends. Requests that arrive after it are not processed (their
 ///   clients resend them).
 /// - **MessageError** refuses the peer's input (a memory budget spent): closed at once.
-/// - **Version**: both go out in the GIOP version of the peer's latest request (GIOP 1.0
-///   before its first one).
+/// - **Version**: both go out in the highest GIOP version of the peer's requests (GIOP 1.0
+///   before its first one): the rule [`GiopConnection`](super::GiopConnection) follows for
+///   the control messages it sends itself, so that a connection's CloseConnection is the
+///   same whichever thread sends it. The reader thread's `GiopConnection` sees every
+///   message; this copy, under the lock the writers share, is fed each request's version
+///   by [`CloseState::begin_request`].
 #[derive(Debug, Clone)]
 pub struct CloseState {
     /// Requests being processed (and, on a bidirectional connection, calls carried back).
@@ -25,8 +29,9 @@ pub struct CloseState {
     /// An orderly close is asked for: done at the next idle moment.
     closing: bool,
     closed: bool,
-    /// The GIOP version of the peer's latest request.
-    peer_version: Option<Version>,
+    /// The highest GIOP version of the peer's requests (GIOP 1.0 before the first: what
+    /// the control messages go out in then too).
+    peer_version: Version,
     byte_order: ByteOrder,
 }
 
@@ -37,7 +42,7 @@ impl CloseState {
             busy: 0,
             closing: false,
             closed: false,
-            peer_version: None,
+            peer_version: Version::V1_0,
             byte_order,
         }
     }
@@ -46,7 +51,11 @@ impl CloseState {
     /// [`CloseState::end`]). `false` once a close is asked for: it is not processed.
     #[inline]
     pub fn begin_request(&mut self, version: Version) -> bool {
-        self.peer_version = Some(version);
+        // Only GIOP 1.x reaches here (the connection refuses other majors): the minor
+        // orders them. One compare per request, not Option<Version>'s (9 instructions).
+        if version.minor > self.peer_version.minor {
+            self.peer_version = version;
+        }
         self.begin()
     }
 
@@ -82,7 +91,7 @@ impl CloseState {
 
     /// The CloseConnection that closes the connection in order, in the peer's version.
     pub fn close_connection(&self) -> ControlMessage {
-        ControlMessage::close_connection(self.peer_version, self.byte_order)
+        ControlMessage::close_connection(Some(self.peer_version), self.byte_order)
     }
 
     /// Asks for an orderly close: the CloseConnection to write now if idle, else it is due
@@ -100,7 +109,7 @@ impl CloseState {
         }
         self.closed = true;
         Some(ControlMessage::message_error(
-            self.peer_version,
+            Some(self.peer_version),
             self.byte_order,
         ))
     }
@@ -176,15 +185,18 @@ mod tests {
     }
 
     #[test]
-    fn an_idle_connection_closes_at_once_in_the_version_of_the_latest_request() {
+    fn an_idle_connection_closes_at_once_in_the_highest_version_of_its_requests() {
         let mut c = CloseState::new(ByteOrder::Big);
+        assert!(c.begin_request(Version::V1_1));
+        assert!(!c.end());
         assert!(c.begin_request(Version::V1_2));
         assert!(!c.end());
-        assert!(c.begin_request(Version::V1_1));
+        // A later request at a lower version does not lower it.
+        assert!(c.begin_request(Version::V1_0));
         assert!(!c.end());
         assert!(!c.is_busy());
         let m = c.close().expect("idle: at once");
-        assert_eq!(m.as_bytes(), header(1, CLOSE_CONNECTION));
+        assert_eq!(m.as_bytes(), header(2, CLOSE_CONNECTION));
         // Before any request: GIOP 1.0.
         let mut fresh = CloseState::new(ByteOrder::Big);
         assert_eq!(

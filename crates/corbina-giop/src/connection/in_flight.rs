@@ -93,6 +93,7 @@ impl InFlightSet {
     }
 
     /// Every entry, in no particular order.
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &InFlight> + '_ {
         self.small.iter().chain(self.large.values())
     }

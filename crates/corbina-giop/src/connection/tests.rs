@@ -344,6 +344,46 @@ fn close_connection_both_ways() {
         .is_err());
 }
 
+/// The two places that know the peer's version (the reader's connection, and the
+/// `CloseState` the writers share) send the same CloseConnection for the same requests,
+/// whatever order their versions come in.
+#[test]
+fn the_connection_and_its_close_state_close_in_the_same_version() {
+    for versions in [
+        [Version::V1_0, Version::V1_2, Version::V1_1],
+        [Version::V1_2, Version::V1_0, Version::V1_1],
+        [Version::V1_1, Version::V1_1, Version::V1_0],
+    ] {
+        let mut client = GiopConnection::new(Settings::new(Role::Client));
+        let mut server = GiopConnection::new(Settings::new(Role::Server));
+        let mut close = CloseState::new(ByteOrder::NATIVE);
+        for v in versions {
+            let (_, bytes) = request(&mut client, v, "op", 1, true);
+            server.push(&bytes);
+            let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
+                panic!("expected a request at {v:?}")
+            };
+            assert_eq!(reply.version, v);
+            assert!(close.begin_request(reply.version));
+            assert!(!close.end());
+        }
+        server.close();
+        let from_reader = server.poll_transmit().expect("CloseConnection");
+        let from_writers = close.close().expect("idle: at once");
+        assert_eq!(
+            from_reader.as_bytes(),
+            from_writers.as_bytes(),
+            "{versions:?}"
+        );
+        let highest = versions.into_iter().max().unwrap();
+        assert_eq!(
+            from_reader.as_bytes(),
+            crate::close_connection(highest, ByteOrder::NATIVE),
+            "{versions:?}"
+        );
+    }
+}
+
 #[test]
 fn forward_perm_only_at_1_2() {
     for (v, status, locate) in [

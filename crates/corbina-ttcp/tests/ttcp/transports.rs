@@ -144,11 +144,7 @@ fn check(bench: &Bench) {
 
 /// The transports the client's ropes run over.
 fn rope_kinds(orb: &Orb) -> HashSet<TransportKind> {
-    orb.client_context()
-        .ropes()
-        .iter()
-        .map(|r| r.address().kind())
-        .collect()
+    orb.connections().iter().map(|c| c.address.kind()).collect()
 }
 
 fn expect_sys(r: R<impl std::fmt::Debug>, kind: SystemExceptionKind, completed: CompletionStatus) {
@@ -229,10 +225,7 @@ fn the_transport_follows_the_ior_and_prefer_unix() {
     let client = Orb::with_config(OrbConfig::default());
     let b = Bench::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
     b.ping().unwrap();
-    assert_eq!(
-        client.client_context().ropes()[0].address(),
-        &Address::Shm(shm.clone())
-    );
+    assert_eq!(client.connections()[0].address, Address::Shm(shm.clone()));
     // -ORBPreferUnix 0: TCP.
     let (tcp_client, _) = Orb::init(["-ORBPreferUnix", "0"].map(String::from)).unwrap();
     let b = Bench::narrow(&tcp_client.string_to_object(&ior).unwrap()).unwrap();
@@ -459,10 +452,7 @@ fn corbina_client_uses_omniorb_unix_socket() {
     let orb = Orb::with_config(OrbConfig::default());
     let bench = Bench::narrow(&orb.string_to_object(&ior).unwrap()).unwrap();
     check(&bench);
-    assert_eq!(
-        orb.client_context().ropes()[0].address(),
-        &Address::Unix(sock.clone())
-    );
+    assert_eq!(orb.connections()[0].address, Address::Unix(sock.clone()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -28,10 +28,11 @@ use std::time::Instant;
 #[cfg(feature = "tokio")]
 use super::async_reactor;
 use super::async_reactor::Runtime;
+use super::invoker::{encode_failed, request_failed};
 use super::replies::{Ended, Outcome, Replies, Settled};
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
-use crate::giop::connection::{ControlMessage, Event, GiopConnection};
+use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError};
 use crate::giop::{TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
@@ -214,7 +215,6 @@ impl AsyncConnection {
             self.publish(&st);
             return Ok(Err(Outcome::Resend));
         }
-        let start = |_| SystemException::from(Error::StartRequest);
         let mut req = st
             .giop
             .start_request(
@@ -225,13 +225,13 @@ impl AsyncConnection {
                 operation,
                 response_expected,
             )
-            .map_err(start)?;
+            .map_err(encode_failed)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             req.abandon();
-            return Err(Error::MarshalArguments(e).into());
+            return Err(request_failed(RequestError::Arguments(e)));
         }
-        let w = st.giop.finish_request(req).map_err(start)?;
+        let w = st.giop.finish_request(req).map_err(encode_failed)?;
         if response_expected {
             st.calls.expect(request_id, Some(waker.clone()));
             self.publish(&st);

@@ -24,7 +24,7 @@ use crate::error::{Error, Phase};
 use crate::transport::Address;
 use crate::SystemException;
 
-/// One of a rope's connections for asynchronous calls ([`super::Rope::async_strands`]).
+/// One of an address's connections for asynchronous calls ([`super::ConnectionInfo::async_strands`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AsyncStrandInfo {
     /// Calls waiting for their reply on it.

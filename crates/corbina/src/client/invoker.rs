@@ -11,7 +11,7 @@ use super::ClientContext;
 use crate::bidir::{BidirConnection, Outcome};
 use crate::cdr::CodeSets;
 use crate::error::{minor, Error, Phase};
-use crate::giop::connection::{ConnectionError, Event};
+use crate::giop::connection::{ConnectionError, Event, RequestError};
 use crate::giop::message::Body;
 use crate::giop::{
     IiopProfile, Ior, IorAddressingInfo, ReplyHeader, ReplyStatus, SystemExceptionBody,
@@ -821,20 +821,24 @@ pub(crate) fn resend_limit(rope: &Rope) -> SystemException {
     })
 }
 
-/// The request could not be started (`None`) or finished: nothing was sent.
+/// A request could not be started, marshalled or finished: nothing was sent. The one
+/// mapping of [`RequestError`] for every way a request is started (plain, intercepted,
+/// asynchronous, bidirectional).
 #[cold]
 #[inline(never)]
-pub(crate) fn encode_failed(e: Option<ConnectionError>) -> SystemException {
+pub(crate) fn request_failed(e: RequestError<crate::cdr::MarshalError>) -> SystemException {
     raise(match e {
-        Some(e) => Error::EncodeRequest(e),
-        None => Error::StartRequest,
+        RequestError::Connection(e) => Error::EncodeRequest(e),
+        RequestError::Arguments(e) => Error::MarshalArguments(e),
     })
 }
 
+/// [`request_failed`] for a request that could not be started or finished, taking the
+/// connection's error as it comes (the caller builds no `RequestError` on its hot path).
 #[cold]
 #[inline(never)]
-pub(crate) fn marshal_failed(e: crate::cdr::MarshalError) -> SystemException {
-    raise(Error::MarshalArguments(e))
+pub(crate) fn encode_failed(e: ConnectionError) -> SystemException {
+    request_failed(RequestError::Connection(e))
 }
 
 /// Writing the request failed or timed out: it did not reach the server.
@@ -919,6 +923,33 @@ mod tests {
 
     fn text(n: u32) -> String {
         format!("{n:0>40}")
+    }
+
+    /// Every path that starts requests maps their failure through `request_failed`: a
+    /// request the connection could not start or finish, and arguments that did not
+    /// marshal, each to the exception error.rs gives it, completed NO.
+    #[test]
+    fn a_request_that_was_not_sent_maps_one_way() {
+        use crate::cdr::MarshalError;
+        use crate::giop::connection::ConnectionError;
+        use crate::{CompletionStatus, SystemExceptionKind};
+
+        let e = super::encode_failed(ConnectionError::Closed);
+        assert_eq!(e.kind, SystemExceptionKind::Marshal);
+        assert_eq!(e.minor, crate::error::minor::MARSHAL_REQUEST);
+        assert_eq!(e.completed, CompletionStatus::No);
+        let bound = MarshalError::BoundExceeded {
+            length: 3,
+            bound: 2,
+        };
+        let want = crate::Error::MarshalArguments(bound.clone()).to_system_exception();
+        let e = super::request_failed(super::RequestError::Arguments(bound));
+        assert_eq!(
+            (e.kind, e.minor, e.completed),
+            (want.kind, want.minor, want.completed)
+        );
+        assert_eq!(e.kind, SystemExceptionKind::BadParam);
+        assert_eq!(e.completed, CompletionStatus::No);
     }
 
     fn reply(id: u32, n: u32) -> Vec<u8> {

@@ -35,14 +35,14 @@
 //! - the time bound expires: a background flusher thread (one per ORB, started with the
 //!   first batch, sleeping until the earliest batch deadline, stopped with the context)
 //!   writes it;
-//! - [`ClientContext::flush_oneways`] is called (`Orb::shutdown` calls it), or the context
-//!   (or the rope) is dropped.
+//! - [`crate::Orb::flush_oneways`] is called (`Orb::shutdown` calls it), or the ORB is
+//!   dropped.
 //!
 //! Request ids stay per strand, so a batch carries consecutive ids of one connection. If the
 //! connection breaks, its buffered oneways are lost, just as unbuffered oneways that the
 //! kernel had buffered would be. A failed write is reported to the call that made it (a
 //! twoway carrying a batch gets the twoway's error); when it happens outside any call (the
-//! flusher, the context's drop) the oneways are counted ([`ClientContext::lost_oneways`])
+//! flusher, the ORB's drop) the oneways are counted ([`ConnectionInfo::lost_oneways`])
 //! and the next call through that rope fails with `COMM_FAILURE`, completed NO, minor
 //! [`MINOR_ONEWAYS_LOST`], without being sent (an explicit flush reports them too).
 //!
@@ -119,8 +119,8 @@ pub use invoker::{
     AsyncDecodeReply, AsyncEncodeArgs, MINOR_FORWARD_LIMIT, MINOR_ONEWAYS_LOST,
     MINOR_RETRIES_EXHAUSTED,
 };
-pub(crate) use rope::StrandSettings;
-pub use rope::{Rope, STALE_LOCAL_RETRY};
+pub(crate) use rope::{Rope, StrandSettings};
+pub use rope::{FAILOVER_RETRY, STALE_LOCAL_RETRY};
 
 use crate::config::{BufferingConstraint, OrbConfig};
 use crate::transport::Address;
@@ -201,9 +201,37 @@ struct FlusherState {
     stopped: bool,
 }
 
+/// One server address this ORB's client side has used, as it is now: a read-only snapshot
+/// taken by [`crate::Orb::connections`], for monitoring and tests. Taking it locks each
+/// address's state briefly; it does not open, close or wait for a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionInfo {
+    /// Where the connections go (its [`Address::kind`] is the transport).
+    pub address: Address,
+    /// Connections for synchronous calls ("strands") open to it, idle or in use.
+    pub open_strands: usize,
+    /// Whether it is passed over after a failed connect: a local endpoint for
+    /// [`STALE_LOCAL_RETRY`] (calls go to the profile's TCP address), one of several
+    /// addresses of an object for [`FAILOVER_RETRY`].
+    pub stale: bool,
+    /// Whether calls to it go over a bidirectional GIOP connection (one a server opened to
+    /// call back, or one this ORB offered callbacks on) rather than its strands.
+    pub bidir: bool,
+    /// Its connections for asynchronous calls, apart from the strands.
+    pub async_strands: Vec<AsyncStrandInfo>,
+    /// Asynchronous calls waiting for their reply, on all of `async_strands`.
+    pub async_in_flight: usize,
+    /// Buffered oneways (`-ORBOnewaySyncScope none`) not written yet.
+    pub buffered_oneways: usize,
+    /// Buffered oneways lost because their connection's write failed, since it was first
+    /// used.
+    pub lost_oneways: u64,
+}
+
 /// What every client call of an ORB shares: its configuration and its ropes, one per
 /// server address, so that all references to one server share its connections.
-pub struct ClientContext {
+pub(crate) struct ClientContext {
     pub(crate) config: OrbConfig,
     ropes: Arc<RopeMap>,
     scavenger: Mutex<Option<Arc<ScavengerStop>>>,
@@ -224,7 +252,7 @@ pub(crate) struct BidirClient {
 
 impl ClientContext {
     /// A context with no connections yet.
-    pub fn new(config: OrbConfig) -> ClientContext {
+    pub(crate) fn new(config: OrbConfig) -> ClientContext {
         ClientContext {
             ropes: Arc::new(Mutex::new(HashMap::new())),
             scavenger: Mutex::new(None),
@@ -237,7 +265,7 @@ impl ClientContext {
 
     /// Reads the certificate and key files of `ssl` again and uses them for the TLS
     /// connections opened from now on; on error the current configuration stays.
-    pub fn reload_tls(
+    pub(crate) fn reload_tls(
         &self,
         ssl: crate::config::SslConfig,
     ) -> Result<(), crate::transport::tls::TlsError> {
@@ -306,7 +334,7 @@ impl ClientContext {
     /// Writes every buffered oneway now (`Orb::flush_oneways`). Fails with `COMM_FAILURE`
     /// (completed MAYBE, minor [`MINOR_ONEWAYS_LOST`]) if a connection failed and buffered
     /// oneways were lost, here or in an earlier flush no call has reported yet.
-    pub fn flush_oneways(&self) -> Result<(), SystemException> {
+    pub(crate) fn flush_oneways(&self) -> Result<(), SystemException> {
         let deadline = self.flush_write_deadline();
         let mut lost = 0u64;
         for rope in self.ropes() {
@@ -322,16 +350,6 @@ impl ClientContext {
         } else {
             Err(crate::Error::FlushLost { count: lost }.into())
         }
-    }
-
-    /// Buffered oneways waiting to be written, on every rope.
-    pub fn buffered_oneways(&self) -> usize {
-        self.ropes().iter().map(|r| r.buffered_oneways()).sum()
-    }
-
-    /// Buffered oneways lost because their connection failed, in all.
-    pub fn lost_oneways(&self) -> u64 {
-        self.ropes().iter().map(|r| r.lost_oneways()).sum()
     }
 
     /// Asks the background flusher to visit `rope` at `at` (starting it if needed).
@@ -366,17 +384,8 @@ impl ClientContext {
         }
     }
 
-    /// The rope to `host:port` over TCP, created on first use (no connection is opened
-    /// here).
-    pub fn rope(&self, host: &str, port: u16) -> Arc<Rope> {
-        self.rope_to(Address::Tcp {
-            host: host.to_owned(),
-            port,
-        })
-    }
-
     /// The rope to `address` (any transport), created on first use.
-    pub fn rope_to(&self, address: Address) -> Arc<Rope> {
+    pub(crate) fn rope_to(&self, address: Address) -> Arc<Rope> {
         self.start_scavenger();
         let tls = matches!(address, Address::Ssl { .. });
         let mut ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
@@ -400,21 +409,25 @@ impl ClientContext {
             .clone()
     }
 
-    /// Every rope, for the scavenger and for tests.
-    pub fn ropes(&self) -> Vec<Arc<Rope>> {
+    /// Every rope.
+    pub(crate) fn ropes(&self) -> Vec<Arc<Rope>> {
         let ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
         ropes.values().cloned().collect()
     }
 
-    /// Strands open to every address (idle or in use).
-    pub fn open_strands(&self) -> usize {
-        self.ropes().iter().map(|r| r.open_strands()).sum()
+    /// A snapshot of every rope ([`crate::Orb::connections`]).
+    pub(crate) fn connections(&self) -> Vec<ConnectionInfo> {
+        self.ropes().iter().map(|r| r.info()).collect()
+    }
+
+    /// Closes, on every rope, the idle strands unused for `idle_for`; how many.
+    pub(crate) fn close_idle(&self, idle_for: Duration) -> usize {
+        self.ropes().iter().map(|r| r.close_idle(idle_for)).sum()
     }
 
     /// One scavenger scan now: closes the idle strands marked by the previous scan and marks
-    /// the others. Returns how many were closed. (The background scavenger does this every
-    /// `idle_timeout`; tests call it directly.)
-    pub fn scavenge_now(&self) -> usize {
+    /// the others. Returns how many were closed.
+    pub(crate) fn scavenge_now(&self) -> usize {
         scan(&self.ropes)
     }
 

@@ -220,7 +220,7 @@ pub(crate) enum Due {
 }
 
 /// The connections to one address (`host:port` over TCP, or a local endpoint).
-pub struct Rope {
+pub(crate) struct Rope {
     address: Address,
     settings: StrandSettings,
     state: Mutex<RopeState>,
@@ -432,6 +432,20 @@ impl Rope {
             endpoint: self.address.clone(),
         }
         .into()
+    }
+
+    /// What [`crate::Orb::connections`] shows of this rope.
+    pub(crate) fn info(&self) -> super::ConnectionInfo {
+        super::ConnectionInfo {
+            address: self.address.clone(),
+            open_strands: self.open_strands(),
+            stale: self.is_stale(),
+            bidir: self.bidir().is_some(),
+            async_strands: self.async_strands(),
+            async_in_flight: self.async_in_flight(),
+            buffered_oneways: self.buffered_oneways(),
+            lost_oneways: self.lost_oneways(),
+        }
     }
 
     /// Asynchronous calls waiting for their reply on this address's connections.

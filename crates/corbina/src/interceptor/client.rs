@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use crate::cdr::{CdrContext, CdrWriter, CodeSets};
-use crate::client::invoker::Hooks;
+use crate::client::invoker::{encode_failed, request_failed, Hooks};
 use crate::client::IiopInvoker;
-use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing};
+use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing, RequestError};
 use crate::giop::message::Body;
 use crate::giop::{Ior, ReplyHeader, ServiceContextList, TargetAddress, Version};
 use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
@@ -368,15 +368,13 @@ impl<'r> Hooks for &mut PiHooks<'r> {
             &contexts,
         );
         self.sent(contexts);
-        let mut req = req.map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        let mut req = req.map_err(encode_failed)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             *out = req.abandon();
-            return Err(crate::Error::MarshalArguments(e).into());
+            return Err(request_failed(RequestError::Arguments(e)));
         }
-        let w = giop
-            .finish_request(req)
-            .map_err(|e| SystemException::from(crate::Error::EncodeRequest(e)))?;
+        let w = giop.finish_request(req).map_err(encode_failed)?;
         Ok((request_id, w))
     }
 

@@ -201,7 +201,7 @@ impl Server {
     /// [`Server::start`] for an ORB whose client side is `client`: with
     /// `-ORBacceptBiDirectionalGIOP 1`, the addresses a client offers on a bidirectional
     /// connection are routed over it in `client`.
-    pub fn start_with_client(
+    pub(crate) fn start_with_client(
         config: &OrbConfig,
         dispatcher: Arc<dyn RequestDispatcher>,
         client: Option<Arc<ClientContext>>,

@@ -8,14 +8,14 @@
 //! instance stays the only call site the compiler inlines them into.
 
 use crate::cdr::CodeSets;
-use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing, RequestError};
+use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing};
 use crate::giop::message::Body;
 use crate::giop::{ReplyHeader, ServiceContextList, TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::transport::Stream;
 use crate::SystemException;
 
-use super::{encode_failed, marshal_failed, IiopInvoker};
+use super::{request_failed, IiopInvoker};
 
 /// The steps of an attempt that a kind of call makes its own way.
 pub(crate) trait Hooks {
@@ -107,10 +107,7 @@ impl Hooks for NoHooks {
             response_expected,
             encode,
         )
-        .map_err(|e| match e {
-            RequestError::Arguments(e) => marshal_failed(e),
-            RequestError::Connection(e) => encode_failed(Some(e)),
-        })
+        .map_err(request_failed)
     }
 
     #[inline(always)]
