@@ -3,10 +3,10 @@
 //!
 //! Keys under `PREFIX/`: `c/ID` (a context exists; ID is 8 bytes big-endian), `b/KEY` (a
 //! binding, KEY as in the redb store: context id, then the name component; the value is the
-//! [`Bound`] record), `m/next` (the next context id).
+//! [`Bound`](super::Bound) record), `m/next` (the next context id).
 //!
 //! **Reads** come from an in-memory copy of the prefix, loaded at start and kept current by
-//! an etcd watch: a resolve or list costs no round trip. A [`View`] holds the copy's read
+//! an etcd watch: a resolve or list costs no round trip. A [`View`](super::View) holds the copy's read
 //! lock, so it sees one revision.
 //!
 //! **Writes** run optimistically: the closure runs against the copy, recording the
@@ -20,12 +20,12 @@
 //! **Failures**: calls go to one member at a time, the one that answered last; one that
 //! cannot be connected to or has no leader (the clients set `require_leader`) is passed
 //! for the next, until the timeout. With no member able to commit, a write fails with
-//! [`StoreError::Unavailable`] (TRANSIENT) within the configured timeout, never hangs;
+//! [`StoreError::Unavailable`](super::StoreError::Unavailable) (TRANSIENT) within the configured timeout, never hangs;
 //! reads go on from the copy, which may then be stale. A watch that breaks is
 //! re-established (on the next member) from the copy's revision, or the copy reloaded if
 //! etcd compacted past it.
 //!
-//! **Leases**: an etcd lease per [`Backend::grant`] (its TTL rounded up to seconds); a
+//! **Leases**: an etcd lease per [`Backend::grant`](super::Backend::grant) (its TTL rounded up to seconds); a
 //! binding put under it is deleted by etcd when it expires, and the watch removes it from
 //! every replica's copy.
 
