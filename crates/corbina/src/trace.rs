@@ -363,9 +363,53 @@ pub(crate) fn forwarded(operation: &str, to: &crate::giop::Ior) {
         "LOCATION_FORWARD: request sent to the new target");
 }
 
-/// A call failed in the ORB (timeouts, closed connections, MessageError, protocol errors).
-#[cold]
-#[inline(never)]
+/// An object key as omniORB prints one: a key of Corbina's POAs as the POA's path and the
+/// object id (`RootPOA/names<42>`, omniORB's `root<42>`), any other key with printable
+/// bytes as they are and the rest as `\xx`.
+pub(crate) struct ObjectKey<'a>(pub(crate) &'a [u8]);
+
+impl std::fmt::Display for ObjectKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::poa::key::{decode, path_names, PoaLocator};
+        let Some(k) = decode(self.0) else {
+            return escaped(f, self.0);
+        };
+        match k.poa {
+            // The registry's slot 0 is the RootPOA; other transient POAs by their slot.
+            PoaLocator::Transient { index: 0, .. } => f.write_str("RootPOA")?,
+            PoaLocator::Transient { index, .. } => write!(f, "POA#{index}")?,
+            PoaLocator::Persistent { path } => match path_names(path) {
+                Some(names) => {
+                    f.write_str("RootPOA")?;
+                    for n in names {
+                        write!(f, "/{n}")?;
+                    }
+                }
+                None => return escaped(f, self.0),
+            },
+        }
+        f.write_str("<")?;
+        match <[u8; 8]>::try_from(k.object_id) {
+            // A SYSTEM_ID object id: the ORB's counter.
+            Ok(n) => write!(f, "{}", u64::from_be_bytes(n))?,
+            Err(_) => escaped(f, k.object_id)?,
+        }
+        f.write_str(">")
+    }
+}
+
+/// Printable bytes as they are, others (and `\`) as `\xx`.
+fn escaped(f: &mut std::fmt::Formatter<'_>, bytes: &[u8]) -> std::fmt::Result {
+    for &b in bytes {
+        if b.is_ascii_graphic() && b != b'\\' {
+            write!(f, "{}", b as char)?;
+        } else {
+            write!(f, "\\{b:02x}")?;
+        }
+    }
+    Ok(())
+}
+
 /// A LocateRequest answered (`corbina::request` INFO, with the requests at
 /// `-ORBtraceLevel 25`): the object key as request spans print it, and the answer.
 pub(crate) fn locate_answered(key: Option<&[u8]>, outcome: &crate::poa::LocateOutcome) {
@@ -384,7 +428,7 @@ pub(crate) fn locate_answered(key: Option<&[u8]>, outcome: &crate::poa::LocateOu
     };
     match key {
         Some(k) => {
-            let key = crate::interceptor::spans::ObjectKey(k);
+            let key = ObjectKey(k);
             tracing::info!(target: crate::interceptor::spans::TARGET, object_key = %key, status,
                 "LocateRequest answered");
         }
@@ -394,6 +438,9 @@ pub(crate) fn locate_answered(key: Option<&[u8]>, outcome: &crate::poa::LocateOu
     }
 }
 
+/// A call failed in the ORB (timeouts, closed connections, MessageError, protocol errors).
+#[cold]
+#[inline(never)]
 pub(crate) fn call_failed(e: &crate::Error) {
     tracing::debug!(target: CONNECTION, error = %e, "call failed");
 }
@@ -429,6 +476,28 @@ mod tests {
         assert_eq!(giop_header(b"\x00\x01GIOP"), "");
         assert_eq!(giop_header(b"GIOP\x01\x02"), "");
         assert_eq!(giop_header(b"GIOP\x01\x02\x00\xff\x00\x00\x00\x00"), "");
+    }
+
+    #[test]
+    fn object_keys_print_like_omniorb() {
+        assert_eq!(ObjectKey(b"Counter").to_string(), "Counter");
+        assert_eq!(
+            ObjectKey(&[0, b'a', 0xff, b'\\']).to_string(),
+            "\\00a\\ff\\5c"
+        );
+        // Corbina's own keys: the POA's path and the object id.
+        use crate::poa::key::{encode_path, persistent_prefix, transient_prefix};
+        let mut k = transient_prefix(7, 0, 0);
+        k.extend_from_slice(&42u64.to_be_bytes());
+        assert_eq!(ObjectKey(&k).to_string(), "RootPOA<42>");
+        let mut k = transient_prefix(7, 3, 1);
+        k.extend_from_slice(b"user id");
+        assert_eq!(ObjectKey(&k).to_string(), "POA#3<user\\20id>");
+        let mut k = persistent_prefix(&encode_path(&["names", "contexts"]));
+        k.extend_from_slice(b"Counter");
+        assert_eq!(ObjectKey(&k).to_string(), "RootPOA/names/contexts<Counter>");
+        // A key that only starts like ours prints as bytes.
+        assert_eq!(ObjectKey(b"Cb\x11ab").to_string(), "Cb\\11ab");
     }
 
     #[test]

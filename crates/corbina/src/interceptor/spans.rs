@@ -56,7 +56,7 @@ pub(crate) fn request_span(
     peer: &str,
     transport: &str,
 ) -> tracing::Span {
-    let key = ObjectKey(object_key);
+    let key = crate::trace::ObjectKey(object_key);
     let version = version.map(tracing::field::display);
     if client {
         tracing::info_span!(target: TARGET, "corbina.client", operation, object_key = %key,
@@ -166,53 +166,6 @@ impl ServerRequestInterceptor for RequestSpans {
     }
 }
 
-/// An object key as omniORB prints one: a key of Corbina's POAs as the POA's path and the
-/// object id (`RootPOA/names<42>`, omniORB's `root<42>`), any other key with printable
-/// bytes as they are and the rest as `\xx`.
-pub(crate) struct ObjectKey<'a>(pub(crate) &'a [u8]);
-
-impl std::fmt::Display for ObjectKey<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use crate::poa::key::{decode, path_names, PoaLocator};
-        let Some(k) = decode(self.0) else {
-            return escaped(f, self.0);
-        };
-        match k.poa {
-            // The registry's slot 0 is the RootPOA; other transient POAs by their slot.
-            PoaLocator::Transient { index: 0, .. } => f.write_str("RootPOA")?,
-            PoaLocator::Transient { index, .. } => write!(f, "POA#{index}")?,
-            PoaLocator::Persistent { path } => match path_names(path) {
-                Some(names) => {
-                    f.write_str("RootPOA")?;
-                    for n in names {
-                        write!(f, "/{n}")?;
-                    }
-                }
-                None => return escaped(f, self.0),
-            },
-        }
-        f.write_str("<")?;
-        match <[u8; 8]>::try_from(k.object_id) {
-            // A SYSTEM_ID object id: the ORB's counter.
-            Ok(n) => write!(f, "{}", u64::from_be_bytes(n))?,
-            Err(_) => escaped(f, k.object_id)?,
-        }
-        f.write_str(">")
-    }
-}
-
-/// Printable bytes as they are, others (and `\`) as `\xx`.
-fn escaped(f: &mut std::fmt::Formatter<'_>, bytes: &[u8]) -> std::fmt::Result {
-    for &b in bytes {
-        if b.is_ascii_graphic() && b != b'\\' {
-            write!(f, "{}", b as char)?;
-        } else {
-            write!(f, "\\{b:02x}")?;
-        }
-    }
-    Ok(())
-}
-
 /// A minor code in hex, as ORBs document them (`0x4f4d0001`).
 struct Minor(u32);
 
@@ -227,25 +180,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn object_keys_print_like_omniorb() {
-        assert_eq!(ObjectKey(b"Counter").to_string(), "Counter");
-        assert_eq!(
-            ObjectKey(&[0, b'a', 0xff, b'\\']).to_string(),
-            "\\00a\\ff\\5c"
-        );
+    fn minor_codes_print_in_hex() {
         assert_eq!(Minor(0x4f4d_0001).to_string(), "0x4f4d0001");
-        // Corbina's own keys: the POA's path and the object id.
-        use crate::poa::key::{encode_path, persistent_prefix, transient_prefix};
-        let mut k = transient_prefix(7, 0, 0);
-        k.extend_from_slice(&42u64.to_be_bytes());
-        assert_eq!(ObjectKey(&k).to_string(), "RootPOA<42>");
-        let mut k = transient_prefix(7, 3, 1);
-        k.extend_from_slice(b"user id");
-        assert_eq!(ObjectKey(&k).to_string(), "POA#3<user\\20id>");
-        let mut k = persistent_prefix(&encode_path(&["names", "contexts"]));
-        k.extend_from_slice(b"Counter");
-        assert_eq!(ObjectKey(&k).to_string(), "RootPOA/names/contexts<Counter>");
-        // A key that only starts like ours prints as bytes.
-        assert_eq!(ObjectKey(b"Cb\x11ab").to_string(), "Cb\\11ab");
     }
 }
