@@ -212,8 +212,8 @@ pub struct EventsClientArgs {
     #[arg(long = "impl", value_name = "NAME", default_value = "corbina")]
     pub implementation: String,
     /// The events: any (CosEvent), or structured (CosNotification; needs notify:REF)
-    #[arg(long, value_name = "KIND", default_value = "any", value_parser = ["any", "structured"])]
-    pub kind: String,
+    #[arg(long, value_name = "KIND", value_enum, default_value = "any")]
+    pub kind: corbina_ttcp::events_bench::Kind,
     /// Give each consumer's proxy an ETCL filter every event passes (structured only)
     #[arg(long)]
     pub filter: bool,

@@ -102,8 +102,8 @@ pub fn serve(
     Ok((orb, service, format!("{channel}\n{factory}")))
 }
 
-/// The events a point pushes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The events a point pushes (`events-client --kind any|structured`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kind {
     /// CosEvent `any` events (the payload is the `any`).
     Any,

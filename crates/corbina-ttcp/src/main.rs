@@ -138,13 +138,9 @@ fn events_channel(config: OrbConfig, a: cli::EventsChannelArgs) -> Result<ExitCo
 
 /// `events-client`: one point of the events experiment, its JSON record on stdout.
 fn events_client(a: cli::EventsClientArgs) -> Result<ExitCode, String> {
-    use corbina_ttcp::events_bench::Kind;
     let o = corbina_ttcp::events_bench::ClientOpts {
         channel: a.channel,
-        kind: match a.kind.as_str() {
-            "structured" => Kind::Structured,
-            _ => Kind::Any,
-        },
+        kind: a.kind,
         filter: a.filter,
         implementation: a.implementation,
         consumers: a.consumers,

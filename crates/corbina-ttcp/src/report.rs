@@ -77,31 +77,11 @@ pub fn format_table(rows: &[Row]) -> String {
             ]
         })
         .collect();
-    let mut width = head.map(|h| h.chars().count());
-    for c in &cells {
-        for (w, s) in width.iter_mut().zip(c) {
-            *w = (*w).max(s.chars().count());
-        }
-    }
-    let line = |c: &[String]| -> String {
-        let mut s = String::new();
-        for (i, (cell, w)) in c.iter().zip(width).enumerate() {
-            let pad = w - cell.chars().count();
-            if i < 3 {
-                s.push_str(cell);
-                s.push_str(&" ".repeat(pad));
-            } else {
-                s.push_str(&" ".repeat(pad));
-                s.push_str(cell);
-            }
-            if i + 1 < c.len() {
-                s.push_str("  ");
-            }
-        }
-        s.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(&head.map(String::from));
-    out.push_str(&line(&width.map(|w| "-".repeat(w))));
+    let head = head.map(String::from);
+    let width = widths(std::iter::once(&head[..]).chain(cells.iter().map(|c| &c[..])));
+    let line = |c: &[String]| aligned(c, &width, 3);
+    let mut out = line(&head);
+    out.push_str(&line(&rule(&width)));
     let mut last = "";
     for (c, r) in cells.iter().zip(rows) {
         if !last.is_empty() && last != r.experiment {
@@ -111,6 +91,41 @@ pub fn format_table(rows: &[Row]) -> String {
         out.push_str(&line(c));
     }
     out
+}
+
+/// Each column's width: its widest cell, in characters.
+fn widths<'a>(rows: impl Iterator<Item = &'a [String]>) -> Vec<usize> {
+    let mut width: Vec<usize> = Vec::new();
+    for r in rows {
+        width.resize(width.len().max(r.len()), 0);
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    width
+}
+
+/// One table line: the first `left` columns aligned left, the figures right, two spaces
+/// between columns.
+fn aligned(cells: &[String], width: &[usize], left: usize) -> String {
+    let mut s = String::new();
+    for (i, (cell, &w)) in cells.iter().zip(width).enumerate() {
+        let pad = " ".repeat(w - cell.chars().count());
+        if i < left {
+            s.push_str(cell);
+            s.push_str(&pad);
+        } else {
+            s.push_str(&pad);
+            s.push_str(cell);
+        }
+        s.push_str("  ");
+    }
+    s.trim_end().to_owned() + "\n"
+}
+
+/// The rule under a table's head.
+fn rule(width: &[usize]) -> Vec<String> {
+    width.iter().map(|&w| "-".repeat(w)).collect()
 }
 
 /// The dynamic invocation modes, in report order.
@@ -1454,32 +1469,11 @@ pub fn format_events(records: &[Record]) -> String {
                 .unwrap_or_default(),
         ]);
     }
-    let mut width = [0usize; 6];
-    for r in &rows {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (i, (c, w)) in r.iter().zip(width).enumerate() {
-            let pad = " ".repeat(w - c.chars().count());
-            if i < 2 {
-                line.push_str(c);
-                line.push_str(&pad);
-            } else {
-                line.push_str(&pad);
-                line.push_str(c);
-            }
-            line.push_str("  ");
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-        if k == 0 {
-            out.push_str(&"-".repeat(width.iter().sum::<usize>() + 10));
-            out.push('\n');
-        }
+    let width = widths(rows.iter().map(|r| &r[..]));
+    let mut out = aligned(&rows[0], &width, 2);
+    out.push_str(&aligned(&rule(&width), &width, 2));
+    for r in &rows[1..] {
+        out.push_str(&aligned(r, &width, 2));
     }
     out
 }
