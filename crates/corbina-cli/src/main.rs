@@ -48,6 +48,7 @@ struct Cli {
 enum Command {
     /// Decode an object reference for a person (or, with --json, for a script)
     Catior(catior::Args),
+    /// Create an event channel, push events into one, or tail one (corbina-events, omniEvents, …)
     Events(events::Args),
     /// Talk to a naming service (any CosNaming service: corbina-names, omniNames, …)
     Names(names::Args),

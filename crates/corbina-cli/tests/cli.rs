@@ -394,6 +394,9 @@ fn events_create_push_and_tail_a_channel() {
     let base = format!("corbaloc::{host}:{port}");
 
     assert!(ok(&["events", "--help"]).contains("Usage: corbina events <COMMAND>"));
+    // Each subcommand is described in the top-level help by what it does.
+    assert!(ok(&["--help"])
+        .contains("events  Create an event channel, push events into one, or tail one"));
     let made = ok(&[
         "events",
         "create",
