@@ -711,7 +711,7 @@ fn scalability(
 /// `n` null twoway calls (`ping`) through `inv` on the object of `ior`, nothing timed:
 /// the client the suite runs under callgrind, as `omni_ping IORFILE N` is.
 pub fn ping_n(ior: &str, n: usize, inv: Invocation) -> Result<(), String> {
-    let orb = Orb::with_config(with_noop_interceptors(OrbConfig::default()));
+    let orb = Orb::with_config(with_noop_interceptors(client_config()));
     let b = Bench::narrow(&orb.string_to_object(ior).map_err(sys)?).map_err(sys)?;
     let mut c = Caller::new(inv, &b, Op::Ping)?;
     warm(n, || c.call())?;

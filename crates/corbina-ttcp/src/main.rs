@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         cli::Command::Suite(_) => corbina_ttcp::suite::main(args),
         cli::Command::SockServer(_) => sock_server(args),
         cli::Command::SockClient(_) => sock_client(args),
-        cli::Command::Ping(_) => ping(args),
+        cli::Command::Ping(_) => ping(config, args),
     };
     match result {
         Ok(code) => code,
@@ -397,7 +397,9 @@ fn client(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
 
 /// Hidden: `ping IOR|FILE N [--invocation static|dii|dii_reuse|async]`: N null twoway calls and
 /// nothing else (the client the suite counts instructions of, like `omni_ping IORFILE N`).
-fn ping(args: Vec<String>) -> Result<ExitCode, String> {
+fn ping(config: OrbConfig, args: Vec<String>) -> Result<ExitCode, String> {
+    // The -ORBssl… options reach the experiments' client ORB (TLS instruction counts).
+    corbina_ttcp::experiments::set_client_ssl(config.ssl);
     let mut pos = Vec::new();
     let mut inv = corbina_ttcp::experiments::Invocation::Static;
     // `--invocation async`: the async proxy, one call awaited at a time.
