@@ -548,7 +548,7 @@ impl<'a> CdrWriter<'a> {
             // is an encapsulation too.
             let at = self.position();
             for (s, e) in runs {
-                if self.in_encap || (at + s) % 8 != 0 {
+                if self.in_encap || !(at + s).is_multiple_of(8) {
                     self.add_run(at + s, at + e);
                 }
             }

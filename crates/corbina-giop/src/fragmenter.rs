@@ -207,7 +207,7 @@ fn whole_cut(cut: usize, floor: usize, uncuttable: &[(usize, usize)]) -> usize {
         // The one run that may hold `c`: the last starting before it.
         let i = uncuttable.partition_point(|r| r.0 < c);
         match i.checked_sub(1).map(|i| uncuttable[i]) {
-            Some((s, e)) if c < e && (c - s) % 8 != 0 => {
+            Some((s, e)) if c < e && !(c - s).is_multiple_of(8) => {
                 let before = s & !7;
                 if before <= floor {
                     return cut;
