@@ -85,7 +85,9 @@ fn slice_range<'a>(segments: &[&'a [u8]], from: usize, to: usize) -> Vec<&'a [u8
 /// more-fragments flag, the rest are Fragments. A message that fits is returned whole.
 ///
 /// Split points keep alignment valid for every reader: at GIOP 1.2 every non-last message
-/// is a multiple of 8 bytes, so no primitive of the message's own stream is cut; at 1.1 it
+/// is a multiple of 8 bytes, so no primitive of the message's own stream is cut (those of
+/// an encapsulation starting 4 past a multiple of 8 can be: [`fragment_message_avoiding`],
+/// which the ORB uses, keeps them whole); at 1.1 it
 /// is 4 more than a multiple of 8, so that data after a 12-byte Fragment header has the
 /// same alignment whether a receiver counts from the message start or, as omniORB does,
 /// from each Fragment's header. That 1.1 split cuts any 8-byte primitive lying across it,
