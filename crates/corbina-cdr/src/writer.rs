@@ -77,8 +77,10 @@ pub struct CdrWriter<'a> {
     /// a multiple of 8 could split (CORBA 3.0 §15.4.9 forbids splitting one): in an
     /// encapsulation's writer every run, as where it lands is not known yet; in any other,
     /// the runs of its encapsulations that are not 8-aligned in it. Sorted, disjoint; empty
-    /// unless an encapsulation held 8-octet primitives.
-    uncuttable: Vec<(usize, usize)>,
+    /// unless an encapsulation held 8-octet primitives, and then boxed: a pointer's room and
+    /// a null test in the common case.
+    #[allow(clippy::box_collection)] // one word in every writer, not a Vec's three
+    uncuttable: Option<Box<Vec<(usize, usize)>>>,
     /// Whether this writer is an encapsulation's ([`CdrWriter::write_encapsulation`]).
     in_encap: bool,
 }
@@ -118,7 +120,7 @@ impl<'a> CdrWriter<'a> {
             order,
             ctx,
             splice_threshold: DEFAULT_SPLICE_THRESHOLD,
-            uncuttable: Vec::new(),
+            uncuttable: None,
             in_encap: false,
         }
     }
@@ -138,7 +140,7 @@ impl<'a> CdrWriter<'a> {
             order,
             ctx,
             splice_threshold: DEFAULT_SPLICE_THRESHOLD,
-            uncuttable: Vec::new(),
+            uncuttable: None,
             in_encap: false,
         }
     }
@@ -169,7 +171,9 @@ impl<'a> CdrWriter<'a> {
         self.buf.clear();
         self.splices.clear();
         self.spliced_len = 0;
-        self.uncuttable.clear();
+        if let Some(runs) = &mut self.uncuttable {
+            runs.clear();
+        }
     }
 
     /// Shortens the stream to `len` bytes, when everything after `len` is owned (not a spliced
@@ -184,8 +188,9 @@ impl<'a> CdrWriter<'a> {
             return false;
         }
         self.buf.truncate(owned);
-        let end = self.position();
-        self.uncuttable.retain(|r| r.1 <= end);
+        if self.uncuttable.is_some() {
+            self.drop_runs_after(self.position());
+        }
         true
     }
 
@@ -195,7 +200,14 @@ impl<'a> CdrWriter<'a> {
     /// (CORBA 3.0 §15.4.9). Empty unless an encapsulation holds 8-octet primitives.
     #[inline]
     pub fn uncuttable(&self) -> &[(usize, usize)] {
-        &self.uncuttable
+        self.uncuttable.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    #[cold]
+    fn drop_runs_after(&mut self, end: usize) {
+        if let Some(runs) = &mut self.uncuttable {
+            runs.retain(|r| r.1 <= end);
+        }
     }
 
     /// Notes `len` octets of 8-octet units starting at the current position, in an
@@ -209,9 +221,10 @@ impl<'a> CdrWriter<'a> {
     /// Adds a run, joined to the last one when adjacent (both start 8-aligned in their
     /// encapsulation, so their units stay in phase).
     fn add_run(&mut self, start: usize, end: usize) {
-        match self.uncuttable.last_mut() {
+        let runs = self.uncuttable.get_or_insert_with(Default::default);
+        match runs.last_mut() {
             Some(last) if last.1 == start => last.1 = end,
-            _ => self.uncuttable.push((start, end)),
+            _ => runs.push((start, end)),
         }
     }
 
@@ -540,14 +553,14 @@ impl<'a> CdrWriter<'a> {
         inner.in_encap = true;
         inner.write_octet(order.flag());
         f(&mut inner)?;
-        let runs = std::mem::take(&mut inner.uncuttable);
+        let runs = inner.uncuttable.take();
         let bytes = inner.into_bytes();
         self.write_length(bytes.len())?;
-        if !runs.is_empty() {
+        if let Some(runs) = runs {
             // Placed now: kept when 4 past a multiple of 8 here, or all of them when this
             // is an encapsulation too.
             let at = self.position();
-            for (s, e) in runs {
+            for (s, e) in runs.into_iter() {
                 if self.in_encap || !(at + s).is_multiple_of(8) {
                     self.add_run(at + s, at + e);
                 }
@@ -641,7 +654,7 @@ impl<'a> CdrWriter<'a> {
             order: self.order,
             ctx: self.ctx,
             splice_threshold: self.splice_threshold,
-            uncuttable: std::mem::take(&mut self.uncuttable),
+            uncuttable: self.uncuttable.take(),
             in_encap: self.in_encap,
         };
         let result = f(&mut inner);
