@@ -146,8 +146,9 @@ impl<'a> CdrWriter<'a> {
     }
 
     /// Takes back the owned buffer (spliced blocks are not in it), for reuse with
-    /// [`CdrWriter::from_vec`].
-    #[inline]
+    /// [`CdrWriter::from_vec`]. Always inlined: with the runs' drop rustc stopped inlining it
+    /// into the asynchronous send (~20 instructions a call, measured).
+    #[inline(always)]
     pub fn into_owned_buffer(self) -> Vec<u8> {
         self.buf
     }
@@ -187,10 +188,9 @@ impl<'a> CdrWriter<'a> {
         if owned > self.buf.len() || self.splices.last().is_some_and(|s| s.at > owned) {
             return false;
         }
+        // Runs past the end are left to `uncuttable`, which leaves them out: this stays small
+        // enough to inline (it drops every empty body's padding).
         self.buf.truncate(owned);
-        if self.uncuttable.is_some() {
-            self.drop_runs_after(self.position());
-        }
         true
     }
 
@@ -200,14 +200,10 @@ impl<'a> CdrWriter<'a> {
     /// (CORBA 3.0 §15.4.9). Empty unless an encapsulation holds 8-octet primitives.
     #[inline]
     pub fn uncuttable(&self) -> &[(usize, usize)] {
-        self.uncuttable.as_deref().map_or(&[], Vec::as_slice)
-    }
-
-    #[cold]
-    fn drop_runs_after(&mut self, end: usize) {
-        if let Some(runs) = &mut self.uncuttable {
-            runs.retain(|r| r.1 <= end);
-        }
+        let runs = self.uncuttable.as_deref().map_or(&[][..], Vec::as_slice);
+        // Not those a truncation dropped.
+        let end = self.position();
+        &runs[..runs.partition_point(|r| r.1 <= end)]
     }
 
     /// Notes `len` octets of 8-octet units starting at the current position, in an
@@ -222,6 +218,10 @@ impl<'a> CdrWriter<'a> {
     /// encapsulation, so their units stay in phase).
     fn add_run(&mut self, start: usize, end: usize) {
         let runs = self.uncuttable.get_or_insert_with(Default::default);
+        // Runs a truncation left behind are gone for good now.
+        while runs.last().is_some_and(|r| r.1 > start) {
+            runs.pop();
+        }
         match runs.last_mut() {
             Some(last) if last.1 == start => last.1 = end,
             _ => runs.push((start, end)),
@@ -811,6 +811,10 @@ mod tests {
         assert_eq!(&b[20..28], (-2i64).to_be_bytes());
         assert_eq!(&b[52..56], [0, 0, 0, 0]);
         assert_eq!(w.position(), 60);
+        // A truncation hides the runs past the end.
+        let mut t = w.clone();
+        assert!(t.truncate(56));
+        assert_eq!(t.uncuttable(), [(20, 36)].as_slice());
         // The same encapsulation 8-aligned in the stream: nothing to note.
         let mut a = CdrWriter::with_byte_order(ByteOrder::Little, CdrContext::default());
         a.write_ulong(0);
