@@ -69,7 +69,7 @@ pub use corbaloc::{
 };
 pub use error::{GiopError, Result};
 pub use fragment::FragmentHeader;
-pub use fragmenter::{fragment_message, OutgoingFragment};
+pub use fragmenter::{fragment_message, fragment_message_avoiding, OutgoingFragment};
 pub use header::{MessageHeader, MsgType, Version, HEADER_LEN};
 pub use iiop::{
     CodeSetComponent, CodeSetComponentInfo, Component, IiopProfile, SslSecTrans, TaggedComponent,

@@ -270,7 +270,9 @@ fn differential_jacorb_label_nodes_through_jacorb() {
 /// corbina-testpeers --bin differential -- --peer jacorb --seed S --cases 1` prints the IDL
 /// and value). 136 and 567 (MARSHAL on a union TypeCode with a default member and an
 /// enum-typed member) match JacORB's `union-default-label` defect, which the profile now
-/// avoids: both pass under it.
+/// avoids: both pass under it. 4010030 (UNKNOWN: a `wchar` U+FEFF in a nested Any, which
+/// JacORB reads as a byte-order mark and then two octets more, `bom-units`) passes with that
+/// one `wchar` U+FEFC, as the profile sends it.
 #[test]
 fn differential_regressions_jacorb() {
     if !jacorb::available() {
@@ -282,7 +284,7 @@ fn differential_regressions_jacorb() {
     });
     let mut clients = Clients::new();
     let mut t = Tally::default();
-    for seed in [136, 567] {
+    for seed in [136, 567, 4010030] {
         t.merge(run_forward(&mut peer, seed, 1, &mut clients));
     }
     check("differential regressions (JacORB)", &t);
@@ -364,4 +366,121 @@ fn differential_byte_order_marks_in_wide_strings() {
         let t = bom_round_trips("jacorb", &ior, true, false);
         check("differential BOM wstrings (JacORB, bom-units avoided)", &t);
     }
+}
+
+/// Anys of `struct S { U m; }` where `union U` switches on (unsigned) long long: the union's
+/// TypeCode encapsulation starts 4 past a multiple of 8 for half the member-name lengths, and
+/// its labels (8-aligned inside it) then sit across a multiple of 8 in the message, where a
+/// GIOP 1.2 fragment may be cut (CORBA 3.0 §15.4.9: no primitive split across fragments).
+/// Names of 1-32 characters move the labels over every 64-octet fragment boundary.
+fn longlong_label_cases() -> Vec<corbina_testpeers::differential::Typed> {
+    use corbina::typecode::{StructMember, TcKind, UnionLabel, UnionMember};
+    use corbina::TypeCode;
+    use corbina_testpeers::differential::{model::Graph, Typed, Val};
+    let mut v = Vec::new();
+    for len in 1..=32 {
+        for (k, disc) in [TcKind::LongLong, TcKind::ULongLong]
+            .into_iter()
+            .enumerate()
+        {
+            let labels: [i128; 3] = if disc == TcKind::LongLong {
+                [i128::from(i64::MIN), -1, 1 << 40]
+            } else {
+                [i128::from(u64::MAX), 7, 1 << 62]
+            };
+            let u = TypeCode::create_union_tc(
+                &format!("IDL:dt/U{len}_{k}:1.0"),
+                &format!("U{len}_{k}"),
+                TypeCode::primitive(disc),
+                vec![
+                    UnionMember::new(
+                        "a",
+                        UnionLabel::Value(labels[0]),
+                        TypeCode::primitive(TcKind::Long),
+                    ),
+                    UnionMember::new(
+                        "b",
+                        UnionLabel::Value(labels[1]),
+                        TypeCode::primitive(TcKind::Double),
+                    ),
+                    UnionMember::new(
+                        "c",
+                        UnionLabel::Value(labels[2]),
+                        TypeCode::primitive(TcKind::LongLong),
+                    ),
+                ],
+            )
+            .unwrap();
+            let tc = TypeCode::create_struct_tc(
+                &format!("IDL:dt/S{len}_{k}:1.0"),
+                "S",
+                vec![StructMember::new("m".repeat(len), u)],
+            )
+            .unwrap();
+            let arm = (len % 3) as u32;
+            let val = match arm {
+                0 => Val::Long(-7),
+                1 => Val::Double(2.5f64.to_bits()),
+                _ => Val::LongLong(i64::MIN + 3),
+            };
+            v.push(Typed {
+                tc,
+                val: Val::Struct(vec![Val::Union(
+                    labels[arm as usize],
+                    Some((arm, Box::new(val))),
+                )]),
+                graph: Graph::default(),
+            });
+        }
+    }
+    v
+}
+
+/// The cases above through omniORB C++ at GIOP 1.2 in 64-octet fragments, both byte orders:
+/// the cuts that would split a label move before it (`CdrWriter::uncuttable`), and omniORB
+/// reads every message right. (JacORB refuses long long discriminators: `longlong-disc`.)
+#[test]
+fn differential_fragments_keep_longlong_labels_whole() {
+    use corbina::cdr::{CdrContext, CdrWriter};
+    use corbina_testpeers::differential::{echo_case, to_any, Wire};
+    let cases = longlong_label_cases();
+    // About half the cases put their labels 4 past a multiple of 8 (an Any at an 8-aligned
+    // body, as the echo's argument is).
+    let misaligned = cases
+        .iter()
+        .filter(|t| {
+            let any = to_any(t).unwrap();
+            let mut w = CdrWriter::new(CdrContext::GIOP_1_2);
+            any.write(&mut w).unwrap();
+            !w.uncuttable().is_empty()
+        })
+        .count();
+    assert!(
+        misaligned >= cases.len() / 3,
+        "{misaligned} of {}",
+        cases.len()
+    );
+    let Some(bin) = omnicxx::peers() else { return };
+    let (_p, ior) = omnicxx::server(bin, "differential-fragment-labels");
+    let mut clients = Clients::new();
+    let mut t = Tally::default();
+    for order in ORDERS {
+        let wire = Wire {
+            giop_minor: 2,
+            fragments: true,
+            order,
+        };
+        let obj = clients.object(wire, &ior);
+        for (i, c) in cases.iter().enumerate() {
+            t.ran += 1;
+            match echo_case(&obj, c) {
+                Ok(()) => t.passed += 1,
+                Err(e) => t.failed.push(format!("case {i}, {wire}: {e}")),
+            }
+        }
+    }
+    check(
+        "differential long long labels in 64-octet fragments (omniORB C++)",
+        &t,
+    );
 }

@@ -8,7 +8,7 @@ use corbina_cdr::{ByteOrder, CdrWriter, CodeSets};
 
 use crate::cancel::CancelRequestHeader;
 use crate::error::{GiopError, Result};
-use crate::fragmenter::{fragment_message, OutgoingFragment};
+use crate::fragmenter::{fragment_message_avoiding, OutgoingFragment};
 use crate::header::{MessageHeader, MsgType, Version, HEADER_LEN};
 use crate::locate::{LocateReplyHeader, LocateStatus};
 use crate::message::{begin_body, end_message, MessageWriter};
@@ -65,9 +65,10 @@ impl<'a> Outgoing<'a> {
     /// The message as the messages to write, in order: itself, or its fragments. Each
     /// gives the slices of one vectored write ([`OutgoingFragment::io_slices`]).
     pub fn fragments(&self) -> Result<Vec<OutgoingFragment<'_>>> {
-        fragment_message(
+        fragment_message_avoiding(
             &self.writer.segments(),
             self.fragment_size.unwrap_or(usize::MAX),
+            self.writer.uncuttable(),
         )
     }
 

@@ -96,6 +96,10 @@ pub struct Profile {
     /// Union discriminators that no label names (the default member, or none): JacORB's
     /// generated unions replace them with one of their own.
     pub unlabelled_disc: bool,
+    /// U+FEFF or U+FFFE as a `wchar` or first in a `wstring` (JacORB takes it for a
+    /// byte-order mark, `bom-units`): else the generator puts U+FEFC in its place (no draw
+    /// more, so every other case stays the same).
+    pub bom_units: bool,
     /// Largest nesting of constructed types.
     pub max_depth: u32,
 }
@@ -127,6 +131,7 @@ impl Profile {
             "unlabelled_disc" => &mut self.unlabelled_disc,
             "custom_values" => &mut self.custom_values,
             "empty_string_boxes" => &mut self.empty_string_boxes,
+            "bom_units" => &mut self.bom_units,
             _ => return false,
         };
         *f = on;
@@ -159,6 +164,7 @@ impl Profile {
             unlabelled_disc: true,
             custom_values: false,
             empty_string_boxes: true,
+            bom_units: true,
             max_depth: 4,
         }
     }
@@ -565,14 +571,14 @@ impl<'p> Gen<'p> {
                 Val::LongDouble(corbina::LongDouble::from_f64(v).be_bytes)
             }
             TcKind::Char => Val::Char(char::from(r.range(32, 126) as u8)),
-            TcKind::WChar => Val::WChar(wchar(r)),
+            TcKind::WChar => Val::WChar(unmarked(self.profile, wchar(r))),
             TcKind::String | TcKind::WString => {
                 let bound = tc.length().unwrap_or(0) as usize;
                 let len = if r.pct(80) { r.below(10) } else { r.below(40) } as usize;
                 let len = if bound > 0 { len.min(bound) } else { len };
                 let ascii =
                     tc.kind() == TcKind::String && bound > 0 && !self.profile.non_ascii_bounded;
-                let s: String = (0..len)
+                let mut s: String = (0..len)
                     .map(|_| {
                         if ascii || r.pct(80) {
                             char::from(r.range(32, 126) as u8)
@@ -584,6 +590,10 @@ impl<'p> Gen<'p> {
                 if tc.kind() == TcKind::String {
                     Val::Str(s)
                 } else {
+                    if let Some(first) = s.chars().next() {
+                        let c = unmarked(self.profile, first);
+                        s.replace_range(..first.len_utf8(), c.encode_utf8(&mut [0; 4]));
+                    }
                     Val::WStr(s)
                 }
             }
@@ -768,6 +778,15 @@ fn edge(r: &mut Rng) -> u64 {
         ][r.below(8) as usize],
         4 => 0x7fff_ffff_ffff_ffff + r.below(3),
         _ => r.next_u64(),
+    }
+}
+
+/// `c`, or U+FEFC for a U+FEFF/U+FFFE that `profile` leaves out (`bom_units`).
+fn unmarked(profile: &Profile, c: char) -> char {
+    if !profile.bom_units && matches!(c, '\u{feff}' | '\u{fffe}') {
+        '\u{fefc}'
+    } else {
+        c
     }
 }
 

@@ -82,8 +82,15 @@ pub const KNOWN: &[(&str, &str)] = &[
         "takes every U+FEFF/U+FFFE code unit at the start of UTF-16 wide data for a byte-order \
          mark: a wstring starting with one (Corbina writes a big-endian mark before it, as \
          CORBA 3.0 §15.3.1.6 requires) loses it, U+FFFE then byte-swaps the rest ('bom' comes \
-         back as U+6200 U+6F00 U+6D00), and a 2-octet wchar U+FEFF or U+FFFE comes back as \
-         NUL; omniORB C++ and omniORBpy echo all of them (differential_byte_order_marks_…)",
+         back as U+6200 U+6F00 U+6D00), and a wchar U+FEFF or U+FFFE (GIOP 1.2: length octet \
+         2, then FE FF) is read as a mark then the next two octets as the character \
+         (CDRInputStream.read_wchar skips the length octet unread): alone in an Any it comes \
+         back as NUL, followed by more data it shifts the rest of the stream (UNKNOWN: seed \
+         4010030, struct R3 { wchar v; sequence<R3> kids; } with a v U+FEFF in a nested \
+         Any; the same case with only that wchar changed to U+FEFC passes). CORBA 3.0 \
+         §15.3.1.6 makes the length octet say how many octets follow, so 02 FE FF is U+FEFF; \
+         omniORB C++ and omniORBpy echo all of them (differential_byte_order_marks_…). The \
+         JacORB profile sends U+FEFC in their place (`bom_units`)",
     ),
     (
         "non-ascii-giop-1.0",
@@ -107,6 +114,7 @@ pub fn profile() -> Profile {
         longlong_disc: false,
         wide_giop_1_1: false,
         default_later: false,
+        bom_units: false,
         ..Profile::full()
     }
 }

@@ -674,6 +674,20 @@ mod tests {
         }
     }
 
+    /// JacORB's profile leaves out U+FEFF/U+FFFE where JacORB takes them for a byte-order
+    /// mark (`bom-units`), changing nothing else: seed 4010030's one `wchar` U+FEFF (in a
+    /// nested Any) becomes U+FEFC.
+    #[test]
+    fn differential_bom_units_switch_changes_only_marks() {
+        let mut on = jacorb::profile();
+        on.bom_units = true;
+        let off = jacorb::profile();
+        let with = show(&case(4010030, &on, &[]).unwrap());
+        let without = show(&case(4010030, &off, &[]).unwrap());
+        assert_eq!(with.matches("WChar('\\u{feff}')").count(), 1, "{with}");
+        assert_eq!(with.replace("\\u{feff}", "\u{fefc}"), without);
+    }
+
     #[test]
     fn comparison_sees_lost_sharing() {
         // Two members pointing at one node, against two equal but distinct nodes.
