@@ -194,6 +194,12 @@ fn main() {
                     p.profile.set(k, false);
                 }
             }
+            if let Ok(on) = std::env::var("DIFFERENTIAL_ON") {
+                // Comma-separated profile switches to turn on (a listed peer defect's cases).
+                for k in on.split(',') {
+                    p.profile.set(k, true);
+                }
+            }
             if let Some(d) = depth {
                 p.profile.max_depth = d;
             }
