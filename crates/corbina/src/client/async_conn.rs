@@ -49,6 +49,10 @@ struct State {
     /// Calls in flight, each with the task to wake when its reply comes.
     calls: Replies<Option<Waker>>,
     ended: Option<Ended>,
+    /// The registration with a runtime's I/O driver, while it reads the connection: under
+    /// the state lock, which reading takes anyway (one lock per readiness, not two).
+    #[cfg(feature = "tokio")]
+    registration: Option<async_reactor::Registration>,
 }
 
 /// One connection carrying asynchronous calls (see the [module docs](self)).
@@ -64,9 +68,6 @@ pub(crate) struct AsyncConnection {
     timers: Timers,
     /// The read half.
     reader: Stream,
-    /// The registration with a runtime's I/O driver, while it reads the connection.
-    #[cfg(feature = "tokio")]
-    reactor: Mutex<Option<async_reactor::Registration>>,
     /// What the I/O driver wakes: the connection itself (it holds it weakly).
     #[cfg(feature = "tokio")]
     reactor_waker: Waker,
@@ -113,19 +114,19 @@ impl AsyncConnection {
                 giop,
                 calls: Replies::default(),
                 ended: None,
+                #[cfg(feature = "tokio")]
+                registration: None,
             }),
             load: AtomicUsize::new(0),
             timers: Timers::default(),
             reader: stream,
             #[cfg(feature = "tokio")]
-            reactor: Mutex::new(None),
-            #[cfg(feature = "tokio")]
             reactor_waker: Waker::from(Arc::new(reactor::Readable(_weak.clone()))),
         });
         #[cfg(feature = "tokio")]
         if let Some(r) = registration {
-            if let Ok(mut slot) = conn.reactor.lock() {
-                *slot = Some(r);
+            if let Ok(mut st) = conn.state.lock() {
+                st.registration = Some(r);
             }
             conn.drive();
             return Ok(conn);
@@ -171,7 +172,7 @@ impl AsyncConnection {
     /// Whether a runtime's I/O driver reads it (not a reader thread).
     pub(crate) fn on_reactor(&self) -> bool {
         #[cfg(feature = "tokio")]
-        return self.reactor.lock().is_ok_and(|r| r.is_some());
+        return self.state.lock().is_ok_and(|st| st.registration.is_some());
         #[cfg(not(feature = "tokio"))]
         false
     }
@@ -343,10 +344,16 @@ impl AsyncConnection {
         }
     }
 
+    /// Writes the control messages the connection queued (usually none: inline).
+    #[inline]
     fn write_controls(&self, transmits: &[ControlMessage]) {
-        if transmits.is_empty() {
-            return;
+        if !transmits.is_empty() {
+            self.write_controls_now(transmits);
         }
+    }
+
+    #[inline(never)]
+    fn write_controls_now(&self, transmits: &[ControlMessage]) {
         let Ok(mut writer) = self.writer.lock() else {
             return;
         };
@@ -383,8 +390,9 @@ impl AsyncConnection {
             return false;
         };
         let mut wake = Wakes::default();
-        guard.giop.push(bytes);
-        let open = file_replies(&mut guard, &mut wake);
+        let st = &mut *guard;
+        st.giop.push(bytes);
+        let open = file_replies(&mut st.giop, &mut st.calls, &mut st.ended, &mut wake);
         self.publish(&guard);
         let transmits = drain_transmits(&mut guard.giop);
         drop(guard);
@@ -424,10 +432,15 @@ impl Drop for AsyncConnection {
 }
 
 /// Files every reply received whole in its call's slot, collecting the wakers to wake;
-/// false once the connection is over.
-fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
-    let mut ended = st.ended;
-    let State { giop, calls, .. } = &mut *st;
+/// false once the connection is over. Takes the state's fields, not the state: the reactor
+/// keeps its registration borrowed meanwhile.
+fn file_replies(
+    giop: &mut GiopConnection,
+    calls: &mut Replies<Option<Waker>>,
+    st_ended: &mut Option<Ended>,
+    wake: &mut Wakes,
+) -> bool {
+    let mut ended = *st_ended;
     while ended.is_none() {
         match giop.poll_event() {
             Ok(None) => break,
@@ -450,7 +463,7 @@ fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
         }
     }
     if let Some(how) = ended {
-        st.ended.get_or_insert(how);
+        st_ended.get_or_insert(how);
     }
     ended.is_none()
 }
@@ -654,9 +667,10 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
 #[cfg(feature = "tokio")]
 mod reactor {
     use std::sync::{Arc, Weak};
-    use std::task::{Context, Poll, Wake};
+    use std::task::{Context, Poll, Wake, Waker};
 
-    use super::{drain_transmits, file_replies, AsyncConnection, Ended, Wakes};
+    use super::{drain_transmits, file_replies, AsyncConnection, Ended, Replies, State, Wakes};
+    use crate::giop::connection::GiopConnection;
 
     /// Reads per turn of the state lock (calls polled meanwhile get a turn).
     const READS_PER_TURN: usize = 16;
@@ -682,30 +696,68 @@ mod reactor {
         Over,
     }
 
+    /// How a turn of [`AsyncConnection::drive`] ended.
+    enum Turn {
+        /// Drained, and the driver will wake it again.
+        Wait,
+        /// Reads to do still: another turn (after calls polled meanwhile got the lock).
+        More,
+        /// The connection is over.
+        Over,
+        /// The runtime is shutting down.
+        Gone,
+    }
+
     impl AsyncConnection {
         /// Reads what arrived until the socket is drained, then registers for more; falls
-        /// back to a reader thread when the runtime's driver is gone.
+        /// back to a reader thread when the runtime's driver is gone. All under the state
+        /// lock, taken once per turn.
         pub(super) fn drive(self: &Arc<Self>) {
-            let Ok(mut reg) = self.reactor.lock() else {
-                return;
-            };
+            let mut cx = Context::from_waker(&self.reactor_waker);
             let over = loop {
-                let Some(r) = reg.as_ref() else { return };
-                let mut cx = Context::from_waker(&self.reactor_waker);
-                match r.fd.poll_read_ready(&mut cx) {
-                    Poll::Pending => return,
-                    Poll::Ready(Ok(mut ready)) => match self.read_ready() {
-                        Read::Drained => ready.clear_ready(),
-                        Read::More => {}
-                        Read::Over => break true,
-                    },
-                    // The runtime is shutting down.
-                    Poll::Ready(Err(_)) => break false,
+                let Ok(mut guard) = self.state.lock() else {
+                    return;
+                };
+                let State {
+                    giop,
+                    calls,
+                    ended,
+                    registration,
+                } = &mut *guard;
+                let Some(reg) = registration.as_ref() else {
+                    return;
+                };
+                let mut wake = Wakes::default();
+                let turn = loop {
+                    match reg.fd.poll_read_ready(&mut cx) {
+                        Poll::Pending => break Turn::Wait,
+                        Poll::Ready(Ok(mut ready)) => {
+                            match self.read_ready(giop, calls, ended, &mut wake) {
+                                Read::Drained => ready.clear_ready(),
+                                Read::More => break Turn::More,
+                                Read::Over => break Turn::Over,
+                            }
+                        }
+                        Poll::Ready(Err(_)) => break Turn::Gone,
+                    }
+                };
+                let gone = match turn {
+                    Turn::Wait | Turn::More => None,
+                    Turn::Over | Turn::Gone => registration.take(),
+                };
+                self.publish(&guard);
+                let transmits = drain_transmits(&mut guard.giop);
+                drop(guard);
+                drop(gone);
+                self.write_controls(&transmits);
+                wake.wake();
+                match turn {
+                    Turn::Wait => return,
+                    Turn::More => continue,
+                    Turn::Over => break true,
+                    Turn::Gone => break false,
                 }
             };
-            let registration = reg.take();
-            drop(reg);
-            drop(registration);
             if over {
                 self.end(Ended::Failed);
             } else {
@@ -715,40 +767,36 @@ mod reactor {
         }
 
         /// Reads what the socket holds, without blocking, and files the replies.
-        fn read_ready(&self) -> Read {
-            let Ok(mut st) = self.state.lock() else {
-                return Read::Over;
-            };
-            let mut wake = Wakes::default();
-            let mut read = Read::More;
+        #[inline]
+        fn read_ready(
+            &self,
+            giop: &mut GiopConnection,
+            calls: &mut Replies<Option<Waker>>,
+            ended: &mut Option<Ended>,
+            wake: &mut Wakes,
+        ) -> Read {
             for _ in 0..READS_PER_TURN {
                 // Straight into the connection's receive buffer (no copy).
-                let buf = st.giop.read_buf();
+                let buf = giop.read_buf();
                 let asked = buf.len();
                 let got = self.reader.read_nonblocking(buf);
                 if let Ok(n @ 1..) = got {
-                    st.giop.commit(n);
+                    giop.commit(n);
                 }
-                match got {
-                    Ok(0) => read = Read::Over,
-                    Ok(_) if !file_replies(&mut st, &mut wake) => read = Read::Over,
+                return match got {
+                    Ok(0) => Read::Over,
+                    Ok(_) if !file_replies(giop, calls, ended, wake) => Read::Over,
                     // Less than asked for: the socket was drained (what comes later is a new
                     // edge for the driver), so no read to see `WouldBlock`, as tokio's own
                     // sockets do.
-                    Ok(n) if n < asked => read = Read::Drained,
+                    Ok(n) if n < asked => Read::Drained,
                     Ok(_) => continue,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => read = Read::Drained,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Read::Drained,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(_) => read = Read::Over,
-                }
-                break;
+                    Err(_) => Read::Over,
+                };
             }
-            self.publish(&st);
-            let transmits = drain_transmits(&mut st.giop);
-            drop(st);
-            self.write_controls(&transmits);
-            wake.wake();
-            read
+            Read::More
         }
     }
 }
