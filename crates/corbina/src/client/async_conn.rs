@@ -17,9 +17,7 @@
 //! `-ORBmaxMessageSize` as on any connection), and replies only for calls in flight.
 
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::io::Read;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
@@ -29,7 +27,7 @@ use std::time::Instant;
 use super::async_reactor;
 use super::async_reactor::Runtime;
 use super::invoker::{encode_failed, request_failed};
-use super::replies::{Ended, Outcome, Replies, Settled};
+use super::replies::{Ended, Outcome, OwnedReply, Replies, Slot};
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
 use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError};
@@ -507,8 +505,8 @@ fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
     }
 }
 
-/// The reply to an asynchronous request, as a future. Dropping it before the reply came
-/// cancels the request (`CancelRequest`) and frees its id.
+/// The reply to an asynchronous request, polled with [`PendingReply::poll_reply`]. Dropping
+/// it before the reply came cancels the request (`CancelRequest`) and frees its id.
 #[must_use = "a request whose reply is not awaited is cancelled when this is dropped"]
 pub(crate) struct PendingReply {
     conn: Arc<AsyncConnection>,
@@ -519,22 +517,27 @@ pub(crate) struct PendingReply {
     fresh: bool,
 }
 
-impl Future for PendingReply {
-    type Output = Result<Outcome, SystemException>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        if std::mem::take(&mut this.fresh) {
+impl PendingReply {
+    /// Polls for the reply: once it came, `read` reads it where it lies (the state lock
+    /// released), not moved on through the layers of the call (a copy of the reply at
+    /// each one, measured); `Ok(None)`: the request was not processed, send it again.
+    #[inline]
+    pub(crate) fn poll_reply<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        read: impl FnOnce(&OwnedReply) -> R,
+    ) -> Poll<Result<Option<R>, SystemException>> {
+        if std::mem::take(&mut self.fresh) {
             // Sent during this very poll, its slot holding this poll's waker: whatever came
             // since woke this task already, so there is nothing to look at (one lock less
             // per call).
             return Poll::Pending;
         }
-        let conn = &this.conn;
+        let conn = &self.conn;
         let mut st = match conn.lock() {
             Ok(st) => st,
             Err(e) => {
-                this.settled = true;
+                self.settled = true;
                 return Poll::Ready(Err(e));
             }
         };
@@ -544,20 +547,19 @@ impl Future for PendingReply {
             Some(old) if old.will_wake(cx.waker()) => {}
             _ => *w = Some(cx.waker().clone()),
         };
-        let Poll::Ready(settled) = st.calls.poll(this.request_id, ended, register) else {
+        let Poll::Ready(slot) = st.calls.poll_slot(self.request_id, ended, register) else {
             return Poll::Pending;
         };
         conn.publish(&st);
-        let out = match settled {
-            Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
-            Settled::TimedOut => Err(conn.timed_out(Phase::Receive)),
-            Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
-            // The connection failed, or the call was settled already (polled again).
-            Settled::Ended(Ended::Failed) | Settled::Gone => Err(conn.closed()),
-        };
         drop(st);
-        this.settled = true;
-        Poll::Ready(out)
+        self.settled = true;
+        Poll::Ready(match (&slot, ended) {
+            (Some(Slot::Replied(reply)), _) => Ok(Some(read(reply))),
+            (Some(Slot::TimedOut), _) => Err(conn.timed_out(Phase::Receive)),
+            (Some(Slot::Waiting(_)), Some(Ended::Orderly)) => Ok(None),
+            // The connection failed, or the call was settled already (polled again).
+            _ => Err(conn.closed()),
+        })
     }
 }
 

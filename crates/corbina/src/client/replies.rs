@@ -180,38 +180,49 @@ impl<W> Replies<W> {
         ended: Option<Ended>,
         waiting: impl FnOnce(&mut W),
     ) -> Poll<Settled> {
-        let slot = match self.small.iter().rposition(|(id, _)| *id == request_id) {
+        self.poll_slot(request_id, ended, waiting)
+            .map(|slot| settle(slot, ended))
+    }
+
+    /// [`Replies::poll`] giving the slot itself (`None`: no such call), for a caller that
+    /// reads the reply where it lies rather than moving it on.
+    #[inline(always)]
+    pub(crate) fn poll_slot(
+        &mut self,
+        request_id: u32,
+        ended: Option<Ended>,
+        waiting: impl FnOnce(&mut W),
+    ) -> Poll<Option<Slot<W>>> {
+        match self.small.iter().rposition(|(id, _)| *id == request_id) {
             Some(i) => {
                 if let (Slot::Waiting(w), None) = (&mut self.small[i].1, ended) {
                     waiting(w);
                     return Poll::Pending;
                 }
-                self.small.swap_remove(i).1
+                Poll::Ready(Some(self.small.swap_remove(i).1))
             }
-            None => return self.poll_large(request_id, ended, waiting),
-        };
-        Poll::Ready(settle(slot, ended))
+            None => self.poll_large(request_id, ended, waiting),
+        }
     }
 
-    /// [`Replies::poll`] of a call kept in the map.
+    /// [`Replies::poll_slot`] of a call kept in the map.
     #[inline(never)]
     fn poll_large(
         &mut self,
         request_id: u32,
         ended: Option<Ended>,
         waiting: impl FnOnce(&mut W),
-    ) -> Poll<Settled> {
-        let slot = match self.large.entry(request_id) {
+    ) -> Poll<Option<Slot<W>>> {
+        match self.large.entry(request_id) {
             Entry::Occupied(mut e) => {
                 if let (Slot::Waiting(w), None) = (e.get_mut(), ended) {
                     waiting(w);
                     return Poll::Pending;
                 }
-                e.remove()
+                Poll::Ready(Some(e.remove()))
             }
-            Entry::Vacant(_) => return Poll::Ready(Settled::Gone),
-        };
-        Poll::Ready(settle(slot, ended))
+            Entry::Vacant(_) => Poll::Ready(None),
+        }
     }
 
     /// Every call still waiting, for waking them all (the connection ended).
@@ -227,14 +238,14 @@ impl<W> Replies<W> {
     }
 }
 
-/// What a call whose slot was taken out gets.
+/// What a call whose slot was taken out (`None`: it had none) gets.
 #[inline(always)]
-fn settle<W>(slot: Slot<W>, ended: Option<Ended>) -> Settled {
+fn settle<W>(slot: Option<Slot<W>>, ended: Option<Ended>) -> Settled {
     match (slot, ended) {
-        (Slot::Replied(r), _) => Settled::Reply(r),
-        (Slot::TimedOut, _) => Settled::TimedOut,
-        (Slot::Waiting(_), Some(how)) => Settled::Ended(how),
-        (Slot::Waiting(_), None) => Settled::Gone,
+        (Some(Slot::Replied(r)), _) => Settled::Reply(r),
+        (Some(Slot::TimedOut), _) => Settled::TimedOut,
+        (Some(Slot::Waiting(_)), Some(how)) => Settled::Ended(how),
+        (Some(Slot::Waiting(_)), None) | (None, _) => Settled::Gone,
     }
 }
 
