@@ -180,6 +180,7 @@ impl AsyncConnection {
         self.state.lock().map_or(0, |st| st.calls.len())
     }
 
+    #[inline]
     fn lock(&self) -> Result<MutexGuard<'_, State>, SystemException> {
         self.state.lock().map_err(|_| self.poisoned())
     }
@@ -484,13 +485,21 @@ impl Wakes {
         }
     }
 
+    #[inline]
     fn wake(self) {
         if let Some(w) = self.first {
             w.wake();
         }
-        for w in self.rest {
-            w.wake();
+        if !self.rest.is_empty() {
+            wake_all(self.rest);
         }
+    }
+}
+
+#[inline(never)]
+fn wake_all(wakers: Vec<Waker>) {
+    for w in wakers {
+        w.wake();
     }
 }
 
