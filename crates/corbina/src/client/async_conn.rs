@@ -722,7 +722,9 @@ mod reactor {
     impl AsyncConnection {
         /// Reads what arrived until the socket is drained, then registers for more; falls
         /// back to a reader thread when the runtime's driver is gone. All under the state
-        /// lock, taken once per turn.
+        /// lock, taken once per turn. Inlined into the driver's wake-up (its caller per
+        /// reply).
+        #[inline]
         pub(super) fn drive(self: &Arc<Self>) {
             let mut cx = Context::from_waker(&self.reactor_waker);
             let over = loop {
