@@ -17,9 +17,7 @@
 //! `-ORBmaxMessageSize` as on any connection), and replies only for calls in flight.
 
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::io::Read;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
@@ -29,7 +27,7 @@ use std::time::Instant;
 use super::async_reactor;
 use super::async_reactor::Runtime;
 use super::invoker::{encode_failed, request_failed};
-use super::replies::{Ended, Outcome, Replies, Settled};
+use super::replies::{Ended, Outcome, OwnedReply, Replies, Slot};
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
 use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError};
@@ -49,6 +47,10 @@ struct State {
     /// Calls in flight, each with the task to wake when its reply comes.
     calls: Replies<Option<Waker>>,
     ended: Option<Ended>,
+    /// The registration with a runtime's I/O driver, while it reads the connection: under
+    /// the state lock, which reading takes anyway (one lock per readiness, not two).
+    #[cfg(feature = "tokio")]
+    registration: Option<async_reactor::Registration>,
 }
 
 /// One connection carrying asynchronous calls (see the [module docs](self)).
@@ -64,9 +66,6 @@ pub(crate) struct AsyncConnection {
     timers: Timers,
     /// The read half.
     reader: Stream,
-    /// The registration with a runtime's I/O driver, while it reads the connection.
-    #[cfg(feature = "tokio")]
-    reactor: Mutex<Option<async_reactor::Registration>>,
     /// What the I/O driver wakes: the connection itself (it holds it weakly).
     #[cfg(feature = "tokio")]
     reactor_waker: Waker,
@@ -113,19 +112,19 @@ impl AsyncConnection {
                 giop,
                 calls: Replies::default(),
                 ended: None,
+                #[cfg(feature = "tokio")]
+                registration: None,
             }),
             load: AtomicUsize::new(0),
             timers: Timers::default(),
             reader: stream,
             #[cfg(feature = "tokio")]
-            reactor: Mutex::new(None),
-            #[cfg(feature = "tokio")]
             reactor_waker: Waker::from(Arc::new(reactor::Readable(_weak.clone()))),
         });
         #[cfg(feature = "tokio")]
         if let Some(r) = registration {
-            if let Ok(mut slot) = conn.reactor.lock() {
-                *slot = Some(r);
+            if let Ok(mut st) = conn.state.lock() {
+                st.registration = Some(r);
             }
             conn.drive();
             return Ok(conn);
@@ -171,7 +170,7 @@ impl AsyncConnection {
     /// Whether a runtime's I/O driver reads it (not a reader thread).
     pub(crate) fn on_reactor(&self) -> bool {
         #[cfg(feature = "tokio")]
-        return self.reactor.lock().is_ok_and(|r| r.is_some());
+        return self.state.lock().is_ok_and(|st| st.registration.is_some());
         #[cfg(not(feature = "tokio"))]
         false
     }
@@ -181,6 +180,7 @@ impl AsyncConnection {
         self.state.lock().map_or(0, |st| st.calls.len())
     }
 
+    #[inline]
     fn lock(&self) -> Result<MutexGuard<'_, State>, SystemException> {
         self.state.lock().map_err(|_| self.poisoned())
     }
@@ -343,10 +343,16 @@ impl AsyncConnection {
         }
     }
 
+    /// Writes the control messages the connection queued (usually none: inline).
+    #[inline]
     fn write_controls(&self, transmits: &[ControlMessage]) {
-        if transmits.is_empty() {
-            return;
+        if !transmits.is_empty() {
+            self.write_controls_now(transmits);
         }
+    }
+
+    #[inline(never)]
+    fn write_controls_now(&self, transmits: &[ControlMessage]) {
         let Ok(mut writer) = self.writer.lock() else {
             return;
         };
@@ -383,8 +389,9 @@ impl AsyncConnection {
             return false;
         };
         let mut wake = Wakes::default();
-        guard.giop.push(bytes);
-        let open = file_replies(&mut guard, &mut wake);
+        let st = &mut *guard;
+        st.giop.push(bytes);
+        let open = file_replies(&mut st.giop, &mut st.calls, &mut st.ended, &mut wake);
         self.publish(&guard);
         let transmits = drain_transmits(&mut guard.giop);
         drop(guard);
@@ -424,10 +431,15 @@ impl Drop for AsyncConnection {
 }
 
 /// Files every reply received whole in its call's slot, collecting the wakers to wake;
-/// false once the connection is over.
-fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
-    let mut ended = st.ended;
-    let State { giop, calls, .. } = &mut *st;
+/// false once the connection is over. Takes the state's fields, not the state: the reactor
+/// keeps its registration borrowed meanwhile.
+fn file_replies(
+    giop: &mut GiopConnection,
+    calls: &mut Replies<Option<Waker>>,
+    st_ended: &mut Option<Ended>,
+    wake: &mut Wakes,
+) -> bool {
+    let mut ended = *st_ended;
     while ended.is_none() {
         match giop.poll_event() {
             Ok(None) => break,
@@ -450,7 +462,7 @@ fn file_replies(st: &mut State, wake: &mut Wakes) -> bool {
         }
     }
     if let Some(how) = ended {
-        st.ended.get_or_insert(how);
+        st_ended.get_or_insert(how);
     }
     ended.is_none()
 }
@@ -473,13 +485,21 @@ impl Wakes {
         }
     }
 
+    #[inline]
     fn wake(self) {
         if let Some(w) = self.first {
             w.wake();
         }
-        for w in self.rest {
-            w.wake();
+        if !self.rest.is_empty() {
+            wake_all(self.rest);
         }
+    }
+}
+
+#[inline(never)]
+fn wake_all(wakers: Vec<Waker>) {
+    for w in wakers {
+        w.wake();
     }
 }
 
@@ -494,8 +514,8 @@ fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
     }
 }
 
-/// The reply to an asynchronous request, as a future. Dropping it before the reply came
-/// cancels the request (`CancelRequest`) and frees its id.
+/// The reply to an asynchronous request, polled with [`PendingReply::poll_reply`]. Dropping
+/// it before the reply came cancels the request (`CancelRequest`) and frees its id.
 #[must_use = "a request whose reply is not awaited is cancelled when this is dropped"]
 pub(crate) struct PendingReply {
     conn: Arc<AsyncConnection>,
@@ -506,22 +526,27 @@ pub(crate) struct PendingReply {
     fresh: bool,
 }
 
-impl Future for PendingReply {
-    type Output = Result<Outcome, SystemException>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        if std::mem::take(&mut this.fresh) {
+impl PendingReply {
+    /// Polls for the reply: once it came, `read` reads it where it lies (the state lock
+    /// released), not moved on through the layers of the call (a copy of the reply at
+    /// each one, measured); `Ok(None)`: the request was not processed, send it again.
+    #[inline]
+    pub(crate) fn poll_reply<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        read: impl FnOnce(&OwnedReply) -> R,
+    ) -> Poll<Result<Option<R>, SystemException>> {
+        if std::mem::take(&mut self.fresh) {
             // Sent during this very poll, its slot holding this poll's waker: whatever came
             // since woke this task already, so there is nothing to look at (one lock less
             // per call).
             return Poll::Pending;
         }
-        let conn = &this.conn;
+        let conn = &self.conn;
         let mut st = match conn.lock() {
             Ok(st) => st,
             Err(e) => {
-                this.settled = true;
+                self.settled = true;
                 return Poll::Ready(Err(e));
             }
         };
@@ -531,20 +556,19 @@ impl Future for PendingReply {
             Some(old) if old.will_wake(cx.waker()) => {}
             _ => *w = Some(cx.waker().clone()),
         };
-        let Poll::Ready(settled) = st.calls.poll(this.request_id, ended, register) else {
+        let Poll::Ready(slot) = st.calls.poll_slot(self.request_id, ended, register) else {
             return Poll::Pending;
         };
         conn.publish(&st);
-        let out = match settled {
-            Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
-            Settled::TimedOut => Err(conn.timed_out(Phase::Receive)),
-            Settled::Ended(Ended::Orderly) => Ok(Outcome::Resend),
-            // The connection failed, or the call was settled already (polled again).
-            Settled::Ended(Ended::Failed) | Settled::Gone => Err(conn.closed()),
-        };
         drop(st);
-        this.settled = true;
-        Poll::Ready(out)
+        self.settled = true;
+        Poll::Ready(match (&slot, ended) {
+            (Some(Slot::Replied(reply)), _) => Ok(Some(read(reply))),
+            (Some(Slot::TimedOut), _) => Err(conn.timed_out(Phase::Receive)),
+            (Some(Slot::Waiting(_)), Some(Ended::Orderly)) => Ok(None),
+            // The connection failed, or the call was settled already (polled again).
+            _ => Err(conn.closed()),
+        })
     }
 }
 
@@ -654,9 +678,10 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
 #[cfg(feature = "tokio")]
 mod reactor {
     use std::sync::{Arc, Weak};
-    use std::task::{Context, Poll, Wake};
+    use std::task::{Context, Poll, Wake, Waker};
 
-    use super::{drain_transmits, file_replies, AsyncConnection, Ended, Wakes};
+    use super::{drain_transmits, file_replies, AsyncConnection, Ended, Replies, State, Wakes};
+    use crate::giop::connection::GiopConnection;
 
     /// Reads per turn of the state lock (calls polled meanwhile get a turn).
     const READS_PER_TURN: usize = 16;
@@ -682,30 +707,70 @@ mod reactor {
         Over,
     }
 
+    /// How a turn of [`AsyncConnection::drive`] ended.
+    enum Turn {
+        /// Drained, and the driver will wake it again.
+        Wait,
+        /// Reads to do still: another turn (after calls polled meanwhile got the lock).
+        More,
+        /// The connection is over.
+        Over,
+        /// The runtime is shutting down.
+        Gone,
+    }
+
     impl AsyncConnection {
         /// Reads what arrived until the socket is drained, then registers for more; falls
-        /// back to a reader thread when the runtime's driver is gone.
+        /// back to a reader thread when the runtime's driver is gone. All under the state
+        /// lock, taken once per turn. Inlined into the driver's wake-up (its caller per
+        /// reply).
+        #[inline]
         pub(super) fn drive(self: &Arc<Self>) {
-            let Ok(mut reg) = self.reactor.lock() else {
-                return;
-            };
+            let mut cx = Context::from_waker(&self.reactor_waker);
             let over = loop {
-                let Some(r) = reg.as_ref() else { return };
-                let mut cx = Context::from_waker(&self.reactor_waker);
-                match r.fd.poll_read_ready(&mut cx) {
-                    Poll::Pending => return,
-                    Poll::Ready(Ok(mut ready)) => match self.read_ready() {
-                        Read::Drained => ready.clear_ready(),
-                        Read::More => {}
-                        Read::Over => break true,
-                    },
-                    // The runtime is shutting down.
-                    Poll::Ready(Err(_)) => break false,
+                let Ok(mut guard) = self.state.lock() else {
+                    return;
+                };
+                let State {
+                    giop,
+                    calls,
+                    ended,
+                    registration,
+                } = &mut *guard;
+                let Some(reg) = registration.as_ref() else {
+                    return;
+                };
+                let mut wake = Wakes::default();
+                let turn = loop {
+                    match reg.fd.poll_read_ready(&mut cx) {
+                        Poll::Pending => break Turn::Wait,
+                        Poll::Ready(Ok(mut ready)) => {
+                            match self.read_ready(giop, calls, ended, &mut wake) {
+                                Read::Drained => ready.clear_ready(),
+                                Read::More => break Turn::More,
+                                Read::Over => break Turn::Over,
+                            }
+                        }
+                        Poll::Ready(Err(_)) => break Turn::Gone,
+                    }
+                };
+                let gone = match turn {
+                    Turn::Wait | Turn::More => None,
+                    Turn::Over | Turn::Gone => registration.take(),
+                };
+                self.publish(&guard);
+                let transmits = drain_transmits(&mut guard.giop);
+                drop(guard);
+                drop(gone);
+                self.write_controls(&transmits);
+                wake.wake();
+                match turn {
+                    Turn::Wait => return,
+                    Turn::More => continue,
+                    Turn::Over => break true,
+                    Turn::Gone => break false,
                 }
             };
-            let registration = reg.take();
-            drop(reg);
-            drop(registration);
             if over {
                 self.end(Ended::Failed);
             } else {
@@ -715,40 +780,36 @@ mod reactor {
         }
 
         /// Reads what the socket holds, without blocking, and files the replies.
-        fn read_ready(&self) -> Read {
-            let Ok(mut st) = self.state.lock() else {
-                return Read::Over;
-            };
-            let mut wake = Wakes::default();
-            let mut read = Read::More;
+        #[inline]
+        fn read_ready(
+            &self,
+            giop: &mut GiopConnection,
+            calls: &mut Replies<Option<Waker>>,
+            ended: &mut Option<Ended>,
+            wake: &mut Wakes,
+        ) -> Read {
             for _ in 0..READS_PER_TURN {
                 // Straight into the connection's receive buffer (no copy).
-                let buf = st.giop.read_buf();
+                let buf = giop.read_buf();
                 let asked = buf.len();
                 let got = self.reader.read_nonblocking(buf);
                 if let Ok(n @ 1..) = got {
-                    st.giop.commit(n);
+                    giop.commit(n);
                 }
-                match got {
-                    Ok(0) => read = Read::Over,
-                    Ok(_) if !file_replies(&mut st, &mut wake) => read = Read::Over,
+                return match got {
+                    Ok(0) => Read::Over,
+                    Ok(_) if !file_replies(giop, calls, ended, wake) => Read::Over,
                     // Less than asked for: the socket was drained (what comes later is a new
                     // edge for the driver), so no read to see `WouldBlock`, as tokio's own
                     // sockets do.
-                    Ok(n) if n < asked => read = Read::Drained,
+                    Ok(n) if n < asked => Read::Drained,
                     Ok(_) => continue,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => read = Read::Drained,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Read::Drained,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(_) => read = Read::Over,
-                }
-                break;
+                    Err(_) => Read::Over,
+                };
             }
-            self.publish(&st);
-            let transmits = drain_transmits(&mut st.giop);
-            drop(st);
-            self.write_controls(&transmits);
-            wake.wake();
-            read
+            Read::More
         }
     }
 }

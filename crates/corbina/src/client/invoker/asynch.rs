@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::{Attempt, CallPolicy, IiopInvoker};
 use crate::cdr::CdrWriter;
 use crate::client::async_conn::AsyncConnection;
-use crate::client::replies::Outcome;
+use crate::client::replies::{Outcome, OwnedReply};
 use crate::client::rope::AsyncStrand;
 use crate::object::ReplyBody;
 use crate::{SystemException, SystemExceptionKind};
@@ -98,7 +98,7 @@ impl IiopInvoker {
         conn: &Arc<AsyncConnection>,
         operation: &str,
         encode: &AsyncEncodeArgs<'_, 'a>,
-        decode: Option<&mut AsyncDecodeReply<'_>>,
+        mut decode: Option<&mut AsyncDecodeReply<'_>>,
         deadline: Option<Instant>,
         waker: &Waker,
     ) -> Result<Attempt, SystemException> {
@@ -115,18 +115,22 @@ impl IiopInvoker {
                 waker,
             )?
         };
-        let outcome = match sent {
-            Ok(pending) => pending.await?,
-            Err(outcome) => outcome,
+        // The reply is decoded where it lies in its slot (taken out of the table).
+        let mut read = |reply: &OwnedReply| match decode.as_deref_mut() {
+            Some(decode) => {
+                self.reply_outcome(&reply.header, reply.body.body(), reply.code_sets, decode)
+            }
+            None => Ok(Attempt::Done),
         };
-        let reply = match outcome {
-            Outcome::Reply(reply) => reply,
-            Outcome::Sent => return Ok(Attempt::Done),
-            Outcome::Resend => return Ok(Attempt::Retry),
+        let mut pending = match sent {
+            Ok(pending) => pending,
+            Err(Outcome::Reply(reply)) => return read(&reply),
+            Err(Outcome::Sent) => return Ok(Attempt::Done),
+            Err(Outcome::Resend) => return Ok(Attempt::Retry),
         };
-        let Some(decode) = decode else {
-            return Ok(Attempt::Done);
-        };
-        self.reply_outcome(&reply.header, reply.body.body(), reply.code_sets, decode)
+        match std::future::poll_fn(|cx| pending.poll_reply(cx, &mut read)).await? {
+            Some(attempt) => attempt,
+            None => Ok(Attempt::Retry),
+        }
     }
 }
