@@ -18,7 +18,10 @@
 //! same connection while its own caller waits. With one call in flight there is no thread
 //! switch: the caller reads its own reply. When no call waits, the connection's reader
 //! thread reads it (so that requests still come in), without blocking: it waits for input
-//! with `poll` and gives the connection up to the next caller. Requests on such a
+//! with `poll` and gives the connection up to the next caller. A request it reads it runs
+//! itself, holding the reading (no thread switch per request either); an idle worker
+//! stands by meanwhile and takes the reading over if the request runs longer than a
+//! millisecond (a call back that request makes reads its own reply). Requests on such a
 //! connection may therefore run concurrently and finish out of order (as in omniORB),
 //! unlike on an ordinary connection. When the connection
 //! ends, calls waiting on it fail (COMM_FAILURE, completed MAYBE; an orderly
@@ -98,6 +101,15 @@ pub const MAX_QUEUED_BYTES: usize = 8 << 20;
 
 /// A worker with nothing to do for this long exits.
 const WORKER_IDLE_EXIT: Duration = Duration::from_secs(30);
+
+/// How long a request may run on the thread that read it, holding the reading, before the
+/// standby worker takes the reading over (what a request that comes meanwhile, while no
+/// call waits, may wait for longest).
+const STANDBY_TICK: Duration = Duration::from_millis(1);
+
+/// Ticks with no request served after which the standby stops watching (and is woken
+/// again by the next request read).
+const STANDBY_QUIET_TICKS: u32 = 100;
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
@@ -193,8 +205,8 @@ impl State {
 enum Turn {
     /// Read on.
     Again,
-    /// A request for this thread to run (the reading was handed over).
-    Serve(IncomingRequest),
+    /// A request for this thread to run, holding the reading (its hold's serial).
+    Serve(IncomingRequest, u64),
     /// The connection is over.
     Over,
 }
@@ -614,18 +626,26 @@ impl BidirConnection {
     }
 
     /// The reading of the connection while no call waits for a reply (see
-    /// [`BidirConnection::read_idle`]), by one worker at a time, until a request comes that
-    /// this worker can run itself (another one took the reading over: leader/followers,
-    /// no thread switch for the request) or the connection ends.
-    fn read_turn(self: &Arc<Self>) -> Option<IncomingRequest> {
+    /// [`BidirConnection::read_idle`]), by one worker at a time. A request read is run on
+    /// this thread, which holds the reading meanwhile (no thread switch per request) and
+    /// reads on after it unless the standby worker took the reading over (the request ran
+    /// longer than [`STANDBY_TICK`]); a call the request makes over this connection reads
+    /// its own reply. Returns when the reading was taken over or the connection ended.
+    fn read_turn(self: &Arc<Self>, out: &mut Vec<u8>) {
         // What the connection holds already (the server end's first bytes).
         let mut turn = self.take_in(true);
         loop {
             match turn {
-                Turn::Serve(r) => return Some(r),
+                Turn::Serve(r, serial) => {
+                    self.serve(r, out);
+                    if !self.workers.release_reading(serial) {
+                        return;
+                    }
+                    turn = Turn::Again;
+                }
                 Turn::Over => {
                     self.end(Ended::Failed);
-                    return None;
+                    return;
                 }
                 Turn::Again => turn = self.read_idle(),
             }
@@ -681,7 +701,7 @@ impl BidirConnection {
 
     /// Handles every message received whole: replies filed, requests handed to the
     /// workers (with `keep`, by the reader of an idle connection, the first is returned to
-    /// run on this thread if another can take the reading over).
+    /// run on this thread, which holds the reading meanwhile).
     fn take_in(self: &Arc<Self>, keep: bool) -> Turn {
         let Ok(mut guard) = self.state.lock() else {
             return Turn::Over;
@@ -740,7 +760,10 @@ impl BidirConnection {
         let mut requests = requests.into_iter();
         let kept = match requests.len() {
             0 => None,
-            _ if keep && ended.is_none() && self.workers.hand_off_reading(self) => requests.next(),
+            _ if keep && ended.is_none() => self
+                .workers
+                .hold_reading(self)
+                .and_then(|serial| Some((requests.next()?, serial))),
             _ => None,
         };
         for r in requests {
@@ -756,7 +779,7 @@ impl BidirConnection {
         }
         match (ended, kept) {
             (Some(_), _) => Turn::Over,
-            (None, Some(r)) => Turn::Serve(r),
+            (None, Some((r, serial))) => Turn::Serve(r, serial),
             (None, None) => Turn::Again,
         }
     }
@@ -884,8 +907,10 @@ pub(crate) fn serve_accepted(parts: BidirParts, read_half: Stream, offer: Offer)
 /// The threads a bidirectional connection runs requests on: started on demand, up to
 /// [`MAX_WORKERS`] besides its own thread; a request that finds none idle starts one, so
 /// that a request waiting for a call back never holds up the requests that call makes.
-/// They take turns reading the connection while no call waits (leader/followers): the
-/// reader hands a request it can run itself the reading over to an idle (or new) worker.
+/// They take turns reading the connection while no call waits (leader/followers, with a
+/// deferred handoff): the reader runs a request it read itself, holding the reading, and
+/// one idle worker stands by meanwhile, waking every [`STANDBY_TICK`] to take the reading
+/// over from a request that runs that long.
 #[derive(Default)]
 struct Workers {
     state: Mutex<WorkState>,
@@ -899,6 +924,12 @@ struct WorkState {
     queued_bytes: usize,
     /// The reading of the connection waits for a worker to take it.
     read_job: bool,
+    /// The reading is held by the thread running the request it read (that hold's serial).
+    held: Option<u64>,
+    /// The last hold's serial.
+    serial: u64,
+    /// An idle worker stands by for a held reading.
+    standby: bool,
     idle: usize,
     /// Workers started (the connection's own thread not counted).
     threads: usize,
@@ -909,6 +940,18 @@ impl WorkState {
     /// Jobs waiting for a worker.
     fn wanted(&self) -> usize {
         self.queue.len() + usize::from(self.read_job)
+    }
+
+    /// The next job, if any.
+    fn job(&mut self, room: &Condvar) -> Option<Job> {
+        // The reading first: what every waiting request's progress may depend on.
+        if std::mem::take(&mut self.read_job) {
+            return Some(Job::Read);
+        }
+        let r = self.queue.pop_front()?;
+        self.queued_bytes -= r.held_bytes();
+        room.notify_all();
+        Some(Job::Serve(r))
     }
 }
 
@@ -939,18 +982,50 @@ impl Workers {
         self.staff(conn, st);
     }
 
-    /// Hands the reading of the connection to another worker, if one is idle or can be
-    /// started (false: the caller reads on).
-    fn hand_off_reading(&self, conn: &Arc<BidirConnection>) -> bool {
+    /// The reader keeps a request to run itself and holds the reading meanwhile, with a
+    /// worker standing by: the hold's serial (`None`: the connection is stopping).
+    fn hold_reading(&self, conn: &Arc<BidirConnection>) -> Option<u64> {
+        let mut st = self.state.lock().ok()?;
+        if st.stopped {
+            return None;
+        }
+        st.serial += 1;
+        let serial = st.serial;
+        st.held = Some(serial);
+        self.ensure_standby(conn, st);
+        Some(serial)
+    }
+
+    /// The request run under hold `serial` is done: true if its thread still holds the
+    /// reading (and reads on), false if the standby took it over.
+    fn release_reading(&self, serial: u64) -> bool {
         let Ok(mut st) = self.state.lock() else {
             return false;
         };
-        if st.stopped || st.read_job || (st.idle <= st.wanted() && st.threads >= MAX_WORKERS) {
+        if st.held != Some(serial) || st.stopped {
             return false;
         }
-        st.read_job = true;
-        self.staff(conn, st);
+        st.held = None;
         true
+    }
+
+    /// Wakes an idle worker to stand by for a held reading, or starts one, unless one
+    /// stands by already.
+    fn ensure_standby(&self, conn: &Arc<BidirConnection>, mut st: MutexGuard<'_, WorkState>) {
+        if st.standby || st.held.is_none() || st.stopped {
+            return;
+        }
+        if st.idle > st.wanted() {
+            drop(st);
+            self.work.notify_one();
+            return;
+        }
+        if st.threads >= MAX_WORKERS {
+            return;
+        }
+        st.threads += 1;
+        drop(st);
+        self.spawn(conn);
     }
 
     /// Wakes an idle worker for a new job, or starts one if every idle one has a job.
@@ -962,6 +1037,11 @@ impl Workers {
         }
         st.threads += 1;
         drop(st);
+        self.spawn(conn);
+    }
+
+    /// Starts a worker, counted in `threads` already.
+    fn spawn(&self, conn: &Arc<BidirConnection>) {
         let c = conn.clone();
         let spawned = std::thread::Builder::new()
             .name("corbina-bidir-worker".into())
@@ -979,29 +1059,28 @@ impl Workers {
     /// connection ends).
     fn run(&self, conn: &Arc<BidirConnection>, home: bool) {
         let mut out = Vec::new();
-        while let Some(job) = self.next(home) {
-            let request = match job {
-                Job::Serve(r) => Some(r),
-                Job::Read => conn.read_turn(),
-            };
-            if let Some(r) = request {
-                conn.serve(r, &mut out);
+        while let Some(job) = self.next(conn, home) {
+            match job {
+                Job::Serve(r) => conn.serve(r, &mut out),
+                Job::Read => conn.read_turn(&mut out),
             }
         }
     }
 
-    /// The next job, or `None` when this worker is to exit.
-    fn next(&self, home: bool) -> Option<Job> {
+    /// The next job, or `None` when this worker is to exit. An idle worker stands by for a
+    /// held reading when none does.
+    fn next(&self, conn: &Arc<BidirConnection>, home: bool) -> Option<Job> {
         let mut st = self.state.lock().ok()?;
+        let mut standing_by = false;
+        let mut quiet = 0;
         loop {
-            // The reading first: what every waiting request's progress may depend on.
-            if std::mem::take(&mut st.read_job) {
-                return Some(Job::Read);
-            }
-            if let Some(r) = st.queue.pop_front() {
-                st.queued_bytes -= r.held_bytes();
-                self.room.notify_all();
-                return Some(Job::Serve(r));
+            if let Some(job) = st.job(&self.room) {
+                if standing_by {
+                    st.standby = false;
+                }
+                // A held reading keeps a worker standing by.
+                self.ensure_standby(conn, st);
+                return Some(job);
             }
             if st.stopped {
                 if !home {
@@ -1009,11 +1088,40 @@ impl Workers {
                 }
                 return None;
             }
+            if !standing_by && !st.standby && st.held.is_some() {
+                standing_by = true;
+                st.standby = true;
+                quiet = 0;
+            }
             st.idle += 1;
+            if standing_by {
+                let (seen, serial) = (st.held, st.serial);
+                st = self.work.wait_timeout(st, STANDBY_TICK).ok()?.0;
+                st.idle -= 1;
+                if st.wanted() > 0 || st.stopped {
+                    continue;
+                }
+                if seen.is_some() && st.held == seen {
+                    // The request has run for a tick at least: the reading is taken over.
+                    st.held = None;
+                    st.standby = false;
+                    return Some(Job::Read);
+                }
+                quiet = if st.held.is_none() && st.serial == serial {
+                    quiet + 1
+                } else {
+                    0
+                };
+                if quiet >= STANDBY_QUIET_TICKS {
+                    standing_by = false;
+                    st.standby = false;
+                }
+                continue;
+            }
             let (next, timeout) = self.work.wait_timeout(st, WORKER_IDLE_EXIT).ok()?;
             st = next;
             st.idle -= 1;
-            if timeout.timed_out() && st.wanted() == 0 && !home {
+            if timeout.timed_out() && st.wanted() == 0 && st.held.is_none() && !home {
                 st.threads -= 1;
                 return None;
             }
@@ -1024,6 +1132,7 @@ impl Workers {
         if let Ok(mut st) = self.state.lock() {
             st.stopped = true;
             st.read_job = false;
+            st.held = None;
             st.queue.clear();
             st.queued_bytes = 0;
         }

@@ -6,8 +6,9 @@
 //! Every wait is bounded: a hang fails the test instead of stalling it.
 
 use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use corbina::config::{Endpoint, ThreadModel};
@@ -32,6 +33,9 @@ struct Counter {
     ticks: AtomicI32,
     /// Slows each notify down (to keep callbacks in flight).
     pause: Mutex<Duration>,
+    /// With `meet` set, each notify waits (10 s at most) until two run at once.
+    meet: AtomicBool,
+    met: (Mutex<usize>, Condvar),
 }
 
 impl CallbackServant for Arc<Counter> {
@@ -39,6 +43,18 @@ impl CallbackServant for Arc<Counter> {
         let pause = *self.pause.lock().unwrap();
         if !pause.is_zero() {
             std::thread::sleep(pause);
+        }
+        if self.meet.load(Ordering::SeqCst) {
+            let (count, cv) = &self.met;
+            let mut count = count.lock().unwrap();
+            *count += 1;
+            cv.notify_all();
+            let (count, _) = cv
+                .wait_timeout_while(count, Duration::from_secs(10), |c| *c < 2)
+                .unwrap();
+            if *count < 2 {
+                return Err(SystemException::new(SystemExceptionKind::Timeout, 0));
+            }
         }
         self.notified.fetch_add(1, Ordering::SeqCst);
         Ok(n * 2)
@@ -621,5 +637,84 @@ fn omniorb_client_called_back_by_a_corbina_server() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    s.orb.destroy();
+}
+
+/// The thread that reads a request runs it, holding the reading (no thread switch per
+/// request): a request that calls back over the same connection reads that call's reply
+/// itself, call after call, on either thread model.
+#[test]
+fn requests_that_call_back_run_on_the_reading_thread_call_after_call() {
+    for model in [ThreadModel::ThreadPerConnection, ThreadModel::Pool(2)] {
+        let s = make_server(true, None, model);
+        let c = client(&s.ior, true);
+        let (registrar, cb, counter) = (c.registrar.clone(), c.cb.clone(), c.counter.clone());
+        bounded(Duration::from_secs(60), move || {
+            for i in 1..=100 {
+                assert_eq!(registrar.call_back(Some(&cb), 2).unwrap(), 6, "call {i}");
+                assert_eq!(registrar.ping().unwrap(), 1);
+            }
+            assert_eq!(counter.notified.load(Ordering::SeqCst), 200);
+        });
+        c.orb.destroy();
+        s.orb.destroy();
+    }
+}
+
+/// Many callers on one bidirectional connection at once, each call calling back over it:
+/// every reply reaches its caller, whoever reads it.
+#[test]
+fn many_concurrent_callers_whose_calls_call_back() {
+    let s = server(true);
+    let c = client(&s.ior, true);
+    let callers: Vec<_> = (0..8)
+        .map(|t| {
+            let (r, cb) = (c.registrar.clone(), c.cb.clone());
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let n = (t + i) % 4 + 1;
+                    assert_eq!(r.call_back(Some(&cb), n).unwrap(), n * (n + 1));
+                    assert_eq!(r.ping().unwrap(), 1);
+                }
+            })
+        })
+        .collect();
+    bounded(Duration::from_secs(60), move || {
+        for t in callers {
+            t.join().unwrap();
+        }
+    });
+    let want: i32 = (0..8)
+        .flat_map(|t| (0..25).map(move |i| (t + i) % 4 + 1))
+        .sum();
+    assert_eq!(c.counter.notified.load(Ordering::SeqCst), want as usize);
+    c.orb.destroy();
+    s.orb.destroy();
+}
+
+/// A request that runs long on the thread that read it (it waits for the next request on
+/// the same connection) does not keep that request unread: the standby worker takes the
+/// reading over. Both callbacks come while no call waits, read by the client's reader.
+#[test]
+fn a_long_request_on_the_reading_thread_hands_the_reading_over() {
+    let s = server(true);
+    let c = client(&s.ior, true);
+    assert_eq!(c.registrar.call_back(Some(&c.cb), 1).unwrap(), 2);
+    c.counter.meet.store(true, Ordering::SeqCst);
+    // The second comes well after the first started: only a reader other than the thread
+    // running the first can read it.
+    for delay_ms in [50, 150] {
+        c.registrar
+            .call_back_later(Some(&c.cb), 1, delay_ms)
+            .unwrap();
+    }
+    for _ in 0..2 {
+        let got = s
+            .later
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a callback hung");
+        assert_eq!(got.expect("the two callbacks did not run at once"), 2);
+    }
+    c.orb.destroy();
     s.orb.destroy();
 }
