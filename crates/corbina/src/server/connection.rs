@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{RequestDispatcher, ServerShared};
-use crate::cdr::{ByteOrder, CdrWriter};
+use crate::cdr::CdrWriter;
 use crate::giop::connection::{
     CloseState, ConnectionError, ControlMessage, Event, GiopConnection, Outgoing, ReplyContext,
     Role, Settings,
@@ -80,24 +80,29 @@ impl ConnectionShared {
 }
 
 impl ConnectionShared {
-    /// The shared half of a connection on `stream`, its client authenticated as `peer`.
-    fn new(stream: Stream, peer: Option<Arc<super::PeerIdentity>>) -> Arc<ConnectionShared> {
+    /// The shared half of connection `giop` on `stream`, its client authenticated as
+    /// `peer`: the writers' share of its close state.
+    fn new(
+        stream: Stream,
+        giop: &GiopConnection,
+        peer: Option<Arc<super::PeerIdentity>>,
+    ) -> Arc<ConnectionShared> {
         Arc::new_cyclic(|me| ConnectionShared {
             me: me.clone(),
             peer,
             state: Mutex::new(ConnState {
                 stream,
-                close: CloseState::new(ByteOrder::NATIVE),
+                close: giop.close_state(),
                 last_active: Instant::now(),
                 idle_scans: 0,
             }),
         })
     }
 
-    /// The shared half of a connection no server accepted (the client's end of a
-    /// bidirectional connection).
-    pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
-        ConnectionShared::new(stream, None)
+    /// The shared half of connection `giop`, which no server accepted (the client's end of
+    /// a bidirectional connection).
+    pub(crate) fn for_stream(stream: Stream, giop: &GiopConnection) -> Arc<ConnectionShared> {
+        ConnectionShared::new(stream, giop, None)
     }
 
     /// Writes whole messages (a request, control messages) unless the connection is closed.
@@ -195,11 +200,6 @@ pub(crate) fn open(
     let peer = stream
         .peer_certificate_chain()
         .map(|chain| Arc::new(super::PeerIdentity { chain }));
-    let shared = ConnectionShared::new(stream, peer);
-    if !server.register(&shared) {
-        // The server is shutting down: tell the client at once.
-        shared.close_gracefully();
-    }
     let config = &server.config;
     let mut giop = GiopConnection::new(Settings {
         max_message_size: config.max_message_size,
@@ -208,6 +208,11 @@ pub(crate) fn open(
         byte_order: config.byte_order,
         ..Settings::new(Role::Server)
     });
+    let shared = ConnectionShared::new(stream, &giop, peer);
+    if !server.register(&shared) {
+        // The server is shutting down: tell the client at once.
+        shared.close_gracefully();
+    }
     giop.set_receive_meter(Box::new(server.receive_budget.share(&shared)));
     let conn = Connection {
         giop,
@@ -437,12 +442,14 @@ impl Handler {
     fn failed(&self, giop: &mut GiopConnection, error: &ConnectionError) {
         crate::trace::protocol_failure(error);
         if let Ok(mut st) = self.shared.state.lock() {
-            while let Some(m) = giop.poll_transmit() {
-                if st.close.is_closed() || st.stream.write_all(m.as_bytes()).is_err() {
-                    break;
+            // What the connection queued goes out unless the close state closed it before.
+            if st.close.shut_down() {
+                while let Some(m) = giop.poll_transmit() {
+                    if st.stream.write_all(m.as_bytes()).is_err() {
+                        break;
+                    }
                 }
             }
-            st.close.shut_down();
             let _ = st.stream.shutdown(Shutdown::Both);
         }
     }
