@@ -75,7 +75,7 @@ use crate::error::GiopError;
 use crate::header::{MessageHeader, MsgType, Version};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::message::{decode_message, decode_message_view, peek_request_id, Body, GiopMessage};
-use crate::message::{decode_reply_framed, decode_request_framed};
+use crate::message::{decode_reply_framed, decode_request_general, OperationName, PlainRequest};
 use crate::message::{GiopMessageView, Message, MessageWriter};
 use crate::reassembler::Reassembler;
 use crate::reply::ReplyHeader;
@@ -260,6 +260,8 @@ pub struct GiopConnection {
     /// Transmission code sets, once fixed (first CODE_SETS context sent or received).
     code_sets: Option<CodeSets>,
     code_sets_sent: bool,
+    /// The operation name of the last request read (checked once, then compared).
+    operation_name: OperationName,
     next_request_id: u32,
     in_flight: InFlightSet,
     transmit: VecDeque<ControlMessage>,
@@ -288,6 +290,7 @@ impl GiopConnection {
             close: CloseState::new(settings.byte_order),
             code_sets: None,
             code_sets_sent: false,
+            operation_name: OperationName::default(),
             // The end that opened the connection uses even request ids, the other odd ones
             // (bidirectional GIOP: both send requests on it).
             next_request_id: match settings.role {
@@ -481,6 +484,7 @@ impl GiopConnection {
             &header,
             &self.settings,
             &mut self.code_sets,
+            &mut self.operation_name,
             failure,
         )
     }
@@ -990,6 +994,7 @@ fn decode_event<'a>(
     header: &MessageHeader,
     settings: &Settings,
     code_sets: &mut Option<CodeSets>,
+    operation_name: &'a mut OperationName,
     failure: Failure<'_>,
 ) -> Result<Option<Event<'a>>, ConnectionError> {
     let reply_context = |request_id: u32, response_expected: bool, cs: CodeSets| ReplyContext {
@@ -1013,7 +1018,19 @@ fn decode_event<'a>(
             }
         }
         MsgType::Request => {
-            let (header, body) = match decode_request_framed(header, bytes, breaks) {
+            // The common Request (no service contexts, so no CODE_SETS one either): its
+            // event built in the return slot, straight from where its parts lie.
+            if let Some((plain, op)) = PlainRequest::read(header, bytes, breaks)
+                .and_then(|p| Some((p, operation_name.check(p.operation)?)))
+            {
+                let response_expected = plain.response_flags & 1 != 0;
+                return Ok(Some(Event::Request {
+                    header: plain.header(op),
+                    body: plain.body(header, bytes, breaks),
+                    reply: reply_context(plain.request_id, response_expected, cs(code_sets)),
+                }));
+            }
+            let (header, body) = match decode_request_general(header, bytes, breaks) {
                 Ok(r) => r,
                 Err(e) => return Err(failure.fail(e)),
             };
