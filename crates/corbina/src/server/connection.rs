@@ -40,7 +40,13 @@ struct ConnState {
     /// the calls it carries back too), an orderly close asked for (ORB shutdown, idle
     /// scavenger) and done when they are over, a refusal; this only carries it out.
     close: CloseState,
-    last_active: Instant,
+    /// Requests (and calls carried back) ended, counted: the scavenger compares it from one
+    /// scan to the next, so that no request reads the clock.
+    ended: u32,
+    /// `ended` at the last scan, and when a scan first saw it at that value (or the
+    /// connection opened): the connection has been quiet since.
+    ended_seen: u32,
+    quiet_since: Instant,
     idle_scans: u8,
 }
 
@@ -62,9 +68,14 @@ impl ConnectionShared {
         if st.close.is_closed() {
             return true;
         }
+        if st.ended != st.ended_seen {
+            // Requests ended since the last scan: quiet (at most) since now.
+            st.ended_seen = st.ended;
+            st.quiet_since = Instant::now();
+        }
         // A request that has arrived and is not read yet makes the connection busy too (a
         // fresh connection whose thread is slow to start is not closed under it).
-        if st.close.is_busy() || st.last_active.elapsed() < period || st.stream.has_pending_input()
+        if st.close.is_busy() || st.quiet_since.elapsed() < period || st.stream.has_pending_input()
         {
             st.idle_scans = 0;
             return false;
@@ -93,7 +104,9 @@ impl ConnectionShared {
             state: Mutex::new(ConnState {
                 stream,
                 close: giop.close_state(),
-                last_active: Instant::now(),
+                ended: 0,
+                ended_seen: 0,
+                quiet_since: Instant::now(),
                 idle_scans: 0,
             }),
         })
@@ -166,7 +179,7 @@ impl ConnState {
     /// close asked for meanwhile is done once nothing else does.
     #[inline]
     fn leave(&mut self) {
-        self.last_active = Instant::now();
+        self.ended = self.ended.wrapping_add(1);
         if self.close.end() {
             let m = self.close.close_connection();
             carry_out(self, Some(m));
@@ -569,8 +582,8 @@ fn begin(shared: &ConnectionShared, version: Version) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    // No clock read: `last_active` is not looked at while busy, and every path that
-    // ends a request (the reply, `end`) stamps it.
+    // No clock read: the scavenger does not look at a busy connection, and every path that
+    // ends a request (the reply, `end`) counts it.
     st.close.begin_request(version)
 }
 
