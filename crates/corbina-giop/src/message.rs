@@ -459,10 +459,10 @@ impl OperationName {
     }
 }
 
-/// `a == b`, for the short strings operation names are: eight bytes at a time, then byte by
-/// byte (a `memcmp` call costs more than the whole compare of a short name).
+/// `a == b`, for short slices (operation names, object ids): eight bytes at a time, then
+/// byte by byte. A `memcmp` call costs more than the whole compare of a short name.
 #[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
