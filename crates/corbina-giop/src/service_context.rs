@@ -221,8 +221,9 @@ impl ServiceContextList {
 /// read in place afterwards (no allocation). See [`crate::RequestHeaderView`].
 #[derive(Debug, Clone)]
 pub struct ServiceContextsView<'a> {
-    /// Positioned just after the count.
-    reader: CdrReader<'a>,
+    /// Positioned just after the count; `None` for an empty list (what every request of
+    /// the short path has: no reader is built for it).
+    reader: Option<CdrReader<'a>>,
     count: usize,
 }
 
@@ -235,12 +236,18 @@ impl<'a> ServiceContextsView<'a> {
             r.read_ulong()?;
             r.read_octet_seq()?;
         }
-        Ok(ServiceContextsView { reader, count })
+        Ok(ServiceContextsView {
+            reader: Some(reader),
+            count,
+        })
     }
 
-    /// An empty list whose count was read already; `reader` is positioned after it.
-    pub(crate) fn empty_at(reader: CdrReader<'a>) -> ServiceContextsView<'a> {
-        ServiceContextsView { reader, count: 0 }
+    /// An empty list.
+    pub(crate) fn empty() -> ServiceContextsView<'a> {
+        ServiceContextsView {
+            reader: None,
+            count: 0,
+        }
     }
 
     /// The number of contexts.
@@ -257,6 +264,7 @@ impl<'a> ServiceContextsView<'a> {
     pub fn iter(&self) -> impl Iterator<Item = (u32, &'a [u8])> + '_ {
         let mut r = self.reader.clone();
         (0..self.count).map_while(move |_| {
+            let r = r.as_mut()?;
             // Checked by `decode`: these reads cannot fail.
             let id = r.read_ulong().ok()?;
             let data = r.read_octet_seq().ok()?;

@@ -308,7 +308,7 @@ impl BidirConnection {
         offer: OfferSource,
     ) -> std::io::Result<Arc<BidirConnection>> {
         let read_half = stream.clone();
-        let shared = ConnectionShared::for_stream(stream);
+        let shared = ConnectionShared::for_stream(stream, &giop);
         let peer = rope.address().clone();
         let conn = BidirConnection::new(
             peer,

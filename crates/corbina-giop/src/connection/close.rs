@@ -1,27 +1,30 @@
-//! Orderly close and refusal of a server connection: [`CloseState`].
+//! Orderly close and refusal of a connection, and the version its control messages go out
+//! in: [`CloseState`].
 
 use corbina_cdr::ByteOrder;
 
 use super::ControlMessage;
 use crate::header::Version;
 
-/// Orderly close and refusal of a server connection whose replies several threads write
-/// (a reply deferred past its upcall, the workers of a bidirectional connection, the ORB's
-/// shutdown and the idle scavenger): sans-IO, as the rest of the connection. The state
-/// says what to send and when the connection is closed; the runtime writes the message it
-/// is given, then shuts the transport down.
+/// Orderly close and refusal of a connection: sans-IO, as the rest of the connection. The
+/// state says what to send and when the connection is closed; the runtime writes the
+/// message it is given, then shuts the transport down. The one home of these rules: a
+/// [`GiopConnection`](super::GiopConnection) keeps one (the version of the MessageError it
+/// queues after bad input), and hands out the one its writers share
+/// ([`GiopConnection::close_state`](super::GiopConnection::close_state)) to a server runtime
+/// whose replies several threads write (a reply deferred past its upcall, the workers of a
+/// bidirectional connection, the ORB's shutdown and the idle scavenger).
 ///
 /// - **CloseConnection** (GIOP §15.4.7) goes out only when no request is being processed
 ///   (the reply of the last one is written first): a close asked for while busy is done
 ///   when the last request ends. Requests that arrive after it are not processed (their
 ///   clients resend them).
 /// - **MessageError** refuses the peer's input (a memory budget spent): closed at once.
-/// - **Version**: both go out in the highest GIOP version of the peer's requests (GIOP 1.0
-///   before its first one): the rule [`GiopConnection`](super::GiopConnection) follows for
-///   the control messages it sends itself, so that a connection's CloseConnection is the
-///   same whichever thread sends it. The reader thread's `GiopConnection` sees every
-///   message; this copy, under the lock the writers share, is fed each request's version
-///   by [`CloseState::begin_request`].
+/// - **Version**: both go out in the highest GIOP version the peer has used (GIOP 1.0
+///   before its first message), so that a connection's control messages are the same
+///   whichever thread sends them. The reader's connection notes every message's version;
+///   the writers' share, under their lock, is fed each request's version by
+///   [`CloseState::begin_request`].
 #[derive(Debug, Clone)]
 pub struct CloseState {
     /// Requests being processed (and, on a bidirectional connection, calls carried back).
@@ -51,12 +54,23 @@ impl CloseState {
     /// [`CloseState::end`]). `false` once a close is asked for: it is not processed.
     #[inline]
     pub fn begin_request(&mut self, version: Version) -> bool {
+        self.note_version(version);
+        self.begin()
+    }
+
+    /// The peer used GIOP `version`: control messages go out in the highest one.
+    #[inline]
+    pub(crate) fn note_version(&mut self, version: Version) {
         // Only GIOP 1.x reaches here (the connection refuses other majors): the minor
         // orders them. One compare per request, not Option<Version>'s (9 instructions).
         if version.minor > self.peer_version.minor {
             self.peer_version = version;
         }
-        self.begin()
+    }
+
+    /// The highest GIOP version the peer has used (1.0 before its first message).
+    pub fn peer_version(&self) -> Version {
+        self.peer_version
     }
 
     /// A call goes out over the connection (bidirectional GIOP), keeping it busy until
@@ -91,7 +105,7 @@ impl CloseState {
 
     /// The CloseConnection that closes the connection in order, in the peer's version.
     pub fn close_connection(&self) -> ControlMessage {
-        ControlMessage::close_connection(Some(self.peer_version), self.byte_order)
+        ControlMessage::close_connection(self.peer_version, self.byte_order)
     }
 
     /// Asks for an orderly close: the CloseConnection to write now if idle, else it is due
@@ -109,14 +123,17 @@ impl CloseState {
         }
         self.closed = true;
         Some(ControlMessage::message_error(
-            Some(self.peer_version),
+            self.peer_version,
             self.byte_order,
         ))
     }
 
-    /// Closed without a message (the transport failed, or the ORB goes away at once).
-    pub fn shut_down(&mut self) {
-        self.closed = true;
+    /// Closed without a message of its own (the transport failed, the peer's bytes broke
+    /// the protocol, or the ORB goes away at once). `true` if it was not closed before:
+    /// what the reader's connection queued for the peer (its MessageError) is still to be
+    /// written.
+    pub fn shut_down(&mut self) -> bool {
+        !std::mem::replace(&mut self.closed, true)
     }
 
     /// Whether nothing more is to be written.
@@ -224,7 +241,8 @@ mod tests {
     fn a_connection_shut_down_sends_nothing() {
         let mut c = CloseState::new(ByteOrder::Big);
         assert!(c.begin());
-        c.shut_down();
+        assert!(c.shut_down(), "was open");
+        assert!(!c.shut_down(), "once");
         assert!(c.is_closed());
         assert!(c.close().is_none());
         assert!(!c.end());

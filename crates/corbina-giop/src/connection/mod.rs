@@ -75,7 +75,7 @@ use crate::error::GiopError;
 use crate::header::{MessageHeader, MsgType, Version};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::message::{decode_message, decode_message_view, peek_request_id, Body, GiopMessage};
-use crate::message::{decode_reply_framed, decode_request_framed};
+use crate::message::{decode_reply_framed, decode_request_general, OperationName, PlainRequest};
 use crate::message::{GiopMessageView, Message, MessageWriter};
 use crate::reassembler::Reassembler;
 use crate::reply::ReplyHeader;
@@ -236,8 +236,6 @@ enum Handed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
     Open,
-    /// We sent CloseConnection: requests that still arrive are not processed.
-    CloseSent,
     /// The peer closed in order, or said MessageError.
     PeerClosed,
     Failed(ConnectionError),
@@ -254,13 +252,16 @@ pub struct GiopConnection {
     recv: RecvBuffer,
     handed: Handed,
     state: State,
-    /// The highest GIOP version the peer has used (CloseConnection and MessageError go out
-    /// in it). A server runtime whose writers close from other threads keeps the same rule
-    /// in its [`CloseState`], fed each request's version.
-    peer_version: Option<Version>,
+    /// The close and refusal rules: the highest GIOP version the peer has used, which the
+    /// MessageError after bad input goes out in when the bad message's own header cannot be
+    /// read. A runtime whose writers close from other threads takes its share with
+    /// [`GiopConnection::close_state`].
+    close: CloseState,
     /// Transmission code sets, once fixed (first CODE_SETS context sent or received).
     code_sets: Option<CodeSets>,
     code_sets_sent: bool,
+    /// The operation name of the last request read (checked once, then compared).
+    operation_name: OperationName,
     next_request_id: u32,
     in_flight: InFlightSet,
     transmit: VecDeque<ControlMessage>,
@@ -286,9 +287,10 @@ impl GiopConnection {
             reassembled: None,
             handed: Handed::Nothing,
             state: State::Open,
-            peer_version: None,
+            close: CloseState::new(settings.byte_order),
             code_sets: None,
             code_sets_sent: false,
+            operation_name: OperationName::default(),
             // The end that opened the connection uses even request ids, the other odd ones
             // (bidirectional GIOP: both send requests on it).
             next_request_id: match settings.role {
@@ -400,7 +402,7 @@ impl GiopConnection {
     pub fn poll_event(&mut self) -> Result<Option<Event<'_>>, ConnectionError> {
         self.release();
         let header = loop {
-            if !matches!(self.state, State::Open | State::CloseSent) {
+            if self.state != State::Open {
                 return self.poll_ended();
             }
             let (header, total) = match self.recv.whole() {
@@ -408,7 +410,7 @@ impl GiopConnection {
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(self.fail(None, e.into())),
             };
-            self.note_version(header.version);
+            self.close.note_version(header.version);
             let header = if header.more_fragments || header.msg_type == MsgType::Fragment {
                 match self.reassemble(&header, total) {
                     Ok(Some(whole)) => whole,
@@ -482,6 +484,7 @@ impl GiopConnection {
             &header,
             &self.settings,
             &mut self.code_sets,
+            &mut self.operation_name,
             failure,
         )
     }
@@ -502,12 +505,6 @@ impl GiopConnection {
     pub fn wants_input(&mut self) -> bool {
         self.release();
         self.recv.wanted() > 0
-    }
-
-    fn note_version(&mut self, v: Version) {
-        if self.peer_version.is_none_or(|p| p < v) {
-            self.peer_version = Some(v);
-        }
     }
 
     /// Puts a fragment (or the first part of a fragmented message) into the reassembler;
@@ -570,7 +567,7 @@ impl GiopConnection {
     ) -> Result<bool, ConnectionError> {
         self.role_check(header.msg_type)?;
         match header.msg_type {
-            MsgType::Request | MsgType::LocateRequest => Ok(self.state == State::Open),
+            MsgType::Request | MsgType::LocateRequest => Ok(true),
             MsgType::Reply | MsgType::LocateReply => match reply_id {
                 Some(id) => self.match_reply(id),
                 None => Ok(false),
@@ -606,12 +603,9 @@ impl GiopConnection {
     /// fault. `version`: the offending message's, if its header could be read.
     fn fail(&mut self, version: Option<Version>, e: ConnectionError) -> ConnectionError {
         if !matches!(e, ConnectionError::Closed) {
-            let v = version.or(self.peer_version).unwrap_or(Version::V1_0);
-            self.transmit.push_back(ControlMessage::header_only(
-                v,
-                self.settings.byte_order,
-                MsgType::MessageError,
-            ));
+            let v = version.unwrap_or(self.close.peer_version());
+            self.transmit
+                .push_back(ControlMessage::message_error(v, self.settings.byte_order));
         }
         self.state = State::Failed(e.clone());
         e
@@ -621,7 +615,7 @@ impl GiopConnection {
     /// was cut short (bytes of an incomplete message were buffered).
     pub fn end_of_stream(&mut self) -> bool {
         let cut = self.buffered() > 0 || self.reassembler.in_progress() > 0;
-        if matches!(self.state, State::Open | State::CloseSent) {
+        if self.state == State::Open {
             self.state = State::Failed(ConnectionError::Closed);
         }
         cut
@@ -642,9 +636,9 @@ impl GiopConnection {
 
     // ---- sending ----
 
-    /// Control messages to write now, in order: MessageError after bad input,
-    /// CloseConnection after [`GiopConnection::close`], CancelRequest after
-    /// [`GiopConnection::cancel`].
+    /// Control messages to write now, in order: MessageError after bad input, CancelRequest
+    /// after [`GiopConnection::cancel`]. (CloseConnection, and MessageError refusing input
+    /// that was not bad, are decided by the connection's [`CloseState`].)
     #[inline]
     pub fn poll_transmit(&mut self) -> Option<ControlMessage> {
         self.transmit.pop_front()
@@ -656,16 +650,13 @@ impl GiopConnection {
         self.state == State::Open
     }
 
-    /// Closes in order (server role): queues CloseConnection; requests that arrive after
-    /// it are not processed (their client resends them).
-    pub fn close(&mut self) {
-        if self.state == State::Open {
-            self.transmit.push_back(ControlMessage::close_connection(
-                self.peer_version,
-                self.settings.byte_order,
-            ));
-            self.state = State::CloseSent;
-        }
+    /// The close state the connection's writers share (under their lock, when several
+    /// threads write): orderly close (CloseConnection once no request is being processed;
+    /// requests after it are not processed) and refusal (MessageError), in the connection's
+    /// byte order and the highest version the peer has used so far. Feed it each request
+    /// with [`CloseState::begin_request`]; the runtime carries out what it decides.
+    pub fn close_state(&self) -> CloseState {
+        self.close.clone()
     }
 
     /// Requests sent and awaiting their reply (cancelled ones not counted), in no
@@ -1003,6 +994,7 @@ fn decode_event<'a>(
     header: &MessageHeader,
     settings: &Settings,
     code_sets: &mut Option<CodeSets>,
+    operation_name: &'a mut OperationName,
     failure: Failure<'_>,
 ) -> Result<Option<Event<'a>>, ConnectionError> {
     let reply_context = |request_id: u32, response_expected: bool, cs: CodeSets| ReplyContext {
@@ -1026,7 +1018,19 @@ fn decode_event<'a>(
             }
         }
         MsgType::Request => {
-            let (header, body) = match decode_request_framed(header, bytes, breaks) {
+            // The common Request (no service contexts, so no CODE_SETS one either): its
+            // event built in the return slot, straight from where its parts lie.
+            if let Some((plain, op)) = PlainRequest::read(header, bytes, breaks)
+                .and_then(|p| Some((p, operation_name.check(p.operation)?)))
+            {
+                let response_expected = plain.response_flags & 1 != 0;
+                return Ok(Some(Event::Request {
+                    header: plain.header(op),
+                    body: plain.body(header, bytes, breaks),
+                    reply: reply_context(plain.request_id, response_expected, cs(code_sets)),
+                }));
+            }
+            let (header, body) = match decode_request_general(header, bytes, breaks) {
                 Ok(r) => r,
                 Err(e) => return Err(failure.fail(e)),
             };

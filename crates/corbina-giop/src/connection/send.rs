@@ -494,27 +494,15 @@ impl ControlMessage {
         }
     }
 
-    /// CloseConnection, in the highest GIOP version the peer has used (`None`: it has sent
-    /// nothing yet, so GIOP 1.0, which every peer reads). The connection's own
-    /// [`close`](super::GiopConnection::close) sends this; so does a runtime that closes a
-    /// connection from another thread or refuses one before reading from it.
-    pub fn close_connection(peer_version: Option<Version>, order: ByteOrder) -> Self {
-        ControlMessage::header_only(
-            peer_version.unwrap_or(Version::V1_0),
-            order,
-            MsgType::CloseConnection,
-        )
+    /// CloseConnection in `version`: what [`CloseState`](super::CloseState) decides to send.
+    pub(crate) fn close_connection(version: Version, order: ByteOrder) -> Self {
+        ControlMessage::header_only(version, order, MsgType::CloseConnection)
     }
 
-    /// MessageError, in the highest GIOP version the peer has used (`None`: GIOP 1.0), for
-    /// refusing a connection's input from another thread (a memory budget:
-    /// [`CloseState::refuse`](super::CloseState::refuse)).
-    pub(crate) fn message_error(peer_version: Option<Version>, order: ByteOrder) -> Self {
-        ControlMessage::header_only(
-            peer_version.unwrap_or(Version::V1_0),
-            order,
-            MsgType::MessageError,
-        )
+    /// MessageError in `version`: after bad input, or refusing input
+    /// ([`CloseState::refuse`](super::CloseState::refuse), a memory budget).
+    pub(crate) fn message_error(version: Version, order: ByteOrder) -> Self {
+        ControlMessage::header_only(version, order, MsgType::MessageError)
     }
 
     /// The message's bytes.

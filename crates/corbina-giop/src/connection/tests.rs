@@ -309,21 +309,28 @@ fn roles_and_bidirectional_connections() {
 fn close_connection_both_ways() {
     let mut client = GiopConnection::new(Settings::new(Role::Client));
     let mut server = GiopConnection::new(Settings::new(Role::Server));
+    // The writers' share, taken when the connection is accepted (nothing read yet).
+    let mut close = server.close_state();
     let (_, a) = request(&mut client, Version::V1_1, "a", 0, true);
     server.push(&a);
-    assert!(server.poll_event().unwrap().is_some());
-    server.close();
-    let close = server.poll_transmit().unwrap();
+    let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    assert!(close.begin_request(reply.version));
+    assert!(!close.end());
+    let m = close.close().expect("idle: at once");
     assert_eq!(
-        close.as_bytes(),
+        m.as_bytes(),
         crate::close_connection(Version::V1_1, ByteOrder::NATIVE)
     );
     // A request read after our CloseConnection is not processed.
     let (b, bb) = request(&mut client, Version::V1_1, "b", 0, true);
     server.push(&bb);
-    assert!(server.poll_event().unwrap().is_none());
-    assert!(!server.is_open());
-    client.push(close.as_bytes());
+    let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
+        panic!()
+    };
+    assert!(!close.begin_request(reply.version));
+    client.push(m.as_bytes());
     assert!(matches!(
         client.poll_event().unwrap(),
         Some(Event::CloseConnection)
@@ -344,44 +351,75 @@ fn close_connection_both_ways() {
         .is_err());
 }
 
-/// The two places that know the peer's version (the reader's connection, and the
-/// `CloseState` the writers share) send the same CloseConnection for the same requests,
-/// whatever order their versions come in.
+/// The connection's close state and the writers' share handed out by it follow one rule:
+/// control messages in the highest version the peer has used, whatever order its versions
+/// come in, in the connection's byte order; the reader's MessageError after bad input too.
 #[test]
-fn the_connection_and_its_close_state_close_in_the_same_version() {
+fn the_connection_and_its_close_state_use_the_same_version() {
     for versions in [
         [Version::V1_0, Version::V1_2, Version::V1_1],
         [Version::V1_2, Version::V1_0, Version::V1_1],
         [Version::V1_1, Version::V1_1, Version::V1_0],
     ] {
-        let mut client = GiopConnection::new(Settings::new(Role::Client));
-        let mut server = GiopConnection::new(Settings::new(Role::Server));
-        let mut close = CloseState::new(ByteOrder::NATIVE);
-        for v in versions {
-            let (_, bytes) = request(&mut client, v, "op", 1, true);
-            server.push(&bytes);
-            let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
-                panic!("expected a request at {v:?}")
-            };
-            assert_eq!(reply.version, v);
-            assert!(close.begin_request(reply.version));
-            assert!(!close.end());
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut client = GiopConnection::new(Settings::new(Role::Client));
+            let mut server = GiopConnection::new(Settings {
+                byte_order: order,
+                ..Settings::new(Role::Server)
+            });
+            let mut shared = server.close_state();
+            for v in versions {
+                let (_, bytes) = request(&mut client, v, "op", 1, true);
+                server.push(&bytes);
+                let Some(Event::Request { reply, .. }) = server.poll_event().unwrap() else {
+                    panic!("expected a request at {v:?}")
+                };
+                assert_eq!(reply.version, v);
+                assert!(shared.begin_request(reply.version));
+                assert!(!shared.end());
+            }
+            let highest = versions.into_iter().max().unwrap();
+            // Taken later, the reader's state says the same.
+            let mut late = server.close_state();
+            assert_eq!(late.peer_version(), highest);
+            let from_writers = shared.close().expect("idle: at once");
+            assert_eq!(
+                from_writers.as_bytes(),
+                late.close().expect("idle").as_bytes()
+            );
+            assert_eq!(
+                from_writers.as_bytes(),
+                crate::close_connection(highest, order),
+                "{versions:?}"
+            );
+            // Bytes that are not GIOP: MessageError in the same version.
+            server.push(b"JUNKJUNKJUNK");
+            assert!(server.poll_event().is_err());
+            assert_eq!(
+                server.poll_transmit().unwrap().as_bytes(),
+                crate::message_error(highest, order)
+            );
         }
-        server.close();
-        let from_reader = server.poll_transmit().expect("CloseConnection");
-        let from_writers = close.close().expect("idle: at once");
-        assert_eq!(
-            from_reader.as_bytes(),
-            from_writers.as_bytes(),
-            "{versions:?}"
-        );
-        let highest = versions.into_iter().max().unwrap();
-        assert_eq!(
-            from_reader.as_bytes(),
-            crate::close_connection(highest, ByteOrder::NATIVE),
-            "{versions:?}"
-        );
     }
+}
+
+/// The reader notes the version of every message, not only of requests (a LocateRequest
+/// at 1.2 after requests at 1.0).
+#[test]
+fn every_message_raises_the_peer_version() {
+    let mut client = GiopConnection::new(Settings::new(Role::Client));
+    let mut server = GiopConnection::new(Settings::new(Role::Server));
+    assert_eq!(server.close_state().peer_version(), Version::V1_0);
+    let (_, bytes) = request(&mut client, Version::V1_0, "op", 1, true);
+    server.push(&bytes);
+    assert!(server.poll_event().unwrap().is_some());
+    let (locate, _) = client.locate_request(Version::V1_2, &key()).unwrap();
+    server.push(&locate);
+    assert!(matches!(
+        server.poll_event().unwrap(),
+        Some(Event::LocateRequest { .. })
+    ));
+    assert_eq!(server.close_state().peer_version(), Version::V1_2);
 }
 
 #[test]

@@ -157,7 +157,8 @@ struct CallKey<'a>(&'a [u8]);
 
 impl hashbrown::Equivalent<ById> for CallKey<'_> {
     fn equivalent(&self, key: &ById) -> bool {
-        self.0 == key.0.id()
+        // Object ids are short: no memcmp call (callgrind: 15 instructions per call less).
+        crate::giop::message::same_bytes(self.0, key.0.id())
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::{RequestDispatcher, ServerShared};
-use crate::cdr::{ByteOrder, CdrWriter};
+use crate::cdr::CdrWriter;
 use crate::giop::connection::{
     CloseState, ConnectionError, ControlMessage, Event, GiopConnection, Outgoing, ReplyContext,
     Role, Settings,
@@ -40,7 +40,13 @@ struct ConnState {
     /// the calls it carries back too), an orderly close asked for (ORB shutdown, idle
     /// scavenger) and done when they are over, a refusal; this only carries it out.
     close: CloseState,
-    last_active: Instant,
+    /// Requests (and calls carried back) ended, counted: the scavenger compares it from one
+    /// scan to the next, so that no request reads the clock.
+    ended: u32,
+    /// `ended` at the last scan, and when a scan first saw it at that value (or the
+    /// connection opened): the connection has been quiet since.
+    ended_seen: u32,
+    quiet_since: Instant,
     idle_scans: u8,
 }
 
@@ -62,9 +68,14 @@ impl ConnectionShared {
         if st.close.is_closed() {
             return true;
         }
+        if st.ended != st.ended_seen {
+            // Requests ended since the last scan: quiet (at most) since now.
+            st.ended_seen = st.ended;
+            st.quiet_since = Instant::now();
+        }
         // A request that has arrived and is not read yet makes the connection busy too (a
         // fresh connection whose thread is slow to start is not closed under it).
-        if st.close.is_busy() || st.last_active.elapsed() < period || st.stream.has_pending_input()
+        if st.close.is_busy() || st.quiet_since.elapsed() < period || st.stream.has_pending_input()
         {
             st.idle_scans = 0;
             return false;
@@ -80,24 +91,31 @@ impl ConnectionShared {
 }
 
 impl ConnectionShared {
-    /// The shared half of a connection on `stream`, its client authenticated as `peer`.
-    fn new(stream: Stream, peer: Option<Arc<super::PeerIdentity>>) -> Arc<ConnectionShared> {
+    /// The shared half of connection `giop` on `stream`, its client authenticated as
+    /// `peer`: the writers' share of its close state.
+    fn new(
+        stream: Stream,
+        giop: &GiopConnection,
+        peer: Option<Arc<super::PeerIdentity>>,
+    ) -> Arc<ConnectionShared> {
         Arc::new_cyclic(|me| ConnectionShared {
             me: me.clone(),
             peer,
             state: Mutex::new(ConnState {
                 stream,
-                close: CloseState::new(ByteOrder::NATIVE),
-                last_active: Instant::now(),
+                close: giop.close_state(),
+                ended: 0,
+                ended_seen: 0,
+                quiet_since: Instant::now(),
                 idle_scans: 0,
             }),
         })
     }
 
-    /// The shared half of a connection no server accepted (the client's end of a
-    /// bidirectional connection).
-    pub(crate) fn for_stream(stream: Stream) -> Arc<ConnectionShared> {
-        ConnectionShared::new(stream, None)
+    /// The shared half of connection `giop`, which no server accepted (the client's end of
+    /// a bidirectional connection).
+    pub(crate) fn for_stream(stream: Stream, giop: &GiopConnection) -> Arc<ConnectionShared> {
+        ConnectionShared::new(stream, giop, None)
     }
 
     /// Writes whole messages (a request, control messages) unless the connection is closed.
@@ -161,7 +179,7 @@ impl ConnState {
     /// close asked for meanwhile is done once nothing else does.
     #[inline]
     fn leave(&mut self) {
-        self.last_active = Instant::now();
+        self.ended = self.ended.wrapping_add(1);
         if self.close.end() {
             let m = self.close.close_connection();
             carry_out(self, Some(m));
@@ -195,11 +213,6 @@ pub(crate) fn open(
     let peer = stream
         .peer_certificate_chain()
         .map(|chain| Arc::new(super::PeerIdentity { chain }));
-    let shared = ConnectionShared::new(stream, peer);
-    if !server.register(&shared) {
-        // The server is shutting down: tell the client at once.
-        shared.close_gracefully();
-    }
     let config = &server.config;
     let mut giop = GiopConnection::new(Settings {
         max_message_size: config.max_message_size,
@@ -208,6 +221,11 @@ pub(crate) fn open(
         byte_order: config.byte_order,
         ..Settings::new(Role::Server)
     });
+    let shared = ConnectionShared::new(stream, &giop, peer);
+    if !server.register(&shared) {
+        // The server is shutting down: tell the client at once.
+        shared.close_gracefully();
+    }
     giop.set_receive_meter(Box::new(server.receive_budget.share(&shared)));
     let conn = Connection {
         giop,
@@ -437,12 +455,14 @@ impl Handler {
     fn failed(&self, giop: &mut GiopConnection, error: &ConnectionError) {
         crate::trace::protocol_failure(error);
         if let Ok(mut st) = self.shared.state.lock() {
-            while let Some(m) = giop.poll_transmit() {
-                if st.close.is_closed() || st.stream.write_all(m.as_bytes()).is_err() {
-                    break;
+            // What the connection queued goes out unless the close state closed it before.
+            if st.close.shut_down() {
+                while let Some(m) = giop.poll_transmit() {
+                    if st.stream.write_all(m.as_bytes()).is_err() {
+                        break;
+                    }
                 }
             }
-            st.close.shut_down();
             let _ = st.stream.shutdown(Shutdown::Both);
         }
     }
@@ -562,8 +582,8 @@ fn begin(shared: &ConnectionShared, version: Version) -> bool {
     let Ok(mut st) = shared.state.lock() else {
         return false;
     };
-    // No clock read: `last_active` is not looked at while busy, and every path that
-    // ends a request (the reply, `end`) stamps it.
+    // No clock read: the scavenger does not look at a busy connection, and every path that
+    // ends a request (the reply, `end`) counts it.
     st.close.begin_request(version)
 }
 

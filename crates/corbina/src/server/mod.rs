@@ -441,11 +441,11 @@ fn accept_loop(
     // An orderly refusal: the client knows nothing ran and may retry elsewhere or later
     // (it gets TRANSIENT once it gives up).
     let refuse = |conn: Arc<dyn Connection>| {
-        // Nothing was read: the peer's version is unknown.
-        let msg = crate::giop::connection::ControlMessage::close_connection(
-            None,
-            crate::cdr::ByteOrder::NATIVE,
-        );
+        // Nothing was read: an idle connection's close state closes at once, in GIOP 1.0.
+        let mut close = crate::giop::connection::CloseState::new(shared.config.byte_order);
+        let Some(msg) = close.close() else {
+            return;
+        };
         let _ = crate::transport::write_segments(
             &mut crate::transport::Stream(conn.clone()),
             &[msg.as_bytes()],
