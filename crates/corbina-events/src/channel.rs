@@ -6,14 +6,16 @@
 //!
 //! A supplier's event is appended to the queue of every connected consumer proxy and the
 //! supplier's call returns: no consumer is called on the supplier's thread. Each push
-//! consumer has a thread of its own that empties its queue in order, one `push` at a time,
-//! so a slow or dead consumer delays only itself. A queue holds at most the channel's
-//! `MaxQueueLength` events; when it is full the oldest is dropped (as omniEvents does), so
-//! a consumer that stopped reading costs bounded memory. A push failing with TRANSIENT,
-//! COMM_FAILURE or TIMEOUT is retried, the same event, after a doubling back-off; after
-//! [`crate::Options::push_retries`] failures in a row the consumer is disconnected (and told
-//! so, if it still listens). `Disconnected` or OBJECT_NOT_EXIST from the consumer
-//! disconnects it at once; any other exception skips that one event.
+//! consumer has a thread of its own that empties its queue in order, with up to
+//! [`crate::Options::push_window`] pushes in flight on a connection of the consumer's own
+//! (see [`PushSupplierProxy::run`]), so a slow or dead consumer delays only itself. A
+//! queue holds at most the channel's `MaxQueueLength` events; when it is full the oldest is
+//! dropped (as omniEvents does), so a consumer that stopped reading costs bounded memory. A
+//! push failing with TRANSIENT, COMM_FAILURE or TIMEOUT is retried (with the pushes after
+//! it), after a doubling back-off; after [`crate::Options::push_retries`] failures in a row
+//! the consumer is disconnected (and told so, if it still listens). `Disconnected` or
+//! OBJECT_NOT_EXIST from the consumer disconnects it at once; any other exception skips
+//! that one event.
 //!
 //! # Locks
 //!
@@ -23,8 +25,11 @@
 //! proxy's, never the reverse. No lock is held across a remote call.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use corbina::error::minor::{
@@ -37,10 +42,15 @@ use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 
 use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::cos_event_comm::push_consumer::PushError;
-use crate::cos_event_comm::{PullConsumer, PullSupplier, PushConsumer, PushSupplier};
+use crate::cos_event_comm::{
+    PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
+};
 use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
 use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
-use crate::cos_notify_comm::{SequencePushConsumer, StructuredPushConsumer};
+use crate::cos_notify_comm::{
+    SequencePushConsumer, SequencePushConsumerAsync, StructuredPushConsumer,
+    StructuredPushConsumerAsync,
+};
 use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::qos::Qos;
 use crate::queue::{Body, Event, Queue};
@@ -297,34 +307,6 @@ impl Target {
             Target::Sequence(c) => c.as_object(),
         }
     }
-
-    /// Pushes `batch` (one event, but for sequence consumers).
-    fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
-        let r = match self {
-            Target::Any(c) => batch
-                .iter()
-                .try_for_each(|e| c.push(e.any()))
-                .map_err(|e| match e {
-                    PushError::Disconnected(_) => Failure::Gone,
-                    PushError::System(e) => classify(&e),
-                }),
-            Target::Structured(c) => batch
-                .iter()
-                .try_for_each(|e| c.push_structured_event(e.structured()))
-                .map_err(|e| match e {
-                    PushStructuredEventError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventError::System(e) => classify(&e),
-                }),
-            Target::Sequence(c) => {
-                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
-                c.push_structured_events(&events).map_err(|e| match e {
-                    PushStructuredEventsError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventsError::System(e) => classify(&e),
-                })
-            }
-        };
-        r
-    }
 }
 
 /// `ProxyPushConsumer` (and the notification kinds of it).
@@ -366,6 +348,8 @@ pub(crate) struct PushSupplierProxy {
     pub(crate) wake: Condvar,
     /// Events dropped because the queue was full, they expired, or the consumer failed them.
     pub(crate) dropped: AtomicU64,
+    /// Set by [`PushSupplierProxy::poke`]: the delivery thread has something to look at.
+    pub(crate) woken: AtomicBool,
 }
 
 /// The queue, connection and waiting `pull`s of a `ProxyPullSupplier`.
@@ -628,6 +612,7 @@ impl Channel {
                     link,
                     wake: Condvar::new(),
                     dropped: AtomicU64::new(0),
+                    woken: AtomicBool::new(false),
                 }))
             }
             // The other kinds are not proxies; the store never holds them as such.
@@ -966,7 +951,16 @@ impl PushSupplierProxy {
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
-        self.wake.notify_one();
+        self.poke();
+    }
+
+    /// Wakes the delivery thread: something changed (an event queued, a reply arrived, the
+    /// QoS or the connection changed). The flag is set before the lock is taken, so a
+    /// thread about to wait (holding the lock) sees it or gets the notification.
+    pub(crate) fn poke(&self) {
+        self.woken.store(true, Ordering::Release);
+        let _st = lock(&self.state);
+        self.wake.notify_all();
     }
 
     /// Applies the proxy's QoS to its queue and batches.
@@ -977,7 +971,7 @@ impl PushSupplierProxy {
         st.batch = qos.batch();
         st.pacing = qos.pacing();
         drop(st);
-        self.wake.notify_all();
+        self.poke();
     }
 
     /// Starts the thread that pushes the queue to the consumer.
@@ -985,107 +979,279 @@ impl PushSupplierProxy {
         spawn(format!("events-push-{}", self.id), move || self.run())
     }
 
-    /// The next events to push (one, or a batch for a sequence consumer), waiting for them;
-    /// `None` once disconnected.
-    fn next(&self, pending: &mut Vec<Arc<Event>>) -> Option<Target> {
-        let mut st = lock(&self.state);
-        loop {
-            let target = match &st.conn {
-                Conn::Connected(t) => t.clone(),
-                _ => return None,
-            };
-            if st.suspended {
-                st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-                continue;
-            }
-            if !pending.is_empty() {
-                return Some(target);
-            }
-            let now = Instant::now();
-            let batch = match target {
-                Target::Sequence(_) => st.batch,
-                _ => 1,
-            };
-            // A sequence consumer's batch waits for more events until it is full or
-            // its pacing interval has passed since its first event arrived.
-            let wait = match (batch > 1, st.queue.since) {
-                (true, Some(since)) if st.queue.len() < batch && !st.pacing.is_zero() => {
-                    (since + st.pacing).checked_duration_since(now)
-                }
-                _ => None,
-            };
-            if let Some(w) = wait.filter(|w| !w.is_zero()) {
-                st = self
-                    .wake
-                    .wait_timeout(st, w)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-                continue;
-            }
-            let mut expired = 0;
-            while pending.len() < batch {
-                match st.queue.pop(now, &mut expired) {
-                    Some(e) => pending.push(e),
-                    None => break,
+    /// The next events to push now (one, or a batch for a sequence consumer): `Err` with
+    /// how long to wait at most for one (`None`: until woken).
+    fn take(
+        &self,
+        st: &mut PushState,
+        target: &Target,
+    ) -> Result<Vec<Arc<Event>>, Option<Duration>> {
+        if st.suspended {
+            return Err(None);
+        }
+        let now = Instant::now();
+        let batch = match target {
+            Target::Sequence(_) => st.batch,
+            _ => 1,
+        };
+        // A sequence consumer's batch waits for more events until it is full or its
+        // pacing interval has passed since its first event arrived.
+        if let (true, Some(since)) = (batch > 1, st.queue.since) {
+            if st.queue.len() < batch && !st.pacing.is_zero() {
+                if let Some(w) = (since + st.pacing).checked_duration_since(now) {
+                    if !w.is_zero() {
+                        return Err(Some(w));
+                    }
                 }
             }
-            if expired > 0 {
-                self.dropped.fetch_add(expired, Ordering::Relaxed);
+        }
+        let mut expired = 0;
+        let mut events = Vec::new();
+        while events.len() < batch {
+            match st.queue.pop(now, &mut expired) {
+                Some(e) => events.push(e),
+                None => break,
             }
-            if !pending.is_empty() {
-                return Some(target);
-            }
-            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if expired > 0 {
+            self.dropped.fetch_add(expired, Ordering::Relaxed);
+        }
+        if events.is_empty() {
+            Err(None)
+        } else {
+            Ok(events)
         }
     }
 
-    fn run(&self) {
-        let Some(options) = self
-            .channel
-            .upgrade()
-            .and_then(|c| c.shared.upgrade())
-            .map(|s| s.options.clone())
-        else {
+    /// The delivery thread: keeps up to [`Options::push_window`] pushes in flight on the
+    /// consumer's own connection (written in order, so delivered in order), and handles
+    /// their outcomes in order. A push failing with TRANSIENT, COMM_FAILURE or TIMEOUT puts
+    /// it and every later one not yet done back in front of the queue; they are sent again,
+    /// one at a time, after a back-off, until one succeeds (then the window opens again) or
+    /// the retries run out (then the consumer is disconnected).
+    fn run(self: Arc<Self>) {
+        let Some(shared) = self.channel.upgrade().and_then(|c| c.shared.upgrade()) else {
             return;
         };
-        let mut pending: Vec<Arc<Event>> = Vec::new();
+        let options = shared.options.clone();
+        let target = match &lock(&self.state).conn {
+            Conn::Connected(t) => t.clone(),
+            _ => return,
+        };
+        // Pipelined on a connection of its own; a collocated consumer is called directly.
+        let calls = Caller::new(&shared.orb, &target);
+        drop(shared);
+        let waker = Waker::from(Arc::new(Wakeup(Arc::downgrade(&self))));
+        let mut cx = Context::from_waker(&waker);
+        let mut flight: VecDeque<InFlight> = VecDeque::new();
+        // Batches to send again (a failed push and those after it), before the queue's.
+        let mut again: VecDeque<Vec<Arc<Event>>> = VecDeque::new();
         let mut failures = 0u32;
-        while let Some(target) = self.next(&mut pending) {
-            let failure = match target.push(&pending) {
-                Ok(()) => {
-                    pending.clear();
-                    failures = 0;
-                    continue;
-                }
-                Err(f) => f,
-            };
-            match failure {
-                Failure::Gone => return self.drop_out(false),
-                Failure::Skip => {
-                    self.dropped
-                        .fetch_add(pending.len() as u64, Ordering::Relaxed);
-                    pending.clear();
-                    failures = 0;
-                }
-                Failure::Retry => {
-                    failures += 1;
-                    if failures > options.push_retries {
-                        return self.drop_out(true);
+        let mut resume: Option<Instant> = None;
+        loop {
+            // Outcomes, in order.
+            for f in flight.iter_mut() {
+                if f.done.is_none() {
+                    if let Some(call) = f.call.as_mut() {
+                        if let Poll::Ready(r) = call.as_mut().poll(&mut cx) {
+                            f.done = Some(r);
+                            f.call = None;
+                        }
                     }
-                    let st = lock(&self.state);
-                    let _ = self
-                        .wake
-                        .wait_timeout_while(st, backoff(&options, failures), |st| {
-                            matches!(st.conn, Conn::Connected(_))
-                        });
                 }
             }
+            while let Some(done) = flight.front().and_then(|f| f.done.as_ref()) {
+                match done {
+                    Ok(()) => failures = 0,
+                    Err(Failure::Gone) => return self.drop_out(false),
+                    Err(Failure::Skip) => {
+                        let n = flight.front().map_or(0, |f| f.batch.len());
+                        self.dropped.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    Err(Failure::Retry) => {
+                        failures += 1;
+                        if failures > options.push_retries {
+                            return self.drop_out(true);
+                        }
+                        // Cancelled (dropped futures) and queued again, in order; those
+                        // already delivered are not sent twice.
+                        let mut redo: VecDeque<Vec<Arc<Event>>> = flight
+                            .drain(..)
+                            .filter(|f| !matches!(f.done, Some(Ok(()))))
+                            .map(|f| f.batch)
+                            .collect();
+                        redo.append(&mut again);
+                        again = redo;
+                        resume = Some(Instant::now() + backoff(&options, failures));
+                        break;
+                    }
+                }
+                flight.pop_front();
+            }
+            // New pushes, while the window has room.
+            let window = if failures > 0 {
+                1
+            } else {
+                options.push_window.max(1)
+            };
+            let mut wait = None;
+            let mut sent = false;
+            if resume.is_some_and(|r| r > Instant::now()) {
+                wait = resume.map(|r| r.saturating_duration_since(Instant::now()));
+            } else {
+                resume = None;
+                while flight.len() < window {
+                    let batch = match again.pop_front() {
+                        Some(b) => b,
+                        None => {
+                            let mut st = lock(&self.state);
+                            if !matches!(st.conn, Conn::Connected(_)) {
+                                return;
+                            }
+                            match self.take(&mut st, &target) {
+                                Ok(b) => b,
+                                Err(w) => {
+                                    wait = w;
+                                    break;
+                                }
+                            }
+                        }
+                    };
+                    let mut call = calls.push(&batch);
+                    // The first poll writes the request: in order, on one connection.
+                    let done = match call.as_mut().poll(&mut cx) {
+                        Poll::Ready(r) => Some(r),
+                        Poll::Pending => None,
+                    };
+                    sent |= done.is_some();
+                    flight.push_back(InFlight {
+                        batch,
+                        call: done.is_none().then_some(call),
+                        done,
+                    });
+                }
+            }
+            if sent {
+                continue;
+            }
+            let st = lock(&self.state);
+            if !matches!(st.conn, Conn::Connected(_)) {
+                return;
+            }
+            if self.woken.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            match wait {
+                Some(w) => drop(self.wake.wait_timeout(st, w)),
+                None => drop(self.wake.wait(st)),
+            }
+            self.woken.store(false, Ordering::Release);
         }
     }
 
     fn drop_out(&self, notify: bool) {
         if let Some(ch) = self.channel.upgrade() {
             let _ = ch.disconnect(self.id, notify);
+        }
+    }
+}
+
+/// A push on its way to the consumer.
+type Call = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>>;
+
+/// A push in flight: its events, and its call until it completed (then its outcome).
+struct InFlight {
+    batch: Vec<Arc<Event>>,
+    call: Option<Call>,
+    done: Option<Result<(), Failure>>,
+}
+
+/// Wakes a delivery thread when a reply arrives.
+struct Wakeup(Weak<PushSupplierProxy>);
+
+impl std::task::Wake for Wakeup {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(p) = self.0.upgrade() {
+            p.poke();
+        }
+    }
+}
+
+/// How a delivery thread calls its consumer: asynchronous proxies on a connection of
+/// the consumer's own (a collocated consumer's stay as they are: called directly).
+enum Caller {
+    Any(PushConsumerAsync),
+    Structured(StructuredPushConsumerAsync),
+    Sequence(SequencePushConsumerAsync),
+}
+
+impl Caller {
+    fn new(orb: &Orb, target: &Target) -> Caller {
+        let own = |o: &ObjectRef| {
+            if o.is_collocated() {
+                o.clone()
+            } else {
+                orb.object_on_own_connection(o)
+                    .unwrap_or_else(|_| o.clone())
+            }
+        };
+        match target {
+            Target::Any(c) => Caller::Any(PushConsumerAsync::unchecked_narrow(&own(c.as_object()))),
+            Target::Structured(c) => Caller::Structured(
+                StructuredPushConsumerAsync::unchecked_narrow(&own(c.as_object())),
+            ),
+            Target::Sequence(c) => Caller::Sequence(SequencePushConsumerAsync::unchecked_narrow(
+                &own(c.as_object()),
+            )),
+        }
+    }
+
+    /// Pushes `batch` (one event, but for sequence consumers).
+    fn push(&self, batch: &[Arc<Event>]) -> Call {
+        let batch = batch.to_vec();
+        match self {
+            Caller::Any(c) => {
+                let c = c.clone();
+                Box::pin(async move {
+                    for e in batch {
+                        c.push(e.any()).await.map_err(|e| match e {
+                            PushError::Disconnected(_) => Failure::Gone,
+                            PushError::System(e) => classify(&e),
+                        })?;
+                    }
+                    Ok(())
+                })
+            }
+            Caller::Structured(c) => {
+                let c = c.clone();
+                Box::pin(async move {
+                    for e in batch {
+                        c.push_structured_event(e.structured())
+                            .await
+                            .map_err(|e| match e {
+                                PushStructuredEventError::Disconnected(_) => Failure::Gone,
+                                PushStructuredEventError::System(e) => classify(&e),
+                            })?;
+                    }
+                    Ok(())
+                })
+            }
+            Caller::Sequence(c) => {
+                let c = c.clone();
+                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
+                Box::pin(async move {
+                    c.push_structured_events(&events)
+                        .await
+                        .map_err(|e| match e {
+                            PushStructuredEventsError::Disconnected(_) => Failure::Gone,
+                            PushStructuredEventsError::System(e) => classify(&e),
+                        })
+                })
+            }
         }
     }
 }

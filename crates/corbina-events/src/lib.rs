@@ -37,10 +37,15 @@
 //!
 //! An event pushed by a supplier (or pulled from one) is appended to a bounded queue per
 //! connected consumer; each push consumer is served by a thread of its own, in order, so a
-//! slow or dead consumer never stalls the supplier or the other consumers. Pushes failing
-//! with TRANSIENT, COMM_FAILURE or TIMEOUT are retried with a doubling back-off and the
-//! consumer is disconnected after [`Options::push_retries`] failures in a row. Pull
-//! consumers' `pull` waits without holding a server thread (an AMH servant).
+//! slow or dead consumer never stalls the supplier or the other consumers. The thread keeps
+//! up to [`Options::push_window`] pushes in flight (asynchronous calls, pipelined on a
+//! connection of the consumer's own, so they arrive in order and a slow consumer in the same
+//! process delays no other). Pushes failing with TRANSIENT, COMM_FAILURE or TIMEOUT are sent
+//! again, with those after them not yet done, in order, one at a time after a doubling
+//! back-off; the consumer is disconnected after [`Options::push_retries`] failures in a row.
+//! (A consumer that fails one push while it accepts the next ones already in flight gets the
+//! failed one again after them: a window of 1 keeps even that order.) Pull consumers' `pull`
+//! waits without holding a server thread (an AMH servant).
 //!
 //! # The Notification Service
 //!
@@ -100,7 +105,7 @@
 //! # Not there yet
 //!
 //! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
-//! headers, typed channels, and pipelined pushes on the asynchronous client.
+//! headers, and typed channels.
 //!
 //! # Example
 //!
@@ -171,5 +176,5 @@ pub use notify::NOTIFY_FACTORY_KEY;
 pub use service::{
     default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,
     DEFAULT_MAX_PROXIES, DEFAULT_MAX_QUEUE, DEFAULT_PULL_RETRY, DEFAULT_PUSH_RETRIES,
-    DEFAULT_RETRY_BACKOFF, EVENTS_POA, FACTORY_KEY, FILTER_FACTORY_KEY,
+    DEFAULT_PUSH_WINDOW, DEFAULT_RETRY_BACKOFF, EVENTS_POA, FACTORY_KEY, FILTER_FACTORY_KEY,
 };
