@@ -37,10 +37,11 @@
 //!
 //! An event pushed by a supplier (or pulled from one) is appended to a bounded queue per
 //! connected consumer; each push consumer is served by a thread of its own, in order, so a
-//! slow or dead consumer never stalls the supplier or the other consumers. The thread keeps
-//! up to [`Options::push_window`] pushes in flight (asynchronous calls, pipelined on a
-//! connection of the consumer's own, so they arrive in order and a slow consumer in the same
-//! process delays no other). Pushes failing with TRANSIENT, COMM_FAILURE or TIMEOUT are sent
+//! slow or dead consumer never stalls the supplier or the other consumers. With
+//! [`Options::push_window`] above 1 (the default is 1: a synchronous call per push), the
+//! thread keeps that many pushes in flight (asynchronous calls, pipelined on a connection of
+//! the consumer's own, so they arrive in order and a slow consumer in the same process
+//! delays no other). Pushes failing with TRANSIENT, COMM_FAILURE or TIMEOUT are sent
 //! again, with those after them not yet done, in order, one at a time after a doubling
 //! back-off; the consumer is disconnected after [`Options::push_retries`] failures in a row.
 //! (A consumer that fails one push while it accepts the next ones already in flight gets the
@@ -78,9 +79,11 @@
 //! first), `Timeout` (from the event's header or the supplier's proxy: an event expired
 //! before delivery is dropped), `MaximumBatchSize`, `PacingInterval`,
 //! `ConnectionReliability` (`BestEffort` or `Persistent`: connections are stored either
-//! way). `EventReliability=Persistent` and `StartTimeSupported`/`StopTimeSupported=TRUE`
-//! are refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`), unknown properties with
-//! `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
+//! way), `StartTimeSupported`/`StopTimeSupported` (when `TRUE` on the supplier's side, a
+//! structured event's header `StartTime`, a TimeBase::UtcT, holds it in each consumer's
+//! queue until then while later events go by, and its `StopTime` drops it after then).
+//! `EventReliability=Persistent` is refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`),
+//! unknown properties with `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
 //! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
 //! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
 //! is refused. `suspend_connection` holds a push consumer's deliveries (events still
@@ -104,8 +107,7 @@
 //!
 //! # Not there yet
 //!
-//! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
-//! headers, and typed channels.
+//! Persistent events (`EventReliability=Persistent`) and typed channels.
 //!
 //! # Example
 //!
@@ -157,6 +159,13 @@ pub use generated_event::{
     cos_notify_comm, cos_notify_filter,
 };
 pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
+/// Code generated from `idl/TimeBase.idl` by `corbina-codegen`: `UtcT`, the type of a
+/// structured event's `StartTime` and `StopTime`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_time {
+    include!(concat!(env!("OUT_DIR"), "/TimeBase.rs"));
+}
+pub use generated_time::time_base;
 
 mod admin;
 mod channel;

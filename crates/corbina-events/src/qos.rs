@@ -11,7 +11,7 @@
 //! | `DiscardPolicy` | short | `AnyOrder`, `FifoOrder`, `LifoOrder`, `PriorityOrder`, `DeadlineOrder` | which event a full queue drops |
 //! | `MaxEventsPerConsumer` | long | ≥ 0 (0: the channel's `MaxQueueLength`) | the bound of a consumer's queue |
 //! | `Timeout` | TimeBase::TimeT | 100 ns units, 0 none | an event's lifetime when its header has none |
-//! | `StopTimeSupported`, `StartTimeSupported` | boolean | `FALSE` | a header's `StopTime`/`StartTime` is not honoured (`Timeout` is) |
+//! | `StopTimeSupported`, `StartTimeSupported` | boolean | `FALSE`, `TRUE` | whether a header's `StopTime` (drop the event after it) and `StartTime` (hold it until then), TimeBase::UtcT, are honoured; set on the supplier's side |
 //! | `MaximumBatchSize` | long | ≥ 1 | the most events in one sequence push |
 //! | `PacingInterval` | TimeBase::TimeT | 100 ns units, 0 none | how long a sequence push waits to fill its batch |
 //!
@@ -39,6 +39,8 @@ pub(crate) struct Qos {
     pub(crate) timeout: Option<u64>,
     pub(crate) batch: Option<i32>,
     pub(crate) pacing: Option<u64>,
+    pub(crate) start_time: Option<bool>,
+    pub(crate) stop_time: Option<bool>,
 }
 
 const ANY_ORDER: i16 = 0;
@@ -122,11 +124,11 @@ impl Qos {
                     None => Err(BadType),
                 },
                 "Timeout" => time(v).map(|t| q.timeout = Some(t)).ok_or(BadType),
-                "StartTimeSupported" | "StopTimeSupported" => match v.to_boolean() {
-                    Some(false) => Ok(()),
-                    Some(true) => Err(UnsupportedValue),
-                    None => Err(BadType),
-                },
+                "StartTimeSupported" => v
+                    .to_boolean()
+                    .map(|b| q.start_time = Some(b))
+                    .ok_or(BadType),
+                "StopTimeSupported" => v.to_boolean().map(|b| q.stop_time = Some(b)).ok_or(BadType),
                 "MaximumBatchSize" => match long(v) {
                     Some(b) if b >= 1 => {
                         q.batch = Some(b);
@@ -218,8 +220,14 @@ impl Qos {
                 Any::from_long(self.max_events.unwrap_or(0)),
             ),
             p("Timeout", Any::from_ulonglong(self.timeout.unwrap_or(0))),
-            p("StartTimeSupported", Any::from_boolean(false)),
-            p("StopTimeSupported", Any::from_boolean(false)),
+            p(
+                "StartTimeSupported",
+                Any::from_boolean(self.start_time == Some(true)),
+            ),
+            p(
+                "StopTimeSupported",
+                Any::from_boolean(self.stop_time == Some(true)),
+            ),
             p(
                 "MaximumBatchSize",
                 Any::from_long(i32::try_from(self.batch()).unwrap_or(i32::MAX)),
@@ -252,7 +260,7 @@ impl Qos {
                         range(Any::from_ulonglong(0), Any::from_ulonglong(u64::MAX))
                     }
                     "StartTimeSupported" | "StopTimeSupported" => {
-                        range(Any::from_boolean(false), Any::from_boolean(false))
+                        range(Any::from_boolean(false), Any::from_boolean(true))
                     }
                     _ => return None,
                 };
@@ -286,6 +294,8 @@ impl Qos {
         put("Timeout", self.timeout.map(Any::from_ulonglong));
         put("MaximumBatchSize", self.batch.map(Any::from_long));
         put("PacingInterval", self.pacing.map(Any::from_ulonglong));
+        put("StartTimeSupported", self.start_time.map(Any::from_boolean));
+        put("StopTimeSupported", self.stop_time.map(Any::from_boolean));
         props
     }
 }
@@ -404,7 +414,7 @@ mod tests {
                 prop("OrderPolicy", Any::from_long(1)),
                 prop("OrderPolicy", Any::from_short(9)),
                 prop("Colour", Any::from_short(1)),
-                prop("StartTimeSupported", Any::from_boolean(true)),
+                prop("StartTimeSupported", Any::from_long(1)),
             ])
             .unwrap_err();
         let codes: Vec<QoSErrorCode> = errs.iter().map(|e| e.code).collect();
@@ -415,7 +425,7 @@ mod tests {
                 QoSErrorCode::BadType,
                 QoSErrorCode::BadValue,
                 QoSErrorCode::BadProperty,
-                QoSErrorCode::UnsupportedValue
+                QoSErrorCode::BadType
             ]
         );
     }
@@ -427,9 +437,12 @@ mod tests {
                 prop("Priority", Any::from_short(-3)),
                 prop("PacingInterval", Any::from_ulonglong(5)),
                 prop("ConnectionReliability", Any::from_short(1)),
+                prop("StartTimeSupported", Any::from_boolean(true)),
+                prop("StopTimeSupported", Any::from_boolean(false)),
             ])
             .unwrap();
         assert_eq!(Qos::default().with(&q.stored()).unwrap(), q);
+        assert_eq!((q.start_time, q.stop_time), (Some(true), Some(false)));
     }
 
     #[test]

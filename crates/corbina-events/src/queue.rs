@@ -33,6 +33,8 @@ pub(crate) struct Event {
     pub(crate) priority: i16,
     /// When it expires (`Timeout`/`StopTime`), if ever.
     pub(crate) deadline: Option<Instant>,
+    /// When it may be delivered (`StartTime`), if it must wait.
+    pub(crate) start: Option<Instant>,
     as_any: OnceLock<Any>,
     as_structured: OnceLock<StructuredEvent>,
 }
@@ -43,6 +45,7 @@ impl Event {
             body,
             priority,
             deadline,
+            start: None,
             as_any: OnceLock::new(),
             as_structured: OnceLock::new(),
         }
@@ -50,7 +53,15 @@ impl Event {
 
     /// The same event with another priority and deadline (one consumer's view of it).
     pub(crate) fn with(&self, priority: i16, deadline: Option<Instant>) -> Event {
-        Event::new(self.body.clone(), priority, deadline)
+        Event {
+            start: self.start,
+            ..Event::new(self.body.clone(), priority, deadline)
+        }
+    }
+
+    /// Whether it must wait for its `StartTime` still.
+    pub(crate) fn held(&self, now: Instant) -> bool {
+        self.start.is_some_and(|s| s > now)
     }
 
     pub(crate) fn body(&self) -> &Body {
@@ -231,6 +242,8 @@ pub(crate) struct Queue {
     limit: usize,
     /// Set when the first event of a batch in waiting arrived (pacing of sequence consumers).
     pub(crate) since: Option<Instant>,
+    /// How many queued events have a `StartTime` (none: `pop` takes the first, quickly).
+    timed: usize,
 }
 
 /// The reference point of deadlines as numbers.
@@ -248,7 +261,25 @@ impl Queue {
             discard,
             limit: limit.max(1),
             since: None,
+            timed: 0,
         }
+    }
+
+    fn recount(&mut self) {
+        if self.timed > 0 {
+            self.timed = self.items.iter().filter(|(_, e)| e.start.is_some()).count();
+        }
+    }
+
+    /// The earliest `StartTime` of an event waiting for it.
+    pub(crate) fn next_start(&self, now: Instant) -> Option<Instant> {
+        if self.timed == 0 {
+            return None;
+        }
+        self.items
+            .iter()
+            .filter_map(|(_, e)| e.start.filter(|s| *s > now))
+            .min()
     }
 
     fn key(order: Order, e: &Event, seq: u64) -> Key {
@@ -269,6 +300,7 @@ impl Queue {
     pub(crate) fn clear(&mut self) {
         self.items.clear();
         self.since = None;
+        self.timed = 0;
     }
 
     /// Changes the policies; the queued events are ordered again.
@@ -324,21 +356,27 @@ impl Queue {
                 _ => false,
             };
             if incoming_loses {
+                self.recount();
                 return dropped;
             }
             if let Some(k) = victim {
                 self.items.remove(&k);
             }
         }
+        self.recount();
         if self.items.is_empty() {
             self.since = Some(now);
         }
+        self.timed += usize::from(e.start.is_some());
         self.items.insert(Self::key(self.order, &e, seq), e);
         dropped
     }
 
     /// The next live event; `expired` counts those dropped on the way.
     pub(crate) fn pop(&mut self, now: Instant, expired: &mut u64) -> Option<Arc<Event>> {
+        if self.timed > 0 {
+            return self.pop_due(now, expired);
+        }
         while let Some((_, e)) = self.items.pop_first() {
             if e.expired(now) {
                 *expired += 1;
@@ -351,6 +389,30 @@ impl Queue {
         }
         self.since = None;
         None
+    }
+
+    /// `pop` when some events wait for their `StartTime`: the first one not waiting (the
+    /// expired ones before it dropped), the waiting ones left in their places.
+    fn pop_due(&mut self, now: Instant, expired: &mut u64) -> Option<Arc<Event>> {
+        let mut gone = Vec::new();
+        let mut due = None;
+        for (k, e) in self.items.iter() {
+            if e.expired(now) {
+                gone.push(*k);
+            } else if !e.held(now) {
+                due = Some((*k, e.clone()));
+                break;
+            }
+        }
+        *expired += gone.len() as u64;
+        for k in gone.iter().chain(due.as_ref().map(|(k, _)| k)) {
+            self.items.remove(k);
+        }
+        self.timed = self.items.iter().filter(|(_, e)| e.start.is_some()).count();
+        if self.items.is_empty() {
+            self.since = None;
+        }
+        due.map(|(_, e)| e)
     }
 }
 
@@ -442,6 +504,27 @@ mod tests {
         let later = now + Duration::from_secs(1);
         assert_eq!(q.push(ev(0, None, 3), later), 1);
         assert_eq!(drain(&mut q, later), [2, 3]);
+    }
+
+    #[test]
+    fn held_events_wait_for_their_start_time() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let mut q = Queue::new(Order::Fifo, Discard::Fifo, 10);
+        let mut held = Event::new(Body::Any(Any::from_long(1)), 0, None);
+        held.start = Some(now + s(5));
+        q.push(Arc::new(held), now);
+        q.push(ev(0, None, 2), now);
+        q.push(ev(0, Some(now + Duration::from_millis(1)), 3), now);
+        let later = now + s(1);
+        let mut expired = 0;
+        let first = q.pop(later, &mut expired).and_then(|e| e.any().to_long());
+        assert_eq!(first, Some(2));
+        assert!(q.pop(later, &mut expired).is_none());
+        assert_eq!(expired, 1);
+        assert_eq!(q.next_start(later), Some(now + s(5)));
+        assert_eq!(drain(&mut q, now + s(6)), [1]);
+        assert_eq!(q.next_start(now), None);
     }
 
     #[test]

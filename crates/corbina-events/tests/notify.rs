@@ -1,8 +1,8 @@
 //! The notification channel (CosNotifyChannelAdmin) in this process: its factory and
 //! admins, structured and sequence push proxies, the translation between `any` and
 //! structured events, batches, filters on admins and proxies with AND/OR, QoS (priority
-//! order, discard policy, timeouts, suspend/resume), subscription and offer changes, and
-//! a structured consumer's connection across `kill -9` of the daemon.
+//! order, discard policy, timeouts, start and stop times, suspend/resume), subscription and
+//! offer changes, and a structured consumer's connection across `kill -9` of the daemon.
 
 mod common;
 
@@ -41,6 +41,7 @@ use corbina_events::cos_notify_comm::{
 use corbina_events::cos_notify_filter::{
     ConstraintExp, Filter, FilterFactory, MappingConstraintPair,
 };
+use corbina_events::time_base::UtcT;
 use corbina_events::NOTIFY_FACTORY_KEY;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -750,5 +751,82 @@ fn notify_priority_and_lifetime_mapping_filters() {
         fault.header.variable_header[0].value.to_short(),
         Some(1),
         "{fault:?}"
+    );
+}
+
+/// A TimeBase::UtcT `ms` milliseconds from now (before now when negative).
+fn utc_in(ms: i64) -> Any {
+    let since_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let t =
+        122_192_928_000_000_000 + (since_unix.as_nanos() / 100) as i128 + i128::from(ms) * 10_000;
+    Any::insert(&UtcT {
+        time: t as u64,
+        inacclo: 0,
+        inacchi: 0,
+        tdf: 0,
+    })
+    .unwrap()
+}
+
+#[test]
+fn notify_start_and_stop_times() {
+    let s = setup("notify-times");
+    let ch = channel(&s, &[]);
+    let proxy = structured_proxy(&ch.get_default_consumer_admin().unwrap().unwrap());
+    let (c, got) = structured_consumer(&s.client);
+    proxy.connect_structured_push_consumer(Some(&c)).unwrap();
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    let with = |name: &str, field: &str, at: Any| {
+        let mut e = event("Alarm", name, 0);
+        e.header.variable_header.push(prop(field, at));
+        e
+    };
+    // Not supported (the default): the header's times are not looked at.
+    sup.push_structured_event(&with("ignored", "StartTime", utc_in(60_000)))
+        .unwrap();
+    assert_eq!(got.names(1), ["ignored"]);
+    sup.set_qos(&[
+        prop("StartTimeSupported", Any::from_boolean(true)),
+        prop("StopTimeSupported", Any::from_boolean(true)),
+    ])
+    .unwrap();
+    let q = sup.get_qos().unwrap();
+    let start = q.iter().find(|p| p.name == "StartTimeSupported").unwrap();
+    assert_eq!(start.value.to_boolean(), Some(true));
+    let t0 = std::time::Instant::now();
+    sup.push_structured_event(&with("held", "StartTime", utc_in(300)))
+        .unwrap();
+    sup.push_structured_event(&with("stopped", "StopTime", utc_in(-1_000)))
+        .unwrap();
+    sup.push_structured_event(&with("now", "StopTime", utc_in(60_000)))
+        .unwrap();
+    // The held one waits for its StartTime while the next goes by; the stopped one goes.
+    assert_eq!(got.names(2), ["ignored", "now"]);
+    assert_eq!(got.names(3), ["ignored", "now", "held"]);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t0.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(got.events.lock().unwrap().len(), 3);
+    // A pull consumer waiting in `pull` gets a held event at its StartTime.
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    let (p, _) = admin
+        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    let puller = StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap();
+    puller.connect_structured_pull_consumer(None).unwrap();
+    let t0 = std::time::Instant::now();
+    sup.push_structured_event(&with("pulled", "StartTime", utc_in(200)))
+        .unwrap();
+    let e = puller.pull_structured_event().unwrap();
+    assert_eq!(e.header.fixed_header.event_name, "pulled");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(150),
+        "{:?}",
+        t0.elapsed()
     );
 }
