@@ -6,16 +6,16 @@
 //!
 //! A supplier's event is appended to the queue of every connected consumer proxy and the
 //! supplier's call returns: no consumer is called on the supplier's thread. Each push
-//! consumer has a thread of its own that empties its queue in order, with up to
-//! [`crate::Options::push_window`] pushes in flight on a connection of the consumer's own
-//! (see [`PushSupplierProxy::run`]), so a slow or dead consumer delays only itself. A
-//! queue holds at most the channel's `MaxQueueLength` events; when it is full the oldest is
-//! dropped (as omniEvents does), so a consumer that stopped reading costs bounded memory. A
-//! push failing with TRANSIENT, COMM_FAILURE or TIMEOUT is retried (with the pushes after
-//! it), after a doubling back-off; after [`crate::Options::push_retries`] failures in a row
-//! the consumer is disconnected (and told so, if it still listens). `Disconnected` or
-//! OBJECT_NOT_EXIST from the consumer disconnects it at once; any other exception skips
-//! that one event.
+//! consumer has a thread of its own that empties its queue in order, one push at a time or,
+//! with [`crate::Options::push_window`] above 1, that many in flight on a connection of the
+//! consumer's own (see [`PushSupplierProxy::run`]), so a slow or dead consumer delays only
+//! itself. A queue holds at most the channel's `MaxQueueLength` events; when it is full the
+//! oldest is dropped (as omniEvents does), so a consumer that stopped reading costs bounded
+//! memory. A push failing with TRANSIENT, COMM_FAILURE or TIMEOUT is retried (with the
+//! pushes after it), after a doubling back-off; after [`crate::Options::push_retries`]
+//! failures in a row the consumer is disconnected (and told so, if it still listens).
+//! `Disconnected` or OBJECT_NOT_EXIST from the consumer disconnects it at once; any other
+//! exception skips that one event.
 //!
 //! # Locks
 //!
@@ -207,7 +207,7 @@ impl Proxy {
                     st.queue.clear();
                     std::mem::replace(&mut st.conn, Conn::Gone)
                 };
-                p.wake.notify_all();
+                p.poke();
                 if let (true, Conn::Connected(c)) = (notify, peer) {
                     match c {
                         Target::Any(c) => tell("disconnect_push_consumer", move || {
@@ -307,6 +307,33 @@ impl Target {
             Target::Sequence(c) => c.as_object(),
         }
     }
+
+    /// Pushes `batch` (one event, but for sequence consumers), waiting for each reply.
+    fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
+        match self {
+            Target::Any(c) => batch
+                .iter()
+                .try_for_each(|e| c.push(e.any()))
+                .map_err(|e| match e {
+                    PushError::Disconnected(_) => Failure::Gone,
+                    PushError::System(e) => classify(&e),
+                }),
+            Target::Structured(c) => batch
+                .iter()
+                .try_for_each(|e| c.push_structured_event(e.structured()))
+                .map_err(|e| match e {
+                    PushStructuredEventError::Disconnected(_) => Failure::Gone,
+                    PushStructuredEventError::System(e) => classify(&e),
+                }),
+            Target::Sequence(c) => {
+                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
+                c.push_structured_events(&events).map_err(|e| match e {
+                    PushStructuredEventsError::Disconnected(_) => Failure::Gone,
+                    PushStructuredEventsError::System(e) => classify(&e),
+                })
+            }
+        }
+    }
 }
 
 /// `ProxyPushConsumer` (and the notification kinds of it).
@@ -345,11 +372,12 @@ pub(crate) struct PushSupplierProxy {
     pub(crate) channel: Weak<Channel>,
     pub(crate) link: Link,
     pub(crate) state: Mutex<PushState>,
-    pub(crate) wake: Condvar,
     /// Events dropped because the queue was full, they expired, or the consumer failed them.
     pub(crate) dropped: AtomicU64,
     /// Set by [`PushSupplierProxy::poke`]: the delivery thread has something to look at.
     pub(crate) woken: AtomicBool,
+    /// The delivery thread's task, when it waits.
+    pub(crate) waiter: Mutex<Option<Waker>>,
 }
 
 /// The queue, connection and waiting `pull`s of a `ProxyPullSupplier`.
@@ -610,9 +638,9 @@ impl Channel {
                         pacing: qos.pacing(),
                     }),
                     link,
-                    wake: Condvar::new(),
                     dropped: AtomicU64::new(0),
                     woken: AtomicBool::new(false),
+                    waiter: Mutex::new(None),
                 }))
             }
             // The other kinds are not proxies; the store never holds them as such.
@@ -959,8 +987,9 @@ impl PushSupplierProxy {
     /// thread about to wait (holding the lock) sees it or gets the notification.
     pub(crate) fn poke(&self) {
         self.woken.store(true, Ordering::Release);
-        let _st = lock(&self.state);
-        self.wake.notify_all();
+        if let Some(w) = lock(&self.waiter).take() {
+            w.wake();
+        }
     }
 
     /// Applies the proxy's QoS to its queue and batches.
@@ -1017,7 +1046,8 @@ impl PushSupplierProxy {
             self.dropped.fetch_add(expired, Ordering::Relaxed);
         }
         if events.is_empty() {
-            Err(None)
+            // Events waiting for their StartTime: until the first is due.
+            Err(st.queue.next_start(now).map(|s| s - now))
         } else {
             Ok(events)
         }
@@ -1028,7 +1058,9 @@ impl PushSupplierProxy {
     /// their outcomes in order. A push failing with TRANSIENT, COMM_FAILURE or TIMEOUT puts
     /// it and every later one not yet done back in front of the queue; they are sent again,
     /// one at a time, after a back-off, until one succeeds (then the window opens again) or
-    /// the retries run out (then the consumer is disconnected).
+    /// the retries run out (then the consumer is disconnected). The thread runs a tokio
+    /// runtime of its own, whose I/O driver reads the consumer's connection: a reply wakes
+    /// this thread directly, with no reader thread between.
     fn run(self: Arc<Self>) {
         let Some(shared) = self.channel.upgrade().and_then(|c| c.shared.upgrade()) else {
             return;
@@ -1039,76 +1071,124 @@ impl PushSupplierProxy {
             _ => return,
         };
         // Pipelined on a connection of its own; a collocated consumer is called directly.
-        let calls = Caller::new(&shared.orb, &target);
+        let calls = Caller::new(&shared.orb, &target, options.push_window);
         drop(shared);
-        let waker = Waker::from(Arc::new(Wakeup(Arc::downgrade(&self))));
-        let mut cx = Context::from_waker(&waker);
-        let mut flight: VecDeque<InFlight> = VecDeque::new();
-        // Batches to send again (a failed push and those after it), before the queue's.
-        let mut again: VecDeque<Vec<Arc<Event>>> = VecDeque::new();
-        let mut failures = 0u32;
-        let mut resume: Option<Instant> = None;
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("corbina-events: proxy {}: no runtime: {e}", self.id);
+                return self.drop_out(true);
+            }
+        };
+        let mut d = Delivery {
+            proxy: &self,
+            options,
+            target,
+            calls,
+            flight: VecDeque::new(),
+            again: VecDeque::new(),
+            failures: 0,
+            resume: None,
+            timer: None,
+        };
+        if let Some(notify) = runtime.block_on(std::future::poll_fn(|cx| d.step(cx))) {
+            self.drop_out(notify);
+        }
+    }
+
+    fn drop_out(&self, notify: bool) {
+        if let Some(ch) = self.channel.upgrade() {
+            let _ = ch.disconnect(self.id, notify);
+        }
+    }
+}
+
+/// The state of a push consumer's delivery thread (see [`PushSupplierProxy::run`]).
+struct Delivery<'p> {
+    proxy: &'p PushSupplierProxy,
+    options: Options,
+    target: Target,
+    calls: Caller,
+    flight: VecDeque<InFlight>,
+    /// Batches to send again (a failed push and those after it), before the queue's.
+    again: VecDeque<Vec<Arc<Event>>>,
+    failures: u32,
+    /// No push before then (the back-off after a failure).
+    resume: Option<Instant>,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Delivery<'_> {
+    /// Does what can be done now: `Ready(None)` once disconnected, `Ready(Some(notify))`
+    /// when the consumer must be dropped (`notify`: told so).
+    fn step(&mut self, cx: &mut Context<'_>) -> Poll<Option<bool>> {
+        let p = self.proxy;
         loop {
             // Outcomes, in order.
-            for f in flight.iter_mut() {
+            for f in self.flight.iter_mut() {
                 if f.done.is_none() {
                     if let Some(call) = f.call.as_mut() {
-                        if let Poll::Ready(r) = call.as_mut().poll(&mut cx) {
+                        if let Poll::Ready(r) = call.as_mut().poll(cx) {
                             f.done = Some(r);
                             f.call = None;
                         }
                     }
                 }
             }
-            while let Some(done) = flight.front().and_then(|f| f.done.as_ref()) {
+            while let Some(done) = self.flight.front().and_then(|f| f.done.as_ref()) {
                 match done {
-                    Ok(()) => failures = 0,
-                    Err(Failure::Gone) => return self.drop_out(false),
+                    Ok(()) => self.failures = 0,
+                    Err(Failure::Gone) => return Poll::Ready(Some(false)),
                     Err(Failure::Skip) => {
-                        let n = flight.front().map_or(0, |f| f.batch.len());
-                        self.dropped.fetch_add(n as u64, Ordering::Relaxed);
+                        let n = self.flight.front().map_or(0, |f| f.batch.len());
+                        p.dropped.fetch_add(n as u64, Ordering::Relaxed);
                     }
                     Err(Failure::Retry) => {
-                        failures += 1;
-                        if failures > options.push_retries {
-                            return self.drop_out(true);
+                        self.failures += 1;
+                        if self.failures > self.options.push_retries {
+                            return Poll::Ready(Some(true));
                         }
                         // Cancelled (dropped futures) and queued again, in order; those
                         // already delivered are not sent twice.
-                        let mut redo: VecDeque<Vec<Arc<Event>>> = flight
+                        let mut redo: VecDeque<Vec<Arc<Event>>> = self
+                            .flight
                             .drain(..)
                             .filter(|f| !matches!(f.done, Some(Ok(()))))
                             .map(|f| f.batch)
                             .collect();
-                        redo.append(&mut again);
-                        again = redo;
-                        resume = Some(Instant::now() + backoff(&options, failures));
+                        redo.append(&mut self.again);
+                        self.again = redo;
+                        self.resume = Some(Instant::now() + backoff(&self.options, self.failures));
                         break;
                     }
                 }
-                flight.pop_front();
+                self.flight.pop_front();
             }
             // New pushes, while the window has room.
-            let window = if failures > 0 {
+            let window = if self.failures > 0 {
                 1
             } else {
-                options.push_window.max(1)
+                self.options.push_window.max(1)
             };
             let mut wait = None;
-            let mut sent = false;
-            if resume.is_some_and(|r| r > Instant::now()) {
-                wait = resume.map(|r| r.saturating_duration_since(Instant::now()));
+            let mut progressed = false;
+            let now = Instant::now();
+            if let Some(r) = self.resume.filter(|r| *r > now) {
+                wait = Some(r - now);
             } else {
-                resume = None;
-                while flight.len() < window {
-                    let batch = match again.pop_front() {
+                self.resume = None;
+                while self.flight.len() < window {
+                    let batch = match self.again.pop_front() {
                         Some(b) => b,
                         None => {
-                            let mut st = lock(&self.state);
+                            let mut st = lock(&p.state);
                             if !matches!(st.conn, Conn::Connected(_)) {
-                                return;
+                                return Poll::Ready(None);
                             }
-                            match self.take(&mut st, &target) {
+                            match p.take(&mut st, &self.target) {
                                 Ok(b) => b,
                                 Err(w) => {
                                     wait = w;
@@ -1117,41 +1197,38 @@ impl PushSupplierProxy {
                             }
                         }
                     };
-                    let mut call = calls.push(&batch);
+                    let mut call = self.calls.push(&batch);
                     // The first poll writes the request: in order, on one connection.
-                    let done = match call.as_mut().poll(&mut cx) {
+                    let done = match call.as_mut().poll(cx) {
                         Poll::Ready(r) => Some(r),
                         Poll::Pending => None,
                     };
-                    sent |= done.is_some();
-                    flight.push_back(InFlight {
+                    progressed |= done.is_some();
+                    self.flight.push_back(InFlight {
                         batch,
                         call: done.is_none().then_some(call),
                         done,
                     });
                 }
             }
-            if sent {
+            if progressed {
                 continue;
             }
-            let st = lock(&self.state);
-            if !matches!(st.conn, Conn::Connected(_)) {
-                return;
-            }
-            if self.woken.swap(false, Ordering::AcqRel) {
+            // Woken by a reply (the calls hold `cx`'s waker), a poke, or the timer.
+            *lock(&p.waiter) = Some(cx.waker().clone());
+            if p.woken.swap(false, Ordering::AcqRel) {
                 continue;
             }
-            match wait {
-                Some(w) => drop(self.wake.wait_timeout(st, w)),
-                None => drop(self.wake.wait(st)),
+            if !matches!(lock(&p.state).conn, Conn::Connected(_)) {
+                return Poll::Ready(None);
             }
-            self.woken.store(false, Ordering::Release);
-        }
-    }
-
-    fn drop_out(&self, notify: bool) {
-        if let Some(ch) = self.channel.upgrade() {
-            let _ = ch.disconnect(self.id, notify);
+            self.timer = wait.map(|w| Box::pin(tokio::time::sleep(w)));
+            if let Some(t) = self.timer.as_mut() {
+                if t.as_mut().poll(cx).is_ready() {
+                    continue;
+                }
+            }
+            return Poll::Pending;
         }
     }
 }
@@ -1166,31 +1243,21 @@ struct InFlight {
     done: Option<Result<(), Failure>>,
 }
 
-/// Wakes a delivery thread when a reply arrives.
-struct Wakeup(Weak<PushSupplierProxy>);
-
-impl std::task::Wake for Wakeup {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        if let Some(p) = self.0.upgrade() {
-            p.poke();
-        }
-    }
-}
-
 /// How a delivery thread calls its consumer: asynchronous proxies on a connection of
 /// the consumer's own (a collocated consumer's stay as they are: called directly).
 enum Caller {
+    /// A window of 1: each push a synchronous call (the cheapest way to wait for each reply).
+    Sync(Target),
     Any(PushConsumerAsync),
     Structured(StructuredPushConsumerAsync),
     Sequence(SequencePushConsumerAsync),
 }
 
 impl Caller {
-    fn new(orb: &Orb, target: &Target) -> Caller {
+    fn new(orb: &Orb, target: &Target, window: usize) -> Caller {
+        if window <= 1 {
+            return Caller::Sync(target.clone());
+        }
         let own = |o: &ObjectRef| {
             if o.is_collocated() {
                 o.clone()
@@ -1214,6 +1281,7 @@ impl Caller {
     fn push(&self, batch: &[Arc<Event>]) -> Call {
         let batch = batch.to_vec();
         match self {
+            Caller::Sync(t) => Box::pin(std::future::ready(t.push(&batch))),
             Caller::Any(c) => {
                 let c = c.clone();
                 Box::pin(async move {
@@ -1257,10 +1325,22 @@ impl Caller {
 }
 
 impl PullSupplierProxy {
-    fn offer(&self, event: &Arc<Event>, now: Instant) {
+    fn offer(self: &Arc<Self>, event: &Arc<Event>, now: Instant) {
         let mut st = lock(&self.state);
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
+        }
+        if let Some(start) = event.start.filter(|s| *s > now) {
+            // Waiting pulls get it at its StartTime.
+            let me = Arc::downgrade(self);
+            let _ = std::thread::Builder::new()
+                .name(format!("events-start-{}", self.id))
+                .spawn(move || {
+                    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                    if let Some(p) = me.upgrade() {
+                        p.serve_waiters(lock(&p.state));
+                    }
+                });
         }
         let dropped = st.queue.push(event.clone(), now);
         if dropped > 0 {
