@@ -1034,17 +1034,7 @@ impl PushSupplierProxy {
                 }
             }
         }
-        let mut expired = 0;
-        let mut events = Vec::new();
-        while events.len() < batch {
-            match st.queue.pop(now, &mut expired) {
-                Some(e) => events.push(e),
-                None => break,
-            }
-        }
-        if expired > 0 {
-            self.dropped.fetch_add(expired, Ordering::Relaxed);
-        }
+        let events = st.queue.pop_many(batch, now, &self.dropped);
         if events.is_empty() {
             // Events waiting for their StartTime: until the first is due.
             Err(st.queue.next_start(now).map(|s| s - now))
@@ -1369,19 +1359,7 @@ impl PullSupplierProxy {
 
     /// Up to `max` live events from the queue.
     fn take(&self, st: &mut PullState, max: usize) -> Vec<Arc<Event>> {
-        let mut expired = 0;
-        let now = Instant::now();
-        let mut batch = Vec::new();
-        while batch.len() < max {
-            match st.queue.pop(now, &mut expired) {
-                Some(e) => batch.push(e),
-                None => break,
-            }
-        }
-        if expired > 0 {
-            self.dropped.fetch_add(expired, Ordering::Relaxed);
-        }
-        batch
+        st.queue.pop_many(max, Instant::now(), &self.dropped)
     }
 
     /// A `pull` of any kind: answered now, or when events arrive.

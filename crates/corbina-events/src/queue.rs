@@ -8,6 +8,7 @@
 //! `StructuredEvent` (CosNotification §2.7).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -389,6 +390,27 @@ impl Queue {
         }
         self.since = None;
         None
+    }
+
+    /// Up to `max` live events; those that expired on the way are added to `expired`.
+    pub(crate) fn pop_many(
+        &mut self,
+        max: usize,
+        now: Instant,
+        expired: &AtomicU64,
+    ) -> Vec<Arc<Event>> {
+        let mut n = 0;
+        let mut events = Vec::new();
+        while events.len() < max {
+            match self.pop(now, &mut n) {
+                Some(e) => events.push(e),
+                None => break,
+            }
+        }
+        if n > 0 {
+            expired.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        events
     }
 
     /// `pop` when some events wait for their `StartTime`: the first one not waiting (the
