@@ -311,26 +311,13 @@ impl Target {
     /// Pushes `batch` (one event, but for sequence consumers), waiting for each reply.
     fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
         match self {
-            Target::Any(c) => batch
+            Target::Any(c) => Ok(batch.iter().try_for_each(|e| c.push(e.any()))?),
+            Target::Structured(c) => Ok(batch
                 .iter()
-                .try_for_each(|e| c.push(e.any()))
-                .map_err(|e| match e {
-                    PushError::Disconnected(_) => Failure::Gone,
-                    PushError::System(e) => classify(&e),
-                }),
-            Target::Structured(c) => batch
-                .iter()
-                .try_for_each(|e| c.push_structured_event(e.structured()))
-                .map_err(|e| match e {
-                    PushStructuredEventError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventError::System(e) => classify(&e),
-                }),
+                .try_for_each(|e| c.push_structured_event(e.structured()))?),
             Target::Sequence(c) => {
                 let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
-                c.push_structured_events(&events).map_err(|e| match e {
-                    PushStructuredEventsError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventsError::System(e) => classify(&e),
-                })
+                Ok(c.push_structured_events(&events)?)
             }
         }
     }
@@ -948,6 +935,26 @@ pub(crate) enum Failure {
     Skip,
 }
 
+/// A consumer's `Disconnected` drops it; a system exception is classified.
+macro_rules! failure_from {
+    ($($error:ident),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Failure {
+                match e {
+                    $error::Disconnected(_) => Failure::Gone,
+                    $error::System(e) => classify(&e),
+                }
+            }
+        }
+    )*};
+}
+
+failure_from!(
+    PushError,
+    PushStructuredEventError,
+    PushStructuredEventsError
+);
+
 pub(crate) fn classify(e: &SystemException) -> Failure {
     match e.kind {
         SystemExceptionKind::ObjectNotExist => Failure::Gone,
@@ -1276,10 +1283,7 @@ impl Caller {
                 let c = c.clone();
                 Box::pin(async move {
                     for e in batch {
-                        c.push(e.any()).await.map_err(|e| match e {
-                            PushError::Disconnected(_) => Failure::Gone,
-                            PushError::System(e) => classify(&e),
-                        })?;
+                        c.push(e.any()).await?;
                     }
                     Ok(())
                 })
@@ -1288,12 +1292,7 @@ impl Caller {
                 let c = c.clone();
                 Box::pin(async move {
                     for e in batch {
-                        c.push_structured_event(e.structured())
-                            .await
-                            .map_err(|e| match e {
-                                PushStructuredEventError::Disconnected(_) => Failure::Gone,
-                                PushStructuredEventError::System(e) => classify(&e),
-                            })?;
+                        c.push_structured_event(e.structured()).await?;
                     }
                     Ok(())
                 })
@@ -1301,14 +1300,7 @@ impl Caller {
             Caller::Sequence(c) => {
                 let c = c.clone();
                 let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
-                Box::pin(async move {
-                    c.push_structured_events(&events)
-                        .await
-                        .map_err(|e| match e {
-                            PushStructuredEventsError::Disconnected(_) => Failure::Gone,
-                            PushStructuredEventsError::System(e) => classify(&e),
-                        })
-                })
+                Box::pin(async move { Ok(c.push_structured_events(&events).await?) })
             }
         }
     }
