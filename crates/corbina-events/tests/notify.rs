@@ -24,19 +24,13 @@ use corbina_events::cos_notify_channel_admin::{
     StructuredProxyPushSupplier, SupplierAdmin,
 };
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
-use corbina_events::cos_notify_comm::sequence_pull_supplier::{
-    PullStructuredEventsError, TryPullStructuredEventsError,
-};
-use corbina_events::cos_notify_comm::structured_pull_supplier::{
-    PullStructuredEventError, TryPullStructuredEventError,
-};
 use corbina_events::cos_notify_comm::{
     NotifySubscribeServant, StructuredPushSupplier, StructuredPushSupplierServant,
     StructuredPushSupplierSkeleton,
 };
 use corbina_events::cos_notify_comm::{
-    SequencePullSupplier, SequencePullSupplierServant, SequencePullSupplierSkeleton,
-    StructuredPullSupplier, StructuredPullSupplierServant, StructuredPullSupplierSkeleton,
+    SequencePullSupplier, SequencePullSupplierSkeleton, StructuredPullSupplier,
+    StructuredPullSupplierSkeleton,
 };
 use corbina_events::cos_notify_filter::{
     ConstraintExp, Filter, FilterFactory, MappingConstraintPair,
@@ -506,69 +500,6 @@ fn notify_structured_connection_survives_sigkill() {
     client.destroy();
     drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A structured (and sequence) pull supplier handing out the events it was given.
-struct Source(Mutex<std::collections::VecDeque<StructuredEvent>>);
-
-impl NotifySubscribeServant for Source {
-    fn subscription_change(
-        &self,
-        _: &[EventType],
-        _: &[EventType],
-    ) -> Result<(), SubscriptionChangeError> {
-        Ok(())
-    }
-}
-
-impl StructuredPullSupplierServant for Source {
-    fn pull_structured_event(&self) -> Result<StructuredEvent, PullStructuredEventError> {
-        // The channel calls try_pull only; a pull here must not block for ever.
-        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
-    }
-
-    fn try_pull_structured_event(
-        &self,
-    ) -> Result<(StructuredEvent, bool), TryPullStructuredEventError> {
-        match self.0.lock().unwrap().pop_front() {
-            Some(e) => Ok((e, true)),
-            None => Ok((event("None", "", 0), false)),
-        }
-    }
-
-    fn disconnect_structured_pull_supplier(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-impl SequencePullSupplierServant for Source {
-    fn pull_structured_events(
-        &self,
-        _: i32,
-    ) -> Result<Vec<StructuredEvent>, PullStructuredEventsError> {
-        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
-    }
-
-    fn try_pull_structured_events(
-        &self,
-        max_number: i32,
-    ) -> Result<(Vec<StructuredEvent>, bool), TryPullStructuredEventsError> {
-        let mut q = self.0.lock().unwrap();
-        let n = q.len().min(max_number.max(0) as usize);
-        let batch: Vec<_> = q.drain(..n).collect();
-        let has = !batch.is_empty();
-        Ok((batch, has))
-    }
-
-    fn disconnect_sequence_pull_supplier(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-fn source(names: &[&str]) -> Source {
-    Source(Mutex::new(
-        names.iter().map(|n| event("Tick", n, 0)).collect(),
-    ))
 }
 
 #[test]
