@@ -23,11 +23,14 @@ use corbina::Any;
 use corbina_events::cos_event_channel_admin::EventChannel as CosEventChannel;
 use corbina_events::cos_notification::StructuredEvent;
 use corbina_events::cos_notify_channel_admin::{
-    ClientType, EventChannel, EventChannelFactory, SequenceProxyPullSupplier,
-    SequenceProxyPushConsumer, StructuredProxyPullConsumer, StructuredProxyPullSupplier,
-    StructuredProxyPushConsumer, StructuredProxyPushSupplier,
+    ClientType, EventChannel, EventChannelFactory, SequenceProxyPullConsumer,
+    SequenceProxyPullSupplier, SequenceProxyPushConsumer, StructuredProxyPullConsumer,
+    StructuredProxyPullSupplier, StructuredProxyPushConsumer, StructuredProxyPushSupplier,
 };
-use corbina_events::cos_notify_comm::{StructuredPullSupplier, StructuredPullSupplierSkeleton};
+use corbina_events::cos_notify_comm::{
+    SequencePullSupplier, SequencePullSupplierSkeleton, StructuredPullSupplier,
+    StructuredPullSupplierSkeleton,
+};
 use corbina_events::cos_notify_filter::ConstraintExp;
 use corbina_testpeers::{
     jacorb_tools_installed, output_root, repo_root, skip_unless, PeerProcess, IOR_TIMEOUT,
@@ -468,7 +471,8 @@ fn notify_corbina_pull_and_sequence_clients_on_jacorb_notification_service() {
         SequenceProxyPullSupplier::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
     sequence.connect_sequence_pull_consumer(None).unwrap();
 
-    // Corbina's sequence push supplier, then a structured pull supplier JacORB pulls from.
+    // Corbina's sequence push supplier, then structured and sequence pull suppliers
+    // JacORB pulls from.
     let sadmin = ch.get_default_supplier_admin().unwrap().unwrap();
     let (p, _) = sadmin
         .obtain_notification_push_consumer(ClientType::SequenceEvent)
@@ -493,8 +497,20 @@ fn notify_corbina_pull_and_sequence_clients_on_jacorb_notification_service() {
         .connect_structured_pull_supplier(Some(&StructuredPullSupplier::unchecked_narrow(&r)))
         .unwrap();
 
+    let (p, _) = sadmin
+        .obtain_notification_pull_consumer(ClientType::SequenceEvent)
+        .unwrap();
+    let seq_pull_sup = SequenceProxyPullConsumer::narrow(p.unwrap().as_object()).unwrap();
+    let r = serve(
+        &client,
+        SequencePullSupplierSkeleton::new(source(&["q0", "q1"])),
+    );
+    seq_pull_sup
+        .connect_sequence_pull_supplier(Some(&SequencePullSupplier::unchecked_narrow(&r)))
+        .unwrap();
+
     let mut want: Vec<String> = (0..6).map(|i| format!("seq {i}")).collect();
-    want.extend(["p0", "p1", "p2"].map(String::from));
+    want.extend(["p0", "p1", "p2", "q0", "q1"].map(String::from));
     want.sort();
     // JacORB delivers in no particular order: compare sorted.
     let mut from_structured: Vec<String> = (0..want.len())
@@ -523,6 +539,7 @@ fn notify_corbina_pull_and_sequence_clients_on_jacorb_notification_service() {
     assert_eq!(from_sequence, want);
     assert!(!structured.try_pull_structured_event().unwrap().1);
     pull_sup.disconnect_structured_pull_consumer().unwrap();
+    seq_pull_sup.disconnect_sequence_pull_consumer().unwrap();
     client.destroy();
     drop(service);
     let _ = std::fs::remove_dir_all(&dir);
