@@ -351,6 +351,7 @@ pub(crate) struct PushState {
     /// `MaximumBatchSize` and `PacingInterval` of a sequence consumer.
     pub(crate) batch: usize,
     pub(crate) pacing: Duration,
+    pub(crate) journal: Journal,
 }
 
 /// `ProxyPushSupplier` (and the notification kinds of it).
@@ -372,6 +373,104 @@ pub(crate) struct PullState {
     pub(crate) conn: Conn<Option<PullPeer>>,
     pub(crate) queue: Queue,
     waiters: VecDeque<Waiter>,
+    pub(crate) journal: Journal,
+}
+
+/// Whether a consumer proxy stores its events (`EventReliability` `Persistent`), and the
+/// store key of its next one.
+pub(crate) struct Journal {
+    pub(crate) on: bool,
+    next: u64,
+}
+
+impl Journal {
+    fn new(qos: &Qos) -> Journal {
+        Journal {
+            on: qos.persistent_events(),
+            next: 0,
+        }
+    }
+
+    /// Appends `event` to proxy `proxy`'s `queue`, stored first when the journal is on
+    /// (with the removal of what the queue dropped for it); how many were dropped.
+    fn queue(
+        &mut self,
+        proxy: u64,
+        channel: &Weak<Channel>,
+        queue: &mut Queue,
+        event: &Arc<Event>,
+        now: Instant,
+    ) -> u64 {
+        let shared = match self.on {
+            true => channel.upgrade().and_then(|c| c.shared.upgrade()),
+            false => None,
+        };
+        let Some(shared) = shared else {
+            return queue.push(event.clone(), now);
+        };
+        let key = self.next;
+        self.next += 1;
+        let event = Arc::new(event.with_key(key));
+        let data = event.encode();
+        let dropped = queue.push(event, now);
+        let gone = queue.take_gone();
+        let stored = data.map_err(|e| e.to_string()).and_then(|d| {
+            shared
+                .store
+                .put_event(proxy, key, &d, &gone)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = stored {
+            eprintln!("corbina-events: proxy {proxy}: event not stored: {e}");
+        }
+        dropped
+    }
+
+    /// Puts the stored events of proxy `proxy` back in its `queue` (after a restart); drops
+    /// them when the journal is off or the proxy is not connected.
+    fn reload(&mut self, proxy: u64, shared: &Shared, queue: &mut Queue, connected: bool) {
+        let stored = match shared.store.events(proxy) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("corbina-events: proxy {proxy}: stored events: {e}");
+                return;
+            }
+        };
+        let now = Instant::now();
+        let mut gone = Vec::new();
+        for (key, data) in stored {
+            self.next = self.next.max(key.saturating_add(1));
+            match Event::decode(&data, key) {
+                Ok(e) if self.on && connected => {
+                    queue.push(Arc::new(e), now);
+                }
+                Ok(_) => gone.push(key),
+                Err(e) => {
+                    eprintln!("corbina-events: proxy {proxy}: stored event {key}: {e}");
+                    gone.push(key);
+                }
+            }
+        }
+        gone.extend(queue.take_gone());
+        forget_in(&shared.store, proxy, &gone);
+    }
+}
+
+/// Removes the stored events `keys` of proxy `proxy` (delivered, discarded, expired).
+fn forget_in(store: &Store, proxy: u64, keys: &[u64]) {
+    if let Err(e) = store.remove_events(proxy, keys) {
+        eprintln!("corbina-events: proxy {proxy}: stored events not removed: {e}");
+    }
+}
+
+/// The same through a proxy's channel; nothing to do without keys.
+fn forget(channel: &Weak<Channel>, proxy: u64, keys: &[u64]) {
+    if keys.is_empty() {
+        return;
+    }
+    if let Some(shared) = channel.upgrade().and_then(|c| c.shared.upgrade()) {
+        forget_in(&shared.store, proxy, keys);
+    }
 }
 
 /// `ProxyPullSupplier`.
@@ -623,6 +722,7 @@ impl Channel {
                         suspended: false,
                         batch: qos.batch(),
                         pacing: qos.pacing(),
+                        journal: Journal::new(&qos),
                     }),
                     link,
                     dropped: AtomicU64::new(0),
@@ -632,15 +732,16 @@ impl Channel {
             }
             // The other kinds are not proxies; the store never holds them as such.
             _ => {
-                let queue = self.queue_for(&link.qos());
+                let qos = link.qos();
                 Proxy::PullSupplier(Arc::new(PullSupplierProxy {
                     id,
                     channel,
                     link,
                     state: Mutex::new(PullState {
                         conn: Conn::Idle,
-                        queue,
+                        queue: self.queue_for(&qos),
                         waiters: VecDeque::new(),
+                        journal: Journal::new(&qos),
                     }),
                     dropped: AtomicU64::new(0),
                 }))
@@ -792,6 +893,20 @@ impl Channel {
                     }
                 }
             }
+        }
+        // Its persistent events, back in its queue.
+        match &proxy {
+            Proxy::PushSupplier(p) => {
+                let st = &mut *lock(&p.state);
+                let connected = matches!(st.conn, Conn::Connected(_));
+                st.journal.reload(id, shared, &mut st.queue, connected);
+            }
+            Proxy::PullSupplier(p) => {
+                let st = &mut *lock(&p.state);
+                let connected = matches!(st.conn, Conn::Connected(_));
+                st.journal.reload(id, shared, &mut st.queue, connected);
+            }
+            _ => {}
         }
         if let Err(e) = crate::servants::activate_proxy(shared, &proxy) {
             eprintln!("corbina-events: proxy {id}: {e}");
@@ -981,7 +1096,10 @@ impl PushSupplierProxy {
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        let dropped = st.queue.push(event.clone(), now);
+        let state = &mut *st;
+        let dropped = state
+            .journal
+            .queue(self.id, &self.channel, &mut state.queue, event, now);
         drop(st);
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
@@ -1006,6 +1124,7 @@ impl PushSupplierProxy {
             .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
         st.batch = qos.batch();
         st.pacing = qos.pacing();
+        st.journal.on = qos.persistent_events();
         drop(st);
         self.poke();
     }
@@ -1042,6 +1161,8 @@ impl PushSupplierProxy {
             }
         }
         let events = st.queue.pop_many(batch, now, &self.dropped);
+        // Expired ones: gone from the store too (delivered ones once their push returned).
+        forget(&self.channel, self.id, &st.queue.take_gone());
         if events.is_empty() {
             // Events waiting for their StartTime: until the first is due.
             Err(st.queue.next_start(now).map(|s| s - now))
@@ -1162,7 +1283,11 @@ impl Delivery<'_> {
                         break;
                     }
                 }
-                self.flight.pop_front();
+                // Delivered (or refused by the consumer): no longer stored.
+                if let Some(f) = self.flight.pop_front() {
+                    let keys: Vec<u64> = f.batch.iter().filter_map(|e| e.key).collect();
+                    forget(&p.channel, p.id, &keys);
+                }
             }
             // New pushes, while the window has room.
             let window = if self.failures > 0 {
@@ -1324,7 +1449,10 @@ impl PullSupplierProxy {
                     }
                 });
         }
-        let dropped = st.queue.push(event.clone(), now);
+        let state = &mut *st;
+        let dropped = state
+            .journal
+            .queue(self.id, &self.channel, &mut state.queue, event, now);
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
@@ -1349,9 +1477,13 @@ impl PullSupplierProxy {
         }
     }
 
-    /// Up to `max` live events from the queue.
+    /// Up to `max` live events from the queue (no longer stored: a pull is answered once).
     fn take(&self, st: &mut PullState, max: usize) -> Vec<Arc<Event>> {
-        st.queue.pop_many(max, Instant::now(), &self.dropped)
+        let events = st.queue.pop_many(max, Instant::now(), &self.dropped);
+        let mut keys = st.queue.take_gone();
+        keys.extend(events.iter().filter_map(|e| e.key));
+        forget(&self.channel, self.id, &keys);
+        events
     }
 
     /// A `pull` of any kind: answered now, or when events arrive.
@@ -1384,9 +1516,10 @@ impl PullSupplierProxy {
 
     /// Applies the proxy's QoS to its queue.
     pub(crate) fn apply_qos(&self, qos: &Qos, max_queue: u32) {
-        lock(&self.state)
-            .queue
+        let mut st = lock(&self.state);
+        st.queue
             .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
+        st.journal.on = qos.persistent_events();
     }
 }
 

@@ -82,8 +82,9 @@
 //! way), `StartTimeSupported`/`StopTimeSupported` (when `TRUE` on the supplier's side, a
 //! structured event's header `StartTime`, a TimeBase::UtcT, holds it in each consumer's
 //! queue until then while later events go by, and its `StopTime` drops it after then).
-//! `EventReliability=Persistent` is refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`),
-//! unknown properties with `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
+//! `EventReliability` (`Persistent`, with `ConnectionReliability=Persistent` only, else
+//! `UnsupportedQoS` with `UNSUPPORTED_VALUE`: see **Persistence**); unknown properties are
+//! refused with `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
 //! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
 //! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
 //! is refused. `suspend_connection` holds a push consumer's deliveries (events still
@@ -103,11 +104,18 @@
 //!
 //! **Persistence**: channels, admins (operator, QoS, filters), proxies (kind, QoS, filters,
 //! connected peer) are stored as the event channel's objects are and come back after a
-//! restart with the same references.
+//! restart with the same references. With `EventReliability=Persistent`, each consumer
+//! proxy's undelivered events are stored as well (one write per event queued, one per push
+//! or pull that delivered), removed once delivered, discarded or expired, and queued again
+//! after a restart: a push consumer gets them pushed, a pull consumer pulls them (a pulled
+//! event is removed as the pull is answered). The store holds no more of them than the
+//! proxy's queue bound (`MaxEventsPerConsumer`, else the channel's `MaxQueueLength`) and
+//! its pushes in flight. A push is at least once: an event whose push returned just before
+//! a crash, before its removal, comes again.
 //!
 //! # Not there yet
 //!
-//! Persistent events (`EventReliability=Persistent`) and typed channels.
+//! Typed channels.
 //!
 //! # Example
 //!

@@ -4,7 +4,7 @@
 //!
 //! | property | type | values | effect |
 //! |---|---|---|---|
-//! | `EventReliability` | short | `BestEffort` | events are not stored (`Persistent` is refused) |
+//! | `EventReliability` | short | `BestEffort`, `Persistent` (only with `ConnectionReliability` `Persistent`) | `Persistent`: each consumer's undelivered events are stored until delivered, and delivered after a restart (at most its queue's bound of them) |
 //! | `ConnectionReliability` | short | `BestEffort`, `Persistent` | connections are stored and survive a restart in both cases |
 //! | `Priority` | short | any | an event's priority when its header has none |
 //! | `OrderPolicy` | short | `AnyOrder`, `FifoOrder`, `PriorityOrder`, `DeadlineOrder` | the order of a consumer's queue |
@@ -31,6 +31,7 @@ use crate::queue::{Discard, Order};
 /// The QoS set at one level (`None`: not set there).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Qos {
+    pub(crate) event_reliability: Option<i16>,
     pub(crate) connection_reliability: Option<i16>,
     pub(crate) priority: Option<i16>,
     pub(crate) order: Option<i16>,
@@ -85,8 +86,10 @@ impl Qos {
             let v = &p.value;
             let r: Result<(), QoSErrorCode> = match n {
                 "EventReliability" => match short(v) {
-                    Some(0) => Ok(()),
-                    Some(1) => Err(UnsupportedValue),
+                    Some(r @ (0 | 1)) => {
+                        q.event_reliability = Some(r);
+                        Ok(())
+                    }
                     Some(_) => Err(BadValue),
                     None => Err(BadType),
                 },
@@ -144,11 +147,22 @@ impl Qos {
                 errs.push(error(code, n));
             }
         }
+        // Events stored for connections that are not: a combination CosNotification
+        // leaves undefined, refused.
+        if q.event_reliability == Some(1) && q.connection_reliability != Some(1) {
+            errs.push(error(UnsupportedValue, "EventReliability"));
+        }
         if errs.is_empty() {
             Ok(q)
         } else {
             Err(errs)
         }
+    }
+
+    /// Whether undelivered events are stored (`EventReliability` and
+    /// `ConnectionReliability` both `Persistent`).
+    pub(crate) fn persistent_events(&self) -> bool {
+        self.event_reliability == Some(1) && self.connection_reliability == Some(1)
     }
 
     pub(crate) fn priority(&self) -> i16 {
@@ -201,7 +215,10 @@ impl Qos {
             value,
         };
         vec![
-            p("EventReliability", Any::from_short(0)),
+            p(
+                "EventReliability",
+                Any::from_short(self.event_reliability.unwrap_or(0)),
+            ),
             p(
                 "ConnectionReliability",
                 Any::from_short(self.connection_reliability.unwrap_or(0)),
@@ -249,7 +266,7 @@ impl Qos {
             .iter()
             .filter_map(|p| {
                 let r = match p.name.as_str() {
-                    "EventReliability" => range(Any::from_short(0), Any::from_short(0)),
+                    "EventReliability" => range(Any::from_short(0), Any::from_short(1)),
                     "ConnectionReliability" => range(Any::from_short(0), Any::from_short(1)),
                     "Priority" => range(Any::from_short(-32767), Any::from_short(32767)),
                     "OrderPolicy" => range(Any::from_short(0), Any::from_short(3)),
@@ -286,6 +303,10 @@ impl Qos {
         put(
             "ConnectionReliability",
             self.connection_reliability.map(Any::from_short),
+        );
+        put(
+            "EventReliability",
+            self.event_reliability.map(Any::from_short),
         );
         put("Priority", self.priority.map(Any::from_short));
         put("OrderPolicy", self.order.map(Any::from_short));
@@ -421,11 +442,12 @@ mod tests {
         assert_eq!(
             codes,
             [
-                QoSErrorCode::UnsupportedValue,
                 QoSErrorCode::BadType,
                 QoSErrorCode::BadValue,
                 QoSErrorCode::BadProperty,
-                QoSErrorCode::BadType
+                QoSErrorCode::BadType,
+                // Persistent events need persistent connections.
+                QoSErrorCode::UnsupportedValue,
             ]
         );
     }
@@ -437,12 +459,15 @@ mod tests {
                 prop("Priority", Any::from_short(-3)),
                 prop("PacingInterval", Any::from_ulonglong(5)),
                 prop("ConnectionReliability", Any::from_short(1)),
+                prop("EventReliability", Any::from_short(1)),
                 prop("StartTimeSupported", Any::from_boolean(true)),
                 prop("StopTimeSupported", Any::from_boolean(false)),
             ])
             .unwrap();
         assert_eq!(Qos::default().with(&q.stored()).unwrap(), q);
         assert_eq!((q.start_time, q.stop_time), (Some(true), Some(false)));
+        assert!(q.persistent_events());
+        assert!(!Qos::default().persistent_events());
     }
 
     #[test]

@@ -10,8 +10,11 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use corbina::cdr::{
+    ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError,
+};
 use corbina::Any;
 
 use crate::cos_notification::{EventHeader, EventType, FixedEventHeader, StructuredEvent};
@@ -36,6 +39,9 @@ pub(crate) struct Event {
     pub(crate) deadline: Option<Instant>,
     /// When it may be delivered (`StartTime`), if it must wait.
     pub(crate) start: Option<Instant>,
+    /// Its sequence number in the store, when one consumer's copy of it is stored there
+    /// (persistent events).
+    pub(crate) key: Option<u64>,
     as_any: OnceLock<Any>,
     as_structured: OnceLock<StructuredEvent>,
 }
@@ -47,6 +53,7 @@ impl Event {
             priority,
             deadline,
             start: None,
+            key: None,
             as_any: OnceLock::new(),
             as_structured: OnceLock::new(),
         }
@@ -58,6 +65,53 @@ impl Event {
             start: self.start,
             ..Event::new(self.body.clone(), priority, deadline)
         }
+    }
+
+    /// One consumer's copy of it, stored under `key`.
+    pub(crate) fn with_key(&self, key: u64) -> Event {
+        Event {
+            key: Some(key),
+            ..self.with(self.priority, self.deadline)
+        }
+    }
+
+    /// The stored form: kind (0 `any`, 1 structured), priority, deadline and start time
+    /// (nanoseconds since the Unix epoch, 0 for none; an `Instant` means nothing to the
+    /// next process), then the body in CDR.
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, MarshalError> {
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+        w.write_octet(u8::from(matches!(self.body, Body::Structured(_))));
+        w.write_primitive::<i16>(self.priority);
+        w.write_primitive::<u64>(to_unix(self.deadline));
+        w.write_primitive::<u64>(to_unix(self.start));
+        match &self.body {
+            Body::Any(a) => a.encode(&mut w)?,
+            Body::Structured(e) => e.encode(&mut w)?,
+        }
+        Ok(w.into_bytes())
+    }
+
+    /// An event from its stored form, stored under `key`.
+    pub(crate) fn decode(data: &[u8], key: u64) -> Result<Event, MarshalError> {
+        let mut r = CdrReader::new(data, ByteOrder::Big, CdrContext::GIOP_1_2);
+        let kind = r.read_octet()?;
+        let priority = r.read_primitive::<i16>()?;
+        let deadline = from_unix(r.read_primitive::<u64>()?);
+        let start = from_unix(r.read_primitive::<u64>()?);
+        let body = match kind {
+            0 => Body::Any(Any::decode(&mut r)?),
+            1 => Body::Structured(StructuredEvent::decode(&mut r)?),
+            _ => {
+                return Err(MarshalError::InvalidValue {
+                    offset: 0,
+                    reason: "stored event kind",
+                })
+            }
+        };
+        let mut e = Event::new(body, priority, deadline);
+        e.start = start;
+        e.key = Some(key);
+        Ok(e)
     }
 
     /// Whether it must wait for its `StartTime` still.
@@ -91,6 +145,34 @@ impl Event {
     pub(crate) fn expired(&self, now: Instant) -> bool {
         self.deadline.is_some_and(|d| d <= now)
     }
+}
+
+/// An instant as nanoseconds since the Unix epoch (0: none).
+fn to_unix(t: Option<Instant>) -> u64 {
+    let Some(t) = t else { return 0 };
+    let now = Instant::now();
+    let wall = match t.checked_duration_since(now) {
+        Some(ahead) => SystemTime::now() + ahead,
+        None => SystemTime::now() - now.saturating_duration_since(t),
+    };
+    wall.duration_since(UNIX_EPOCH).map_or(1, |d| {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+    })
+}
+
+/// The instant of nanoseconds since the Unix epoch (0: none); one in the past is now.
+fn from_unix(nanos: u64) -> Option<Instant> {
+    if nanos == 0 {
+        return None;
+    }
+    let wall = UNIX_EPOCH + Duration::from_nanos(nanos);
+    let now = Instant::now();
+    Some(match wall.duration_since(SystemTime::now()) {
+        Ok(ahead) => now
+            .checked_add(ahead)
+            .unwrap_or(now + Duration::from_secs(86_400 * 365)),
+        Err(_) => now,
+    })
 }
 
 /// An `any` as a structured event: type `%ANY`, the `any` in `remainder_of_body`; an `any`
@@ -198,16 +280,14 @@ impl Items {
         }
     }
 
-    fn remove(&mut self, k: &Key) {
+    fn remove(&mut self, k: &Key) -> Option<Arc<Event>> {
         match self {
-            Items::Fifo(d) => {
-                if let Ok(i) = d.binary_search_by(|(x, _)| x.cmp(k)) {
-                    d.remove(i);
-                }
-            }
-            Items::Sorted(m) => {
-                m.remove(k);
-            }
+            Items::Fifo(d) => d
+                .binary_search_by(|(x, _)| x.cmp(k))
+                .ok()
+                .and_then(|i| d.remove(i))
+                .map(|(_, e)| e),
+            Items::Sorted(m) => m.remove(k),
         }
     }
 
@@ -245,6 +325,9 @@ pub(crate) struct Queue {
     pub(crate) since: Option<Instant>,
     /// How many queued events have a `StartTime` (none: `pop` takes the first, quickly).
     timed: usize,
+    /// The store keys of stored events dropped (discarded, expired) since
+    /// [`Queue::take_gone`] was last called: to remove from the store.
+    gone: Vec<u64>,
 }
 
 /// The reference point of deadlines as numbers.
@@ -263,6 +346,19 @@ impl Queue {
             limit: limit.max(1),
             since: None,
             timed: 0,
+            gone: Vec::new(),
+        }
+    }
+
+    /// The store keys of the stored events dropped since the last call.
+    pub(crate) fn take_gone(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.gone)
+    }
+
+    /// Notes that `e` was dropped (its stored copy must go).
+    fn forget(&mut self, e: &Event) {
+        if let Some(k) = e.key {
+            self.gone.push(k);
         }
     }
 
@@ -325,7 +421,14 @@ impl Queue {
         let mut dropped = 0;
         if self.items.len() >= self.limit {
             let before = self.items.len();
-            self.items.retain(|e| !e.expired(now));
+            let gone = &mut self.gone;
+            self.items.retain(|e| {
+                let keep = !e.expired(now);
+                if let (false, Some(k)) = (keep, e.key) {
+                    gone.push(k);
+                }
+                keep
+            });
             dropped += (before - self.items.len()) as u64;
         }
         let seq = self.next;
@@ -333,7 +436,10 @@ impl Queue {
         if self.items.len() >= self.limit {
             dropped += 1;
             let victim = match self.discard {
-                Discard::Lifo => return dropped,
+                Discard::Lifo => {
+                    self.forget(&e);
+                    return dropped;
+                }
                 Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
                 Discard::Priority => self
                     .items
@@ -357,11 +463,12 @@ impl Queue {
                 _ => false,
             };
             if incoming_loses {
+                self.forget(&e);
                 self.recount();
                 return dropped;
             }
-            if let Some(k) = victim {
-                self.items.remove(&k);
+            if let Some(v) = victim.and_then(|k| self.items.remove(&k)) {
+                self.forget(&v);
             }
         }
         self.recount();
@@ -381,6 +488,7 @@ impl Queue {
         while let Some((_, e)) = self.items.pop_first() {
             if e.expired(now) {
                 *expired += 1;
+                self.forget(&e);
                 continue;
             }
             if self.items.is_empty() {
@@ -427,7 +535,12 @@ impl Queue {
             }
         }
         *expired += gone.len() as u64;
-        for k in gone.iter().chain(due.as_ref().map(|(k, _)| k)) {
+        for k in &gone {
+            if let Some(e) = self.items.remove(k) {
+                self.forget(&e);
+            }
+        }
+        if let Some((k, _)) = &due {
             self.items.remove(k);
         }
         self.timed = self.items.iter().filter(|(_, e)| e.start.is_some()).count();
@@ -570,5 +683,72 @@ mod tests {
                 .as_deref(),
             Some("x")
         );
+    }
+
+    #[test]
+    fn stored_form_round_trips_and_rejects_garbage() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let se = wrap_any(&Any::from_string("x").unwrap());
+        let mut e = Event::new(Body::Structured(se), -4, Some(now + s(60)));
+        e.start = Some(now + s(5));
+        let back = Event::decode(&e.encode().unwrap(), 9).unwrap();
+        assert_eq!(back.key, Some(9));
+        assert_eq!(back.priority, -4);
+        assert_eq!(
+            back.structured()
+                .remainder_of_body
+                .to_string_value()
+                .as_deref(),
+            Some("x")
+        );
+        // Times survive as wall-clock times, to within the conversion's rounding.
+        let near = |a: Option<Instant>, b: Instant| {
+            let a = a.unwrap();
+            a.max(b) - a.min(b) < Duration::from_millis(100)
+        };
+        assert!(near(back.deadline, now + s(60)));
+        assert!(near(back.start, now + s(5)));
+        let any = Event::new(Body::Any(Any::from_long(3)), 0, None);
+        let back = Event::decode(&any.encode().unwrap(), 0).unwrap();
+        assert_eq!(
+            (back.any().to_long(), back.deadline, back.start),
+            (Some(3), None, None)
+        );
+        // Truncations and a bad kind are errors, not panics.
+        let bytes = any.encode().unwrap();
+        for n in 0..bytes.len() {
+            assert!(Event::decode(&bytes[..n], 0).is_err(), "{n} bytes");
+        }
+        let mut bad = bytes.clone();
+        bad[0] = 7;
+        assert!(Event::decode(&bad, 0).is_err());
+    }
+
+    #[test]
+    fn dropped_stored_events_are_reported_once() {
+        let now = Instant::now();
+        let keyed = |v: i32, k: u64| Arc::new(ev(0, None, v).with_key(k));
+        let mut q = Queue::new(Order::Fifo, Discard::Fifo, 2);
+        for k in 0..3 {
+            q.push(keyed(k as i32, k), now);
+        }
+        assert_eq!(q.take_gone(), [0]);
+        assert!(q.take_gone().is_empty());
+        // A LIFO queue drops the newcomer; an expired event goes when met.
+        let mut q = Queue::new(Order::Fifo, Discard::Lifo, 1);
+        q.push(
+            Arc::new(ev(0, Some(now + Duration::from_millis(1)), 1).with_key(5)),
+            now,
+        );
+        q.push(keyed(2, 6), now);
+        assert_eq!(q.take_gone(), [6]);
+        let mut n = 0;
+        assert!(q.pop(now + Duration::from_secs(1), &mut n).is_none());
+        assert_eq!((n, q.take_gone()), (1, vec![5]));
+        // Events without a key (best effort) are never reported.
+        q.push(ev(0, None, 3), now);
+        q.push(ev(0, None, 4), now);
+        assert!(q.take_gone().is_empty());
     }
 }

@@ -113,6 +113,14 @@ fn structured_proxy(admin: &ConsumerAdmin) -> StructuredProxyPushSupplier {
     StructuredProxyPushSupplier::narrow(p.unwrap().as_object()).unwrap()
 }
 
+/// A structured proxy pull supplier of `admin` (not connected yet).
+fn structured_pull_proxy(admin: &ConsumerAdmin) -> StructuredProxyPullSupplier {
+    let (p, _) = admin
+        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap()
+}
+
 #[test]
 fn notify_factory_channels_and_admins() {
     let s = setup("notify-factory");
@@ -173,6 +181,7 @@ fn notify_factory_channels_and_admins() {
     assert_eq!(e.kind, SystemExceptionKind::ObjectNotExist);
 
     // QoS and admin properties: what is supported is kept, the rest refused.
+    // Persistent events need persistent connections.
     assert!(matches!(
         s.factory
             .create_channel(&[prop("EventReliability", Any::from_short(1))], &[]),
@@ -497,6 +506,96 @@ fn notify_structured_connection_survives_sigkill() {
         proxy.connect_structured_push_consumer(Some(&c)),
         Err(corbina_events::cos_notify_channel_admin::structured_proxy_push_supplier::ConnectStructuredPushConsumerError::AlreadyConnected(_))
     ));
+    client.destroy();
+    drop(daemon);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// EventReliability=Persistent: the events a consumer has not had yet survive `kill -9`
+/// (as many as its MaxEventsPerConsumer), and are delivered once only.
+#[test]
+fn notify_persistent_events_survive_sigkill() {
+    let dir = temp_dir("notify-persistent-events");
+    let port = free_port();
+    let (mut daemon, _) = start_daemon(port, &dir, &[]);
+    let client = client_orb();
+    let factory = notify_factory_at(&client, port);
+    let persistent = [
+        prop("ConnectionReliability", Any::from_short(1)),
+        prop("EventReliability", Any::from_short(1)),
+    ];
+    let ch = factory.create_channel(&persistent, &[]).unwrap().0.unwrap();
+    let reliability = ch.get_qos().unwrap();
+    let er = reliability
+        .iter()
+        .find(|p| p.name == "EventReliability")
+        .unwrap();
+    assert_eq!(er.value.to_short(), Some(1));
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    // A push consumer whose proxy is suspended: its events wait in its queue.
+    let proxy = structured_proxy(&admin);
+    let (c, got) = structured_consumer(&client);
+    proxy.connect_structured_push_consumer(Some(&c)).unwrap();
+    proxy.suspend_connection().unwrap();
+    // A pull consumer keeping the 3 newest.
+    let pull = structured_pull_proxy(&admin);
+    pull.set_qos(&[prop("MaxEventsPerConsumer", Any::from_long(3))])
+        .unwrap();
+    pull.connect_structured_pull_consumer(None).unwrap();
+    // A consumer of a best-effort channel beside them loses its queue.
+    let plain = factory
+        .create_channel(&[prop("ConnectionReliability", Any::from_short(1))], &[])
+        .unwrap()
+        .0
+        .unwrap();
+    let plain_pull = structured_pull_proxy(&plain.get_default_consumer_admin().unwrap().unwrap());
+    plain_pull.connect_structured_pull_consumer(None).unwrap();
+
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    let plain_sup = structured_supplier(&plain.get_default_supplier_admin().unwrap().unwrap());
+    let names: Vec<String> = (0..5).map(|i| format!("e{i}")).collect();
+    for n in &names {
+        sup.push_structured_event(&event("Alarm", n, 1)).unwrap();
+        plain_sup
+            .push_structured_event(&event("Alarm", n, 1))
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(got.events.lock().unwrap().is_empty(), "suspended");
+
+    daemon.kill();
+    let (d, _) = start_daemon(port, &dir, &[]);
+    daemon = d;
+    // The suspension was not stored: the proxy delivers at once (or once resumed).
+    let _ = proxy.resume_connection();
+    assert_eq!(got.names(5), names);
+    let pulled: Vec<String> = (0..3)
+        .map(|_| {
+            let (e, has) = pull.try_pull_structured_event().unwrap();
+            assert!(has);
+            e.header.fixed_header.event_name
+        })
+        .collect();
+    assert_eq!(pulled, names[2..]);
+    assert!(!pull.try_pull_structured_event().unwrap().1);
+    assert!(!plain_pull.try_pull_structured_event().unwrap().1);
+
+    // Delivered events are not stored any more: nothing comes again after another crash.
+    std::thread::sleep(Duration::from_millis(200));
+    daemon.kill();
+    let (d, _) = start_daemon(port, &dir, &[]);
+    daemon = d;
+    sup.push_structured_event(&event("Alarm", "after", 1))
+        .unwrap();
+    let mut want = names.clone();
+    want.push("after".into());
+    assert_eq!(got.names(6), want);
+    let (e, has) = pull.try_pull_structured_event().unwrap();
+    assert!(has);
+    assert_eq!(e.header.fixed_header.event_name, "after");
+    assert!(!pull.try_pull_structured_event().unwrap().1);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(got.events.lock().unwrap().len(), 6, "delivered once");
     client.destroy();
     drop(daemon);
     let _ = std::fs::remove_dir_all(&dir);
