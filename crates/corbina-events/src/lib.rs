@@ -111,7 +111,8 @@
 //! event is removed as the pull is answered). The store holds no more of them than the
 //! proxy's queue bound (`MaxEventsPerConsumer`, else the channel's `MaxQueueLength`) and
 //! its pushes in flight. A push is at least once: an event whose push returned just before
-//! a crash, before its removal, comes again.
+//! a crash, before its removal, comes again (as may, after the machine's crash rather than
+//! the daemon's, those delivered shortly before: removals are not synced to disk).
 //!
 //! # Not there yet
 //!
