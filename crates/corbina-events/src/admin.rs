@@ -18,6 +18,7 @@ use crate::cos_notification::{EventType, Property};
 use crate::cos_notify_filter::{Filter, MappingFilter};
 use crate::qos::{AdminProps, Qos};
 use crate::queue::{Body, Event};
+use crate::time_base::UtcT;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -374,6 +375,7 @@ impl Link {
         let qos = self.qos();
         let mut priority = qos.priority();
         let mut timeout = qos.timeout();
+        let (mut start, mut stop) = (None, None);
         if let Body::Structured(s) = &body {
             for p in &s.header.variable_header {
                 match p.name.as_str() {
@@ -388,12 +390,25 @@ impl Link {
                                 .then(|| std::time::Duration::from_nanos(t.saturating_mul(100)));
                         }
                     }
+                    "StartTime" if qos.start_time == Some(true) => {
+                        start = p.value.extract::<UtcT>().map(|u| utc_instant(u.time));
+                    }
+                    "StopTime" if qos.stop_time == Some(true) => {
+                        stop = p.value.extract::<UtcT>().map(|u| utc_instant(u.time));
+                    }
                     _ => {}
                 }
             }
         }
-        let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
-        Event::new(body, priority, deadline)
+        let now = std::time::Instant::now();
+        let deadline = timeout.and_then(|t| now.checked_add(t));
+        let deadline = match (deadline, stop) {
+            (Some(d), Some(s)) => Some(d.min(s)),
+            (d, s) => d.or(s),
+        };
+        let mut e = Event::new(body, priority, deadline);
+        e.start = start.filter(|s| *s > now);
+        e
     }
 
     /// `e` as this consumer-side proxy sees it: with the priority and lifetime its mapping
@@ -583,6 +598,29 @@ impl NotifyParams {
                 type_name: t.clone(),
             })
             .collect()
+    }
+}
+
+/// 100 ns intervals from 15 October 1582 (TimeBase's epoch) to 1 January 1970.
+const UTC_TO_UNIX: u64 = 122_192_928_000_000_000;
+
+/// A TimeBase::TimeT in UTC (a UtcT's `time`) as an instant of the monotonic clock, by the
+/// system clock now; a time beyond what the clock can hold is a century away.
+pub(crate) fn utc_instant(t: u64) -> std::time::Instant {
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    let now = Instant::now();
+    let since_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let now_t =
+        UTC_TO_UNIX.saturating_add(u64::try_from(since_unix.as_nanos() / 100).unwrap_or(u64::MAX));
+    let span = |d: u64| Duration::from_nanos(d.saturating_mul(100));
+    if t >= now_t {
+        now.checked_add(span(t - now_t))
+            .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 86_400)))
+            .unwrap_or(now)
+    } else {
+        now.checked_sub(span(now_t - t)).unwrap_or(now)
     }
 }
 

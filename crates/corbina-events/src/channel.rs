@@ -6,14 +6,16 @@
 //!
 //! A supplier's event is appended to the queue of every connected consumer proxy and the
 //! supplier's call returns: no consumer is called on the supplier's thread. Each push
-//! consumer has a thread of its own that empties its queue in order, one `push` at a time,
-//! so a slow or dead consumer delays only itself. A queue holds at most the channel's
-//! `MaxQueueLength` events; when it is full the oldest is dropped (as omniEvents does), so
-//! a consumer that stopped reading costs bounded memory. A push failing with TRANSIENT,
-//! COMM_FAILURE or TIMEOUT is retried, the same event, after a doubling back-off; after
-//! [`crate::Options::push_retries`] failures in a row the consumer is disconnected (and told
-//! so, if it still listens). `Disconnected` or OBJECT_NOT_EXIST from the consumer
-//! disconnects it at once; any other exception skips that one event.
+//! consumer has a thread of its own that empties its queue in order, one push at a time or,
+//! with [`crate::Options::push_window`] above 1, that many in flight on a connection of the
+//! consumer's own (see [`PushSupplierProxy::run`]), so a slow or dead consumer delays only
+//! itself. A queue holds at most the channel's `MaxQueueLength` events; when it is full the
+//! oldest is dropped (as omniEvents does), so a consumer that stopped reading costs bounded
+//! memory. A push failing with TRANSIENT, COMM_FAILURE or TIMEOUT is retried (with the
+//! pushes after it), after a doubling back-off; after [`crate::Options::push_retries`]
+//! failures in a row the consumer is disconnected (and told so, if it still listens).
+//! `Disconnected` or OBJECT_NOT_EXIST from the consumer disconnects it at once; any other
+//! exception skips that one event.
 //!
 //! # Locks
 //!
@@ -23,8 +25,11 @@
 //! proxy's, never the reverse. No lock is held across a remote call.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use corbina::error::minor::{
@@ -37,10 +42,15 @@ use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 
 use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::cos_event_comm::push_consumer::PushError;
-use crate::cos_event_comm::{PullConsumer, PullSupplier, PushConsumer, PushSupplier};
+use crate::cos_event_comm::{
+    PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
+};
 use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
 use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
-use crate::cos_notify_comm::{SequencePushConsumer, StructuredPushConsumer};
+use crate::cos_notify_comm::{
+    SequencePushConsumer, SequencePushConsumerAsync, StructuredPushConsumer,
+    StructuredPushConsumerAsync,
+};
 use crate::pull::{PullPeer, PullSource, Waiter};
 use crate::qos::Qos;
 use crate::queue::{Body, Event, Queue};
@@ -197,7 +207,7 @@ impl Proxy {
                     st.queue.clear();
                     std::mem::replace(&mut st.conn, Conn::Gone)
                 };
-                p.wake.notify_all();
+                p.poke();
                 if let (true, Conn::Connected(c)) = (notify, peer) {
                     match c {
                         Target::Any(c) => tell("disconnect_push_consumer", move || {
@@ -298,32 +308,18 @@ impl Target {
         }
     }
 
-    /// Pushes `batch` (one event, but for sequence consumers).
+    /// Pushes `batch` (one event, but for sequence consumers), waiting for each reply.
     fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
-        let r = match self {
-            Target::Any(c) => batch
+        match self {
+            Target::Any(c) => Ok(batch.iter().try_for_each(|e| c.push(e.any()))?),
+            Target::Structured(c) => Ok(batch
                 .iter()
-                .try_for_each(|e| c.push(e.any()))
-                .map_err(|e| match e {
-                    PushError::Disconnected(_) => Failure::Gone,
-                    PushError::System(e) => classify(&e),
-                }),
-            Target::Structured(c) => batch
-                .iter()
-                .try_for_each(|e| c.push_structured_event(e.structured()))
-                .map_err(|e| match e {
-                    PushStructuredEventError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventError::System(e) => classify(&e),
-                }),
+                .try_for_each(|e| c.push_structured_event(e.structured()))?),
             Target::Sequence(c) => {
                 let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
-                c.push_structured_events(&events).map_err(|e| match e {
-                    PushStructuredEventsError::Disconnected(_) => Failure::Gone,
-                    PushStructuredEventsError::System(e) => classify(&e),
-                })
+                Ok(c.push_structured_events(&events)?)
             }
-        };
-        r
+        }
     }
 }
 
@@ -355,6 +351,7 @@ pub(crate) struct PushState {
     /// `MaximumBatchSize` and `PacingInterval` of a sequence consumer.
     pub(crate) batch: usize,
     pub(crate) pacing: Duration,
+    pub(crate) journal: Journal,
 }
 
 /// `ProxyPushSupplier` (and the notification kinds of it).
@@ -363,9 +360,12 @@ pub(crate) struct PushSupplierProxy {
     pub(crate) channel: Weak<Channel>,
     pub(crate) link: Link,
     pub(crate) state: Mutex<PushState>,
-    pub(crate) wake: Condvar,
     /// Events dropped because the queue was full, they expired, or the consumer failed them.
     pub(crate) dropped: AtomicU64,
+    /// Set by [`PushSupplierProxy::poke`]: the delivery thread has something to look at.
+    pub(crate) woken: AtomicBool,
+    /// The delivery thread's task, when it waits.
+    pub(crate) waiter: Mutex<Option<Waker>>,
 }
 
 /// The queue, connection and waiting `pull`s of a `ProxyPullSupplier`.
@@ -373,6 +373,104 @@ pub(crate) struct PullState {
     pub(crate) conn: Conn<Option<PullPeer>>,
     pub(crate) queue: Queue,
     waiters: VecDeque<Waiter>,
+    pub(crate) journal: Journal,
+}
+
+/// Whether a consumer proxy stores its events (`EventReliability` `Persistent`), and the
+/// store key of its next one.
+pub(crate) struct Journal {
+    pub(crate) on: bool,
+    next: u64,
+}
+
+impl Journal {
+    fn new(qos: &Qos) -> Journal {
+        Journal {
+            on: qos.persistent_events(),
+            next: 0,
+        }
+    }
+
+    /// Appends `event` to proxy `proxy`'s `queue`, stored first when the journal is on
+    /// (with the removal of what the queue dropped for it); how many were dropped.
+    fn queue(
+        &mut self,
+        proxy: u64,
+        channel: &Weak<Channel>,
+        queue: &mut Queue,
+        event: &Arc<Event>,
+        now: Instant,
+    ) -> u64 {
+        let shared = match self.on {
+            true => channel.upgrade().and_then(|c| c.shared.upgrade()),
+            false => None,
+        };
+        let Some(shared) = shared else {
+            return queue.push(event.clone(), now);
+        };
+        let key = self.next;
+        self.next += 1;
+        let event = Arc::new(event.with_key(key));
+        let data = event.encode();
+        let dropped = queue.push(event, now);
+        let gone = queue.take_gone();
+        let stored = data.map_err(|e| e.to_string()).and_then(|d| {
+            shared
+                .store
+                .put_event(proxy, key, &d, &gone)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = stored {
+            eprintln!("corbina-events: proxy {proxy}: event not stored: {e}");
+        }
+        dropped
+    }
+
+    /// Puts the stored events of proxy `proxy` back in its `queue` (after a restart); drops
+    /// them when the journal is off or the proxy is not connected.
+    fn reload(&mut self, proxy: u64, shared: &Shared, queue: &mut Queue, connected: bool) {
+        let stored = match shared.store.events(proxy) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("corbina-events: proxy {proxy}: stored events: {e}");
+                return;
+            }
+        };
+        let now = Instant::now();
+        let mut gone = Vec::new();
+        for (key, data) in stored {
+            self.next = self.next.max(key.saturating_add(1));
+            match Event::decode(&data, key) {
+                Ok(e) if self.on && connected => {
+                    queue.push(Arc::new(e), now);
+                }
+                Ok(_) => gone.push(key),
+                Err(e) => {
+                    eprintln!("corbina-events: proxy {proxy}: stored event {key}: {e}");
+                    gone.push(key);
+                }
+            }
+        }
+        gone.extend(queue.take_gone());
+        forget_in(&shared.store, proxy, &gone);
+    }
+}
+
+/// Removes the stored events `keys` of proxy `proxy` (delivered, discarded, expired).
+fn forget_in(store: &Store, proxy: u64, keys: &[u64]) {
+    if let Err(e) = store.remove_events(proxy, keys) {
+        eprintln!("corbina-events: proxy {proxy}: stored events not removed: {e}");
+    }
+}
+
+/// The same through a proxy's channel; nothing to do without keys.
+fn forget(channel: &Weak<Channel>, proxy: u64, keys: &[u64]) {
+    if keys.is_empty() {
+        return;
+    }
+    if let Some(shared) = channel.upgrade().and_then(|c| c.shared.upgrade()) {
+        forget_in(&shared.store, proxy, keys);
+    }
 }
 
 /// `ProxyPullSupplier`.
@@ -624,23 +722,26 @@ impl Channel {
                         suspended: false,
                         batch: qos.batch(),
                         pacing: qos.pacing(),
+                        journal: Journal::new(&qos),
                     }),
                     link,
-                    wake: Condvar::new(),
                     dropped: AtomicU64::new(0),
+                    woken: AtomicBool::new(false),
+                    waiter: Mutex::new(None),
                 }))
             }
             // The other kinds are not proxies; the store never holds them as such.
             _ => {
-                let queue = self.queue_for(&link.qos());
+                let qos = link.qos();
                 Proxy::PullSupplier(Arc::new(PullSupplierProxy {
                     id,
                     channel,
                     link,
                     state: Mutex::new(PullState {
                         conn: Conn::Idle,
-                        queue,
+                        queue: self.queue_for(&qos),
                         waiters: VecDeque::new(),
+                        journal: Journal::new(&qos),
                     }),
                     dropped: AtomicU64::new(0),
                 }))
@@ -793,6 +894,20 @@ impl Channel {
                 }
             }
         }
+        // Its persistent events, back in its queue.
+        match &proxy {
+            Proxy::PushSupplier(p) => {
+                let st = &mut *lock(&p.state);
+                let connected = matches!(st.conn, Conn::Connected(_));
+                st.journal.reload(id, shared, &mut st.queue, connected);
+            }
+            Proxy::PullSupplier(p) => {
+                let st = &mut *lock(&p.state);
+                let connected = matches!(st.conn, Conn::Connected(_));
+                st.journal.reload(id, shared, &mut st.queue, connected);
+            }
+            _ => {}
+        }
         if let Err(e) = crate::servants::activate_proxy(shared, &proxy) {
             eprintln!("corbina-events: proxy {id}: {e}");
         }
@@ -935,6 +1050,26 @@ pub(crate) enum Failure {
     Skip,
 }
 
+/// A consumer's `Disconnected` drops it; a system exception is classified.
+macro_rules! failure_from {
+    ($($error:ident),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Failure {
+                match e {
+                    $error::Disconnected(_) => Failure::Gone,
+                    $error::System(e) => classify(&e),
+                }
+            }
+        }
+    )*};
+}
+
+failure_from!(
+    PushError,
+    PushStructuredEventError,
+    PushStructuredEventsError
+);
+
 pub(crate) fn classify(e: &SystemException) -> Failure {
     match e.kind {
         SystemExceptionKind::ObjectNotExist => Failure::Gone,
@@ -961,12 +1096,25 @@ impl PushSupplierProxy {
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        let dropped = st.queue.push(event.clone(), now);
+        let state = &mut *st;
+        let dropped = state
+            .journal
+            .queue(self.id, &self.channel, &mut state.queue, event, now);
         drop(st);
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
-        self.wake.notify_one();
+        self.poke();
+    }
+
+    /// Wakes the delivery thread: something changed (an event queued, a reply arrived, the
+    /// QoS or the connection changed). The flag is set before the lock is taken, so a
+    /// thread about to wait (holding the lock) sees it or gets the notification.
+    pub(crate) fn poke(&self) {
+        self.woken.store(true, Ordering::Release);
+        if let Some(w) = lock(&self.waiter).take() {
+            w.wake();
+        }
     }
 
     /// Applies the proxy's QoS to its queue and batches.
@@ -976,8 +1124,9 @@ impl PushSupplierProxy {
             .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
         st.batch = qos.batch();
         st.pacing = qos.pacing();
+        st.journal.on = qos.persistent_events();
         drop(st);
-        self.wake.notify_all();
+        self.poke();
     }
 
     /// Starts the thread that pushes the queue to the consumer.
@@ -985,101 +1134,86 @@ impl PushSupplierProxy {
         spawn(format!("events-push-{}", self.id), move || self.run())
     }
 
-    /// The next events to push (one, or a batch for a sequence consumer), waiting for them;
-    /// `None` once disconnected.
-    fn next(&self, pending: &mut Vec<Arc<Event>>) -> Option<Target> {
-        let mut st = lock(&self.state);
-        loop {
-            let target = match &st.conn {
-                Conn::Connected(t) => t.clone(),
-                _ => return None,
-            };
-            if st.suspended {
-                st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-                continue;
-            }
-            if !pending.is_empty() {
-                return Some(target);
-            }
-            let now = Instant::now();
-            let batch = match target {
-                Target::Sequence(_) => st.batch,
-                _ => 1,
-            };
-            // A sequence consumer's batch waits for more events until it is full or
-            // its pacing interval has passed since its first event arrived.
-            let wait = match (batch > 1, st.queue.since) {
-                (true, Some(since)) if st.queue.len() < batch && !st.pacing.is_zero() => {
-                    (since + st.pacing).checked_duration_since(now)
-                }
-                _ => None,
-            };
-            if let Some(w) = wait.filter(|w| !w.is_zero()) {
-                st = self
-                    .wake
-                    .wait_timeout(st, w)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-                continue;
-            }
-            let mut expired = 0;
-            while pending.len() < batch {
-                match st.queue.pop(now, &mut expired) {
-                    Some(e) => pending.push(e),
-                    None => break,
+    /// The next events to push now (one, or a batch for a sequence consumer): `Err` with
+    /// how long to wait at most for one (`None`: until woken).
+    fn take(
+        &self,
+        st: &mut PushState,
+        target: &Target,
+    ) -> Result<Vec<Arc<Event>>, Option<Duration>> {
+        if st.suspended {
+            return Err(None);
+        }
+        let now = Instant::now();
+        let batch = match target {
+            Target::Sequence(_) => st.batch,
+            _ => 1,
+        };
+        // A sequence consumer's batch waits for more events until it is full or its
+        // pacing interval has passed since its first event arrived.
+        if let (true, Some(since)) = (batch > 1, st.queue.since) {
+            if st.queue.len() < batch && !st.pacing.is_zero() {
+                if let Some(w) = (since + st.pacing).checked_duration_since(now) {
+                    if !w.is_zero() {
+                        return Err(Some(w));
+                    }
                 }
             }
-            if expired > 0 {
-                self.dropped.fetch_add(expired, Ordering::Relaxed);
-            }
-            if !pending.is_empty() {
-                return Some(target);
-            }
-            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        let events = st.queue.pop_many(batch, now, &self.dropped);
+        // Expired ones: gone from the store too (delivered ones once their push returned).
+        forget(&self.channel, self.id, &st.queue.take_gone());
+        if events.is_empty() {
+            // Events waiting for their StartTime: until the first is due.
+            Err(st.queue.next_start(now).map(|s| s - now))
+        } else {
+            Ok(events)
         }
     }
 
-    fn run(&self) {
-        let Some(options) = self
-            .channel
-            .upgrade()
-            .and_then(|c| c.shared.upgrade())
-            .map(|s| s.options.clone())
-        else {
+    /// The delivery thread: keeps up to [`Options::push_window`] pushes in flight on the
+    /// consumer's own connection (written in order, so delivered in order), and handles
+    /// their outcomes in order. A push failing with TRANSIENT, COMM_FAILURE or TIMEOUT puts
+    /// it and every later one not yet done back in front of the queue; they are sent again,
+    /// one at a time, after a back-off, until one succeeds (then the window opens again) or
+    /// the retries run out (then the consumer is disconnected). The thread runs a tokio
+    /// runtime of its own, whose I/O driver reads the consumer's connection: a reply wakes
+    /// this thread directly, with no reader thread between.
+    fn run(self: Arc<Self>) {
+        let Some(shared) = self.channel.upgrade().and_then(|c| c.shared.upgrade()) else {
             return;
         };
-        let mut pending: Vec<Arc<Event>> = Vec::new();
-        let mut failures = 0u32;
-        while let Some(target) = self.next(&mut pending) {
-            let failure = match target.push(&pending) {
-                Ok(()) => {
-                    pending.clear();
-                    failures = 0;
-                    continue;
-                }
-                Err(f) => f,
-            };
-            match failure {
-                Failure::Gone => return self.drop_out(false),
-                Failure::Skip => {
-                    self.dropped
-                        .fetch_add(pending.len() as u64, Ordering::Relaxed);
-                    pending.clear();
-                    failures = 0;
-                }
-                Failure::Retry => {
-                    failures += 1;
-                    if failures > options.push_retries {
-                        return self.drop_out(true);
-                    }
-                    let st = lock(&self.state);
-                    let _ = self
-                        .wake
-                        .wait_timeout_while(st, backoff(&options, failures), |st| {
-                            matches!(st.conn, Conn::Connected(_))
-                        });
-                }
+        let options = shared.options.clone();
+        let target = match &lock(&self.state).conn {
+            Conn::Connected(t) => t.clone(),
+            _ => return,
+        };
+        // Pipelined on a connection of its own; a collocated consumer is called directly.
+        let calls = Caller::new(&shared.orb, &target, options.push_window);
+        drop(shared);
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("corbina-events: proxy {}: no runtime: {e}", self.id);
+                return self.drop_out(true);
             }
+        };
+        let mut d = Delivery {
+            proxy: &self,
+            options,
+            target,
+            calls,
+            flight: VecDeque::new(),
+            again: VecDeque::new(),
+            failures: 0,
+            resume: None,
+            timer: None,
+        };
+        if let Some(notify) = runtime.block_on(std::future::poll_fn(|cx| d.step(cx))) {
+            self.drop_out(notify);
         }
     }
 
@@ -1090,13 +1224,235 @@ impl PushSupplierProxy {
     }
 }
 
+/// The state of a push consumer's delivery thread (see [`PushSupplierProxy::run`]).
+struct Delivery<'p> {
+    proxy: &'p PushSupplierProxy,
+    options: Options,
+    target: Target,
+    calls: Caller,
+    flight: VecDeque<InFlight>,
+    /// Batches to send again (a failed push and those after it), before the queue's.
+    again: VecDeque<Vec<Arc<Event>>>,
+    failures: u32,
+    /// No push before then (the back-off after a failure).
+    resume: Option<Instant>,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Delivery<'_> {
+    /// Does what can be done now: `Ready(None)` once disconnected, `Ready(Some(notify))`
+    /// when the consumer must be dropped (`notify`: told so).
+    fn step(&mut self, cx: &mut Context<'_>) -> Poll<Option<bool>> {
+        let p = self.proxy;
+        loop {
+            // Outcomes, in order.
+            for f in self.flight.iter_mut() {
+                if f.done.is_none() {
+                    if let Some(call) = f.call.as_mut() {
+                        if let Poll::Ready(r) = call.as_mut().poll(cx) {
+                            f.done = Some(r);
+                            f.call = None;
+                        }
+                    }
+                }
+            }
+            while let Some(done) = self.flight.front().and_then(|f| f.done.as_ref()) {
+                match done {
+                    Ok(()) => self.failures = 0,
+                    Err(Failure::Gone) => return Poll::Ready(Some(false)),
+                    Err(Failure::Skip) => {
+                        let n = self.flight.front().map_or(0, |f| f.batch.len());
+                        p.dropped.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    Err(Failure::Retry) => {
+                        self.failures += 1;
+                        if self.failures > self.options.push_retries {
+                            return Poll::Ready(Some(true));
+                        }
+                        // Cancelled (dropped futures) and queued again, in order; those
+                        // already delivered are not sent twice.
+                        let mut redo: VecDeque<Vec<Arc<Event>>> = self
+                            .flight
+                            .drain(..)
+                            .filter(|f| !matches!(f.done, Some(Ok(()))))
+                            .map(|f| f.batch)
+                            .collect();
+                        redo.append(&mut self.again);
+                        self.again = redo;
+                        self.resume = Some(Instant::now() + backoff(&self.options, self.failures));
+                        break;
+                    }
+                }
+                // Delivered (or refused by the consumer): no longer stored.
+                if let Some(f) = self.flight.pop_front() {
+                    let keys: Vec<u64> = f.batch.iter().filter_map(|e| e.key).collect();
+                    forget(&p.channel, p.id, &keys);
+                }
+            }
+            // New pushes, while the window has room.
+            let window = if self.failures > 0 {
+                1
+            } else {
+                self.options.push_window.max(1)
+            };
+            let mut wait = None;
+            let mut progressed = false;
+            let now = Instant::now();
+            if let Some(r) = self.resume.filter(|r| *r > now) {
+                wait = Some(r - now);
+            } else {
+                self.resume = None;
+                while self.flight.len() < window {
+                    let batch = match self.again.pop_front() {
+                        Some(b) => b,
+                        None => {
+                            let mut st = lock(&p.state);
+                            if !matches!(st.conn, Conn::Connected(_)) {
+                                return Poll::Ready(None);
+                            }
+                            match p.take(&mut st, &self.target) {
+                                Ok(b) => b,
+                                Err(w) => {
+                                    wait = w;
+                                    break;
+                                }
+                            }
+                        }
+                    };
+                    let mut call = self.calls.push(&batch);
+                    // The first poll writes the request: in order, on one connection.
+                    let done = match call.as_mut().poll(cx) {
+                        Poll::Ready(r) => Some(r),
+                        Poll::Pending => None,
+                    };
+                    progressed |= done.is_some();
+                    self.flight.push_back(InFlight {
+                        batch,
+                        call: done.is_none().then_some(call),
+                        done,
+                    });
+                }
+            }
+            if progressed {
+                continue;
+            }
+            // Woken by a reply (the calls hold `cx`'s waker), a poke, or the timer.
+            *lock(&p.waiter) = Some(cx.waker().clone());
+            if p.woken.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            if !matches!(lock(&p.state).conn, Conn::Connected(_)) {
+                return Poll::Ready(None);
+            }
+            self.timer = wait.map(|w| Box::pin(tokio::time::sleep(w)));
+            if let Some(t) = self.timer.as_mut() {
+                if t.as_mut().poll(cx).is_ready() {
+                    continue;
+                }
+            }
+            return Poll::Pending;
+        }
+    }
+}
+
+/// A push on its way to the consumer.
+type Call = Pin<Box<dyn Future<Output = Result<(), Failure>> + Send>>;
+
+/// A push in flight: its events, and its call until it completed (then its outcome).
+struct InFlight {
+    batch: Vec<Arc<Event>>,
+    call: Option<Call>,
+    done: Option<Result<(), Failure>>,
+}
+
+/// How a delivery thread calls its consumer: asynchronous proxies on a connection of
+/// the consumer's own (a collocated consumer's stay as they are: called directly).
+enum Caller {
+    /// A window of 1: each push a synchronous call (the cheapest way to wait for each reply).
+    Sync(Target),
+    Any(PushConsumerAsync),
+    Structured(StructuredPushConsumerAsync),
+    Sequence(SequencePushConsumerAsync),
+}
+
+impl Caller {
+    fn new(orb: &Orb, target: &Target, window: usize) -> Caller {
+        if window <= 1 {
+            return Caller::Sync(target.clone());
+        }
+        let own = |o: &ObjectRef| {
+            if o.is_collocated() {
+                o.clone()
+            } else {
+                orb.object_on_own_connection(o)
+                    .unwrap_or_else(|_| o.clone())
+            }
+        };
+        match target {
+            Target::Any(c) => Caller::Any(PushConsumerAsync::unchecked_narrow(&own(c.as_object()))),
+            Target::Structured(c) => Caller::Structured(
+                StructuredPushConsumerAsync::unchecked_narrow(&own(c.as_object())),
+            ),
+            Target::Sequence(c) => Caller::Sequence(SequencePushConsumerAsync::unchecked_narrow(
+                &own(c.as_object()),
+            )),
+        }
+    }
+
+    /// Pushes `batch` (one event, but for sequence consumers).
+    fn push(&self, batch: &[Arc<Event>]) -> Call {
+        let batch = batch.to_vec();
+        match self {
+            Caller::Sync(t) => Box::pin(std::future::ready(t.push(&batch))),
+            Caller::Any(c) => {
+                let c = c.clone();
+                Box::pin(async move {
+                    for e in batch {
+                        c.push(e.any()).await?;
+                    }
+                    Ok(())
+                })
+            }
+            Caller::Structured(c) => {
+                let c = c.clone();
+                Box::pin(async move {
+                    for e in batch {
+                        c.push_structured_event(e.structured()).await?;
+                    }
+                    Ok(())
+                })
+            }
+            Caller::Sequence(c) => {
+                let c = c.clone();
+                let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
+                Box::pin(async move { Ok(c.push_structured_events(&events).await?) })
+            }
+        }
+    }
+}
+
 impl PullSupplierProxy {
-    fn offer(&self, event: &Arc<Event>, now: Instant) {
+    fn offer(self: &Arc<Self>, event: &Arc<Event>, now: Instant) {
         let mut st = lock(&self.state);
         if !matches!(st.conn, Conn::Connected(_)) {
             return;
         }
-        let dropped = st.queue.push(event.clone(), now);
+        if let Some(start) = event.start.filter(|s| *s > now) {
+            // Waiting pulls get it at its StartTime.
+            let me = Arc::downgrade(self);
+            let _ = std::thread::Builder::new()
+                .name(format!("events-start-{}", self.id))
+                .spawn(move || {
+                    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                    if let Some(p) = me.upgrade() {
+                        p.serve_waiters(lock(&p.state));
+                    }
+                });
+        }
+        let state = &mut *st;
+        let dropped = state
+            .journal
+            .queue(self.id, &self.channel, &mut state.queue, event, now);
         if dropped > 0 {
             self.dropped.fetch_add(dropped, Ordering::Relaxed);
         }
@@ -1121,21 +1477,13 @@ impl PullSupplierProxy {
         }
     }
 
-    /// Up to `max` live events from the queue.
+    /// Up to `max` live events from the queue (no longer stored: a pull is answered once).
     fn take(&self, st: &mut PullState, max: usize) -> Vec<Arc<Event>> {
-        let mut expired = 0;
-        let now = Instant::now();
-        let mut batch = Vec::new();
-        while batch.len() < max {
-            match st.queue.pop(now, &mut expired) {
-                Some(e) => batch.push(e),
-                None => break,
-            }
-        }
-        if expired > 0 {
-            self.dropped.fetch_add(expired, Ordering::Relaxed);
-        }
-        batch
+        let events = st.queue.pop_many(max, Instant::now(), &self.dropped);
+        let mut keys = st.queue.take_gone();
+        keys.extend(events.iter().filter_map(|e| e.key));
+        forget(&self.channel, self.id, &keys);
+        events
     }
 
     /// A `pull` of any kind: answered now, or when events arrive.
@@ -1168,9 +1516,10 @@ impl PullSupplierProxy {
 
     /// Applies the proxy's QoS to its queue.
     pub(crate) fn apply_qos(&self, qos: &Qos, max_queue: u32) {
-        lock(&self.state)
-            .queue
+        let mut st = lock(&self.state);
+        st.queue
             .set_policies(qos.order(), qos.discard(), qos.max_events(max_queue));
+        st.journal.on = qos.persistent_events();
     }
 }
 

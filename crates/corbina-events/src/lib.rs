@@ -37,10 +37,16 @@
 //!
 //! An event pushed by a supplier (or pulled from one) is appended to a bounded queue per
 //! connected consumer; each push consumer is served by a thread of its own, in order, so a
-//! slow or dead consumer never stalls the supplier or the other consumers. Pushes failing
-//! with TRANSIENT, COMM_FAILURE or TIMEOUT are retried with a doubling back-off and the
-//! consumer is disconnected after [`Options::push_retries`] failures in a row. Pull
-//! consumers' `pull` waits without holding a server thread (an AMH servant).
+//! slow or dead consumer never stalls the supplier or the other consumers. With
+//! [`Options::push_window`] above 1 (the default is 1: a synchronous call per push), the
+//! thread keeps that many pushes in flight (asynchronous calls, pipelined on a connection of
+//! the consumer's own, so they arrive in order and a slow consumer in the same process
+//! delays no other). Pushes failing with TRANSIENT, COMM_FAILURE or TIMEOUT are sent
+//! again, with those after them not yet done, in order, one at a time after a doubling
+//! back-off; the consumer is disconnected after [`Options::push_retries`] failures in a row.
+//! (A consumer that fails one push while it accepts the next ones already in flight gets the
+//! failed one again after them: a window of 1 keeps even that order.) Pull consumers' `pull`
+//! waits without holding a server thread (an AMH servant).
 //!
 //! # The Notification Service
 //!
@@ -73,9 +79,12 @@
 //! first), `Timeout` (from the event's header or the supplier's proxy: an event expired
 //! before delivery is dropped), `MaximumBatchSize`, `PacingInterval`,
 //! `ConnectionReliability` (`BestEffort` or `Persistent`: connections are stored either
-//! way). `EventReliability=Persistent` and `StartTimeSupported`/`StopTimeSupported=TRUE`
-//! are refused with `UnsupportedQoS` (`UNSUPPORTED_VALUE`), unknown properties with
-//! `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
+//! way), `StartTimeSupported`/`StopTimeSupported` (when `TRUE` on the supplier's side, a
+//! structured event's header `StartTime`, a TimeBase::UtcT, holds it in each consumer's
+//! queue until then while later events go by, and its `StopTime` drops it after then).
+//! `EventReliability` (`Persistent`, with `ConnectionReliability=Persistent` only, else
+//! `UnsupportedQoS` with `UNSUPPORTED_VALUE`: see **Persistence**); unknown properties are
+//! refused with `BAD_PROPERTY`. Admin properties: `MaxQueueLength` (the default bound of each
 //! consumer's queue), `MaxConsumers`/`MaxSuppliers` (proxies of each side in the channel:
 //! beyond them `obtain_notification_*` raise `AdminLimitExceeded`); `RejectNewEvents=TRUE`
 //! is refused. `suspend_connection` holds a push consumer's deliveries (events still
@@ -95,12 +104,19 @@
 //!
 //! **Persistence**: channels, admins (operator, QoS, filters), proxies (kind, QoS, filters,
 //! connected peer) are stored as the event channel's objects are and come back after a
-//! restart with the same references.
+//! restart with the same references. With `EventReliability=Persistent`, each consumer
+//! proxy's undelivered events are stored as well (one write per event queued, one per push
+//! or pull that delivered), removed once delivered, discarded or expired, and queued again
+//! after a restart: a push consumer gets them pushed, a pull consumer pulls them (a pulled
+//! event is removed as the pull is answered). The store holds no more of them than the
+//! proxy's queue bound (`MaxEventsPerConsumer`, else the channel's `MaxQueueLength`) and
+//! its pushes in flight. A push is at least once: an event whose push returned just before
+//! a crash, before its removal, comes again (as may, after the machine's crash rather than
+//! the daemon's, those delivered shortly before: removals are not synced to disk).
 //!
 //! # Not there yet
 //!
-//! Persistent events (`EventReliability=Persistent`), `StartTime`/`StopTime` in event
-//! headers, typed channels, and pipelined pushes on the asynchronous client.
+//! Typed channels.
 //!
 //! # Example
 //!
@@ -152,6 +168,13 @@ pub use generated_event::{
     cos_notify_comm, cos_notify_filter,
 };
 pub use generated_factory::{cos_life_cycle, cos_naming, omni_events};
+/// Code generated from `idl/TimeBase.idl` by `corbina-codegen`: `UtcT`, the type of a
+/// structured event's `StartTime` and `StopTime`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+mod generated_time {
+    include!(concat!(env!("OUT_DIR"), "/TimeBase.rs"));
+}
+pub use generated_time::time_base;
 
 mod admin;
 mod channel;
@@ -171,5 +194,5 @@ pub use notify::NOTIFY_FACTORY_KEY;
 pub use service::{
     default_data_dir, EventService, Options, ServiceError, CHANNEL_KEY, DEFAULT_MAX_BACKOFF,
     DEFAULT_MAX_PROXIES, DEFAULT_MAX_QUEUE, DEFAULT_PULL_RETRY, DEFAULT_PUSH_RETRIES,
-    DEFAULT_RETRY_BACKOFF, EVENTS_POA, FACTORY_KEY, FILTER_FACTORY_KEY,
+    DEFAULT_PUSH_WINDOW, DEFAULT_RETRY_BACKOFF, EVENTS_POA, FACTORY_KEY, FILTER_FACTORY_KEY,
 };

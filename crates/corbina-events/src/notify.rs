@@ -1526,7 +1526,7 @@ impl PushSupplierProxy {
         }
         st.suspended = on;
         drop(st);
-        self.wake.notify_all();
+        self.poke();
         Ok(())
     }
 

@@ -4,14 +4,14 @@
 //!
 //! | property | type | values | effect |
 //! |---|---|---|---|
-//! | `EventReliability` | short | `BestEffort` | events are not stored (`Persistent` is refused) |
+//! | `EventReliability` | short | `BestEffort`, `Persistent` (only with `ConnectionReliability` `Persistent`) | `Persistent`: each consumer's undelivered events are stored until delivered, and delivered after a restart (at most its queue's bound of them) |
 //! | `ConnectionReliability` | short | `BestEffort`, `Persistent` | connections are stored and survive a restart in both cases |
 //! | `Priority` | short | any | an event's priority when its header has none |
 //! | `OrderPolicy` | short | `AnyOrder`, `FifoOrder`, `PriorityOrder`, `DeadlineOrder` | the order of a consumer's queue |
 //! | `DiscardPolicy` | short | `AnyOrder`, `FifoOrder`, `LifoOrder`, `PriorityOrder`, `DeadlineOrder` | which event a full queue drops |
 //! | `MaxEventsPerConsumer` | long | ≥ 0 (0: the channel's `MaxQueueLength`) | the bound of a consumer's queue |
 //! | `Timeout` | TimeBase::TimeT | 100 ns units, 0 none | an event's lifetime when its header has none |
-//! | `StopTimeSupported`, `StartTimeSupported` | boolean | `FALSE` | a header's `StopTime`/`StartTime` is not honoured (`Timeout` is) |
+//! | `StopTimeSupported`, `StartTimeSupported` | boolean | `FALSE`, `TRUE` | whether a header's `StopTime` (drop the event after it) and `StartTime` (hold it until then), TimeBase::UtcT, are honoured; set on the supplier's side |
 //! | `MaximumBatchSize` | long | ≥ 1 | the most events in one sequence push |
 //! | `PacingInterval` | TimeBase::TimeT | 100 ns units, 0 none | how long a sequence push waits to fill its batch |
 //!
@@ -31,6 +31,7 @@ use crate::queue::{Discard, Order};
 /// The QoS set at one level (`None`: not set there).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Qos {
+    pub(crate) event_reliability: Option<i16>,
     pub(crate) connection_reliability: Option<i16>,
     pub(crate) priority: Option<i16>,
     pub(crate) order: Option<i16>,
@@ -39,6 +40,8 @@ pub(crate) struct Qos {
     pub(crate) timeout: Option<u64>,
     pub(crate) batch: Option<i32>,
     pub(crate) pacing: Option<u64>,
+    pub(crate) start_time: Option<bool>,
+    pub(crate) stop_time: Option<bool>,
 }
 
 const ANY_ORDER: i16 = 0;
@@ -83,8 +86,10 @@ impl Qos {
             let v = &p.value;
             let r: Result<(), QoSErrorCode> = match n {
                 "EventReliability" => match short(v) {
-                    Some(0) => Ok(()),
-                    Some(1) => Err(UnsupportedValue),
+                    Some(r @ (0 | 1)) => {
+                        q.event_reliability = Some(r);
+                        Ok(())
+                    }
                     Some(_) => Err(BadValue),
                     None => Err(BadType),
                 },
@@ -122,11 +127,11 @@ impl Qos {
                     None => Err(BadType),
                 },
                 "Timeout" => time(v).map(|t| q.timeout = Some(t)).ok_or(BadType),
-                "StartTimeSupported" | "StopTimeSupported" => match v.to_boolean() {
-                    Some(false) => Ok(()),
-                    Some(true) => Err(UnsupportedValue),
-                    None => Err(BadType),
-                },
+                "StartTimeSupported" => v
+                    .to_boolean()
+                    .map(|b| q.start_time = Some(b))
+                    .ok_or(BadType),
+                "StopTimeSupported" => v.to_boolean().map(|b| q.stop_time = Some(b)).ok_or(BadType),
                 "MaximumBatchSize" => match long(v) {
                     Some(b) if b >= 1 => {
                         q.batch = Some(b);
@@ -142,11 +147,22 @@ impl Qos {
                 errs.push(error(code, n));
             }
         }
+        // Events stored for connections that are not: a combination CosNotification
+        // leaves undefined, refused.
+        if q.event_reliability == Some(1) && q.connection_reliability != Some(1) {
+            errs.push(error(UnsupportedValue, "EventReliability"));
+        }
         if errs.is_empty() {
             Ok(q)
         } else {
             Err(errs)
         }
+    }
+
+    /// Whether undelivered events are stored (`EventReliability` and
+    /// `ConnectionReliability` both `Persistent`).
+    pub(crate) fn persistent_events(&self) -> bool {
+        self.event_reliability == Some(1) && self.connection_reliability == Some(1)
     }
 
     pub(crate) fn priority(&self) -> i16 {
@@ -199,7 +215,10 @@ impl Qos {
             value,
         };
         vec![
-            p("EventReliability", Any::from_short(0)),
+            p(
+                "EventReliability",
+                Any::from_short(self.event_reliability.unwrap_or(0)),
+            ),
             p(
                 "ConnectionReliability",
                 Any::from_short(self.connection_reliability.unwrap_or(0)),
@@ -218,8 +237,14 @@ impl Qos {
                 Any::from_long(self.max_events.unwrap_or(0)),
             ),
             p("Timeout", Any::from_ulonglong(self.timeout.unwrap_or(0))),
-            p("StartTimeSupported", Any::from_boolean(false)),
-            p("StopTimeSupported", Any::from_boolean(false)),
+            p(
+                "StartTimeSupported",
+                Any::from_boolean(self.start_time == Some(true)),
+            ),
+            p(
+                "StopTimeSupported",
+                Any::from_boolean(self.stop_time == Some(true)),
+            ),
             p(
                 "MaximumBatchSize",
                 Any::from_long(i32::try_from(self.batch()).unwrap_or(i32::MAX)),
@@ -241,7 +266,7 @@ impl Qos {
             .iter()
             .filter_map(|p| {
                 let r = match p.name.as_str() {
-                    "EventReliability" => range(Any::from_short(0), Any::from_short(0)),
+                    "EventReliability" => range(Any::from_short(0), Any::from_short(1)),
                     "ConnectionReliability" => range(Any::from_short(0), Any::from_short(1)),
                     "Priority" => range(Any::from_short(-32767), Any::from_short(32767)),
                     "OrderPolicy" => range(Any::from_short(0), Any::from_short(3)),
@@ -252,7 +277,7 @@ impl Qos {
                         range(Any::from_ulonglong(0), Any::from_ulonglong(u64::MAX))
                     }
                     "StartTimeSupported" | "StopTimeSupported" => {
-                        range(Any::from_boolean(false), Any::from_boolean(false))
+                        range(Any::from_boolean(false), Any::from_boolean(true))
                     }
                     _ => return None,
                 };
@@ -279,6 +304,10 @@ impl Qos {
             "ConnectionReliability",
             self.connection_reliability.map(Any::from_short),
         );
+        put(
+            "EventReliability",
+            self.event_reliability.map(Any::from_short),
+        );
         put("Priority", self.priority.map(Any::from_short));
         put("OrderPolicy", self.order.map(Any::from_short));
         put("DiscardPolicy", self.discard.map(Any::from_short));
@@ -286,6 +315,8 @@ impl Qos {
         put("Timeout", self.timeout.map(Any::from_ulonglong));
         put("MaximumBatchSize", self.batch.map(Any::from_long));
         put("PacingInterval", self.pacing.map(Any::from_ulonglong));
+        put("StartTimeSupported", self.start_time.map(Any::from_boolean));
+        put("StopTimeSupported", self.stop_time.map(Any::from_boolean));
         props
     }
 }
@@ -404,18 +435,19 @@ mod tests {
                 prop("OrderPolicy", Any::from_long(1)),
                 prop("OrderPolicy", Any::from_short(9)),
                 prop("Colour", Any::from_short(1)),
-                prop("StartTimeSupported", Any::from_boolean(true)),
+                prop("StartTimeSupported", Any::from_long(1)),
             ])
             .unwrap_err();
         let codes: Vec<QoSErrorCode> = errs.iter().map(|e| e.code).collect();
         assert_eq!(
             codes,
             [
-                QoSErrorCode::UnsupportedValue,
                 QoSErrorCode::BadType,
                 QoSErrorCode::BadValue,
                 QoSErrorCode::BadProperty,
-                QoSErrorCode::UnsupportedValue
+                QoSErrorCode::BadType,
+                // Persistent events need persistent connections.
+                QoSErrorCode::UnsupportedValue,
             ]
         );
     }
@@ -427,9 +459,15 @@ mod tests {
                 prop("Priority", Any::from_short(-3)),
                 prop("PacingInterval", Any::from_ulonglong(5)),
                 prop("ConnectionReliability", Any::from_short(1)),
+                prop("EventReliability", Any::from_short(1)),
+                prop("StartTimeSupported", Any::from_boolean(true)),
+                prop("StopTimeSupported", Any::from_boolean(false)),
             ])
             .unwrap();
         assert_eq!(Qos::default().with(&q.stored()).unwrap(), q);
+        assert_eq!((q.start_time, q.stop_time), (Some(true), Some(false)));
+        assert!(q.persistent_events());
+        assert!(!Qos::default().persistent_events());
     }
 
     #[test]

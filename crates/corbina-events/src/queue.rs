@@ -8,9 +8,13 @@
 //! `StructuredEvent` (CosNotification §2.7).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use corbina::cdr::{
+    ByteOrder, CdrContext, CdrDecode, CdrEncode, CdrReader, CdrWriter, MarshalError,
+};
 use corbina::Any;
 
 use crate::cos_notification::{EventHeader, EventType, FixedEventHeader, StructuredEvent};
@@ -33,6 +37,11 @@ pub(crate) struct Event {
     pub(crate) priority: i16,
     /// When it expires (`Timeout`/`StopTime`), if ever.
     pub(crate) deadline: Option<Instant>,
+    /// When it may be delivered (`StartTime`), if it must wait.
+    pub(crate) start: Option<Instant>,
+    /// Its sequence number in the store, when one consumer's copy of it is stored there
+    /// (persistent events).
+    pub(crate) key: Option<u64>,
     as_any: OnceLock<Any>,
     as_structured: OnceLock<StructuredEvent>,
 }
@@ -43,6 +52,8 @@ impl Event {
             body,
             priority,
             deadline,
+            start: None,
+            key: None,
             as_any: OnceLock::new(),
             as_structured: OnceLock::new(),
         }
@@ -50,7 +61,62 @@ impl Event {
 
     /// The same event with another priority and deadline (one consumer's view of it).
     pub(crate) fn with(&self, priority: i16, deadline: Option<Instant>) -> Event {
-        Event::new(self.body.clone(), priority, deadline)
+        Event {
+            start: self.start,
+            ..Event::new(self.body.clone(), priority, deadline)
+        }
+    }
+
+    /// One consumer's copy of it, stored under `key`.
+    pub(crate) fn with_key(&self, key: u64) -> Event {
+        Event {
+            key: Some(key),
+            ..self.with(self.priority, self.deadline)
+        }
+    }
+
+    /// The stored form: kind (0 `any`, 1 structured), priority, deadline and start time
+    /// (nanoseconds since the Unix epoch, 0 for none; an `Instant` means nothing to the
+    /// next process), then the body in CDR.
+    pub(crate) fn encode(&self) -> Result<Vec<u8>, MarshalError> {
+        let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
+        w.write_octet(u8::from(matches!(self.body, Body::Structured(_))));
+        w.write_primitive::<i16>(self.priority);
+        w.write_primitive::<u64>(to_unix(self.deadline));
+        w.write_primitive::<u64>(to_unix(self.start));
+        match &self.body {
+            Body::Any(a) => a.encode(&mut w)?,
+            Body::Structured(e) => e.encode(&mut w)?,
+        }
+        Ok(w.into_bytes())
+    }
+
+    /// An event from its stored form, stored under `key`.
+    pub(crate) fn decode(data: &[u8], key: u64) -> Result<Event, MarshalError> {
+        let mut r = CdrReader::new(data, ByteOrder::Big, CdrContext::GIOP_1_2);
+        let kind = r.read_octet()?;
+        let priority = r.read_primitive::<i16>()?;
+        let deadline = from_unix(r.read_primitive::<u64>()?);
+        let start = from_unix(r.read_primitive::<u64>()?);
+        let body = match kind {
+            0 => Body::Any(Any::decode(&mut r)?),
+            1 => Body::Structured(StructuredEvent::decode(&mut r)?),
+            _ => {
+                return Err(MarshalError::InvalidValue {
+                    offset: 0,
+                    reason: "stored event kind",
+                })
+            }
+        };
+        let mut e = Event::new(body, priority, deadline);
+        e.start = start;
+        e.key = Some(key);
+        Ok(e)
+    }
+
+    /// Whether it must wait for its `StartTime` still.
+    pub(crate) fn held(&self, now: Instant) -> bool {
+        self.start.is_some_and(|s| s > now)
     }
 
     pub(crate) fn body(&self) -> &Body {
@@ -79,6 +145,34 @@ impl Event {
     pub(crate) fn expired(&self, now: Instant) -> bool {
         self.deadline.is_some_and(|d| d <= now)
     }
+}
+
+/// An instant as nanoseconds since the Unix epoch (0: none).
+fn to_unix(t: Option<Instant>) -> u64 {
+    let Some(t) = t else { return 0 };
+    let now = Instant::now();
+    let wall = match t.checked_duration_since(now) {
+        Some(ahead) => SystemTime::now() + ahead,
+        None => SystemTime::now() - now.saturating_duration_since(t),
+    };
+    wall.duration_since(UNIX_EPOCH).map_or(1, |d| {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+    })
+}
+
+/// The instant of nanoseconds since the Unix epoch (0: none); one in the past is now.
+fn from_unix(nanos: u64) -> Option<Instant> {
+    if nanos == 0 {
+        return None;
+    }
+    let wall = UNIX_EPOCH + Duration::from_nanos(nanos);
+    let now = Instant::now();
+    Some(match wall.duration_since(SystemTime::now()) {
+        Ok(ahead) => now
+            .checked_add(ahead)
+            .unwrap_or(now + Duration::from_secs(86_400 * 365)),
+        Err(_) => now,
+    })
 }
 
 /// An `any` as a structured event: type `%ANY`, the `any` in `remainder_of_body`; an `any`
@@ -186,16 +280,14 @@ impl Items {
         }
     }
 
-    fn remove(&mut self, k: &Key) {
+    fn remove(&mut self, k: &Key) -> Option<Arc<Event>> {
         match self {
-            Items::Fifo(d) => {
-                if let Ok(i) = d.binary_search_by(|(x, _)| x.cmp(k)) {
-                    d.remove(i);
-                }
-            }
-            Items::Sorted(m) => {
-                m.remove(k);
-            }
+            Items::Fifo(d) => d
+                .binary_search_by(|(x, _)| x.cmp(k))
+                .ok()
+                .and_then(|i| d.remove(i))
+                .map(|(_, e)| e),
+            Items::Sorted(m) => m.remove(k),
         }
     }
 
@@ -231,6 +323,11 @@ pub(crate) struct Queue {
     limit: usize,
     /// Set when the first event of a batch in waiting arrived (pacing of sequence consumers).
     pub(crate) since: Option<Instant>,
+    /// How many queued events have a `StartTime` (none: `pop` takes the first, quickly).
+    timed: usize,
+    /// The store keys of stored events dropped (discarded, expired) since
+    /// [`Queue::take_gone`] was last called: to remove from the store.
+    gone: Vec<u64>,
 }
 
 /// The reference point of deadlines as numbers.
@@ -248,7 +345,38 @@ impl Queue {
             discard,
             limit: limit.max(1),
             since: None,
+            timed: 0,
+            gone: Vec::new(),
         }
+    }
+
+    /// The store keys of the stored events dropped since the last call.
+    pub(crate) fn take_gone(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.gone)
+    }
+
+    /// Notes that `e` was dropped (its stored copy must go).
+    fn forget(&mut self, e: &Event) {
+        if let Some(k) = e.key {
+            self.gone.push(k);
+        }
+    }
+
+    fn recount(&mut self) {
+        if self.timed > 0 {
+            self.timed = self.items.iter().filter(|(_, e)| e.start.is_some()).count();
+        }
+    }
+
+    /// The earliest `StartTime` of an event waiting for it.
+    pub(crate) fn next_start(&self, now: Instant) -> Option<Instant> {
+        if self.timed == 0 {
+            return None;
+        }
+        self.items
+            .iter()
+            .filter_map(|(_, e)| e.start.filter(|s| *s > now))
+            .min()
     }
 
     fn key(order: Order, e: &Event, seq: u64) -> Key {
@@ -269,6 +397,7 @@ impl Queue {
     pub(crate) fn clear(&mut self) {
         self.items.clear();
         self.since = None;
+        self.timed = 0;
     }
 
     /// Changes the policies; the queued events are ordered again.
@@ -292,7 +421,14 @@ impl Queue {
         let mut dropped = 0;
         if self.items.len() >= self.limit {
             let before = self.items.len();
-            self.items.retain(|e| !e.expired(now));
+            let gone = &mut self.gone;
+            self.items.retain(|e| {
+                let keep = !e.expired(now);
+                if let (false, Some(k)) = (keep, e.key) {
+                    gone.push(k);
+                }
+                keep
+            });
             dropped += (before - self.items.len()) as u64;
         }
         let seq = self.next;
@@ -300,7 +436,10 @@ impl Queue {
         if self.items.len() >= self.limit {
             dropped += 1;
             let victim = match self.discard {
-                Discard::Lifo => return dropped,
+                Discard::Lifo => {
+                    self.forget(&e);
+                    return dropped;
+                }
                 Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
                 Discard::Priority => self
                     .items
@@ -324,24 +463,32 @@ impl Queue {
                 _ => false,
             };
             if incoming_loses {
+                self.forget(&e);
+                self.recount();
                 return dropped;
             }
-            if let Some(k) = victim {
-                self.items.remove(&k);
+            if let Some(v) = victim.and_then(|k| self.items.remove(&k)) {
+                self.forget(&v);
             }
         }
+        self.recount();
         if self.items.is_empty() {
             self.since = Some(now);
         }
+        self.timed += usize::from(e.start.is_some());
         self.items.insert(Self::key(self.order, &e, seq), e);
         dropped
     }
 
     /// The next live event; `expired` counts those dropped on the way.
     pub(crate) fn pop(&mut self, now: Instant, expired: &mut u64) -> Option<Arc<Event>> {
+        if self.timed > 0 {
+            return self.pop_due(now, expired);
+        }
         while let Some((_, e)) = self.items.pop_first() {
             if e.expired(now) {
                 *expired += 1;
+                self.forget(&e);
                 continue;
             }
             if self.items.is_empty() {
@@ -351,6 +498,56 @@ impl Queue {
         }
         self.since = None;
         None
+    }
+
+    /// Up to `max` live events; those that expired on the way are added to `expired`.
+    pub(crate) fn pop_many(
+        &mut self,
+        max: usize,
+        now: Instant,
+        expired: &AtomicU64,
+    ) -> Vec<Arc<Event>> {
+        let mut n = 0;
+        let mut events = Vec::new();
+        while events.len() < max {
+            match self.pop(now, &mut n) {
+                Some(e) => events.push(e),
+                None => break,
+            }
+        }
+        if n > 0 {
+            expired.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        events
+    }
+
+    /// `pop` when some events wait for their `StartTime`: the first one not waiting (the
+    /// expired ones before it dropped), the waiting ones left in their places.
+    fn pop_due(&mut self, now: Instant, expired: &mut u64) -> Option<Arc<Event>> {
+        let mut gone = Vec::new();
+        let mut due = None;
+        for (k, e) in self.items.iter() {
+            if e.expired(now) {
+                gone.push(*k);
+            } else if !e.held(now) {
+                due = Some((*k, e.clone()));
+                break;
+            }
+        }
+        *expired += gone.len() as u64;
+        for k in &gone {
+            if let Some(e) = self.items.remove(k) {
+                self.forget(&e);
+            }
+        }
+        if let Some((k, _)) = &due {
+            self.items.remove(k);
+        }
+        self.timed = self.items.iter().filter(|(_, e)| e.start.is_some()).count();
+        if self.items.is_empty() {
+            self.since = None;
+        }
+        due.map(|(_, e)| e)
     }
 }
 
@@ -445,6 +642,27 @@ mod tests {
     }
 
     #[test]
+    fn held_events_wait_for_their_start_time() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let mut q = Queue::new(Order::Fifo, Discard::Fifo, 10);
+        let mut held = Event::new(Body::Any(Any::from_long(1)), 0, None);
+        held.start = Some(now + s(5));
+        q.push(Arc::new(held), now);
+        q.push(ev(0, None, 2), now);
+        q.push(ev(0, Some(now + Duration::from_millis(1)), 3), now);
+        let later = now + s(1);
+        let mut expired = 0;
+        let first = q.pop(later, &mut expired).and_then(|e| e.any().to_long());
+        assert_eq!(first, Some(2));
+        assert!(q.pop(later, &mut expired).is_none());
+        assert_eq!(expired, 1);
+        assert_eq!(q.next_start(later), Some(now + s(5)));
+        assert_eq!(drain(&mut q, now + s(6)), [1]);
+        assert_eq!(q.next_start(now), None);
+    }
+
+    #[test]
     fn translation_between_kinds() {
         let e = Event::new(Body::Any(Any::from_long(7)), 0, None);
         let s = e.structured();
@@ -465,5 +683,72 @@ mod tests {
                 .as_deref(),
             Some("x")
         );
+    }
+
+    #[test]
+    fn stored_form_round_trips_and_rejects_garbage() {
+        let now = Instant::now();
+        let s = Duration::from_secs;
+        let se = wrap_any(&Any::from_string("x").unwrap());
+        let mut e = Event::new(Body::Structured(se), -4, Some(now + s(60)));
+        e.start = Some(now + s(5));
+        let back = Event::decode(&e.encode().unwrap(), 9).unwrap();
+        assert_eq!(back.key, Some(9));
+        assert_eq!(back.priority, -4);
+        assert_eq!(
+            back.structured()
+                .remainder_of_body
+                .to_string_value()
+                .as_deref(),
+            Some("x")
+        );
+        // Times survive as wall-clock times, to within the conversion's rounding.
+        let near = |a: Option<Instant>, b: Instant| {
+            let a = a.unwrap();
+            a.max(b) - a.min(b) < Duration::from_millis(100)
+        };
+        assert!(near(back.deadline, now + s(60)));
+        assert!(near(back.start, now + s(5)));
+        let any = Event::new(Body::Any(Any::from_long(3)), 0, None);
+        let back = Event::decode(&any.encode().unwrap(), 0).unwrap();
+        assert_eq!(
+            (back.any().to_long(), back.deadline, back.start),
+            (Some(3), None, None)
+        );
+        // Truncations and a bad kind are errors, not panics.
+        let bytes = any.encode().unwrap();
+        for n in 0..bytes.len() {
+            assert!(Event::decode(&bytes[..n], 0).is_err(), "{n} bytes");
+        }
+        let mut bad = bytes.clone();
+        bad[0] = 7;
+        assert!(Event::decode(&bad, 0).is_err());
+    }
+
+    #[test]
+    fn dropped_stored_events_are_reported_once() {
+        let now = Instant::now();
+        let keyed = |v: i32, k: u64| Arc::new(ev(0, None, v).with_key(k));
+        let mut q = Queue::new(Order::Fifo, Discard::Fifo, 2);
+        for k in 0..3 {
+            q.push(keyed(k as i32, k), now);
+        }
+        assert_eq!(q.take_gone(), [0]);
+        assert!(q.take_gone().is_empty());
+        // A LIFO queue drops the newcomer; an expired event goes when met.
+        let mut q = Queue::new(Order::Fifo, Discard::Lifo, 1);
+        q.push(
+            Arc::new(ev(0, Some(now + Duration::from_millis(1)), 1).with_key(5)),
+            now,
+        );
+        q.push(keyed(2, 6), now);
+        assert_eq!(q.take_gone(), [6]);
+        let mut n = 0;
+        assert!(q.pop(now + Duration::from_secs(1), &mut n).is_none());
+        assert_eq!((n, q.take_gone()), (1, vec![5]));
+        // Events without a key (best effort) are never reported.
+        q.push(ev(0, None, 3), now);
+        q.push(ev(0, None, 4), now);
+        assert!(q.take_gone().is_empty());
     }
 }

@@ -1,19 +1,24 @@
 //! The channels, admins and proxies on disk, in a [redb](https://docs.rs/redb) database
 //! (`events.redb` in the data directory).
 //!
-//! Three tables:
+//! Four tables:
 //!
 //! - `objects`: object id (`u64`, also the object's POA id, 8 bytes big-endian) → record:
 //!   `kind (1 byte) ‖ channel id (8 bytes BE) ‖ connected (0/1) ‖ payload`, the payload being a
 //!   channel's parameters, a proxy's connected peer (an IOR encapsulation, empty for a
 //!   peer connected as nil), or a filter's constraints (CDR, [`crate::filter`]);
 //! - `ins`: corbaloc object key (`EventChannel`, an `InsName`) → channel id;
-//! - `meta`: `next_id`.
+//! - `meta`: `next_id`;
+//! - `events`: (proxy id, sequence number) → an event a consumer proxy of a channel with
+//!   `EventReliability` and `ConnectionReliability` `Persistent` has not delivered yet
+//!   ([`crate::queue::Event::encode`]); written when it is queued, removed when it is
+//!   delivered, discarded or expired, or with its proxy. There are never more than the
+//!   proxy's queue bound and the pushes in flight.
 //!
 //! Every change is one write transaction committed with redb's default durability
 //! (`Durability::Immediate`), before the operation replies: an acknowledged
-//! `obtain_*`/`connect_*`/`disconnect_*`/`destroy` survives a `kill -9`. Events in flight
-//! are not stored (the Event Service's delivery is best effort).
+//! `obtain_*`/`connect_*`/`disconnect_*`/`destroy` survives a `kill -9`, and so does a
+//! persistent event once its `push` returned. Other events are not stored (best effort).
 
 use std::path::Path;
 
@@ -22,6 +27,7 @@ use redb::{Database, ReadableTable, TableDefinition};
 const OBJECTS: TableDefinition<u64, &[u8]> = TableDefinition::new("objects");
 const INS: TableDefinition<&str, u64> = TableDefinition::new("ins");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const EVENTS: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("events");
 const NEXT_ID: &str = "next_id";
 /// Ids below this are reserved: 0 is the channel factory, 1 the filter factory.
 const FIRST_ID: u64 = 16;
@@ -220,6 +226,13 @@ impl Store {
         {
             tx.open_table(OBJECTS).map_err(StoreError::from)?;
             tx.open_table(INS).map_err(StoreError::from)?;
+            // Events of proxies that are gone (one that queued an event while it was being
+            // disconnected) go now.
+            let objects = tx.open_table(OBJECTS).map_err(StoreError::from)?;
+            let mut events = tx.open_table(EVENTS).map_err(StoreError::from)?;
+            events
+                .retain(|(proxy, _), _| matches!(objects.get(proxy), Ok(Some(_))))
+                .map_err(StoreError::from)?;
             let mut meta = tx.open_table(META).map_err(StoreError::from)?;
             if meta.get(NEXT_ID).map_err(StoreError::from)?.is_none() {
                 meta.insert(NEXT_ID, FIRST_ID).map_err(StoreError::from)?;
@@ -363,8 +376,12 @@ impl Store {
         let tx = self.db.begin_write().map_err(StoreError::from)?;
         {
             let mut t = tx.open_table(OBJECTS).map_err(StoreError::from)?;
+            let mut events = tx.open_table(EVENTS).map_err(StoreError::from)?;
             for id in ids {
                 t.remove(id).map_err(StoreError::from)?;
+                events
+                    .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
+                    .map_err(StoreError::from)?;
             }
             if let Some(n) = ins {
                 tx.open_table(INS)
@@ -374,6 +391,60 @@ impl Store {
             }
         }
         tx.commit().map_err(StoreError::from)
+    }
+}
+
+impl Store {
+    /// Stores event `seq` of proxy `proxy`, and removes the events `gone` of it, in one
+    /// transaction.
+    pub fn put_event(
+        &self,
+        proxy: u64,
+        seq: u64,
+        data: &[u8],
+        gone: &[u64],
+    ) -> Result<(), StoreError> {
+        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        {
+            let mut t = tx.open_table(EVENTS).map_err(StoreError::from)?;
+            t.insert((proxy, seq), data).map_err(StoreError::from)?;
+            for g in gone {
+                t.remove((proxy, *g)).map_err(StoreError::from)?;
+            }
+        }
+        tx.commit().map_err(StoreError::from)
+    }
+
+    /// Removes events of proxy `proxy` (delivered, discarded or expired). Written to the
+    /// file but not synced (`Durability::Eventual`: it survives the daemon's crash, maybe
+    /// not the machine's): a removal lost means an event delivered twice, never one lost,
+    /// and it saves a sync per delivery.
+    pub fn remove_events(&self, proxy: u64, seqs: &[u64]) -> Result<(), StoreError> {
+        if seqs.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.db.begin_write().map_err(StoreError::from)?;
+        tx.set_durability(redb::Durability::Eventual);
+        {
+            let mut t = tx.open_table(EVENTS).map_err(StoreError::from)?;
+            for s in seqs {
+                t.remove((proxy, *s)).map_err(StoreError::from)?;
+            }
+        }
+        tx.commit().map_err(StoreError::from)
+    }
+
+    /// The stored events of proxy `proxy`, by sequence number.
+    pub fn events(&self, proxy: u64) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let tx = self.db.begin_read().map_err(StoreError::from)?;
+        let t = tx.open_table(EVENTS).map_err(StoreError::from)?;
+        t.range((proxy, 0)..=(proxy, u64::MAX))
+            .map_err(StoreError::from)?
+            .map(|r| {
+                let (k, v) = r.map_err(StoreError::from)?;
+                Ok((k.value().1, v.value().to_vec()))
+            })
+            .collect()
     }
 }
 
@@ -459,6 +530,39 @@ mod tests {
         s.remove(&[ch, ch + 1, ch + 2, px], Some("Alarms")).unwrap();
         assert_eq!(s.ins("Alarms").unwrap(), None);
         assert_eq!(s.objects().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn events_are_kept_per_proxy_until_removed() {
+        let d = dir("events");
+        let (a, b) = {
+            let s = Store::open(&d).unwrap();
+            let ch = s.create_proxy(Kind::Channel, 0).unwrap();
+            let (a, b) = (
+                s.create_proxy(Kind::PushSupplier, ch).unwrap(),
+                s.create_proxy(Kind::PullSupplier, ch).unwrap(),
+            );
+            for seq in 0..4 {
+                s.put_event(a, seq, &[seq as u8], &[]).unwrap();
+            }
+            s.put_event(b, 0, b"other", &[]).unwrap();
+            // A new event and a discarded one in one transaction.
+            s.put_event(a, 4, &[4], &[1]).unwrap();
+            s.remove_events(a, &[0]).unwrap();
+            // An event of a proxy not stored (removed while it queued one).
+            s.put_event(999, 0, b"orphan", &[]).unwrap();
+            (a, b)
+        };
+        let s = Store::open(&d).unwrap();
+        let got: Vec<u64> = s.events(a).unwrap().iter().map(|(k, _)| *k).collect();
+        assert_eq!(got, [2, 3, 4]);
+        assert_eq!(s.events(a).unwrap()[0].1, [2]);
+        assert!(s.events(999).unwrap().is_empty(), "dropped on opening");
+        // Removing a proxy removes its events, not another's.
+        s.remove(&[a], None).unwrap();
+        assert!(s.events(a).unwrap().is_empty());
+        assert_eq!(s.events(b).unwrap(), [(0, b"other".to_vec())]);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -4,7 +4,8 @@
 //! `EventChannelImpl`; JacORB's structured notification clients (`NotifyPeer.java`: a
 //! supplier, a consumer with a filter) on Corbina's notification channel, and Corbina's
 //! notification clients on JacORB's notification service (`org.jacorb.notification.
-//! ConsoleMain`). Skipped, with a note, without Java and Maven (a failure under
+//! ConsoleMain`); the same both ways for structured pull consumers and suppliers and
+//! sequence (`EventBatch`) push and pull clients. Skipped, with a note, without Java and Maven (a failure under
 //! `REQUIRE_OMNIORB_PEERS`).
 
 mod common;
@@ -22,8 +23,13 @@ use corbina::Any;
 use corbina_events::cos_event_channel_admin::EventChannel as CosEventChannel;
 use corbina_events::cos_notification::StructuredEvent;
 use corbina_events::cos_notify_channel_admin::{
-    ClientType, EventChannel, EventChannelFactory, StructuredProxyPushConsumer,
-    StructuredProxyPushSupplier,
+    ClientType, EventChannel, EventChannelFactory, SequenceProxyPullConsumer,
+    SequenceProxyPullSupplier, SequenceProxyPushConsumer, StructuredProxyPullConsumer,
+    StructuredProxyPullSupplier, StructuredProxyPushConsumer, StructuredProxyPushSupplier,
+};
+use corbina_events::cos_notify_comm::{
+    SequencePullSupplier, SequencePullSupplierSkeleton, StructuredPullSupplier,
+    StructuredPullSupplierSkeleton,
 };
 use corbina_events::cos_notify_filter::ConstraintExp;
 use corbina_testpeers::{
@@ -397,6 +403,143 @@ fn notify_corbina_clients_on_jacorb_notification_service() {
     );
     assert_eq!(anys.len(), 1);
     assert_eq!(anys[0].remainder_of_body.to_long(), Some(77));
+    client.destroy();
+    drop(service);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn notify_jacorb_pull_and_sequence_clients_on_corbina_channel() {
+    let Some(cp) = classpath() else { return };
+    let port = free_port();
+    let dir = temp_dir("jacorb-notify-pull-seq");
+    let (_daemon, _) = start_daemon(port, &dir, &[]);
+    let client = client_orb();
+    let ch = notify_factory_at(&client, port)
+        .create_channel(&[], &[])
+        .unwrap()
+        .0
+        .unwrap();
+    let ior = client.object_to_string(ch.as_object()).unwrap();
+    // JacORB's sequence supplier pushes N in batches of 3, then its pull supplier is
+    // pulled for N more: each consumer sees both runs, in order.
+    const N: usize = 10;
+    let total = (2 * N).to_string();
+    let consumers: Vec<Peer> = ["pull", "pull-seq", "consume-seq"]
+        .into_iter()
+        .map(|mode| Peer::run(cp, "NotifyPeer", &[mode, &ior, &total]))
+        .collect();
+    for c in &consumers {
+        assert!(c.until("ready").is_empty());
+    }
+    let n = N.to_string();
+    let seq = Peer::run(cp, "NotifyPeer", &["supply-seq", &ior, &n, "3"]);
+    assert_eq!(seq.until("done"), [format!("pushed {N}")]);
+    let pulled = Peer::run(cp, "NotifyPeer", &["pull-supply", &ior, &n]);
+    assert_eq!(pulled.until("done"), [format!("pulled {N}")]);
+    let want: Vec<String> = (0..N).chain(0..N).map(notify_line).collect();
+    for c in &consumers {
+        assert_eq!(c.until("done"), want);
+    }
+    client.destroy();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn notify_corbina_pull_and_sequence_clients_on_jacorb_notification_service() {
+    let Some(cp) = classpath() else { return };
+    let dir = temp_dir("jacorb-notify-pull-seq-service");
+    let (service, ior) = jacorb_notification_service(cp, &dir);
+    let client = client_orb();
+    let factory = EventChannelFactory::narrow(&client.string_to_object(&ior).unwrap()).unwrap();
+    let ch: EventChannel = factory.create_channel(&[], &[]).unwrap().0.unwrap();
+
+    // Corbina's structured and sequence pull consumers.
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    let obtain = |t| {
+        admin
+            .obtain_notification_pull_supplier(t)
+            .unwrap()
+            .0
+            .unwrap()
+    };
+    let structured =
+        StructuredProxyPullSupplier::narrow(obtain(ClientType::StructuredEvent).as_object())
+            .unwrap();
+    structured.connect_structured_pull_consumer(None).unwrap();
+    let sequence =
+        SequenceProxyPullSupplier::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
+    sequence.connect_sequence_pull_consumer(None).unwrap();
+
+    // Corbina's sequence push supplier, then structured and sequence pull suppliers
+    // JacORB pulls from.
+    let sadmin = ch.get_default_supplier_admin().unwrap().unwrap();
+    let (p, _) = sadmin
+        .obtain_notification_push_consumer(ClientType::SequenceEvent)
+        .unwrap();
+    let seq_sup = SequenceProxyPushConsumer::narrow(p.unwrap().as_object()).unwrap();
+    seq_sup.connect_sequence_push_supplier(None).unwrap();
+    let batch = |r: std::ops::Range<usize>| -> Vec<StructuredEvent> {
+        r.map(|i| event("Alarm", &format!("seq {i}"), i as i16))
+            .collect()
+    };
+    seq_sup.push_structured_events(&batch(0..4)).unwrap();
+    seq_sup.push_structured_events(&batch(4..6)).unwrap();
+    let (p, _) = sadmin
+        .obtain_notification_pull_consumer(ClientType::StructuredEvent)
+        .unwrap();
+    let pull_sup = StructuredProxyPullConsumer::narrow(p.unwrap().as_object()).unwrap();
+    let r = serve(
+        &client,
+        StructuredPullSupplierSkeleton::new(source(&["p0", "p1", "p2"])),
+    );
+    pull_sup
+        .connect_structured_pull_supplier(Some(&StructuredPullSupplier::unchecked_narrow(&r)))
+        .unwrap();
+
+    let (p, _) = sadmin
+        .obtain_notification_pull_consumer(ClientType::SequenceEvent)
+        .unwrap();
+    let seq_pull_sup = SequenceProxyPullConsumer::narrow(p.unwrap().as_object()).unwrap();
+    let r = serve(
+        &client,
+        SequencePullSupplierSkeleton::new(source(&["q0", "q1"])),
+    );
+    seq_pull_sup
+        .connect_sequence_pull_supplier(Some(&SequencePullSupplier::unchecked_narrow(&r)))
+        .unwrap();
+
+    let mut want: Vec<String> = (0..6).map(|i| format!("seq {i}")).collect();
+    want.extend(["p0", "p1", "p2", "q0", "q1"].map(String::from));
+    want.sort();
+    // JacORB delivers in no particular order: compare sorted.
+    let mut from_structured: Vec<String> = (0..want.len())
+        .map(|_| {
+            structured
+                .pull_structured_event()
+                .unwrap()
+                .header
+                .fixed_header
+                .event_name
+        })
+        .collect();
+    from_structured.sort();
+    assert_eq!(from_structured, want);
+    let mut from_sequence = Vec::new();
+    while from_sequence.len() < want.len() {
+        let got = sequence.pull_structured_events(4).unwrap();
+        assert!(
+            !got.is_empty() && got.len() <= 4,
+            "a batch of {}",
+            got.len()
+        );
+        from_sequence.extend(got.into_iter().map(|e| e.header.fixed_header.event_name));
+    }
+    from_sequence.sort();
+    assert_eq!(from_sequence, want);
+    assert!(!structured.try_pull_structured_event().unwrap().1);
+    pull_sup.disconnect_structured_pull_consumer().unwrap();
+    seq_pull_sup.disconnect_sequence_pull_consumer().unwrap();
     client.destroy();
     drop(service);
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,8 +1,8 @@
 //! The notification channel (CosNotifyChannelAdmin) in this process: its factory and
 //! admins, structured and sequence push proxies, the translation between `any` and
 //! structured events, batches, filters on admins and proxies with AND/OR, QoS (priority
-//! order, discard policy, timeouts, suspend/resume), subscription and offer changes, and
-//! a structured consumer's connection across `kill -9` of the daemon.
+//! order, discard policy, timeouts, start and stop times, suspend/resume), subscription and
+//! offer changes, and a structured consumer's connection across `kill -9` of the daemon.
 
 mod common;
 
@@ -24,23 +24,18 @@ use corbina_events::cos_notify_channel_admin::{
     StructuredProxyPushSupplier, SupplierAdmin,
 };
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
-use corbina_events::cos_notify_comm::sequence_pull_supplier::{
-    PullStructuredEventsError, TryPullStructuredEventsError,
-};
-use corbina_events::cos_notify_comm::structured_pull_supplier::{
-    PullStructuredEventError, TryPullStructuredEventError,
-};
 use corbina_events::cos_notify_comm::{
     NotifySubscribeServant, StructuredPushSupplier, StructuredPushSupplierServant,
     StructuredPushSupplierSkeleton,
 };
 use corbina_events::cos_notify_comm::{
-    SequencePullSupplier, SequencePullSupplierServant, SequencePullSupplierSkeleton,
-    StructuredPullSupplier, StructuredPullSupplierServant, StructuredPullSupplierSkeleton,
+    SequencePullSupplier, SequencePullSupplierSkeleton, StructuredPullSupplier,
+    StructuredPullSupplierSkeleton,
 };
 use corbina_events::cos_notify_filter::{
     ConstraintExp, Filter, FilterFactory, MappingConstraintPair,
 };
+use corbina_events::time_base::UtcT;
 use corbina_events::NOTIFY_FACTORY_KEY;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -118,6 +113,14 @@ fn structured_proxy(admin: &ConsumerAdmin) -> StructuredProxyPushSupplier {
     StructuredProxyPushSupplier::narrow(p.unwrap().as_object()).unwrap()
 }
 
+/// A structured proxy pull supplier of `admin` (not connected yet).
+fn structured_pull_proxy(admin: &ConsumerAdmin) -> StructuredProxyPullSupplier {
+    let (p, _) = admin
+        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap()
+}
+
 #[test]
 fn notify_factory_channels_and_admins() {
     let s = setup("notify-factory");
@@ -178,6 +181,7 @@ fn notify_factory_channels_and_admins() {
     assert_eq!(e.kind, SystemExceptionKind::ObjectNotExist);
 
     // QoS and admin properties: what is supported is kept, the rest refused.
+    // Persistent events need persistent connections.
     assert!(matches!(
         s.factory
             .create_channel(&[prop("EventReliability", Any::from_short(1))], &[]),
@@ -507,67 +511,94 @@ fn notify_structured_connection_survives_sigkill() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A structured (and sequence) pull supplier handing out the events it was given.
-struct Source(Mutex<std::collections::VecDeque<StructuredEvent>>);
+/// EventReliability=Persistent: the events a consumer has not had yet survive `kill -9`
+/// (as many as its MaxEventsPerConsumer), and are delivered once only.
+#[test]
+fn notify_persistent_events_survive_sigkill() {
+    let dir = temp_dir("notify-persistent-events");
+    let port = free_port();
+    let (mut daemon, _) = start_daemon(port, &dir, &[]);
+    let client = client_orb();
+    let factory = notify_factory_at(&client, port);
+    let persistent = [
+        prop("ConnectionReliability", Any::from_short(1)),
+        prop("EventReliability", Any::from_short(1)),
+    ];
+    let ch = factory.create_channel(&persistent, &[]).unwrap().0.unwrap();
+    let reliability = ch.get_qos().unwrap();
+    let er = reliability
+        .iter()
+        .find(|p| p.name == "EventReliability")
+        .unwrap();
+    assert_eq!(er.value.to_short(), Some(1));
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    // A push consumer whose proxy is suspended: its events wait in its queue.
+    let proxy = structured_proxy(&admin);
+    let (c, got) = structured_consumer(&client);
+    proxy.connect_structured_push_consumer(Some(&c)).unwrap();
+    proxy.suspend_connection().unwrap();
+    // A pull consumer keeping the 3 newest.
+    let pull = structured_pull_proxy(&admin);
+    pull.set_qos(&[prop("MaxEventsPerConsumer", Any::from_long(3))])
+        .unwrap();
+    pull.connect_structured_pull_consumer(None).unwrap();
+    // A consumer of a best-effort channel beside them loses its queue.
+    let plain = factory
+        .create_channel(&[prop("ConnectionReliability", Any::from_short(1))], &[])
+        .unwrap()
+        .0
+        .unwrap();
+    let plain_pull = structured_pull_proxy(&plain.get_default_consumer_admin().unwrap().unwrap());
+    plain_pull.connect_structured_pull_consumer(None).unwrap();
 
-impl NotifySubscribeServant for Source {
-    fn subscription_change(
-        &self,
-        _: &[EventType],
-        _: &[EventType],
-    ) -> Result<(), SubscriptionChangeError> {
-        Ok(())
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    let plain_sup = structured_supplier(&plain.get_default_supplier_admin().unwrap().unwrap());
+    let names: Vec<String> = (0..5).map(|i| format!("e{i}")).collect();
+    for n in &names {
+        sup.push_structured_event(&event("Alarm", n, 1)).unwrap();
+        plain_sup
+            .push_structured_event(&event("Alarm", n, 1))
+            .unwrap();
     }
-}
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(got.events.lock().unwrap().is_empty(), "suspended");
 
-impl StructuredPullSupplierServant for Source {
-    fn pull_structured_event(&self) -> Result<StructuredEvent, PullStructuredEventError> {
-        // The channel calls try_pull only; a pull here must not block for ever.
-        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
-    }
+    daemon.kill();
+    let (d, _) = start_daemon(port, &dir, &[]);
+    daemon = d;
+    // The suspension was not stored: the proxy delivers at once (or once resumed).
+    let _ = proxy.resume_connection();
+    assert_eq!(got.names(5), names);
+    let pulled: Vec<String> = (0..3)
+        .map(|_| {
+            let (e, has) = pull.try_pull_structured_event().unwrap();
+            assert!(has);
+            e.header.fixed_header.event_name
+        })
+        .collect();
+    assert_eq!(pulled, names[2..]);
+    assert!(!pull.try_pull_structured_event().unwrap().1);
+    assert!(!plain_pull.try_pull_structured_event().unwrap().1);
 
-    fn try_pull_structured_event(
-        &self,
-    ) -> Result<(StructuredEvent, bool), TryPullStructuredEventError> {
-        match self.0.lock().unwrap().pop_front() {
-            Some(e) => Ok((e, true)),
-            None => Ok((event("None", "", 0), false)),
-        }
-    }
-
-    fn disconnect_structured_pull_supplier(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-impl SequencePullSupplierServant for Source {
-    fn pull_structured_events(
-        &self,
-        _: i32,
-    ) -> Result<Vec<StructuredEvent>, PullStructuredEventsError> {
-        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
-    }
-
-    fn try_pull_structured_events(
-        &self,
-        max_number: i32,
-    ) -> Result<(Vec<StructuredEvent>, bool), TryPullStructuredEventsError> {
-        let mut q = self.0.lock().unwrap();
-        let n = q.len().min(max_number.max(0) as usize);
-        let batch: Vec<_> = q.drain(..n).collect();
-        let has = !batch.is_empty();
-        Ok((batch, has))
-    }
-
-    fn disconnect_sequence_pull_supplier(&self) -> Result<(), SystemException> {
-        Ok(())
-    }
-}
-
-fn source(names: &[&str]) -> Source {
-    Source(Mutex::new(
-        names.iter().map(|n| event("Tick", n, 0)).collect(),
-    ))
+    // Delivered events are not stored any more: nothing comes again after another crash.
+    std::thread::sleep(Duration::from_millis(200));
+    daemon.kill();
+    let (d, _) = start_daemon(port, &dir, &[]);
+    daemon = d;
+    sup.push_structured_event(&event("Alarm", "after", 1))
+        .unwrap();
+    let mut want = names.clone();
+    want.push("after".into());
+    assert_eq!(got.names(6), want);
+    let (e, has) = pull.try_pull_structured_event().unwrap();
+    assert!(has);
+    assert_eq!(e.header.fixed_header.event_name, "after");
+    assert!(!pull.try_pull_structured_event().unwrap().1);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(got.events.lock().unwrap().len(), 6, "delivered once");
+    client.destroy();
+    drop(daemon);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -750,5 +781,82 @@ fn notify_priority_and_lifetime_mapping_filters() {
         fault.header.variable_header[0].value.to_short(),
         Some(1),
         "{fault:?}"
+    );
+}
+
+/// A TimeBase::UtcT `ms` milliseconds from now (before now when negative).
+fn utc_in(ms: i64) -> Any {
+    let since_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let t =
+        122_192_928_000_000_000 + (since_unix.as_nanos() / 100) as i128 + i128::from(ms) * 10_000;
+    Any::insert(&UtcT {
+        time: t as u64,
+        inacclo: 0,
+        inacchi: 0,
+        tdf: 0,
+    })
+    .unwrap()
+}
+
+#[test]
+fn notify_start_and_stop_times() {
+    let s = setup("notify-times");
+    let ch = channel(&s, &[]);
+    let proxy = structured_proxy(&ch.get_default_consumer_admin().unwrap().unwrap());
+    let (c, got) = structured_consumer(&s.client);
+    proxy.connect_structured_push_consumer(Some(&c)).unwrap();
+    let sup = structured_supplier(&ch.get_default_supplier_admin().unwrap().unwrap());
+    let with = |name: &str, field: &str, at: Any| {
+        let mut e = event("Alarm", name, 0);
+        e.header.variable_header.push(prop(field, at));
+        e
+    };
+    // Not supported (the default): the header's times are not looked at.
+    sup.push_structured_event(&with("ignored", "StartTime", utc_in(60_000)))
+        .unwrap();
+    assert_eq!(got.names(1), ["ignored"]);
+    sup.set_qos(&[
+        prop("StartTimeSupported", Any::from_boolean(true)),
+        prop("StopTimeSupported", Any::from_boolean(true)),
+    ])
+    .unwrap();
+    let q = sup.get_qos().unwrap();
+    let start = q.iter().find(|p| p.name == "StartTimeSupported").unwrap();
+    assert_eq!(start.value.to_boolean(), Some(true));
+    let t0 = std::time::Instant::now();
+    sup.push_structured_event(&with("held", "StartTime", utc_in(300)))
+        .unwrap();
+    sup.push_structured_event(&with("stopped", "StopTime", utc_in(-1_000)))
+        .unwrap();
+    sup.push_structured_event(&with("now", "StopTime", utc_in(60_000)))
+        .unwrap();
+    // The held one waits for its StartTime while the next goes by; the stopped one goes.
+    assert_eq!(got.names(2), ["ignored", "now"]);
+    assert_eq!(got.names(3), ["ignored", "now", "held"]);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t0.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(got.events.lock().unwrap().len(), 3);
+    // A pull consumer waiting in `pull` gets a held event at its StartTime.
+    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
+    let (p, _) = admin
+        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
+        .unwrap();
+    let puller = StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap();
+    puller.connect_structured_pull_consumer(None).unwrap();
+    let t0 = std::time::Instant::now();
+    sup.push_structured_event(&with("pulled", "StartTime", utc_in(200)))
+        .unwrap();
+    let e = puller.pull_structured_event().unwrap();
+    assert_eq!(e.header.fixed_header.event_name, "pulled");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(150),
+        "{:?}",
+        t0.elapsed()
     );
 }

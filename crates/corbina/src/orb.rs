@@ -475,6 +475,24 @@ impl Orb {
         ))
     }
 
+    /// A reference to the same object as `obj` with a connection of its own: its
+    /// asynchronous calls (`…Async` proxies, `sendc_`) all go on one connection shared with
+    /// no other reference, so the server gets them in the order they were sent, and calls
+    /// to other objects of that server (a slow one) never queue in front of them. Its
+    /// connections close when the last clone of the reference goes, or with the ORB.
+    /// Not collocated. For a sender that pipelines calls to one object in order (an event
+    /// channel's pushes to one consumer).
+    pub fn object_on_own_connection(&self, obj: &ObjectRef) -> Result<ObjectRef, SystemException> {
+        let invoker =
+            IiopInvoker::new(self.inner.client.clone(), obj.ior().clone())?.with_own_connection();
+        let key = invoker.profile().object_key.as_bytes().to_vec();
+        Ok(ObjectRef::new(
+            obj.ior().clone(),
+            key,
+            self.intercepted(invoker),
+        ))
+    }
+
     /// The client side's connections and their state now, one entry per server address
     /// calls have gone to (see [`crate::client`] for how they are used): for monitoring and
     /// tests. A snapshot: it does not keep anything open.

@@ -73,6 +73,9 @@ struct Args {
     /// Failed deliveries in a row after which a consumer is disconnected
     #[arg(long, value_name = "N")]
     push_retries: Option<u32>,
+    /// Pushes in flight to one push consumer at once (1: each waits for the previous reply)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    push_window: Option<u32>,
     /// Also write the default channel's IOR to FILE
     #[arg(long, value_name = "FILE")]
     ior_file: Option<PathBuf>,
@@ -99,6 +102,9 @@ impl Args {
         }
         if let Some(n) = self.push_retries {
             o.push_retries = n;
+        }
+        if let Some(n) = self.push_window {
+            o.push_window = n as usize;
         }
         o
     }

@@ -4,17 +4,28 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use corbina::SystemExceptionKind;
 use corbina::{Any, Orb, SystemException};
 use corbina_events::cos_notification::{
     EventHeader, EventType, FixedEventHeader, Property, StructuredEvent,
 };
 use corbina_events::cos_notify_comm::notify_publish::OfferChangeError;
+use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
+use corbina_events::cos_notify_comm::sequence_pull_supplier::{
+    PullStructuredEventsError, TryPullStructuredEventsError,
+};
 use corbina_events::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
+use corbina_events::cos_notify_comm::structured_pull_supplier::{
+    PullStructuredEventError, TryPullStructuredEventError,
+};
 use corbina_events::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
 use corbina_events::cos_notify_comm::{
     NotifyPublishServant, SequencePushConsumer, SequencePushConsumerServant,
     SequencePushConsumerSkeleton, StructuredPushConsumer, StructuredPushConsumerServant,
     StructuredPushConsumerSkeleton,
+};
+use corbina_events::cos_notify_comm::{
+    NotifySubscribeServant, SequencePullSupplierServant, StructuredPullSupplierServant,
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -158,4 +169,67 @@ pub fn notify_factory_at(
         &orb.string_to_object(&url).unwrap(),
     )
     .unwrap()
+}
+
+/// A structured (and sequence) pull supplier handing out the events it was given.
+pub struct Source(pub Mutex<std::collections::VecDeque<StructuredEvent>>);
+
+impl NotifySubscribeServant for Source {
+    fn subscription_change(
+        &self,
+        _: &[EventType],
+        _: &[EventType],
+    ) -> Result<(), SubscriptionChangeError> {
+        Ok(())
+    }
+}
+
+impl StructuredPullSupplierServant for Source {
+    fn pull_structured_event(&self) -> Result<StructuredEvent, PullStructuredEventError> {
+        // The channel calls try_pull only; a pull here must not block for ever.
+        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
+    }
+
+    fn try_pull_structured_event(
+        &self,
+    ) -> Result<(StructuredEvent, bool), TryPullStructuredEventError> {
+        match self.0.lock().unwrap().pop_front() {
+            Some(e) => Ok((e, true)),
+            None => Ok((event("None", "", 0), false)),
+        }
+    }
+
+    fn disconnect_structured_pull_supplier(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+impl SequencePullSupplierServant for Source {
+    fn pull_structured_events(
+        &self,
+        _: i32,
+    ) -> Result<Vec<StructuredEvent>, PullStructuredEventsError> {
+        Err(SystemException::new(SystemExceptionKind::Transient, 0).into())
+    }
+
+    fn try_pull_structured_events(
+        &self,
+        max_number: i32,
+    ) -> Result<(Vec<StructuredEvent>, bool), TryPullStructuredEventsError> {
+        let mut q = self.0.lock().unwrap();
+        let n = q.len().min(max_number.max(0) as usize);
+        let batch: Vec<_> = q.drain(..n).collect();
+        let has = !batch.is_empty();
+        Ok((batch, has))
+    }
+
+    fn disconnect_sequence_pull_supplier(&self) -> Result<(), SystemException> {
+        Ok(())
+    }
+}
+
+pub fn source(names: &[&str]) -> Source {
+    Source(Mutex::new(
+        names.iter().map(|n| event("Tick", n, 0)).collect(),
+    ))
 }

@@ -155,6 +155,13 @@ impl IiopInvoker {
         self
     }
 
+    /// The same invoker on a rope of its own ([`ClientContext::private_rope`]): its
+    /// asynchronous calls share one connection with no other reference's.
+    pub fn with_own_connection(mut self) -> IiopInvoker {
+        self.rope = self.ctx.private_rope(self.rope.address().clone());
+        self
+    }
+
     /// The timeout a call made now by this thread runs with.
     pub(crate) fn effective_timeout(&self) -> Option<Duration> {
         self.call_timeout

@@ -234,6 +234,8 @@ pub struct ConnectionInfo {
 pub(crate) struct ClientContext {
     pub(crate) config: OrbConfig,
     ropes: Arc<RopeMap>,
+    /// Ropes of one reference each ([`ClientContext::private_rope`]), while they live.
+    private: Mutex<Vec<std::sync::Weak<Rope>>>,
     scavenger: Mutex<Option<Arc<ScavengerStop>>>,
     flusher: Arc<Flusher>,
     /// With `-ORBofferBiDirectionalGIOP 1`: what connections offer, and where requests
@@ -255,6 +257,7 @@ impl ClientContext {
     pub(crate) fn new(config: OrbConfig) -> ClientContext {
         ClientContext {
             ropes: Arc::new(Mutex::new(HashMap::new())),
+            private: Mutex::new(Vec::new()),
             scavenger: Mutex::new(None),
             flusher: Arc::new(Flusher::default()),
             bidir: std::sync::OnceLock::new(),
@@ -387,32 +390,55 @@ impl ClientContext {
     /// The rope to `address` (any transport), created on first use.
     pub(crate) fn rope_to(&self, address: Address) -> Arc<Rope> {
         self.start_scavenger();
-        let tls = matches!(address, Address::Ssl { .. });
         let mut ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
         ropes
             .entry(address.clone())
             .or_insert_with(|| {
-                Arc::new(Rope::new(
-                    address,
-                    StrandSettings {
-                        connect_timeout: self.config.connect_timeout,
-                        max_strands: self.config.max_strands_per_rope.max(1),
-                        async_calls_per_strand: self.config.async_calls_per_strand,
-                        socket_buffer_size: self.config.socket_buffer_size,
-                        max_message_size: self.config.max_message_size,
-                        fragment_size: self.config.fragment_size,
-                        byte_order: self.config.byte_order,
-                        tls_client: tls.then(|| self.tls_client.clone()),
-                    },
-                ))
+                let settings = self.strand_settings(&address);
+                Arc::new(Rope::new(address, settings))
             })
             .clone()
     }
 
-    /// Every rope.
+    /// A rope to `address` shared with no other reference, whose asynchronous calls all go
+    /// on one connection (so they reach the server in the order they were sent, and a slow
+    /// object elsewhere on that server delays none of them). Closed with the ORB's, or
+    /// when its last reference goes.
+    pub(crate) fn private_rope(&self, address: Address) -> Arc<Rope> {
+        let settings = StrandSettings {
+            async_calls_per_strand: 0,
+            ..self.strand_settings(&address)
+        };
+        let rope = Arc::new(Rope::new(address, settings));
+        let mut private = self.private.lock().unwrap_or_else(|p| p.into_inner());
+        private.retain(|r| r.strong_count() > 0);
+        private.push(Arc::downgrade(&rope));
+        rope
+    }
+
+    fn strand_settings(&self, address: &Address) -> StrandSettings {
+        let tls = matches!(address, Address::Ssl { .. });
+        StrandSettings {
+            connect_timeout: self.config.connect_timeout,
+            max_strands: self.config.max_strands_per_rope.max(1),
+            async_calls_per_strand: self.config.async_calls_per_strand,
+            socket_buffer_size: self.config.socket_buffer_size,
+            max_message_size: self.config.max_message_size,
+            fragment_size: self.config.fragment_size,
+            byte_order: self.config.byte_order,
+            tls_client: tls.then(|| self.tls_client.clone()),
+        }
+    }
+
+    /// Every rope (the private ones still alive too).
     pub(crate) fn ropes(&self) -> Vec<Arc<Rope>> {
-        let ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
-        ropes.values().cloned().collect()
+        let mut all: Vec<Arc<Rope>> = {
+            let ropes = self.ropes.lock().unwrap_or_else(|p| p.into_inner());
+            ropes.values().cloned().collect()
+        };
+        let private = self.private.lock().unwrap_or_else(|p| p.into_inner());
+        all.extend(private.iter().filter_map(std::sync::Weak::upgrade));
+        all
     }
 
     /// A snapshot of every rope ([`crate::Orb::connections`]).
