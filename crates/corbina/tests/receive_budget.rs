@@ -241,9 +241,11 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     );
     // What the allocator handed out, however late the threads run: the budget, and each
     // connection's first chunk (uncharged) and first charged growth (a chunk) until its
-    // thread drops them, plus its state. 89–124 MiB seen under load; 213–218 MiB when
-    // receive buffers were reserved by the size announced (1 MiB here).
-    const HEAP_OVERHEAD: usize = CONNECTIONS * (128 << 10) + (16 << 20);
+    // thread drops them, plus its state. 89–124 MiB seen under load, 166 MiB once on a
+    // machine loaded to 15 (threads of refused connections not yet run to drop their buffers,
+    // which the budget no longer counts); 213–218 MiB when receive buffers were reserved by
+    // the size announced (1 MiB here), which this still tells apart.
+    const HEAP_OVERHEAD: usize = CONNECTIONS * (128 << 10) + (48 << 20);
     assert!(
         heap_grown < BUDGET + HEAP_OVERHEAD,
         "the heap peaked {} MiB up, over the budget ({} MiB) + {} MiB",
@@ -262,8 +264,9 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     // to 40 MiB of exited threads' stacks cached, and its per-thread arenas. 24 MiB seen on a
     // quiet machine, 34 and 56 MiB on one loaded by parallel builds; a quarter of what the
     // same load holds without a budget either way. 72 MiB seen once in CI with a fuzzer
-    // running beside it: 96 MiB still tells the budget's ~30–70 from the ~250 without it.
-    const OVERHEAD: usize = 96 << 20;
+    // running beside it, 96 once at a load of 12: 128 MiB still tells the budget's ~30–100
+    // from the ~250 without it.
+    const OVERHEAD: usize = 128 << 20;
     assert!(
         grown < BUDGET + OVERHEAD,
         "RSS grew by {} MiB, over the budget ({} MiB) + {} MiB",
@@ -409,9 +412,12 @@ fn a_seeded_mutation_stream_keeps_memory_bounded_and_a_valid_client_answered() {
         grown >> 20,
         heap_grown >> 20
     );
-    // The budget, 64 open connections' chunks and those being closed: 15–18 MiB seen
-    // under load; 160–291 MiB when receive buffers were reserved by the size announced.
-    const HEAP_OVERHEAD: usize = 28 << 20;
+    // The budget, 64 open connections' chunks and those being closed: 15–19 MiB seen
+    // alone, 33 and 38 MiB in full test runs under load (server threads of closed connections
+    // run late, each still holding its receive chunk, which the budget does not count);
+    // 160–291 MiB when receive buffers were reserved by the size announced, which 48 MiB
+    // still tells apart.
+    const HEAP_OVERHEAD: usize = 48 << 20;
     assert!(
         heap_grown < BUDGET + HEAP_OVERHEAD,
         "seed {seed:#x}: the heap peaked {} MiB up, over the budget ({} MiB) + {} MiB",
