@@ -1209,6 +1209,7 @@ impl PushSupplierProxy {
             flight: VecDeque::new(),
             again: VecDeque::new(),
             failures: 0,
+            delivered: false,
             resume: None,
             timer: None,
         };
@@ -1234,6 +1235,10 @@ struct Delivery<'p> {
     /// Batches to send again (a failed push and those after it), before the queue's.
     again: VecDeque<Vec<Arc<Event>>>,
     failures: u32,
+    /// A push has reached the consumer: until then one push at a time, so that a consumer
+    /// not ready yet (its POA manager still holding or discarding) refuses the first event
+    /// alone, not it and the ones behind it, which would then arrive first.
+    delivered: bool,
     /// No push before then (the back-off after a failure).
     resume: Option<Instant>,
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -1258,7 +1263,10 @@ impl Delivery<'_> {
             }
             while let Some(done) = self.flight.front().and_then(|f| f.done.as_ref()) {
                 match done {
-                    Ok(()) => self.failures = 0,
+                    Ok(()) => {
+                        self.failures = 0;
+                        self.delivered = true;
+                    }
                     Err(Failure::Gone) => return Poll::Ready(Some(false)),
                     Err(Failure::Skip) => {
                         let n = self.flight.front().map_or(0, |f| f.batch.len());
@@ -1290,7 +1298,7 @@ impl Delivery<'_> {
                 }
             }
             // New pushes, while the window has room.
-            let window = if self.failures > 0 {
+            let window = if self.failures > 0 || !self.delivered {
                 1
             } else {
                 self.options.push_window.max(1)
