@@ -11,7 +11,7 @@
 //! - `meta`: `next_id`;
 //! - `events`: (proxy id, sequence number) → an event a consumer proxy of a channel with
 //!   `EventReliability` and `ConnectionReliability` `Persistent` has not delivered yet
-//!   ([`crate::queue::Event::encode`]); written when it is queued, removed when it is
+//!   (`queue::Event::encode`); written when it is queued, removed when it is
 //!   delivered, discarded or expired, or with its proxy. There are never more than the
 //!   proxy's queue bound and the pushes in flight.
 //!
