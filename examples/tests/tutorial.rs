@@ -1,7 +1,8 @@
 //! Runs `docs/tutorial.md` as a reader would: every ```` ```sh ```` block in order, in one
-//! shell, with the files of the ```` ```rust file=PATH ```` blocks written where the text
-//! says, and checks the outputs shown in ```` ```text ```` blocks. Blocks marked `norun`
-//! (installing packages, cloning) are what the test machine already has.
+//! shell, with the files of the ```` ```rust ```` blocks written where their first line
+//! (`// PATH`) says, and checks the outputs shown in ```` ```text ```` blocks. Blocks marked
+//! `setup` (installing packages) are what the test machine already has. (The markers are
+//! ones rustdoc accepts: the tutorial is also `corbina::guide::tutorial`.)
 //!
 //! What differs from a reader's run, and why: `$CORBINA` is this workspace (whose crates the
 //! tutorial's `cargo add --path` lines name), cargo runs `--offline` with this workspace's `Cargo.lock` (no network; the same dependency
@@ -39,12 +40,18 @@ fn steps(markdown: &str) -> Vec<Step> {
         let mut words = info.split_whitespace();
         let lang = words.next().unwrap_or("");
         let attrs: Vec<&str> = words.collect();
-        if attrs.contains(&"norun") {
+        if attrs.contains(&"setup") {
             continue;
         }
-        if let Some(path) = attrs.iter().find_map(|a| a.strip_prefix("file=")) {
+        let path = body
+            .lines()
+            .next()
+            .and_then(|first| first.strip_prefix("// "))
+            .filter(|path| path.ends_with(".rs") && !path.contains(' '))
+            .map(str::to_owned);
+        if let (true, Some(path)) = (lang == "rust", path) {
             steps.push(Step::File {
-                path: path.to_owned(),
+                path,
                 contents: body,
             });
         } else if lang == "sh" {

@@ -1,7 +1,8 @@
 //! `corbina-codegen` turns OMG IDL into Rust for Corbina: plain Rust types with compiled
-//! CDR marshalling, client proxies, servant traits and skeletons, following
-//! `docs/mapping.md`. It is used from a `build.rs` through [`Builder`] (in the style of
-//! `prost-build`) or from the command line as `corbina-idl`.
+//! CDR marshalling, client proxies, servant traits and skeletons, following the mapping of
+//! [`corbina::guide::mapping`] (`docs/mapping.md` in the repository). It is used from a
+//! `build.rs` through [`Builder`] (in the style of `prost-build`) or from the command line
+//! as `corbina-idl`.
 //!
 //! A `build.rs`:
 //!
@@ -34,7 +35,9 @@
 //! typedef) and, for structs, unions, enums and exceptions, `corbina::any::AnyInsert`.
 //!
 //! Constructs that are parsed but not generated yet (native types, a few valuetype constructs:
-//! see `docs/mapping.md`) are reported as `file:line:col: error: not yet supported: …`.
+//! see the mapping) are reported as `file:line:col: error: not yet supported: …`.
+//!
+//! [`corbina::guide::mapping`]: https://docs.rs/corbina/latest/corbina/guide/mapping/index.html
 #![forbid(unsafe_code)]
 
 mod abstract_iface;

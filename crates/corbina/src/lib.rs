@@ -22,7 +22,7 @@
 //! `build.rs` compiles the IDL with `corbina_codegen::Builder` and the crate includes the
 //! result; for `interface Greeter { string greet(in string name); };` the generator writes a
 //! proxy `Greeter`, a servant trait `GreeterServant` and a skeleton `GreeterSkeleton`
-//! (`docs/mapping.md`). A server and a client then read:
+//! ([`guide::mapping`]). A server and a client then read:
 //!
 //! ```ignore
 //! include!(concat!(env!("OUT_DIR"), "/greeter.rs"));
@@ -48,8 +48,8 @@
 //! ```
 //!
 //! The workspace's `examples/` crate has these as whole programs (and a persistent POA with
-//! a fixed object key, naming, callbacks, DII, `Any`), and `docs/tutorial.md` walks through
-//! a project from `cargo new`.
+//! a fixed object key, naming, callbacks, DII, `Any`), and the [tutorial](guide::tutorial)
+//! walks through a project from `cargo new` to calls with omniORB.
 //!
 //! # The same path, by hand
 //!
@@ -132,6 +132,7 @@ pub mod dsi;
 pub mod dynany;
 pub mod error;
 pub mod exception;
+pub mod guide;
 pub mod interceptor;
 pub mod local;
 pub mod object;
