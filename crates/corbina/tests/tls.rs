@@ -24,6 +24,7 @@ use corbina::transport::tls::{self, TlsEndpoint, TlsError, TlsPhase};
 use corbina::transport::{Address, Connection, ConnectionOptions, Listener, TransportKind};
 use corbina::{Orb, OrbConfig, SystemExceptionKind};
 use pki::Pki;
+use rustls::pki_types::pem::PemObject;
 
 fn tls_server(config: OrbConfig) -> (Orb, String, Arc<StaticBench>) {
     let orb = Orb::with_config(config);
@@ -817,4 +818,85 @@ fn the_servant_learns_the_authenticated_client_during_the_upcall() {
     with_cert.destroy();
     without.destroy();
     orb.destroy();
+}
+
+/// Runs a handshake between two rustls connections in memory; the suite they agreed on.
+fn negotiate(
+    mut client: rustls::ClientConnection,
+    mut server: rustls::ServerConnection,
+) -> rustls::CipherSuite {
+    let mut wire = Vec::new();
+    for _ in 0..10 {
+        if !client.is_handshaking() && !server.is_handshaking() {
+            break;
+        }
+        wire.clear();
+        while client.wants_write() {
+            client.write_tls(&mut wire).unwrap();
+        }
+        server.read_tls(&mut &wire[..]).unwrap();
+        server.process_new_packets().unwrap();
+        wire.clear();
+        while server.wants_write() {
+            server.write_tls(&mut wire).unwrap();
+        }
+        client.read_tls(&mut &wire[..]).unwrap();
+        client.process_new_packets().unwrap();
+    }
+    assert!(!client.is_handshaking() && !server.is_handshaking());
+    let suite = client.negotiated_cipher_suite().unwrap().suite();
+    assert_eq!(
+        Some(suite),
+        server.negotiated_cipher_suite().map(|s| s.suite())
+    );
+    suite
+}
+
+/// Corbina prefers AES-128-GCM (the cheapest per short record of its suites), and its
+/// server still agrees with a peer that offers only AES-256-GCM (OpenSSL's and JSSE's
+/// first choice) or only TLS 1.2.
+#[test]
+fn cipher_suite_preference() {
+    let pki = Pki::new("suites");
+    let server = tls::server_config(&server_config(&pki).ssl).unwrap();
+    let client = tls::client_config(&client_config(&pki).ssl).unwrap();
+    let name = || rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let suite = negotiate(
+        rustls::ClientConnection::new(client.clone(), name()).unwrap(),
+        rustls::ServerConnection::new(server.clone()).unwrap(),
+    );
+    assert_eq!(suite, rustls::CipherSuite::TLS13_AES_128_GCM_SHA256);
+
+    // A peer with only one suite, trusting the same CA.
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = std::fs::read(pki.ca_file()).unwrap();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let roots = Arc::new(roots);
+    let only = |wanted: rustls::CipherSuite| {
+        let mut p = rustls::crypto::ring::default_provider();
+        p.cipher_suites.retain(|s| s.suite() == wanted);
+        let p13 = p.cipher_suites.iter().all(|s| s.tls13().is_some());
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(p))
+            .with_protocol_versions(&[if p13 {
+                &rustls::version::TLS13
+            } else {
+                &rustls::version::TLS12
+            }])
+            .unwrap()
+            .with_root_certificates(roots.clone())
+            .with_no_client_auth();
+        rustls::ClientConnection::new(Arc::new(config), name()).unwrap()
+    };
+    for wanted in [
+        rustls::CipherSuite::TLS13_AES_256_GCM_SHA384,
+        rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+    ] {
+        let suite = negotiate(
+            only(wanted),
+            rustls::ServerConnection::new(server.clone()).unwrap(),
+        );
+        assert_eq!(suite, wanted);
+    }
 }

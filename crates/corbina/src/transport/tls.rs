@@ -101,8 +101,25 @@ impl TlsError {
     }
 }
 
+/// ring's suites with AES-128-GCM first in each protocol version: 10 AES rounds a block
+/// against AES-256's 14, and a null call is two short records. Every TLS 1.3 peer has it
+/// (RFC 8446's mandatory suite), omniORB's OpenSSL and JacORB's JSSE included; the others
+/// stay offered after it.
 fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+    let mut p = rustls::crypto::ring::default_provider();
+    p.cipher_suites
+        .sort_by_key(|s| (s.tls13().is_none(), !is_aes128_gcm(s.suite())));
+    Arc::new(p)
+}
+
+fn is_aes128_gcm(suite: rustls::CipherSuite) -> bool {
+    use rustls::CipherSuite as S;
+    matches!(
+        suite,
+        S::TLS13_AES_128_GCM_SHA256
+            | S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+            | S::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+    )
 }
 
 fn file_error(what: &'static str, path: &Path, cause: impl std::fmt::Display) -> TlsError {
@@ -564,24 +581,26 @@ impl TlsConnection {
 
     /// Writes what rustls has queued (the records of `out`'s owner, or an alert): straight
     /// from rustls's buffers while the socket takes them without blocking, the rest copied
-    /// into `out` and written after the TLS state's lock is let go (a writer blocked on a
-    /// full socket must not hold up the reader).
-    fn flush(&self, out: &mut Vec<u8>) -> io::Result<()> {
-        {
-            let mut tls = lock(&self.tls);
-            while tls.wants_write() {
-                match tls.write_tls(&mut Nonblocking(&self.socket)) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        while tls.wants_write() {
-                            tls.write_tls(out)?;
-                        }
+    /// into `out` and written after `tls`, the TLS state's lock, is let go (a writer blocked
+    /// on a full socket must not hold up the reader).
+    fn flush(
+        &self,
+        mut tls: MutexGuard<'_, rustls::Connection>,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        while tls.wants_write() {
+            match tls.write_tls(&mut Nonblocking(&self.socket)) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    while tls.wants_write() {
+                        tls.write_tls(out)?;
                     }
-                    Err(e) => return Err(e),
                 }
+                Err(e) => return Err(e),
             }
         }
+        drop(tls);
         if out.is_empty() {
             return Ok(());
         }
@@ -594,13 +613,17 @@ impl TlsConnection {
     /// work: it sends it with its own records.
     fn flush_from_reader(&self) {
         if let Ok(mut out) = self.output.try_lock() {
-            let _ = self.flush(&mut out);
+            let _ = self.flush(lock(&self.tls), &mut out);
         }
     }
 
     /// Reads plaintext into `buf` (`Peek`: only says whether there is some, or the end,
     /// with `Ok`), feeding rustls what the socket has; `WouldBlock` unless `Blocking`.
     fn read_records(&self, input: &mut Input, buf: &mut [u8], mode: ReadMode) -> io::Result<usize> {
+        // Just read from the socket: rustls had no plaintext then (the reader went to the
+        // socket because it had none, and only the reader feeds rustls), so the records go
+        // in before asking it for some.
+        let mut fresh = false;
         loop {
             let mut flush = false;
             {
@@ -615,7 +638,7 @@ impl TlsConnection {
                             Ok(_) => {}
                             Err(e) => return Err(self.transfer_error(&e)),
                         }
-                    } else {
+                    } else if !fresh {
                         match tls.reader().read(buf) {
                             Ok(n) => return Ok(n),
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -625,6 +648,7 @@ impl TlsConnection {
                             Err(e) => return Err(e),
                         }
                     }
+                    fresh = false;
                     if input.start == input.end {
                         if input.eof {
                             return Ok(0);
@@ -679,6 +703,7 @@ impl TlsConnection {
                 }
                 Ok(n) => {
                     input.end = n;
+                    fresh = true;
                     self.buffered.store(true, Ordering::Release);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -707,8 +732,11 @@ impl Connection for TlsConnection {
 
     fn write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         let mut out = lock(&self.output);
-        let n = lock(&self.tls).writer().write_vectored(bufs)?;
-        self.flush(&mut out)?;
+        // One hold of the TLS state to encrypt and send (the usual case: the socket takes
+        // the records at once).
+        let mut tls = lock(&self.tls);
+        let n = tls.writer().write_vectored(bufs)?;
+        self.flush(tls, &mut out)?;
         if out.capacity() > super::MAX_RECYCLED_BUFFER {
             *out = Vec::new();
         }
