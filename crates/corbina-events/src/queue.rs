@@ -325,6 +325,9 @@ pub(crate) struct Queue {
     pub(crate) since: Option<Instant>,
     /// How many queued events have a `StartTime` (none: `pop` takes the first, quickly).
     timed: usize,
+    /// At least how many queued events have a deadline (none: a full queue has no expired
+    /// event to look for, and discards without a scan).
+    expiring: usize,
     /// The store keys of stored events dropped (discarded, expired) since
     /// [`Queue::take_gone`] was last called: to remove from the store.
     gone: Vec<u64>,
@@ -346,6 +349,7 @@ impl Queue {
             limit: limit.max(1),
             since: None,
             timed: 0,
+            expiring: 0,
             gone: Vec::new(),
         }
     }
@@ -398,6 +402,7 @@ impl Queue {
         self.items.clear();
         self.since = None;
         self.timed = 0;
+        self.expiring = 0;
     }
 
     /// Changes the policies; the queued events are ordered again.
@@ -419,16 +424,21 @@ impl Queue {
     /// discard policy).
     pub(crate) fn push(&mut self, e: Arc<Event>, now: Instant) -> u64 {
         let mut dropped = 0;
-        if self.items.len() >= self.limit {
+        if self.items.is_empty() {
+            self.expiring = 0;
+        }
+        if self.items.len() >= self.limit && self.expiring > 0 {
             let before = self.items.len();
-            let gone = &mut self.gone;
+            let (gone, mut expiring) = (&mut self.gone, 0);
             self.items.retain(|e| {
                 let keep = !e.expired(now);
                 if let (false, Some(k)) = (keep, e.key) {
                     gone.push(k);
                 }
+                expiring += usize::from(keep && e.deadline.is_some());
                 keep
             });
+            self.expiring = expiring;
             dropped += (before - self.items.len()) as u64;
         }
         let seq = self.next;
@@ -440,7 +450,12 @@ impl Queue {
                     self.forget(&e);
                     return dropped;
                 }
-                Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
+                // The oldest of a FIFO queue is its first: no scan per discarded event
+                // (a consumer that stopped reading costs the channel O(1) per event).
+                Discard::Fifo => match &self.items {
+                    Items::Fifo(d) => d.front().map(|(k, _)| *k),
+                    Items::Sorted(m) => m.keys().copied().min_by_key(|k| k.1),
+                },
                 Discard::Priority => self
                     .items
                     .iter()
@@ -476,6 +491,7 @@ impl Queue {
             self.since = Some(now);
         }
         self.timed += usize::from(e.start.is_some());
+        self.expiring += usize::from(e.deadline.is_some());
         self.items.insert(Self::key(self.order, &e, seq), e);
         dropped
     }
@@ -639,6 +655,30 @@ mod tests {
         let later = now + Duration::from_secs(1);
         assert_eq!(q.push(ev(0, None, 3), later), 1);
         assert_eq!(drain(&mut q, later), [2, 3]);
+        // Once the event with a deadline is gone, a full queue still finds a later one.
+        q.push(ev(0, Some(later + Duration::from_millis(1)), 4), later);
+        q.push(ev(0, None, 5), later);
+        let after = later + Duration::from_secs(1);
+        assert_eq!(q.push(ev(0, None, 6), after), 1);
+        assert_eq!(drain(&mut q, after), [5, 6]);
+    }
+
+    #[test]
+    fn fifo_discard_drops_the_oldest_in_any_order() {
+        let now = Instant::now();
+        for order in [Order::Fifo, Order::Priority] {
+            let mut q = Queue::new(order, Discard::Fifo, 3);
+            let mut dropped = 0;
+            for (p, v) in [(1, 1), (5, 2), (3, 3), (0, 4), (9, 5)] {
+                dropped += q.push(ev(p, None, v), now);
+            }
+            assert_eq!(dropped, 2);
+            let want: &[i32] = match order {
+                Order::Fifo => &[3, 4, 5],
+                _ => &[5, 3, 4],
+            };
+            assert_eq!(drain(&mut q, now), want, "{order:?}");
+        }
     }
 
     #[test]
