@@ -682,7 +682,9 @@ impl Channel {
         let id = match &self.notify {
             None => shared.store.create_proxy(kind, self.id)?,
             Some(_) => {
-                let data = link.encode(kind.code()).map_err(SystemException::from)?;
+                let data = link
+                    .encode(kind.code(), false)
+                    .map_err(SystemException::from)?;
                 shared
                     .store
                     .create_object(Kind::NotifyProxy, self.id, &data)?
@@ -764,8 +766,13 @@ impl Channel {
             Some(_) => {
                 let mut r = Record::object(Kind::NotifyProxy, self.id);
                 r.connected = peer.is_some();
+                let suspended = match p {
+                    Proxy::PushSupplier(s) => lock(&s.state).suspended,
+                    Proxy::PullConsumer(s) => s.suspended.load(Ordering::Relaxed),
+                    _ => false,
+                };
                 r.data = link
-                    .encode(p.kind().code())
+                    .encode(p.kind().code(), suspended)
                     .map_err(SystemException::from)?;
                 r
             }
@@ -787,7 +794,7 @@ impl Channel {
     /// restored and its thread started.
     pub(crate) fn restore(self: &Arc<Self>, id: u64, rec: &Record, shared: &Shared) -> Proxy {
         // An event channel's proxy: its record holds the peer only.
-        let (kind, link, peer_bytes) = if rec.kind == Kind::NotifyProxy {
+        let (kind, link, peer_bytes, suspended) = if rec.kind == Kind::NotifyProxy {
             let object = |b: &[u8]| shared.object(b);
             match crate::admin::StoredProxy::decode(&rec.data, &object) {
                 Ok(sp) => {
@@ -807,7 +814,7 @@ impl Channel {
                     link.filters = sp.filters;
                     link.mappings = sp.mappings;
                     *lock(&link.qos) = sp.qos;
-                    (kind, link, sp.peer)
+                    (kind, link, sp.peer, sp.suspended)
                 }
                 Err(e) => {
                     eprintln!("corbina-events: proxy {id}: {e}");
@@ -818,6 +825,7 @@ impl Channel {
                         Kind::PullSupplier,
                         Link::new(admin, Style::Event),
                         Vec::new(),
+                        false,
                     )
                 }
             }
@@ -829,13 +837,23 @@ impl Channel {
             let admin = self
                 .admin(admin)
                 .unwrap_or_else(|| Arc::new(Admin::new(admin, 0, true, false, Qos::default())));
-            (rec.kind, Link::new(admin, Style::Event), rec.data.clone())
+            (
+                rec.kind,
+                Link::new(admin, Style::Event),
+                rec.data.clone(),
+                false,
+            )
         };
         if rec.connected {
             *lock(&link.peer) = Some(peer_bytes.clone());
         }
         let style = link.style;
         let proxy = self.make_proxy(id, kind, link);
+        match &proxy {
+            Proxy::PushSupplier(p) => lock(&p.state).suspended = suspended,
+            Proxy::PullConsumer(p) => p.suspended.store(suspended, Ordering::Relaxed),
+            _ => {}
+        }
         let peer = rec.connected.then(|| shared.object(&peer_bytes));
         if let Some(peer) = &peer {
             match &proxy {

@@ -503,7 +503,8 @@ fn notify_structured_connection_survives_sigkill() {
 }
 
 /// EventReliability=Persistent: the events a consumer has not had yet survive `kill -9`
-/// (as many as its MaxEventsPerConsumer), and are delivered once only.
+/// (as many as its MaxEventsPerConsumer), and are delivered once only; a suspended push
+/// consumer stays suspended.
 #[test]
 fn notify_persistent_events_survive_sigkill() {
     let dir = temp_dir("notify-persistent-events");
@@ -557,8 +558,14 @@ fn notify_persistent_events_survive_sigkill() {
     daemon.kill();
     let (d, _) = start_daemon(port, &dir, &[]);
     daemon = d;
-    // The suspension was not stored: the proxy delivers at once (or once resumed).
-    let _ = proxy.resume_connection();
+    // Still suspended (stored): nothing comes until the consumer resumes.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        got.events.lock().unwrap().is_empty(),
+        "suspended after restart"
+    );
+    assert!(proxy.suspend_connection().is_err(), "already inactive");
+    proxy.resume_connection().unwrap();
     assert_eq!(got.names(5), names);
     let pulled: Vec<String> = (0..3)
         .map(|_| {
