@@ -32,6 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use corbina::cdr::CdrDecode;
 use corbina::error::minor::{
     BAD_PARAM_NIL_EVENT_PEER, IMP_LIMIT_EVENT_PROXIES, NO_RESOURCES_THREAD,
     OBJECT_NOT_EXIST_EVENT_OBJECT,
@@ -43,7 +44,7 @@ use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::cos_event_comm::push_consumer::PushError;
 use crate::cos_event_comm::{
-    PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
+    Disconnected, PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
 };
 use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
 use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
@@ -311,10 +312,8 @@ impl Target {
     /// Pushes `batch` (one event, but for sequence consumers), waiting for each reply.
     fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
         match self {
-            Target::Any(c) => Ok(batch.iter().try_for_each(|e| c.push(e.any()))?),
-            Target::Structured(c) => Ok(batch
-                .iter()
-                .try_for_each(|e| c.push_structured_event(e.structured()))?),
+            Target::Any(c) => Ok(batch.iter().try_for_each(|e| push_any(c, e))?),
+            Target::Structured(c) => Ok(batch.iter().try_for_each(|e| push_structured(c, e))?),
             Target::Sequence(c) => {
                 let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
                 Ok(c.push_structured_events(&events)?)
@@ -322,6 +321,50 @@ impl Target {
         }
     }
 }
+
+/// `PushConsumer::push(e)` as the stub does it, but with the event's argument encoded once
+/// for all its consumers ([`Event::write_any`]).
+fn push_any(c: &PushConsumer, e: &Event) -> Result<(), PushError> {
+    let obj = c.as_object();
+    if obj.is_collocated() {
+        return c.push(e.any());
+    }
+    obj.invoke(
+        "push",
+        |w| e.write_any(w),
+        |_| Ok(()),
+        |id, r| {
+            Ok(match id {
+                DISCONNECTED_ID => Some(PushError::Disconnected(Disconnected::decode(r)?)),
+                _ => None,
+            })
+        },
+    )
+}
+
+/// `StructuredPushConsumer::push_structured_event(e)`, the same way.
+fn push_structured(c: &StructuredPushConsumer, e: &Event) -> Result<(), PushStructuredEventError> {
+    let obj = c.as_object();
+    if obj.is_collocated() {
+        return c.push_structured_event(e.structured());
+    }
+    obj.invoke(
+        "push_structured_event",
+        |w| e.write_structured(w),
+        |_| Ok(()),
+        |id, r| {
+            Ok(match id {
+                DISCONNECTED_ID => Some(PushStructuredEventError::Disconnected(
+                    Disconnected::decode(r)?,
+                )),
+                _ => None,
+            })
+        },
+    )
+}
+
+/// The repository id of `CosEventComm::Disconnected`.
+const DISCONNECTED_ID: &str = "IDL:omg.org/CosEventComm/Disconnected:1.0";
 
 /// `ProxyPushConsumer` (and the notification kinds of it).
 pub(crate) struct PushConsumerProxy {
