@@ -443,8 +443,9 @@ impl Link {
         Arc::new(e.with(priority, deadline))
     }
 
-    /// The stored form of a notification proxy of `mode` (its store kind's code).
-    pub(crate) fn encode(&self, mode: u8) -> Result<Vec<u8>, MarshalError> {
+    /// The stored form of a notification proxy of `mode` (its store kind's code), with
+    /// whether its connection is suspended (`suspend_connection`).
+    pub(crate) fn encode(&self, mode: u8, suspended: bool) -> Result<Vec<u8>, MarshalError> {
         let qos = lock(&self.qos).stored();
         let peer = lock(&self.peer).clone().unwrap_or_default();
         let mut w = CdrWriter::with_byte_order(ByteOrder::Big, CdrContext::GIOP_1_2);
@@ -456,6 +457,7 @@ impl Link {
         qos.encode(&mut w)?;
         self.filters.encode(&mut w)?;
         self.mappings.encode(&mut w)?;
+        w.write_boolean(suspended);
         Ok(w.into_bytes())
     }
 }
@@ -469,6 +471,7 @@ pub(crate) struct StoredProxy {
     pub(crate) qos: Qos,
     pub(crate) filters: FilterSet,
     pub(crate) mappings: Mappings,
+    pub(crate) suspended: bool,
 }
 
 impl StoredProxy {
@@ -487,6 +490,8 @@ impl StoredProxy {
         let qos = read_qos(&mut r)?;
         let filters = FilterSet::decode(&mut r, object)?;
         let mappings = Mappings::decode(&mut r, object)?;
+        // Absent from records stored before it was: not suspended.
+        let suspended = !r.is_empty() && r.read_boolean()?;
         Ok(StoredProxy {
             mode,
             style,
@@ -495,6 +500,7 @@ impl StoredProxy {
             qos,
             filters,
             mappings,
+            suspended,
         })
     }
 }
@@ -666,6 +672,15 @@ mod tests {
         let n = NotifyParams::new(Qos::default(), 9, AdminProps::default());
         let b = n.encode().unwrap();
         assert_eq!(NotifyParams::decode(&b).unwrap().max_queue(), 9);
+        // A proxy's suspension; a record stored before it was kept reads as not suspended.
+        let link = Link::new(Arc::new(a), Style::Structured);
+        for suspended in [false, true] {
+            let b = link.encode(4, suspended).unwrap();
+            let back = StoredProxy::decode(&b, &|_| None).unwrap();
+            assert_eq!((back.mode, back.admin, back.suspended), (4, 40, suspended));
+            let old = StoredProxy::decode(&b[..b.len() - 1], &|_| None).unwrap();
+            assert!(!old.suspended);
+        }
         for bad in [&[][..], &[0, 0, 0], &[9; 40]] {
             assert!(StoredProxy::decode(bad, &|_| None).is_err());
             assert!(Admin::decode(1, true, bad, &|_| None).is_err());

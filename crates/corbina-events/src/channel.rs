@@ -32,6 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use corbina::cdr::CdrDecode;
 use corbina::error::minor::{
     BAD_PARAM_NIL_EVENT_PEER, IMP_LIMIT_EVENT_PROXIES, NO_RESOURCES_THREAD,
     OBJECT_NOT_EXIST_EVENT_OBJECT,
@@ -43,7 +44,7 @@ use corbina::{Any, ObjectRef, Orb, SystemException, SystemExceptionKind};
 use crate::admin::{Admin, Link, NotifyParams, Style};
 use crate::cos_event_comm::push_consumer::PushError;
 use crate::cos_event_comm::{
-    PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
+    Disconnected, PullConsumer, PullSupplier, PushConsumer, PushConsumerAsync, PushSupplier,
 };
 use crate::cos_notify_comm::sequence_push_consumer::PushStructuredEventsError;
 use crate::cos_notify_comm::structured_push_consumer::PushStructuredEventError;
@@ -311,10 +312,8 @@ impl Target {
     /// Pushes `batch` (one event, but for sequence consumers), waiting for each reply.
     fn push(&self, batch: &[Arc<Event>]) -> Result<(), Failure> {
         match self {
-            Target::Any(c) => Ok(batch.iter().try_for_each(|e| c.push(e.any()))?),
-            Target::Structured(c) => Ok(batch
-                .iter()
-                .try_for_each(|e| c.push_structured_event(e.structured()))?),
+            Target::Any(c) => Ok(batch.iter().try_for_each(|e| push_any(c, e))?),
+            Target::Structured(c) => Ok(batch.iter().try_for_each(|e| push_structured(c, e))?),
             Target::Sequence(c) => {
                 let events: Vec<_> = batch.iter().map(|e| e.structured().clone()).collect();
                 Ok(c.push_structured_events(&events)?)
@@ -322,6 +321,50 @@ impl Target {
         }
     }
 }
+
+/// `PushConsumer::push(e)` as the stub does it, but with the event's argument encoded once
+/// for all its consumers ([`Event::write_any`]).
+fn push_any(c: &PushConsumer, e: &Event) -> Result<(), PushError> {
+    let obj = c.as_object();
+    if obj.is_collocated() {
+        return c.push(e.any());
+    }
+    obj.invoke(
+        "push",
+        |w| e.write_any(w),
+        |_| Ok(()),
+        |id, r| {
+            Ok(match id {
+                DISCONNECTED_ID => Some(PushError::Disconnected(Disconnected::decode(r)?)),
+                _ => None,
+            })
+        },
+    )
+}
+
+/// `StructuredPushConsumer::push_structured_event(e)`, the same way.
+fn push_structured(c: &StructuredPushConsumer, e: &Event) -> Result<(), PushStructuredEventError> {
+    let obj = c.as_object();
+    if obj.is_collocated() {
+        return c.push_structured_event(e.structured());
+    }
+    obj.invoke(
+        "push_structured_event",
+        |w| e.write_structured(w),
+        |_| Ok(()),
+        |id, r| {
+            Ok(match id {
+                DISCONNECTED_ID => Some(PushStructuredEventError::Disconnected(
+                    Disconnected::decode(r)?,
+                )),
+                _ => None,
+            })
+        },
+    )
+}
+
+/// The repository id of `CosEventComm::Disconnected`.
+const DISCONNECTED_ID: &str = "IDL:omg.org/CosEventComm/Disconnected:1.0";
 
 /// `ProxyPushConsumer` (and the notification kinds of it).
 pub(crate) struct PushConsumerProxy {
@@ -682,7 +725,9 @@ impl Channel {
         let id = match &self.notify {
             None => shared.store.create_proxy(kind, self.id)?,
             Some(_) => {
-                let data = link.encode(kind.code()).map_err(SystemException::from)?;
+                let data = link
+                    .encode(kind.code(), false)
+                    .map_err(SystemException::from)?;
                 shared
                     .store
                     .create_object(Kind::NotifyProxy, self.id, &data)?
@@ -764,8 +809,13 @@ impl Channel {
             Some(_) => {
                 let mut r = Record::object(Kind::NotifyProxy, self.id);
                 r.connected = peer.is_some();
+                let suspended = match p {
+                    Proxy::PushSupplier(s) => lock(&s.state).suspended,
+                    Proxy::PullConsumer(s) => s.suspended.load(Ordering::Relaxed),
+                    _ => false,
+                };
                 r.data = link
-                    .encode(p.kind().code())
+                    .encode(p.kind().code(), suspended)
                     .map_err(SystemException::from)?;
                 r
             }
@@ -787,7 +837,7 @@ impl Channel {
     /// restored and its thread started.
     pub(crate) fn restore(self: &Arc<Self>, id: u64, rec: &Record, shared: &Shared) -> Proxy {
         // An event channel's proxy: its record holds the peer only.
-        let (kind, link, peer_bytes) = if rec.kind == Kind::NotifyProxy {
+        let (kind, link, peer_bytes, suspended) = if rec.kind == Kind::NotifyProxy {
             let object = |b: &[u8]| shared.object(b);
             match crate::admin::StoredProxy::decode(&rec.data, &object) {
                 Ok(sp) => {
@@ -807,7 +857,7 @@ impl Channel {
                     link.filters = sp.filters;
                     link.mappings = sp.mappings;
                     *lock(&link.qos) = sp.qos;
-                    (kind, link, sp.peer)
+                    (kind, link, sp.peer, sp.suspended)
                 }
                 Err(e) => {
                     eprintln!("corbina-events: proxy {id}: {e}");
@@ -818,6 +868,7 @@ impl Channel {
                         Kind::PullSupplier,
                         Link::new(admin, Style::Event),
                         Vec::new(),
+                        false,
                     )
                 }
             }
@@ -829,13 +880,23 @@ impl Channel {
             let admin = self
                 .admin(admin)
                 .unwrap_or_else(|| Arc::new(Admin::new(admin, 0, true, false, Qos::default())));
-            (rec.kind, Link::new(admin, Style::Event), rec.data.clone())
+            (
+                rec.kind,
+                Link::new(admin, Style::Event),
+                rec.data.clone(),
+                false,
+            )
         };
         if rec.connected {
             *lock(&link.peer) = Some(peer_bytes.clone());
         }
         let style = link.style;
         let proxy = self.make_proxy(id, kind, link);
+        match &proxy {
+            Proxy::PushSupplier(p) => lock(&p.state).suspended = suspended,
+            Proxy::PullConsumer(p) => p.suspended.store(suspended, Ordering::Relaxed),
+            _ => {}
+        }
         let peer = rec.connected.then(|| shared.object(&peer_bytes));
         if let Some(peer) = &peer {
             match &proxy {

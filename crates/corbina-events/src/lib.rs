@@ -103,7 +103,7 @@
 //! announced.
 //!
 //! **Persistence**: channels, admins (operator, QoS, filters), proxies (kind, QoS, filters,
-//! connected peer) are stored as the event channel's objects are and come back after a
+//! connected peer, suspended or not) are stored as the event channel's objects are and come back after a
 //! restart with the same references. With `EventReliability=Persistent`, each consumer
 //! proxy's undelivered events are stored as well (one write per event queued, one per push
 //! or pull that delivered), removed once delivered, discarded or expired, and queued again

@@ -1516,7 +1516,7 @@ impl PushSupplierProxy {
     }
 
     fn suspend(self: &Arc<Self>, on: bool) -> Result<(), Suspend> {
-        Proxied::channel(self).map_err(Suspend::System)?;
+        let ch = Proxied::channel(self).map_err(Suspend::System)?;
         let mut st = lock(&self.state);
         if !matches!(st.conn, Conn::Connected(_)) {
             return Err(Suspend::NotConnected);
@@ -1526,6 +1526,12 @@ impl PushSupplierProxy {
         }
         st.suspended = on;
         drop(st);
+        // Stored (outside the proxy's lock: the channel's comes first), so that a restart
+        // keeps a suspended consumer suspended.
+        if let Err(e) = ch.resave(self.id) {
+            lock(&self.state).suspended = !on;
+            return Err(Suspend::System(e));
+        }
         self.poke();
         Ok(())
     }
@@ -1967,12 +1973,16 @@ impl PullConsumerProxy {
     }
 
     fn suspend(self: &Arc<Self>, on: bool) -> Result<(), Suspend> {
-        Proxied::channel(self).map_err(Suspend::System)?;
+        let ch = Proxied::channel(self).map_err(Suspend::System)?;
         if !matches!(*lock(&self.state), Conn::Connected(_)) {
             return Err(Suspend::NotConnected);
         }
         if self.suspended.swap(on, Ordering::Relaxed) == on {
             return Err(Suspend::Already);
+        }
+        if let Err(e) = ch.resave(self.id) {
+            self.suspended.store(!on, Ordering::Relaxed);
+            return Err(Suspend::System(e));
         }
         self.wake.notify_all();
         Ok(())

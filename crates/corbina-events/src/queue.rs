@@ -44,6 +44,49 @@ pub(crate) struct Event {
     pub(crate) key: Option<u64>,
     as_any: OnceLock<Any>,
     as_structured: OnceLock<StructuredEvent>,
+    /// The `any` and the structured event as a push's argument, encoded once for all the
+    /// consumers (see [`Event::write_any`]).
+    any_cdr: OnceLock<Option<Encoded>>,
+    structured_cdr: OnceLock<Option<Encoded>>,
+}
+
+/// A value's CDR at an 8-aligned offset, in one byte order and context.
+#[derive(Debug)]
+struct Encoded {
+    order: ByteOrder,
+    ctx: CdrContext,
+    bytes: Vec<u8>,
+}
+
+/// Writes `value` into `w` as its first push did: the same bytes when `w` is at an 8-aligned
+/// offset (a GIOP 1.2 request body's start) in the same byte order and context (code sets);
+/// encoded afresh otherwise. One encoding per event instead of one per consumer: the
+/// `any`'s TypeCode alone was half the instructions of a push's request.
+fn write_shared<'a, T: CdrEncode>(
+    w: &mut CdrWriter<'a>,
+    cache: &'a OnceLock<Option<Encoded>>,
+    value: &'a T,
+) -> Result<(), MarshalError> {
+    if !w.position().is_multiple_of(8) {
+        return value.encode(w);
+    }
+    let (order, ctx) = (w.byte_order(), w.context());
+    let shared = cache.get_or_init(|| {
+        let mut c = CdrWriter::with_byte_order(order, ctx);
+        value.encode(&mut c).ok()?;
+        Some(Encoded {
+            order,
+            ctx,
+            bytes: c.into_bytes(),
+        })
+    });
+    match shared {
+        Some(e) if e.order == order && e.ctx == ctx => {
+            w.write_bytes_borrowed(&e.bytes);
+            Ok(())
+        }
+        _ => value.encode(w),
+    }
 }
 
 impl Event {
@@ -56,6 +99,8 @@ impl Event {
             key: None,
             as_any: OnceLock::new(),
             as_structured: OnceLock::new(),
+            any_cdr: OnceLock::new(),
+            structured_cdr: OnceLock::new(),
         }
     }
 
@@ -140,6 +185,19 @@ impl Event {
             Body::Structured(s) => s,
             Body::Any(a) => self.as_structured.get_or_init(|| wrap_any(a)),
         }
+    }
+
+    /// Writes [`Event::any`] as a request's argument (see [`write_shared`]).
+    pub(crate) fn write_any<'a>(&'a self, w: &mut CdrWriter<'a>) -> Result<(), MarshalError> {
+        write_shared(w, &self.any_cdr, self.any())
+    }
+
+    /// Writes [`Event::structured`] as a request's argument (see [`write_shared`]).
+    pub(crate) fn write_structured<'a>(
+        &'a self,
+        w: &mut CdrWriter<'a>,
+    ) -> Result<(), MarshalError> {
+        write_shared(w, &self.structured_cdr, self.structured())
     }
 
     pub(crate) fn expired(&self, now: Instant) -> bool {
@@ -325,6 +383,9 @@ pub(crate) struct Queue {
     pub(crate) since: Option<Instant>,
     /// How many queued events have a `StartTime` (none: `pop` takes the first, quickly).
     timed: usize,
+    /// At least how many queued events have a deadline (none: a full queue has no expired
+    /// event to look for, and discards without a scan).
+    expiring: usize,
     /// The store keys of stored events dropped (discarded, expired) since
     /// [`Queue::take_gone`] was last called: to remove from the store.
     gone: Vec<u64>,
@@ -346,6 +407,7 @@ impl Queue {
             limit: limit.max(1),
             since: None,
             timed: 0,
+            expiring: 0,
             gone: Vec::new(),
         }
     }
@@ -398,6 +460,7 @@ impl Queue {
         self.items.clear();
         self.since = None;
         self.timed = 0;
+        self.expiring = 0;
     }
 
     /// Changes the policies; the queued events are ordered again.
@@ -419,16 +482,21 @@ impl Queue {
     /// discard policy).
     pub(crate) fn push(&mut self, e: Arc<Event>, now: Instant) -> u64 {
         let mut dropped = 0;
-        if self.items.len() >= self.limit {
+        if self.items.is_empty() {
+            self.expiring = 0;
+        }
+        if self.items.len() >= self.limit && self.expiring > 0 {
             let before = self.items.len();
-            let gone = &mut self.gone;
+            let (gone, mut expiring) = (&mut self.gone, 0);
             self.items.retain(|e| {
                 let keep = !e.expired(now);
                 if let (false, Some(k)) = (keep, e.key) {
                     gone.push(k);
                 }
+                expiring += usize::from(keep && e.deadline.is_some());
                 keep
             });
+            self.expiring = expiring;
             dropped += (before - self.items.len()) as u64;
         }
         let seq = self.next;
@@ -440,7 +508,12 @@ impl Queue {
                     self.forget(&e);
                     return dropped;
                 }
-                Discard::Fifo => self.items.iter().map(|(k, _)| *k).min_by_key(|k| k.1),
+                // The oldest of a FIFO queue is its first: no scan per discarded event
+                // (a consumer that stopped reading costs the channel O(1) per event).
+                Discard::Fifo => match &self.items {
+                    Items::Fifo(d) => d.front().map(|(k, _)| *k),
+                    Items::Sorted(m) => m.keys().copied().min_by_key(|k| k.1),
+                },
                 Discard::Priority => self
                     .items
                     .iter()
@@ -476,6 +549,7 @@ impl Queue {
             self.since = Some(now);
         }
         self.timed += usize::from(e.start.is_some());
+        self.expiring += usize::from(e.deadline.is_some());
         self.items.insert(Self::key(self.order, &e, seq), e);
         dropped
     }
@@ -639,6 +713,67 @@ mod tests {
         let later = now + Duration::from_secs(1);
         assert_eq!(q.push(ev(0, None, 3), later), 1);
         assert_eq!(drain(&mut q, later), [2, 3]);
+        // Once the event with a deadline is gone, a full queue still finds a later one.
+        q.push(ev(0, Some(later + Duration::from_millis(1)), 4), later);
+        q.push(ev(0, None, 5), later);
+        let after = later + Duration::from_secs(1);
+        assert_eq!(q.push(ev(0, None, 6), after), 1);
+        assert_eq!(drain(&mut q, after), [5, 6]);
+    }
+
+    #[test]
+    fn fifo_discard_drops_the_oldest_in_any_order() {
+        let now = Instant::now();
+        for order in [Order::Fifo, Order::Priority] {
+            let mut q = Queue::new(order, Discard::Fifo, 3);
+            let mut dropped = 0;
+            for (p, v) in [(1, 1), (5, 2), (3, 3), (0, 4), (9, 5)] {
+                dropped += q.push(ev(p, None, v), now);
+            }
+            assert_eq!(dropped, 2);
+            let want: &[i32] = match order {
+                Order::Fifo => &[3, 4, 5],
+                _ => &[5, 3, 4],
+            };
+            assert_eq!(drain(&mut q, now), want, "{order:?}");
+        }
+    }
+
+    #[test]
+    fn a_shared_encoding_is_what_the_stub_writes() {
+        let e = Event::new(Body::Any(Any::from_long(7)), 0, None);
+        // The stub's bytes after `prefix` bytes, in `order` and `ctx`; and the shared ones.
+        let both = |order, ctx, prefix: usize| {
+            let start = |w: &mut CdrWriter<'_>| (0..prefix).for_each(|_| w.write_octet(1));
+            let mut stub = CdrWriter::with_byte_order(order, ctx);
+            start(&mut stub);
+            e.structured().encode(&mut stub).unwrap();
+            let mut shared = CdrWriter::with_byte_order(order, ctx);
+            start(&mut shared);
+            e.write_structured(&mut shared).unwrap();
+            (stub.into_bytes(), shared.into_bytes())
+        };
+        let ctx = CdrContext::GIOP_1_2;
+        // The first (aligned) request encodes; the same again, then the ones that cannot
+        // take those bytes (another byte order, context or alignment) encode themselves.
+        for (order, ctx, prefix) in [
+            (ByteOrder::Little, ctx, 8),
+            (ByteOrder::Little, ctx, 16),
+            (ByteOrder::Big, ctx, 8),
+            (ByteOrder::Little, ctx.with_giop_minor(1), 8),
+            (ByteOrder::Little, ctx, 4),
+        ] {
+            let (stub, shared) = both(order, ctx, prefix);
+            assert_eq!(stub, shared, "{order:?} {ctx:?} after {prefix}");
+        }
+        let cached = e.structured_cdr.get().unwrap().as_ref().unwrap();
+        assert_eq!((cached.order, cached.ctx), (ByteOrder::Little, ctx));
+        // The any alike.
+        let mut stub = CdrWriter::with_byte_order(ByteOrder::Big, ctx);
+        e.any().encode(&mut stub).unwrap();
+        let mut shared = CdrWriter::with_byte_order(ByteOrder::Big, ctx);
+        e.write_any(&mut shared).unwrap();
+        assert_eq!(stub.into_bytes(), shared.into_bytes());
     }
 
     #[test]

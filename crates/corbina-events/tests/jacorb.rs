@@ -24,8 +24,8 @@ use corbina_events::cos_event_channel_admin::EventChannel as CosEventChannel;
 use corbina_events::cos_notification::StructuredEvent;
 use corbina_events::cos_notify_channel_admin::{
     ClientType, EventChannel, EventChannelFactory, SequenceProxyPullConsumer,
-    SequenceProxyPullSupplier, SequenceProxyPushConsumer, StructuredProxyPullConsumer,
-    StructuredProxyPullSupplier, StructuredProxyPushConsumer, StructuredProxyPushSupplier,
+    SequenceProxyPushConsumer, StructuredProxyPullConsumer, StructuredProxyPushConsumer,
+    StructuredProxyPushSupplier,
 };
 use corbina_events::cos_notify_comm::{
     SequencePullSupplier, SequencePullSupplierSkeleton, StructuredPullSupplier,
@@ -455,20 +455,8 @@ fn notify_corbina_pull_and_sequence_clients_on_jacorb_notification_service() {
     let ch: EventChannel = factory.create_channel(&[], &[]).unwrap().0.unwrap();
 
     // Corbina's structured and sequence pull consumers.
-    let admin = ch.get_default_consumer_admin().unwrap().unwrap();
-    let obtain = |t| {
-        admin
-            .obtain_notification_pull_supplier(t)
-            .unwrap()
-            .0
-            .unwrap()
-    };
-    let structured =
-        StructuredProxyPullSupplier::narrow(obtain(ClientType::StructuredEvent).as_object())
-            .unwrap();
+    let (structured, sequence) = pull_suppliers(&ch.get_default_consumer_admin().unwrap().unwrap());
     structured.connect_structured_pull_consumer(None).unwrap();
-    let sequence =
-        SequenceProxyPullSupplier::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
     sequence.connect_sequence_pull_consumer(None).unwrap();
 
     // Corbina's sequence push supplier, then structured and sequence pull suppliers

@@ -19,9 +19,8 @@ use corbina_events::cos_notify_channel_admin::event_channel_factory::CreateChann
 use corbina_events::cos_notify_channel_admin::{
     ClientType, ConsumerAdmin, EventChannel, EventChannelFactory, InterFilterGroupOperator,
     ObtainInfoMode, ProxyPullSupplier as AnyProxyPullSupplier, ProxyType,
-    SequenceProxyPullConsumer, SequenceProxyPullSupplier, SequenceProxyPushSupplier,
-    StructuredProxyPullConsumer, StructuredProxyPullSupplier, StructuredProxyPushConsumer,
-    StructuredProxyPushSupplier, SupplierAdmin,
+    SequenceProxyPullConsumer, SequenceProxyPushSupplier, StructuredProxyPullConsumer,
+    StructuredProxyPushConsumer, StructuredProxyPushSupplier, SupplierAdmin,
 };
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
 use corbina_events::cos_notify_comm::{
@@ -111,14 +110,6 @@ fn structured_proxy(admin: &ConsumerAdmin) -> StructuredProxyPushSupplier {
         .obtain_notification_push_supplier(ClientType::StructuredEvent)
         .unwrap();
     StructuredProxyPushSupplier::narrow(p.unwrap().as_object()).unwrap()
-}
-
-/// A structured proxy pull supplier of `admin` (not connected yet).
-fn structured_pull_proxy(admin: &ConsumerAdmin) -> StructuredProxyPullSupplier {
-    let (p, _) = admin
-        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
-        .unwrap();
-    StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap()
 }
 
 #[test]
@@ -512,7 +503,8 @@ fn notify_structured_connection_survives_sigkill() {
 }
 
 /// EventReliability=Persistent: the events a consumer has not had yet survive `kill -9`
-/// (as many as its MaxEventsPerConsumer), and are delivered once only.
+/// (as many as its MaxEventsPerConsumer), and are delivered once only; a suspended push
+/// consumer stays suspended.
 #[test]
 fn notify_persistent_events_survive_sigkill() {
     let dir = temp_dir("notify-persistent-events");
@@ -566,8 +558,14 @@ fn notify_persistent_events_survive_sigkill() {
     daemon.kill();
     let (d, _) = start_daemon(port, &dir, &[]);
     daemon = d;
-    // The suspension was not stored: the proxy delivers at once (or once resumed).
-    let _ = proxy.resume_connection();
+    // Still suspended (stored): nothing comes until the consumer resumes.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        got.events.lock().unwrap().is_empty(),
+        "suspended after restart"
+    );
+    assert!(proxy.suspend_connection().is_err(), "already inactive");
+    proxy.resume_connection().unwrap();
     assert_eq!(got.names(5), names);
     let pulled: Vec<String> = (0..3)
         .map(|_| {
@@ -606,19 +604,10 @@ fn notify_pull_consumers_of_every_kind() {
     let s = setup("notify-pull-consumers");
     let ch = channel(&s, &[]);
     let admin = ch.get_default_consumer_admin().unwrap().unwrap();
-    let obtain = |t| {
-        admin
-            .obtain_notification_pull_supplier(t)
-            .unwrap()
-            .0
-            .unwrap()
-    };
-    let structured =
-        StructuredProxyPullSupplier::narrow(obtain(ClientType::StructuredEvent).as_object())
+    let (structured, sequence) = pull_suppliers(&admin);
+    let any =
+        AnyProxyPullSupplier::narrow(pull_supplier_of(&admin, ClientType::AnyEvent).as_object())
             .unwrap();
-    let sequence =
-        SequenceProxyPullSupplier::narrow(obtain(ClientType::SequenceEvent).as_object()).unwrap();
-    let any = AnyProxyPullSupplier::narrow(obtain(ClientType::AnyEvent).as_object()).unwrap();
     assert_eq!(structured.get_my_type().unwrap(), ProxyType::PullStructured);
     // Not connected yet: Disconnected.
     assert!(structured.try_pull_structured_event().is_err());
@@ -844,10 +833,7 @@ fn notify_start_and_stop_times() {
     assert_eq!(got.events.lock().unwrap().len(), 3);
     // A pull consumer waiting in `pull` gets a held event at its StartTime.
     let admin = ch.get_default_consumer_admin().unwrap().unwrap();
-    let (p, _) = admin
-        .obtain_notification_pull_supplier(ClientType::StructuredEvent)
-        .unwrap();
-    let puller = StructuredProxyPullSupplier::narrow(p.unwrap().as_object()).unwrap();
+    let puller = structured_pull_proxy(&admin);
     puller.connect_structured_pull_consumer(None).unwrap();
     let t0 = std::time::Instant::now();
     sup.push_structured_event(&with("pulled", "StartTime", utc_in(200)))

@@ -9,6 +9,10 @@ use corbina::{Any, Orb, SystemException};
 use corbina_events::cos_notification::{
     EventHeader, EventType, FixedEventHeader, Property, StructuredEvent,
 };
+use corbina_events::cos_notify_channel_admin::{
+    ClientType, ConsumerAdmin, ProxySupplier, SequenceProxyPullSupplier,
+    StructuredProxyPullSupplier,
+};
 use corbina_events::cos_notify_comm::notify_publish::OfferChangeError;
 use corbina_events::cos_notify_comm::notify_subscribe::SubscriptionChangeError;
 use corbina_events::cos_notify_comm::sequence_pull_supplier::{
@@ -232,4 +236,30 @@ pub fn source(names: &[&str]) -> Source {
     Source(Mutex::new(
         names.iter().map(|n| event("Tick", n, 0)).collect(),
     ))
+}
+
+/// A new pull supplier proxy of `kind` from `admin` (not connected).
+pub fn pull_supplier_of(admin: &ConsumerAdmin, kind: ClientType) -> ProxySupplier {
+    admin
+        .obtain_notification_pull_supplier(kind)
+        .unwrap()
+        .0
+        .unwrap()
+}
+
+/// A new structured pull supplier proxy from `admin` (not connected).
+pub fn structured_pull_proxy(admin: &ConsumerAdmin) -> StructuredProxyPullSupplier {
+    let p = pull_supplier_of(admin, ClientType::StructuredEvent);
+    StructuredProxyPullSupplier::narrow(p.as_object()).unwrap()
+}
+
+/// A new structured and a new sequence pull supplier proxy from `admin` (not connected).
+pub fn pull_suppliers(
+    admin: &ConsumerAdmin,
+) -> (StructuredProxyPullSupplier, SequenceProxyPullSupplier) {
+    let sequence = pull_supplier_of(admin, ClientType::SequenceEvent);
+    (
+        structured_pull_proxy(admin),
+        SequenceProxyPullSupplier::narrow(sequence.as_object()).unwrap(),
+    )
 }
