@@ -74,6 +74,11 @@ fn write_shared<'a, T: CdrEncode>(
     let shared = cache.get_or_init(|| {
         let mut c = CdrWriter::with_byte_order(order, ctx);
         value.encode(&mut c).ok()?;
+        // 8-octet values inside encapsulations that a GIOP 1.2 fragment cut must not split
+        // are noted by the writer that encodes them; borrowed bytes would lose the notes.
+        if !c.uncuttable().is_empty() {
+            return None;
+        }
         Some(Encoded {
             order,
             ctx,
@@ -737,6 +742,37 @@ mod tests {
             };
             assert_eq!(drain(&mut q, now), want, "{order:?}");
         }
+    }
+
+    #[test]
+    fn an_event_with_uncuttable_runs_is_encoded_for_each_request() {
+        use corbina::typecode::{TcKind, TypeCode, UnionLabel, UnionMember};
+        // A TypeCode in an Any: its encapsulation starts 4 past a multiple of 8, so the
+        // long long labels in it are runs a fragment cut must not split.
+        let member = |name, label| {
+            UnionMember::new(
+                name,
+                UnionLabel::Value(label),
+                TypeCode::primitive(TcKind::Long),
+            )
+        };
+        let u = TypeCode::create_union_tc(
+            "IDL:t/U:1.0",
+            "U",
+            TypeCode::primitive(TcKind::LongLong),
+            vec![member("a", -1), member("b", 1 << 40)],
+        )
+        .unwrap();
+        let e = Event::new(Body::Any(Any::from_type_code(&u).unwrap()), 0, None);
+        let ctx = CdrContext::GIOP_1_2;
+        let mut stub = CdrWriter::with_byte_order(ByteOrder::Little, ctx);
+        e.any().encode(&mut stub).unwrap();
+        let mut shared = CdrWriter::with_byte_order(ByteOrder::Little, ctx);
+        e.write_any(&mut shared).unwrap();
+        assert!(!stub.uncuttable().is_empty());
+        assert_eq!(shared.uncuttable(), stub.uncuttable());
+        assert_eq!(shared.into_bytes(), stub.into_bytes());
+        assert!(e.any_cdr.get().unwrap().is_none(), "nothing shared");
     }
 
     #[test]
