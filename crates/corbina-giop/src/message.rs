@@ -717,7 +717,7 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// Starts a Request from borrowed header parts, in a reused buffer. Always inlined, as
-    /// its one caller (`GiopConnection::start_request_with`): rustc's choice flipped with
+    /// its one caller (`GiopConnection::start_request`): rustc's choice flipped with
     /// unrelated changes (~100 instructions per asynchronous call, measured).
     #[inline(always)]
     pub fn request_ref(

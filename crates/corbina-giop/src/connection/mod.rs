@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use corbina_cdr::{ByteOrder, CodeSets};
-//! use corbina_giop::connection::{Event, GiopConnection, Role, Settings};
+//! use corbina_giop::connection::{Event, GiopConnection, RequestStart, Role, Settings};
 //! use corbina_giop::{ObjectKey, ReplyStatus, TargetAddress, Version};
 //!
 //! let mut client = GiopConnection::new(Settings::new(Role::Client));
@@ -33,7 +33,8 @@
 //!
 //! // Client: echo("hi").
 //! let target = TargetAddress::Key(ObjectKey::from("key"));
-//! let mut req = client.start_request(Vec::new(), Version::V1_2, CodeSets::UNICODE, &target, "echo", true)?;
+//! let start = RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "echo", true);
+//! let mut req = client.start_request(Vec::new(), &start)?;
 //! req.body().write_string("hi")?;
 //! let id = req.request_id();
 //! let out = client.finish_request(req)?;
@@ -87,6 +88,7 @@ pub use bidir::{bidir_context, bidir_offer, bidir_supported};
 pub use close::CloseState;
 pub use send::{
     ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
+    RequestStart,
 };
 
 use in_flight::{InFlight, InFlightSet};
@@ -693,102 +695,28 @@ impl GiopConnection {
         self.read_buf()
     }
 
-    /// Starts a Request in `buffer` (reused): the connection gives it a request id and, on
-    /// the first request of a GIOP 1.1+ connection, the CODE_SETS context. `code_sets`: the
-    /// transmission code sets wanted if none are fixed yet on this connection.
-    #[inline]
-    pub fn start_request<'a>(
-        &mut self,
-        buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
-        self.start_request_with(
-            buffer,
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-            &NO_CONTEXTS,
-        )
-    }
-
-    /// The id the next request started on this connection gets (request interceptors
-    /// see it before the request is marshalled).
-    pub fn next_request_id(&self) -> u32 {
-        self.next_request_id
-    }
-
     /// Takes the id the next request would get, for a request started later with
-    /// [`GiopConnection::start_reserved_request`]: a connection shared by concurrent calls
-    /// (bidirectional GIOP) lets request interceptors see the id before the request is
-    /// marshalled, while other requests are started meanwhile.
+    /// [`RequestStart::request_id`] set to it: request interceptors see the id before the
+    /// request is marshalled, and on a connection shared by concurrent calls (bidirectional
+    /// GIOP) other requests may be started meanwhile.
     pub fn reserve_request_id(&mut self) -> u32 {
         let id = self.next_request_id;
         self.next_request_id = id.wrapping_add(2);
         id
     }
 
-    /// [`GiopConnection::start_request_with`] with an id from
-    /// [`GiopConnection::reserve_request_id`]; finish it with
-    /// [`GiopConnection::finish_reserved_request`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn start_reserved_request<'a>(
-        &mut self,
-        request_id: u32,
-        buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-        contexts: &ServiceContextList,
-    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
-        let next = std::mem::replace(&mut self.next_request_id, request_id);
-        let r = self.start_request_with(
-            buffer,
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-            contexts,
-        );
-        self.next_request_id = next;
-        r
-    }
-
-    /// [`GiopConnection::finish_request`] for a request with a reserved id (the id was
-    /// used up when it was reserved).
-    pub fn finish_reserved_request<'a>(
-        &mut self,
-        request: OutgoingRequest<'a>,
-    ) -> Result<Outgoing<'a>, ConnectionError> {
-        let next = self.next_request_id;
-        let r = self.finish_request(request);
-        self.next_request_id = next;
-        r
-    }
-
-    /// [`GiopConnection::start_request`] with service contexts of the caller's.
+    /// Starts a Request in `buffer` (reused): the connection gives it its request id (the
+    /// next one, or the one reserved in `start`) and, on the first request of a GIOP 1.1+
+    /// connection, the CODE_SETS context. The caller writes the arguments into
+    /// [`OutgoingRequest::body`], then hands it to [`GiopConnection::finish_request`].
     // Always inlined, as `finish_request`: the asynchronous call path's; with several
     // callers in one codegen unit (bidirectional and intercepted requests) a plain
     // `#[inline]` was left outlined there (measured: ~50 instructions per async call).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn start_request_with<'a>(
+    pub fn start_request<'a>(
         &mut self,
         buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-        contexts: &ServiceContextList,
+        start: &RequestStart<'_>,
     ) -> Result<OutgoingRequest<'a>, ConnectionError> {
         if !self.sends_requests() {
             return Err(ConnectionError::Unexpected {
@@ -799,7 +727,8 @@ impl GiopConnection {
         if self.state != State::Open {
             return Err(ConnectionError::Closed);
         }
-        let code_sets = *self.code_sets.get_or_insert(code_sets);
+        let version = start.version;
+        let code_sets = *self.code_sets.get_or_insert(start.code_sets);
         let sends_code_sets = version.minor >= 1 && !self.code_sets_sent;
         let with_code_sets;
         let contexts = if sends_code_sets {
@@ -807,23 +736,23 @@ impl GiopConnection {
                 char_data: code_sets.char_set.id(),
                 wchar_data: code_sets.wchar_set.map_or(CodeSetId::UTF_16, |w| w.id()),
             };
-            let mut list = contexts.clone();
+            let mut list = start.contexts.clone();
             list.push(ctx.to_service_context(self.settings.byte_order)?);
             with_code_sets = list;
             &with_code_sets
         } else {
-            contexts
+            start.contexts
         };
-        let request_id = self.next_request_id;
+        let request_id = start.request_id.unwrap_or(self.next_request_id);
         let header = RequestHeaderRef {
             request_id,
-            response_flags: if response_expected {
+            response_flags: if start.response_expected {
                 SYNC_WITH_TARGET
             } else {
                 RESPONSE_NONE
             },
-            target,
-            operation,
+            target: start.target,
+            operation: start.operation,
             service_context: contexts,
             requesting_principal: &[],
         };
@@ -837,15 +766,17 @@ impl GiopConnection {
         Ok(OutgoingRequest {
             writer,
             request_id,
+            reserved: start.request_id.is_some(),
             version,
-            response_expected,
+            response_expected: start.response_expected,
             sends_code_sets,
             code_sets,
         })
     }
 
-    /// Finishes a Request: the id is used up and, if a reply is expected, in flight; the
-    /// message is fragmented if it is larger than the fragment size.
+    /// Finishes a Request: its id is used up (a reserved one already was) and, if a reply is
+    /// expected, in flight; the message is fragmented if it is larger than the fragment
+    /// size. A request abandoned before this uses no id.
     #[inline(always)]
     pub fn finish_request<'a>(
         &mut self,
@@ -854,13 +785,16 @@ impl GiopConnection {
         let OutgoingRequest {
             writer,
             request_id,
+            reserved,
             version,
             response_expected,
             sends_code_sets,
             ..
         } = request;
         let w = writer.finish()?;
-        self.next_request_id = self.next_request_id.wrapping_add(2);
+        if !reserved {
+            self.next_request_id = self.next_request_id.wrapping_add(2);
+        }
         if sends_code_sets {
             self.code_sets_sent = true;
         }

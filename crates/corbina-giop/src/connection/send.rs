@@ -14,6 +14,7 @@ use crate::locate::{LocateReplyHeader, LocateStatus};
 use crate::message::{begin_body, end_message, MessageWriter};
 use crate::reply::{ReplyHeader, ReplyStatus};
 use crate::request::{encode_1_2_key, RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
+use crate::service_context::ServiceContextList;
 use crate::target_address::TargetAddress;
 
 use super::{ConnectionError, GiopConnection, InFlight, State, NO_CONTEXTS};
@@ -84,6 +85,48 @@ impl<'a> Outgoing<'a> {
     }
 }
 
+/// What a Request is started with ([`GiopConnection::start_request`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestStart<'r> {
+    /// The request's GIOP version.
+    pub version: Version,
+    /// The transmission code sets wanted, if none are fixed yet on the connection.
+    pub code_sets: CodeSets,
+    /// The object the request is for.
+    pub target: &'r TargetAddress,
+    /// The operation's name.
+    pub operation: &'r str,
+    /// Whether a reply is awaited (twoway).
+    pub response_expected: bool,
+    /// Service contexts of the caller's (the connection adds CODE_SETS to its first
+    /// request).
+    pub contexts: &'r ServiceContextList,
+    /// `None`: the connection's next id; `Some`: an id taken earlier with
+    /// [`GiopConnection::reserve_request_id`].
+    pub request_id: Option<u32>,
+}
+
+impl<'r> RequestStart<'r> {
+    /// A request on the next id, with no service contexts of the caller's.
+    pub fn new(
+        version: Version,
+        code_sets: CodeSets,
+        target: &'r TargetAddress,
+        operation: &'r str,
+        response_expected: bool,
+    ) -> RequestStart<'r> {
+        RequestStart {
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            contexts: &NO_CONTEXTS,
+            request_id: None,
+        }
+    }
+}
+
 /// A Request being marshalled: the caller writes the arguments into
 /// [`OutgoingRequest::body`], then hands it to
 /// [`GiopConnection::finish_request`](super::GiopConnection::finish_request).
@@ -91,6 +134,8 @@ impl<'a> Outgoing<'a> {
 pub struct OutgoingRequest<'a> {
     pub(crate) writer: MessageWriter<'a>,
     pub(crate) request_id: u32,
+    /// Whether the id was reserved (used up already) rather than the connection's next.
+    pub(crate) reserved: bool,
     pub(crate) version: Version,
     pub(crate) response_expected: bool,
     pub(crate) sends_code_sets: bool,
@@ -267,14 +312,8 @@ impl GiopConnection {
         response_expected: bool,
         encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(u32, Outgoing<'a>), RequestError<E>> {
-        let mut req = self.start_request(
-            std::mem::take(buffer),
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-        )?;
+        let start = RequestStart::new(version, code_sets, target, operation, response_expected);
+        let mut req = self.start_request(std::mem::take(buffer), &start)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             *buffer = req.abandon();

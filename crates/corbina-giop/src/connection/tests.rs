@@ -24,7 +24,10 @@ fn settings(role: Role, order: ByteOrder) -> Settings {
 /// Marshals a request with `n` longs as arguments; returns its id and bytes.
 fn request(c: &mut GiopConnection, v: Version, op: &str, n: u32, twoway: bool) -> (u32, Vec<u8>) {
     let mut r = c
-        .start_request(Vec::new(), v, CodeSets::UNICODE, &key(), op, twoway)
+        .start_request(
+            Vec::new(),
+            &RequestStart::new(v, CodeSets::UNICODE, &key(), op, twoway),
+        )
         .unwrap();
     for i in 0..n {
         r.body().write_ulong(i);
@@ -137,11 +140,7 @@ fn code_sets_context_on_the_first_request_only() {
     let mut r = other
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::DEFAULT,
-            &key(),
-            "x",
-            false,
+            &RequestStart::new(Version::V1_2, CodeSets::DEFAULT, &key(), "x", false),
         )
         .unwrap();
     r.body();
@@ -283,11 +282,7 @@ fn roles_and_bidirectional_connections() {
     assert!(server
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::DEFAULT,
-            &key(),
-            "x",
-            true
+            &RequestStart::new(Version::V1_2, CodeSets::DEFAULT, &key(), "x", true)
         )
         .is_err());
     // Bidirectional: the server calls back over the same connection with odd ids, the
@@ -342,11 +337,7 @@ fn close_connection_both_ways() {
     assert!(client
         .start_request(
             Vec::new(),
-            Version::V1_1,
-            CodeSets::DEFAULT,
-            &key(),
-            "c",
-            true
+            &RequestStart::new(Version::V1_1, CodeSets::DEFAULT, &key(), "c", true)
         )
         .is_err());
 }
@@ -476,11 +467,7 @@ fn giop_1_1_messages_are_not_split_across_an_8_byte_primitive() {
         let mut r = c
             .start_request(
                 Vec::new(),
-                Version::V1_1,
-                CodeSets::UNICODE,
-                &key(),
-                "d",
-                true,
+                &RequestStart::new(Version::V1_1, CodeSets::UNICODE, &key(), "d", true),
             )
             .unwrap();
         r.body().write_octet(1);
@@ -1113,20 +1100,17 @@ fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
     let (meanwhile, first) = request(&mut client, Version::V1_2, "meanwhile", 0, true);
     assert_ne!(meanwhile, reserved);
     let mut r = client
-        .start_reserved_request(
-            reserved,
+        .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::UNICODE,
-            &key(),
-            "reserved",
-            true,
-            &ServiceContextList::default(),
+            &RequestStart {
+                request_id: Some(reserved),
+                ..RequestStart::new(Version::V1_2, CodeSets::UNICODE, &key(), "reserved", true)
+            },
         )
         .unwrap();
     assert_eq!(r.request_id(), reserved);
     r.body().write_ulong(7);
-    let out = client.finish_reserved_request(r).unwrap();
+    let out = client.finish_request(r).unwrap();
     let second: Vec<u8> = out
         .fragments()
         .unwrap()
