@@ -139,6 +139,18 @@ pub struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
+    /// The body of an unfragmented GIOP 1.2 message, from `start` (8-aligned) to its end.
+    #[inline]
+    pub(crate) fn in_place_1_2(message: &'a [u8], start: usize, byte_order: ByteOrder) -> Self {
+        Body {
+            message,
+            start,
+            byte_order,
+            minor: 2,
+            align_breaks: &[],
+        }
+    }
+
     /// Offsets of the body in the message.
     pub fn range(&self) -> Range<usize> {
         self.start..self.message.len()

@@ -1130,3 +1130,89 @@ fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
     }
     assert_eq!(ids, [meanwhile, reserved, next]);
 }
+
+/// One reply event as plain data, for comparing two ways of polling.
+fn reply_seen(
+    e: Result<Option<Event<'_>>, ConnectionError>,
+) -> Option<(u32, ReplyStatus, Vec<u8>)> {
+    match e.unwrap() {
+        Some(Event::Reply {
+            header,
+            body,
+            code_sets,
+        }) => {
+            let mut r = body.reader(code_sets);
+            let mut rest = Vec::new();
+            while r.remaining() > 0 {
+                rest.push(r.read_octet().unwrap());
+            }
+            Some((header.request_id, header.reply_status, rest))
+        }
+        None => None,
+        Some(other) => panic!("not a reply: {other:?}"),
+    }
+}
+
+/// `poll_reply` gives what `poll_event` gives, in every version and byte order, for
+/// replies whole or in pieces, with or without service contexts; a cancelled request's
+/// reply is dropped by both, and a reply to no request fails both with MessageError.
+#[test]
+fn poll_reply_agrees_with_poll_event() {
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut fast = GiopConnection::new(settings(Role::Client, order));
+            let mut general = GiopConnection::new(settings(Role::Client, order));
+            let mut server = GiopConnection::new(settings(Role::Server, other(order)));
+            let mut ids = Vec::new();
+            let mut wire = Vec::new();
+            for (i, op) in ["a", "b", "cancelled", "c"].into_iter().enumerate() {
+                let (id, bytes) = request(&mut fast, v, op, i as u32, true);
+                assert_eq!(request(&mut general, v, op, i as u32, true).0, id);
+                ids.push(id);
+                wire.extend(bytes);
+            }
+            assert!(fast.cancel(ids[2]) && general.cancel(ids[2]));
+            let (_, answers) = serve(&mut server, &wire);
+            // In two pieces, cut inside a reply.
+            let cut = answers.len() / 2;
+            for part in [&answers[..cut], &answers[cut..]] {
+                fast.push(part);
+                general.push(part);
+            }
+            for &id in ids.iter().filter(|&&id| id != ids[2]) {
+                let want = reply_seen(general.poll_event()).expect("a reply");
+                assert_eq!(want.0, id);
+                let got = reply_seen(fast.poll_reply(id))
+                    .unwrap_or_else(|| panic!("{v:?} {order:?}: no reply {id}"));
+                assert_eq!(got, want, "{v:?} {order:?}");
+            }
+            assert!(fast.poll_reply(0).unwrap().is_none());
+            assert_eq!(fast.in_flight().count(), 0);
+        }
+    }
+    // In pieces: nothing until the whole reply is in.
+    let mut c = GiopConnection::new(Settings::new(Role::Client));
+    let mut s = GiopConnection::new(Settings::new(Role::Server));
+    let (id, bytes) = request(&mut c, Version::V1_2, "x", 3, true);
+    let (_, answer) = serve(&mut s, &bytes);
+    for (i, b) in answer.iter().enumerate() {
+        assert!(c.poll_reply(id).unwrap().is_none(), "after {i} bytes");
+        c.push(&[*b]);
+    }
+    assert_eq!(reply_seen(c.poll_reply(id)).unwrap().0, id);
+    // A reply to no request in flight: the connection fails and says MessageError.
+    let mut c = GiopConnection::new(Settings::new(Role::Client));
+    let (id, _) = request(&mut c, Version::V1_2, "x", 0, true);
+    let mut elsewhere = GiopConnection::new(Settings::new(Role::Client));
+    request(&mut elsewhere, Version::V1_2, "y", 0, true);
+    let (other_id, bytes) = request(&mut elsewhere, Version::V1_2, "y", 0, true);
+    assert_ne!(other_id, id);
+    let (_, answer) = serve(&mut s, &bytes);
+    c.push(&answer);
+    assert!(matches!(
+        c.poll_reply(id),
+        Err(ConnectionError::UnknownRequestId { request_id }) if request_id == other_id
+    ));
+    assert!(c.poll_transmit().is_some());
+    assert!(!c.is_open());
+}

@@ -457,7 +457,7 @@ impl<'r> Hooks for &mut PiHooks<'r> {
         giop.read_buf_outlined()
     }
 
-    fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError> {
+    fn poll_reply(giop: &mut GiopConnection, _: u32) -> Result<Option<Event<'_>>, ConnectionError> {
         giop.poll_event_outlined()
     }
 }
