@@ -266,7 +266,9 @@ impl IiopInvoker {
     }
 
     /// A call: attempts driven by the one [`CallPolicy`] (forwards, resends, fallbacks),
-    /// each request started and its reply seen through `hooks`.
+    /// each request started and its reply seen through `hooks`. Always inlined: the plain
+    /// call's layers (`Invoker::invoke`, `call`) are one function.
+    #[inline(always)]
     pub(crate) fn call<'a, H: Hooks>(
         &self,
         mut hooks: H,
