@@ -265,6 +265,8 @@ pub struct GiopConnection {
     /// The operation name of the last request read (checked once, then compared).
     operation_name: OperationName,
     next_request_id: u32,
+    /// The header of the last GIOP 1.2 request to an object key, for the next one like it.
+    request_head: send::RequestHead,
     in_flight: InFlightSet,
     transmit: VecDeque<ControlMessage>,
     /// The request id of the last fragment taken in (GIOP 1.2), for [`Event::Fragment`].
@@ -299,6 +301,7 @@ impl GiopConnection {
                 Role::Client => 2,
                 Role::Server => 1,
             },
+            request_head: send::RequestHead::default(),
             in_flight: InFlightSet::default(),
             transmit: VecDeque::new(),
             last_fragment_id: None,

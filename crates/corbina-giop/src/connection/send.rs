@@ -167,6 +167,53 @@ impl<'a> OutgoingRequest<'a> {
     }
 }
 
+/// The header bytes (GIOP header through the operation name) of the last GIOP 1.2 Request
+/// to an object key that [`GiopConnection::request`] wrote, with what they were made of:
+/// the next request with the same key, operation and response flags copies them and
+/// patches its own id in (compared by content, never by address).
+#[derive(Debug, Default)]
+pub(crate) struct RequestHead {
+    bytes: Vec<u8>,
+    key_len: usize,
+    op_len: usize,
+    response_flags: u8,
+}
+
+/// Where the object key starts in a GIOP 1.2 Request to a key: the 12-byte message header,
+/// the request id, the response flags and 3 reserved octets, the addressing disposition
+/// and 2 octets of padding, the key's length.
+const KEY_AT: usize = HEADER_LEN + 16;
+
+impl RequestHead {
+    /// Where the operation name starts: after the key, its padding and its length.
+    #[inline]
+    fn op_at(&self) -> usize {
+        KEY_AT + self.key_len + (self.key_len.wrapping_neg() & 3) + 4
+    }
+
+    /// Whether the kept header is the one for `key`, `operation` and `response_flags`.
+    #[inline]
+    fn is(&self, key: &[u8], operation: &str, response_flags: u8) -> bool {
+        let op_at = self.op_at();
+        self.response_flags == response_flags
+            && self.key_len == key.len()
+            && self.op_len == operation.len()
+            && self.bytes.get(KEY_AT..KEY_AT + key.len()) == Some(key)
+            && self.bytes.get(op_at..op_at + operation.len()) == Some(operation.as_bytes())
+    }
+
+    /// Keeps `bytes`, a header just written by `encode_1_2_key` after the message header.
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, bytes: &[u8], key_len: usize, op_len: usize, response_flags: u8) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.key_len = key_len;
+        self.op_len = op_len;
+        self.response_flags = response_flags;
+    }
+}
+
 /// Why [`GiopConnection::request`] sent nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError<E> {
@@ -252,14 +299,35 @@ impl GiopConnection {
         // the same steps as `MessageWriter::request_ref`, `body` and `finish`.
         let order = self.settings.byte_order;
         let mut w = CdrWriter::from_vec(std::mem::take(buffer), order, version.context(fixed));
-        MessageHeader::new(version, order, MsgType::Request).write(&mut w);
         // No service contexts once the code sets are announced: at GIOP 1.2 to a key, the
-        // header in a few pieces (what `RequestHeaderRef::encode` does first, inlined here).
+        // last such header again with this id when it was to the same key and operation
+        // (the steady state of a strand), else the header in a few pieces (what
+        // `RequestHeaderRef::encode` does first, inlined here).
         let written = match target {
             TargetAddress::Key(key) if version.minor >= 2 => {
-                encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation)
+                let head = &mut self.request_head;
+                if head.is(&key.0, operation, response_flags) {
+                    w.write_bytes(&head.bytes);
+                    w.patch_ulong(HEADER_LEN, request_id);
+                    true
+                } else {
+                    MessageHeader::new(version, order, MsgType::Request).write(&mut w);
+                    let ok = encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation);
+                    if ok {
+                        head.keep(
+                            w.owned_bytes(),
+                            key.0.len(),
+                            operation.len(),
+                            response_flags,
+                        );
+                    }
+                    ok
+                }
             }
-            _ => false,
+            _ => {
+                MessageHeader::new(version, order, MsgType::Request).write(&mut w);
+                false
+            }
         };
         if !written {
             let header = RequestHeaderRef {

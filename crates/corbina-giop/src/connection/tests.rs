@@ -1216,3 +1216,63 @@ fn poll_reply_agrees_with_poll_event() {
     assert!(c.poll_transmit().is_some());
     assert!(!c.is_open());
 }
+
+/// A request like the one before it (same key, operation and response flags) reuses its
+/// header with the new id; any difference writes the header afresh: byte for byte what
+/// the general path writes, whatever order keys, operations and flags come in.
+#[test]
+fn repeated_requests_reuse_the_header_byte_exact() {
+    let keys = [key(), TargetAddress::Key(ObjectKey::from("another key"))];
+    let calls: [(usize, &str, bool); 9] = [
+        (0, "op", true),
+        (0, "op", true),
+        (0, "op", false),
+        (0, "op", false),
+        (1, "op", false),
+        (1, "op", true),
+        (1, "other", true),
+        (0, "other", true),
+        (0, "othe", true),
+    ];
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        let mut general = GiopConnection::new(settings(Role::Client, order));
+        let mut fused = GiopConnection::new(settings(Role::Client, order));
+        let mut buffer = Vec::new();
+        for round in 0..2 {
+            for (i, &(k, op, twoway)) in calls.iter().enumerate() {
+                let start =
+                    RequestStart::new(Version::V1_2, CodeSets::UNICODE, &keys[k], op, twoway);
+                let mut r = general.start_request(Vec::new(), &start).unwrap();
+                r.body().write_ulong(i as u32);
+                let id = r.request_id();
+                let expect = general
+                    .finish_request(r)
+                    .unwrap()
+                    .contiguous()
+                    .unwrap()
+                    .to_vec();
+                let (got_id, out) = fused
+                    .request(
+                        &mut buffer,
+                        Version::V1_2,
+                        CodeSets::UNICODE,
+                        &keys[k],
+                        op,
+                        twoway,
+                        |w| {
+                            w.write_ulong(i as u32);
+                            Ok::<(), ()>(())
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(got_id, id);
+                assert_eq!(
+                    out.contiguous().unwrap(),
+                    expect,
+                    "{order:?} round {round} call {i}"
+                );
+                buffer = out.into_buffer();
+            }
+        }
+    }
+}
