@@ -15,12 +15,14 @@
 //!
 //! ```
 //! use corbina_cdr::CodeSets;
+//! use corbina_giop::connection::RequestStart;
 //! use corbina_giop::{Event, GiopConnection, ObjectKey, Role, Settings, TargetAddress, Version};
 //!
 //! // Client: a GIOP 1.2 Request for echo("hi").
 //! let mut client = GiopConnection::new(Settings::new(Role::Client));
 //! let target = TargetAddress::Key(ObjectKey::from("key"));
-//! let mut req = client.start_request(Vec::new(), Version::V1_2, CodeSets::UNICODE, &target, "echo", true)?;
+//! let start = RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "echo", true);
+//! let mut req = client.start_request(Vec::new(), &start)?;
 //! req.body().write_string("hi")?;
 //! let bytes = client.finish_request(req)?.contiguous().unwrap().to_vec();
 //!

@@ -139,6 +139,18 @@ pub struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
+    /// The body of an unfragmented GIOP 1.2 message, from `start` (8-aligned) to its end.
+    #[inline]
+    pub(crate) fn in_place_1_2(message: &'a [u8], start: usize, byte_order: ByteOrder) -> Self {
+        Body {
+            message,
+            start,
+            byte_order,
+            minor: 2,
+            align_breaks: &[],
+        }
+    }
+
     /// Offsets of the body in the message.
     pub fn range(&self) -> Range<usize> {
         self.start..self.message.len()
@@ -717,7 +729,7 @@ impl<'a> MessageWriter<'a> {
     }
 
     /// Starts a Request from borrowed header parts, in a reused buffer. Always inlined, as
-    /// its one caller (`GiopConnection::start_request_with`): rustc's choice flipped with
+    /// its one caller (`GiopConnection::start_request`): rustc's choice flipped with
     /// unrelated changes (~100 instructions per asynchronous call, measured).
     #[inline(always)]
     pub fn request_ref(

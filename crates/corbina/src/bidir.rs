@@ -79,6 +79,7 @@ use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{
     bidir_context, bidir_supported, ControlMessage, Event, GiopConnection, RequestError,
+    RequestStart,
 };
 use crate::giop::message::{Body, OwnedBody};
 use crate::giop::{
@@ -436,38 +437,21 @@ impl BidirConnection {
         if st.ended.is_some() {
             return Ok(Outcome::Resend);
         }
-        let mut req = match reserved {
-            Some(id) => st.giop.start_reserved_request(
-                id,
-                std::mem::take(&mut *order),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
-                contexts,
-            ),
-            None => st.giop.start_request_with(
-                std::mem::take(&mut *order),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
-                contexts,
-            ),
-        }
-        .map_err(encode_failed)?;
+        let start = RequestStart {
+            contexts,
+            request_id: reserved,
+            ..RequestStart::new(version, code_sets, target, operation, response_expected)
+        };
+        let mut req = st
+            .giop
+            .start_request(std::mem::take(&mut *order), &start)
+            .map_err(encode_failed)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             req.abandon();
             return Err(request_failed(RequestError::Arguments(e)));
         }
-        let w = match reserved {
-            Some(_) => st.giop.finish_reserved_request(req),
-            None => st.giop.finish_request(req),
-        }
-        .map_err(encode_failed)?;
+        let w = st.giop.finish_request(req).map_err(encode_failed)?;
         if response_expected {
             st.waiting.expect(request_id, ());
         }

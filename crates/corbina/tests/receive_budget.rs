@@ -19,7 +19,7 @@ use common::bench::{Bench, BenchSkeleton};
 use common::StaticBench;
 use corbina::cdr::CodeSets;
 use corbina::config::Endpoint;
-use corbina::giop::connection::{GiopConnection, Role, Settings};
+use corbina::giop::connection::{GiopConnection, RequestStart, Role, Settings};
 use corbina::giop::{TargetAddress, Version};
 use corbina::{Orb, OrbConfig};
 use tracing::field::{Field, Visit};
@@ -155,11 +155,7 @@ fn setup(budget: usize) -> Setup {
     let r = giop
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::UNICODE,
-            &target,
-            "ping",
-            true,
+            &RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "ping", true),
         )
         .unwrap();
     let ping = giop

@@ -21,7 +21,7 @@ use common::bench::{Bench, BenchSkeleton};
 use common::StaticBench;
 use corbina::cdr::CodeSets;
 use corbina::config::Endpoint;
-use corbina::giop::connection::{GiopConnection, Role, Settings};
+use corbina::giop::connection::{GiopConnection, RequestStart, Role, Settings};
 use corbina::giop::{TargetAddress, Version};
 use corbina::{Orb, OrbConfig};
 
@@ -85,11 +85,7 @@ fn server() -> Server {
     let r = giop
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::UNICODE,
-            &target,
-            "ping",
-            true,
+            &RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "ping", true),
         )
         .unwrap();
     let ping = giop

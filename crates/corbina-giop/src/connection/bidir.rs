@@ -44,7 +44,7 @@ pub fn bidir_context(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::{Event, GiopConnection, Role, Settings};
+    use crate::connection::{Event, GiopConnection, RequestStart, Role, Settings};
     use crate::service_context::ServiceContextList;
     use crate::{ObjectKey, TargetAddress};
     use corbina_cdr::CodeSets;
@@ -62,14 +62,12 @@ mod tests {
         let mut server = GiopConnection::new(Settings::new(Role::Server));
         let target = TargetAddress::Key(ObjectKey::from("k"));
         let req = client
-            .start_request_with(
+            .start_request(
                 Vec::new(),
-                version,
-                CodeSets::UNICODE,
-                &target,
-                "op",
-                true,
-                contexts,
+                &RequestStart {
+                    contexts,
+                    ..RequestStart::new(version, CodeSets::UNICODE, &target, "op", true)
+                },
             )
             .unwrap();
         let out = client.finish_request(req).unwrap();
@@ -120,14 +118,12 @@ mod tests {
         let mut server = GiopConnection::new(Settings::new(Role::Server));
         let target = TargetAddress::Key(ObjectKey::from("k"));
         let req = client
-            .start_request_with(
+            .start_request(
                 Vec::new(),
-                Version::V1_2,
-                CodeSets::UNICODE,
-                &target,
-                "op",
-                true,
-                &list,
+                &RequestStart {
+                    contexts: &list,
+                    ..RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "op", true)
+                },
             )
             .unwrap();
         let out = client.finish_request(req).unwrap();

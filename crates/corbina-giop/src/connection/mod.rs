@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use corbina_cdr::{ByteOrder, CodeSets};
-//! use corbina_giop::connection::{Event, GiopConnection, Role, Settings};
+//! use corbina_giop::connection::{Event, GiopConnection, RequestStart, Role, Settings};
 //! use corbina_giop::{ObjectKey, ReplyStatus, TargetAddress, Version};
 //!
 //! let mut client = GiopConnection::new(Settings::new(Role::Client));
@@ -33,7 +33,8 @@
 //!
 //! // Client: echo("hi").
 //! let target = TargetAddress::Key(ObjectKey::from("key"));
-//! let mut req = client.start_request(Vec::new(), Version::V1_2, CodeSets::UNICODE, &target, "echo", true)?;
+//! let start = RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "echo", true);
+//! let mut req = client.start_request(Vec::new(), &start)?;
 //! req.body().write_string("hi")?;
 //! let id = req.request_id();
 //! let out = client.finish_request(req)?;
@@ -72,13 +73,13 @@ use std::collections::VecDeque;
 use corbina_cdr::{AlignBreak, ByteOrder, CharCodeSet, CodeSetId, CodeSets, WCharCodeSet};
 
 use crate::error::GiopError;
-use crate::header::{MessageHeader, MsgType, Version};
+use crate::header::{MessageHeader, MsgType, Version, FLAG_MORE_FRAGMENTS, HEADER_LEN, MAGIC};
 use crate::locate::{LocateReplyHeader, LocateRequestHeader};
 use crate::message::{decode_message, decode_message_view, peek_request_id, Body, GiopMessage};
 use crate::message::{decode_reply_framed, decode_request_general, OperationName, PlainRequest};
 use crate::message::{GiopMessageView, Message, MessageWriter};
 use crate::reassembler::Reassembler;
-use crate::reply::ReplyHeader;
+use crate::reply::{ReplyHeader, ReplyStatus};
 use crate::request::{RequestHeaderRef, RequestHeaderView, RESPONSE_NONE, SYNC_WITH_TARGET};
 use crate::service_context::{CodeSetContext, ServiceContextList};
 use crate::target_address::TargetAddress;
@@ -87,6 +88,7 @@ pub use bidir::{bidir_context, bidir_offer, bidir_supported};
 pub use close::CloseState;
 pub use send::{
     ControlMessage, Outgoing, OutgoingRequest, ReplyContext, ReplyWriter, RequestError,
+    RequestStart,
 };
 
 use in_flight::{InFlight, InFlightSet};
@@ -263,6 +265,8 @@ pub struct GiopConnection {
     /// The operation name of the last request read (checked once, then compared).
     operation_name: OperationName,
     next_request_id: u32,
+    /// The header of the last GIOP 1.2 request to an object key, for the next one like it.
+    request_head: send::RequestHead,
     in_flight: InFlightSet,
     transmit: VecDeque<ControlMessage>,
     /// The request id of the last fragment taken in (GIOP 1.2), for [`Event::Fragment`].
@@ -297,6 +301,7 @@ impl GiopConnection {
                 Role::Client => 2,
                 Role::Server => 1,
             },
+            request_head: send::RequestHead::default(),
             in_flight: InFlightSet::default(),
             transmit: VecDeque::new(),
             last_fragment_id: None,
@@ -487,6 +492,74 @@ impl GiopConnection {
             &mut self.operation_name,
             failure,
         )
+    }
+
+    /// [`GiopConnection::poll_event`] for a client awaiting the reply to `request_id`: the
+    /// common reply (whole, unfragmented GIOP 1.2, no service contexts, smaller than a
+    /// direct read, at the front of the receive buffer) framed, checked and matched in one
+    /// pass over its first 24 bytes; anything else as `poll_event` gives it.
+    #[inline]
+    pub fn poll_reply(&mut self, request_id: u32) -> Result<Option<Event<'_>>, ConnectionError> {
+        self.release();
+        let Some(&head) = self.recv.unread().first_chunk::<24>() else {
+            if self.recv.buffered() == 0 && self.state == State::Open {
+                // Nothing received yet: what `poll_event` says, without its framing.
+                return Ok(None);
+            }
+            return self.poll_event();
+        };
+        let flags = head[6];
+        let order = ByteOrder::from_flag(flags);
+        let ulong = |at: usize| {
+            let b = [head[at], head[at + 1], head[at + 2], head[at + 3]];
+            match order {
+                ByteOrder::Big => u32::from_be_bytes(b),
+                ByteOrder::Little => u32::from_le_bytes(b),
+            }
+        };
+        let size = ulong(8);
+        let total = HEADER_LEN + size as usize;
+        let plain = head[..4] == MAGIC
+            && head[4..6] == [1, 2]
+            && head[7] == MsgType::Reply as u8
+            && flags & FLAG_MORE_FRAGMENTS == 0
+            && size <= self.settings.max_message_size
+            && total < recv::DIRECT_READ
+            && total <= self.recv.buffered()
+            && ulong(12) == request_id
+            && ulong(20) == 0
+            && self.state == State::Open
+            && self.sends_requests();
+        if !plain {
+            return self.poll_event();
+        }
+        let Ok(reply_status) = ReplyStatus::from_value(ulong(16)) else {
+            return self.poll_event();
+        };
+        match self.in_flight.remove(request_id) {
+            Some(f) if !f.cancelled => {}
+            // Cancelled: dropped, as `poll_event` drops it; unknown: its error.
+            Some(_) => {
+                self.recv.consume(total);
+                return self.poll_event();
+            }
+            None => {
+                let e = ConnectionError::UnknownRequestId { request_id };
+                return Err(self.fail(Some(Version::V1_2), e));
+            }
+        }
+        self.close.note_version(Version::V1_2);
+        self.recv.framed_small();
+        self.handed = Handed::InPlace(total);
+        Ok(Some(Event::Reply {
+            header: ReplyHeader {
+                request_id,
+                reply_status,
+                service_context: ServiceContextList::new(),
+            },
+            body: Body::in_place_1_2(self.recv.front(total), 24, order),
+            code_sets: self.code_sets.unwrap_or(CodeSets::DEFAULT),
+        }))
     }
 
     /// What polling a connection that ended gives: nothing after the peer's orderly close
@@ -693,102 +766,28 @@ impl GiopConnection {
         self.read_buf()
     }
 
-    /// Starts a Request in `buffer` (reused): the connection gives it a request id and, on
-    /// the first request of a GIOP 1.1+ connection, the CODE_SETS context. `code_sets`: the
-    /// transmission code sets wanted if none are fixed yet on this connection.
-    #[inline]
-    pub fn start_request<'a>(
-        &mut self,
-        buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
-        self.start_request_with(
-            buffer,
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-            &NO_CONTEXTS,
-        )
-    }
-
-    /// The id the next request started on this connection gets (request interceptors
-    /// see it before the request is marshalled).
-    pub fn next_request_id(&self) -> u32 {
-        self.next_request_id
-    }
-
     /// Takes the id the next request would get, for a request started later with
-    /// [`GiopConnection::start_reserved_request`]: a connection shared by concurrent calls
-    /// (bidirectional GIOP) lets request interceptors see the id before the request is
-    /// marshalled, while other requests are started meanwhile.
+    /// [`RequestStart::request_id`] set to it: request interceptors see the id before the
+    /// request is marshalled, and on a connection shared by concurrent calls (bidirectional
+    /// GIOP) other requests may be started meanwhile.
     pub fn reserve_request_id(&mut self) -> u32 {
         let id = self.next_request_id;
         self.next_request_id = id.wrapping_add(2);
         id
     }
 
-    /// [`GiopConnection::start_request_with`] with an id from
-    /// [`GiopConnection::reserve_request_id`]; finish it with
-    /// [`GiopConnection::finish_reserved_request`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn start_reserved_request<'a>(
-        &mut self,
-        request_id: u32,
-        buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-        contexts: &ServiceContextList,
-    ) -> Result<OutgoingRequest<'a>, ConnectionError> {
-        let next = std::mem::replace(&mut self.next_request_id, request_id);
-        let r = self.start_request_with(
-            buffer,
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-            contexts,
-        );
-        self.next_request_id = next;
-        r
-    }
-
-    /// [`GiopConnection::finish_request`] for a request with a reserved id (the id was
-    /// used up when it was reserved).
-    pub fn finish_reserved_request<'a>(
-        &mut self,
-        request: OutgoingRequest<'a>,
-    ) -> Result<Outgoing<'a>, ConnectionError> {
-        let next = self.next_request_id;
-        let r = self.finish_request(request);
-        self.next_request_id = next;
-        r
-    }
-
-    /// [`GiopConnection::start_request`] with service contexts of the caller's.
+    /// Starts a Request in `buffer` (reused): the connection gives it its request id (the
+    /// next one, or the one reserved in `start`) and, on the first request of a GIOP 1.1+
+    /// connection, the CODE_SETS context. The caller writes the arguments into
+    /// [`OutgoingRequest::body`], then hands it to [`GiopConnection::finish_request`].
     // Always inlined, as `finish_request`: the asynchronous call path's; with several
     // callers in one codegen unit (bidirectional and intercepted requests) a plain
     // `#[inline]` was left outlined there (measured: ~50 instructions per async call).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn start_request_with<'a>(
+    pub fn start_request<'a>(
         &mut self,
         buffer: Vec<u8>,
-        version: Version,
-        code_sets: CodeSets,
-        target: &TargetAddress,
-        operation: &str,
-        response_expected: bool,
-        contexts: &ServiceContextList,
+        start: &RequestStart<'_>,
     ) -> Result<OutgoingRequest<'a>, ConnectionError> {
         if !self.sends_requests() {
             return Err(ConnectionError::Unexpected {
@@ -799,7 +798,8 @@ impl GiopConnection {
         if self.state != State::Open {
             return Err(ConnectionError::Closed);
         }
-        let code_sets = *self.code_sets.get_or_insert(code_sets);
+        let version = start.version;
+        let code_sets = *self.code_sets.get_or_insert(start.code_sets);
         let sends_code_sets = version.minor >= 1 && !self.code_sets_sent;
         let with_code_sets;
         let contexts = if sends_code_sets {
@@ -807,23 +807,23 @@ impl GiopConnection {
                 char_data: code_sets.char_set.id(),
                 wchar_data: code_sets.wchar_set.map_or(CodeSetId::UTF_16, |w| w.id()),
             };
-            let mut list = contexts.clone();
+            let mut list = start.contexts.clone();
             list.push(ctx.to_service_context(self.settings.byte_order)?);
             with_code_sets = list;
             &with_code_sets
         } else {
-            contexts
+            start.contexts
         };
-        let request_id = self.next_request_id;
+        let request_id = start.request_id.unwrap_or(self.next_request_id);
         let header = RequestHeaderRef {
             request_id,
-            response_flags: if response_expected {
+            response_flags: if start.response_expected {
                 SYNC_WITH_TARGET
             } else {
                 RESPONSE_NONE
             },
-            target,
-            operation,
+            target: start.target,
+            operation: start.operation,
             service_context: contexts,
             requesting_principal: &[],
         };
@@ -837,15 +837,17 @@ impl GiopConnection {
         Ok(OutgoingRequest {
             writer,
             request_id,
+            reserved: start.request_id.is_some(),
             version,
-            response_expected,
+            response_expected: start.response_expected,
             sends_code_sets,
             code_sets,
         })
     }
 
-    /// Finishes a Request: the id is used up and, if a reply is expected, in flight; the
-    /// message is fragmented if it is larger than the fragment size.
+    /// Finishes a Request: its id is used up (a reserved one already was) and, if a reply is
+    /// expected, in flight; the message is fragmented if it is larger than the fragment
+    /// size. A request abandoned before this uses no id.
     #[inline(always)]
     pub fn finish_request<'a>(
         &mut self,
@@ -854,13 +856,16 @@ impl GiopConnection {
         let OutgoingRequest {
             writer,
             request_id,
+            reserved,
             version,
             response_expected,
             sends_code_sets,
             ..
         } = request;
         let w = writer.finish()?;
-        self.next_request_id = self.next_request_id.wrapping_add(2);
+        if !reserved {
+            self.next_request_id = self.next_request_id.wrapping_add(2);
+        }
         if sends_code_sets {
             self.code_sets_sent = true;
         }

@@ -202,6 +202,19 @@ impl RecvBuffer {
         Ok((self.buffered() >= total).then_some((header, total)))
     }
 
+    /// Everything received and not consumed, the message at the front first.
+    #[inline]
+    pub(crate) fn unread(&self) -> &[u8] {
+        self.buf.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// The message at the front was framed from [`RecvBuffer::unread`] (as
+    /// [`RecvBuffer::whole`] frames one) and is shorter than [`DIRECT_READ`].
+    #[inline]
+    pub(crate) fn framed_small(&mut self) {
+        self.large = false;
+    }
+
     /// The message at the front, `len` bytes.
     #[inline]
     pub(crate) fn front(&self, len: usize) -> &[u8] {

@@ -14,6 +14,7 @@ use crate::locate::{LocateReplyHeader, LocateStatus};
 use crate::message::{begin_body, end_message, MessageWriter};
 use crate::reply::{ReplyHeader, ReplyStatus};
 use crate::request::{encode_1_2_key, RequestHeaderRef, RESPONSE_NONE, SYNC_WITH_TARGET};
+use crate::service_context::ServiceContextList;
 use crate::target_address::TargetAddress;
 
 use super::{ConnectionError, GiopConnection, InFlight, State, NO_CONTEXTS};
@@ -84,6 +85,48 @@ impl<'a> Outgoing<'a> {
     }
 }
 
+/// What a Request is started with ([`GiopConnection::start_request`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestStart<'r> {
+    /// The request's GIOP version.
+    pub version: Version,
+    /// The transmission code sets wanted, if none are fixed yet on the connection.
+    pub code_sets: CodeSets,
+    /// The object the request is for.
+    pub target: &'r TargetAddress,
+    /// The operation's name.
+    pub operation: &'r str,
+    /// Whether a reply is awaited (twoway).
+    pub response_expected: bool,
+    /// Service contexts of the caller's (the connection adds CODE_SETS to its first
+    /// request).
+    pub contexts: &'r ServiceContextList,
+    /// `None`: the connection's next id; `Some`: an id taken earlier with
+    /// [`GiopConnection::reserve_request_id`].
+    pub request_id: Option<u32>,
+}
+
+impl<'r> RequestStart<'r> {
+    /// A request on the next id, with no service contexts of the caller's.
+    pub fn new(
+        version: Version,
+        code_sets: CodeSets,
+        target: &'r TargetAddress,
+        operation: &'r str,
+        response_expected: bool,
+    ) -> RequestStart<'r> {
+        RequestStart {
+            version,
+            code_sets,
+            target,
+            operation,
+            response_expected,
+            contexts: &NO_CONTEXTS,
+            request_id: None,
+        }
+    }
+}
+
 /// A Request being marshalled: the caller writes the arguments into
 /// [`OutgoingRequest::body`], then hands it to
 /// [`GiopConnection::finish_request`](super::GiopConnection::finish_request).
@@ -91,6 +134,8 @@ impl<'a> Outgoing<'a> {
 pub struct OutgoingRequest<'a> {
     pub(crate) writer: MessageWriter<'a>,
     pub(crate) request_id: u32,
+    /// Whether the id was reserved (used up already) rather than the connection's next.
+    pub(crate) reserved: bool,
     pub(crate) version: Version,
     pub(crate) response_expected: bool,
     pub(crate) sends_code_sets: bool,
@@ -119,6 +164,53 @@ impl<'a> OutgoingRequest<'a> {
     /// Gives the buffer back without sending (marshalling failed).
     pub fn abandon(self) -> Vec<u8> {
         self.writer.into_buffer()
+    }
+}
+
+/// The header bytes (GIOP header through the operation name) of the last GIOP 1.2 Request
+/// to an object key that [`GiopConnection::request`] wrote, with what they were made of:
+/// the next request with the same key, operation and response flags copies them and
+/// patches its own id in (compared by content, never by address).
+#[derive(Debug, Default)]
+pub(crate) struct RequestHead {
+    bytes: Vec<u8>,
+    key_len: usize,
+    op_len: usize,
+    response_flags: u8,
+}
+
+/// Where the object key starts in a GIOP 1.2 Request to a key: the 12-byte message header,
+/// the request id, the response flags and 3 reserved octets, the addressing disposition
+/// and 2 octets of padding, the key's length.
+const KEY_AT: usize = HEADER_LEN + 16;
+
+impl RequestHead {
+    /// Where the operation name starts: after the key, its padding and its length.
+    #[inline]
+    fn op_at(&self) -> usize {
+        KEY_AT + self.key_len + (self.key_len.wrapping_neg() & 3) + 4
+    }
+
+    /// Whether the kept header is the one for `key`, `operation` and `response_flags`.
+    #[inline]
+    fn is(&self, key: &[u8], operation: &str, response_flags: u8) -> bool {
+        let op_at = self.op_at();
+        self.response_flags == response_flags
+            && self.key_len == key.len()
+            && self.op_len == operation.len()
+            && self.bytes.get(KEY_AT..KEY_AT + key.len()) == Some(key)
+            && self.bytes.get(op_at..op_at + operation.len()) == Some(operation.as_bytes())
+    }
+
+    /// Keeps `bytes`, a header just written by `encode_1_2_key` after the message header.
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, bytes: &[u8], key_len: usize, op_len: usize, response_flags: u8) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.key_len = key_len;
+        self.op_len = op_len;
+        self.response_flags = response_flags;
     }
 }
 
@@ -207,14 +299,35 @@ impl GiopConnection {
         // the same steps as `MessageWriter::request_ref`, `body` and `finish`.
         let order = self.settings.byte_order;
         let mut w = CdrWriter::from_vec(std::mem::take(buffer), order, version.context(fixed));
-        MessageHeader::new(version, order, MsgType::Request).write(&mut w);
         // No service contexts once the code sets are announced: at GIOP 1.2 to a key, the
-        // header in a few pieces (what `RequestHeaderRef::encode` does first, inlined here).
+        // last such header again with this id when it was to the same key and operation
+        // (the steady state of a strand), else the header in a few pieces (what
+        // `RequestHeaderRef::encode` does first, inlined here).
         let written = match target {
             TargetAddress::Key(key) if version.minor >= 2 => {
-                encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation)
+                let head = &mut self.request_head;
+                if head.is(&key.0, operation, response_flags) {
+                    w.write_bytes(&head.bytes);
+                    w.patch_ulong(HEADER_LEN, request_id);
+                    true
+                } else {
+                    MessageHeader::new(version, order, MsgType::Request).write(&mut w);
+                    let ok = encode_1_2_key(&mut w, request_id, response_flags, &key.0, operation);
+                    if ok {
+                        head.keep(
+                            w.owned_bytes(),
+                            key.0.len(),
+                            operation.len(),
+                            response_flags,
+                        );
+                    }
+                    ok
+                }
             }
-            _ => false,
+            _ => {
+                MessageHeader::new(version, order, MsgType::Request).write(&mut w);
+                false
+            }
         };
         if !written {
             let header = RequestHeaderRef {
@@ -267,14 +380,8 @@ impl GiopConnection {
         response_expected: bool,
         encode: impl FnOnce(&mut CdrWriter<'a>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(u32, Outgoing<'a>), RequestError<E>> {
-        let mut req = self.start_request(
-            std::mem::take(buffer),
-            version,
-            code_sets,
-            target,
-            operation,
-            response_expected,
-        )?;
+        let start = RequestStart::new(version, code_sets, target, operation, response_expected);
+        let mut req = self.start_request(std::mem::take(buffer), &start)?;
         let request_id = req.request_id();
         if let Err(e) = encode(req.body()) {
             *buffer = req.abandon();

@@ -24,7 +24,10 @@ fn settings(role: Role, order: ByteOrder) -> Settings {
 /// Marshals a request with `n` longs as arguments; returns its id and bytes.
 fn request(c: &mut GiopConnection, v: Version, op: &str, n: u32, twoway: bool) -> (u32, Vec<u8>) {
     let mut r = c
-        .start_request(Vec::new(), v, CodeSets::UNICODE, &key(), op, twoway)
+        .start_request(
+            Vec::new(),
+            &RequestStart::new(v, CodeSets::UNICODE, &key(), op, twoway),
+        )
         .unwrap();
     for i in 0..n {
         r.body().write_ulong(i);
@@ -137,11 +140,7 @@ fn code_sets_context_on_the_first_request_only() {
     let mut r = other
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::DEFAULT,
-            &key(),
-            "x",
-            false,
+            &RequestStart::new(Version::V1_2, CodeSets::DEFAULT, &key(), "x", false),
         )
         .unwrap();
     r.body();
@@ -283,11 +282,7 @@ fn roles_and_bidirectional_connections() {
     assert!(server
         .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::DEFAULT,
-            &key(),
-            "x",
-            true
+            &RequestStart::new(Version::V1_2, CodeSets::DEFAULT, &key(), "x", true)
         )
         .is_err());
     // Bidirectional: the server calls back over the same connection with odd ids, the
@@ -342,11 +337,7 @@ fn close_connection_both_ways() {
     assert!(client
         .start_request(
             Vec::new(),
-            Version::V1_1,
-            CodeSets::DEFAULT,
-            &key(),
-            "c",
-            true
+            &RequestStart::new(Version::V1_1, CodeSets::DEFAULT, &key(), "c", true)
         )
         .is_err());
 }
@@ -476,11 +467,7 @@ fn giop_1_1_messages_are_not_split_across_an_8_byte_primitive() {
         let mut r = c
             .start_request(
                 Vec::new(),
-                Version::V1_1,
-                CodeSets::UNICODE,
-                &key(),
-                "d",
-                true,
+                &RequestStart::new(Version::V1_1, CodeSets::UNICODE, &key(), "d", true),
             )
             .unwrap();
         r.body().write_octet(1);
@@ -1113,20 +1100,17 @@ fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
     let (meanwhile, first) = request(&mut client, Version::V1_2, "meanwhile", 0, true);
     assert_ne!(meanwhile, reserved);
     let mut r = client
-        .start_reserved_request(
-            reserved,
+        .start_request(
             Vec::new(),
-            Version::V1_2,
-            CodeSets::UNICODE,
-            &key(),
-            "reserved",
-            true,
-            &ServiceContextList::default(),
+            &RequestStart {
+                request_id: Some(reserved),
+                ..RequestStart::new(Version::V1_2, CodeSets::UNICODE, &key(), "reserved", true)
+            },
         )
         .unwrap();
     assert_eq!(r.request_id(), reserved);
     r.body().write_ulong(7);
-    let out = client.finish_reserved_request(r).unwrap();
+    let out = client.finish_request(r).unwrap();
     let second: Vec<u8> = out
         .fragments()
         .unwrap()
@@ -1145,4 +1129,150 @@ fn reserved_request_ids_are_not_reused_by_requests_started_meanwhile() {
         ids.push(header.request_id);
     }
     assert_eq!(ids, [meanwhile, reserved, next]);
+}
+
+/// One reply event as plain data, for comparing two ways of polling.
+fn reply_seen(
+    e: Result<Option<Event<'_>>, ConnectionError>,
+) -> Option<(u32, ReplyStatus, Vec<u8>)> {
+    match e.unwrap() {
+        Some(Event::Reply {
+            header,
+            body,
+            code_sets,
+        }) => {
+            let mut r = body.reader(code_sets);
+            let mut rest = Vec::new();
+            while r.remaining() > 0 {
+                rest.push(r.read_octet().unwrap());
+            }
+            Some((header.request_id, header.reply_status, rest))
+        }
+        None => None,
+        Some(other) => panic!("not a reply: {other:?}"),
+    }
+}
+
+/// `poll_reply` gives what `poll_event` gives, in every version and byte order, for
+/// replies whole or in pieces, with or without service contexts; a cancelled request's
+/// reply is dropped by both, and a reply to no request fails both with MessageError.
+#[test]
+fn poll_reply_agrees_with_poll_event() {
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            let mut fast = GiopConnection::new(settings(Role::Client, order));
+            let mut general = GiopConnection::new(settings(Role::Client, order));
+            let mut server = GiopConnection::new(settings(Role::Server, other(order)));
+            let mut ids = Vec::new();
+            let mut wire = Vec::new();
+            for (i, op) in ["a", "b", "cancelled", "c"].into_iter().enumerate() {
+                let (id, bytes) = request(&mut fast, v, op, i as u32, true);
+                assert_eq!(request(&mut general, v, op, i as u32, true).0, id);
+                ids.push(id);
+                wire.extend(bytes);
+            }
+            assert!(fast.cancel(ids[2]) && general.cancel(ids[2]));
+            let (_, answers) = serve(&mut server, &wire);
+            // In two pieces, cut inside a reply.
+            let cut = answers.len() / 2;
+            for part in [&answers[..cut], &answers[cut..]] {
+                fast.push(part);
+                general.push(part);
+            }
+            for &id in ids.iter().filter(|&&id| id != ids[2]) {
+                let want = reply_seen(general.poll_event()).expect("a reply");
+                assert_eq!(want.0, id);
+                let got = reply_seen(fast.poll_reply(id))
+                    .unwrap_or_else(|| panic!("{v:?} {order:?}: no reply {id}"));
+                assert_eq!(got, want, "{v:?} {order:?}");
+            }
+            assert!(fast.poll_reply(0).unwrap().is_none());
+            assert_eq!(fast.in_flight().count(), 0);
+        }
+    }
+    // In pieces: nothing until the whole reply is in.
+    let mut c = GiopConnection::new(Settings::new(Role::Client));
+    let mut s = GiopConnection::new(Settings::new(Role::Server));
+    let (id, bytes) = request(&mut c, Version::V1_2, "x", 3, true);
+    let (_, answer) = serve(&mut s, &bytes);
+    for (i, b) in answer.iter().enumerate() {
+        assert!(c.poll_reply(id).unwrap().is_none(), "after {i} bytes");
+        c.push(&[*b]);
+    }
+    assert_eq!(reply_seen(c.poll_reply(id)).unwrap().0, id);
+    // A reply to no request in flight: the connection fails and says MessageError.
+    let mut c = GiopConnection::new(Settings::new(Role::Client));
+    let (id, _) = request(&mut c, Version::V1_2, "x", 0, true);
+    let mut elsewhere = GiopConnection::new(Settings::new(Role::Client));
+    request(&mut elsewhere, Version::V1_2, "y", 0, true);
+    let (other_id, bytes) = request(&mut elsewhere, Version::V1_2, "y", 0, true);
+    assert_ne!(other_id, id);
+    let (_, answer) = serve(&mut s, &bytes);
+    c.push(&answer);
+    assert!(matches!(
+        c.poll_reply(id),
+        Err(ConnectionError::UnknownRequestId { request_id }) if request_id == other_id
+    ));
+    assert!(c.poll_transmit().is_some());
+    assert!(!c.is_open());
+}
+
+/// A request like the one before it (same key, operation and response flags) reuses its
+/// header with the new id; any difference writes the header afresh: byte for byte what
+/// the general path writes, whatever order keys, operations and flags come in.
+#[test]
+fn repeated_requests_reuse_the_header_byte_exact() {
+    let keys = [key(), TargetAddress::Key(ObjectKey::from("another key"))];
+    let calls: [(usize, &str, bool); 9] = [
+        (0, "op", true),
+        (0, "op", true),
+        (0, "op", false),
+        (0, "op", false),
+        (1, "op", false),
+        (1, "op", true),
+        (1, "other", true),
+        (0, "other", true),
+        (0, "othe", true),
+    ];
+    for order in [ByteOrder::Big, ByteOrder::Little] {
+        let mut general = GiopConnection::new(settings(Role::Client, order));
+        let mut fused = GiopConnection::new(settings(Role::Client, order));
+        let mut buffer = Vec::new();
+        for round in 0..2 {
+            for (i, &(k, op, twoway)) in calls.iter().enumerate() {
+                let start =
+                    RequestStart::new(Version::V1_2, CodeSets::UNICODE, &keys[k], op, twoway);
+                let mut r = general.start_request(Vec::new(), &start).unwrap();
+                r.body().write_ulong(i as u32);
+                let id = r.request_id();
+                let expect = general
+                    .finish_request(r)
+                    .unwrap()
+                    .contiguous()
+                    .unwrap()
+                    .to_vec();
+                let (got_id, out) = fused
+                    .request(
+                        &mut buffer,
+                        Version::V1_2,
+                        CodeSets::UNICODE,
+                        &keys[k],
+                        op,
+                        twoway,
+                        |w| {
+                            w.write_ulong(i as u32);
+                            Ok::<(), ()>(())
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(got_id, id);
+                assert_eq!(
+                    out.contiguous().unwrap(),
+                    expect,
+                    "{order:?} round {round} call {i}"
+                );
+                buffer = out.into_buffer();
+            }
+        }
+    }
 }

@@ -30,7 +30,7 @@ use super::invoker::{encode_failed, request_failed};
 use super::replies::{Ended, Outcome, OwnedReply, Replies, Slot};
 use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
-use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError};
+use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError, RequestStart};
 use crate::giop::{TargetAddress, Version};
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
@@ -219,11 +219,7 @@ impl AsyncConnection {
             .giop
             .start_request(
                 std::mem::take(&mut writer.out),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
+                &RequestStart::new(version, code_sets, target, operation, response_expected),
             )
             .map_err(encode_failed)?;
         let request_id = req.request_id();

@@ -266,7 +266,9 @@ impl IiopInvoker {
     }
 
     /// A call: attempts driven by the one [`CallPolicy`] (forwards, resends, fallbacks),
-    /// each request started and its reply seen through `hooks`.
+    /// each request started and its reply seen through `hooks`. Always inlined: the plain
+    /// call's layers (`Invoker::invoke`, `call`) are one function.
+    #[inline(always)]
     pub(crate) fn call<'a, H: Hooks>(
         &self,
         mut hooks: H,
@@ -567,27 +569,9 @@ impl IiopInvoker {
     ) -> Result<Attempt, SystemException> {
         strand.reader.set_deadline(deadline);
         loop {
-            if strand.giop.wants_input() {
-                let Strand { reader, giop, .. } = &mut *strand;
-                match reader.read(H::read_buf(giop)) {
-                    Ok(0) => {
-                        // The strand is closed, never reused: a late reply cannot reach the
-                        // next call.
-                        giop.end_of_stream();
-                        return fail(rope, strand, closed(rope));
-                    }
-                    Ok(n) => giop.commit(n),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        let e = read_failure(e, deadline.is_some(), rope.address());
-                        return fail(rope, strand, e);
-                    }
-                }
-                continue;
-            }
             // The common case: the whole reply arrived with one read and is decoded where it
             // lies in the connection's receive buffer.
-            match H::poll_event(&mut strand.giop) {
+            match H::poll_reply(&mut strand.giop, request_id) {
                 Ok(Some(Event::Reply {
                     header,
                     body,
@@ -624,11 +608,26 @@ impl IiopInvoker {
                     let _ = write_transmits(&mut strand);
                     return fail(rope, strand, protocol_error(rope, source));
                 }
-                // No whole message after all (or the peer closed: nothing more comes).
+                // No whole message yet: read (unless the peer closed: nothing more comes).
                 Ok(None) => {}
             }
             if !strand.giop.is_open() {
                 return fail(rope, strand, closed(rope));
+            }
+            let Strand { reader, giop, .. } = &mut *strand;
+            match reader.read(H::read_buf(giop)) {
+                Ok(0) => {
+                    // The strand is closed, never reused: a late reply cannot reach the
+                    // next call.
+                    giop.end_of_stream();
+                    return fail(rope, strand, closed(rope));
+                }
+                Ok(n) => giop.commit(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let e = read_failure(e, deadline.is_some(), rope.address());
+                    return fail(rope, strand, e);
+                }
             }
         }
     }

@@ -114,15 +114,18 @@ impl Strand {
     /// one nonblocking peek, and only for strands idle for a while: the check is there
     /// to spot connections the server closed in between, not to win a race with it
     /// (an orderly close racing a request is handled by resending).
-    fn is_usable(&self) -> bool {
+    ///
+    /// The one clock read of a call: `last_used` becomes the time this call took the
+    /// strand (release reads no clock).
+    fn is_usable(&mut self) -> bool {
         if self.giop.buffered() > 0 || !self.giop.is_open() {
             return false;
         }
-        // Within FRESH of its last call the strand is reused without a check.
-        if Instant::now() < self.last_used + FRESH {
-            return true;
-        }
-        !self.stream.has_pending_input()
+        let now = Instant::now();
+        // Within FRESH of the start of its last call the strand is reused without a check.
+        let fresh = now < self.last_used + FRESH;
+        self.last_used = now;
+        fresh || !self.stream.has_pending_input()
     }
 
     /// Writes the buffered oneways in one write. On failure they are lost (as oneways the
@@ -671,7 +674,7 @@ impl Rope {
                 st = self.wait(st, deadline)?;
                 continue;
             }
-            while let Some(s) = st.idle.pop() {
+            while let Some(mut s) = st.idle.pop() {
                 if s.is_usable() {
                     return Ok(s);
                 }
@@ -722,7 +725,6 @@ impl Rope {
     pub(crate) fn release(&self, mut strand: Box<Strand>) {
         strand.reused = true;
         strand.marked = false;
-        strand.last_used = Instant::now();
         let (wake, all) = match self.state.lock() {
             Ok(mut st) => {
                 let settled = Self::settle_locked(&mut st, &mut strand);

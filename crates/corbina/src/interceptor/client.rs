@@ -7,7 +7,9 @@ use std::cell::Cell;
 use crate::cdr::{CdrContext, CdrWriter, CodeSets};
 use crate::client::invoker::{encode_failed, request_failed, Hooks};
 use crate::client::IiopInvoker;
-use crate::giop::connection::{ConnectionError, Event, GiopConnection, Outgoing, RequestError};
+use crate::giop::connection::{
+    ConnectionError, Event, GiopConnection, Outgoing, RequestError, RequestStart,
+};
 use crate::giop::message::Body;
 use crate::giop::{Ior, ReplyHeader, ServiceContextList, TargetAddress, Version};
 use crate::object::{DecodeReply, EncodeArgs, ReplyBody};
@@ -357,16 +359,20 @@ impl<'r> Hooks for &mut PiHooks<'r> {
         encode: &EncodeArgs<'_, 'a>,
     ) -> Result<(u32, Outgoing<'a>), SystemException> {
         let version = invoker.version;
-        let contexts = self.begin(invoker, giop.next_request_id(), version)?;
-        let req = giop.start_request_with(
-            std::mem::take(out),
-            version,
-            invoker.code_sets,
-            target,
-            operation,
-            response_expected,
-            &contexts,
-        );
+        let request_id = giop.reserve_request_id();
+        let contexts = self.begin(invoker, request_id, version)?;
+        let start = RequestStart {
+            contexts: &contexts,
+            request_id: Some(request_id),
+            ..RequestStart::new(
+                version,
+                invoker.code_sets,
+                target,
+                operation,
+                response_expected,
+            )
+        };
+        let req = giop.start_request(std::mem::take(out), &start);
         self.sent(contexts);
         let mut req = req.map_err(encode_failed)?;
         let request_id = req.request_id();
@@ -451,7 +457,7 @@ impl<'r> Hooks for &mut PiHooks<'r> {
         giop.read_buf_outlined()
     }
 
-    fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError> {
+    fn poll_reply(giop: &mut GiopConnection, _: u32) -> Result<Option<Event<'_>>, ConnectionError> {
         giop.poll_event_outlined()
     }
 }

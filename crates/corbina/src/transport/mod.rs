@@ -324,7 +324,7 @@ pub(crate) fn write_segments(w: &mut impl Write, segments: &[&[u8]]) -> io::Resu
 mod tests {
     use super::*;
     use crate::cdr::CodeSets;
-    use crate::giop::connection::{Event, GiopConnection, Role, Settings};
+    use crate::giop::connection::{Event, GiopConnection, RequestStart, Role, Settings};
     use crate::giop::{ObjectKey, TargetAddress, Version};
 
     /// A batch of whole messages, then a large request spliced in by reference and cut
@@ -343,11 +343,7 @@ mod tests {
             let r = client
                 .start_request(
                     Vec::new(),
-                    Version::V1_2,
-                    CodeSets::UNICODE,
-                    &target,
-                    op,
-                    false,
+                    &RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, op, false),
                 )
                 .unwrap();
             let out = client.finish_request(r).unwrap();
@@ -356,11 +352,7 @@ mod tests {
         let mut r = client
             .start_request(
                 Vec::new(),
-                Version::V1_2,
-                CodeSets::UNICODE,
-                &target,
-                "send",
-                true,
+                &RequestStart::new(Version::V1_2, CodeSets::UNICODE, &target, "send", true),
             )
             .unwrap();
         r.body().write_octet_seq(&big).unwrap();

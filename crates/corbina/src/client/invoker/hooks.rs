@@ -66,8 +66,12 @@ pub(crate) trait Hooks {
     /// [`GiopConnection::read_buf`], inlined or not.
     fn read_buf(giop: &mut GiopConnection) -> &mut [u8];
 
-    /// [`GiopConnection::poll_event`], inlined or not.
-    fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError>;
+    /// [`GiopConnection::poll_reply`] (the plain path, inlined) or
+    /// [`GiopConnection::poll_event`] (outlined).
+    fn poll_reply(
+        giop: &mut GiopConnection,
+        request_id: u32,
+    ) -> Result<Option<Event<'_>>, ConnectionError>;
 }
 
 /// The plain call: no hooks, nothing paid for them.
@@ -137,7 +141,10 @@ impl Hooks for NoHooks {
     }
 
     #[inline(always)]
-    fn poll_event(giop: &mut GiopConnection) -> Result<Option<Event<'_>>, ConnectionError> {
-        giop.poll_event()
+    fn poll_reply(
+        giop: &mut GiopConnection,
+        request_id: u32,
+    ) -> Result<Option<Event<'_>>, ConnectionError> {
+        giop.poll_reply(request_id)
     }
 }
