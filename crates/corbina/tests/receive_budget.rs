@@ -201,6 +201,16 @@ fn request_header(size: u32, more_fragments: bool) -> [u8; 12] {
     h
 }
 
+/// A connection to `addr` sending the start of a 1 MiB request, `body`, never finished. The
+/// server may close it while it is written: then the rest is refused.
+fn partial_request(addr: SocketAddr, body: &[u8]) -> TcpStream {
+    let mut c = TcpStream::connect(addr).unwrap();
+    let _ = c
+        .write_all(&request_header(1 << 20, false))
+        .and_then(|()| c.write_all(body));
+    c
+}
+
 /// Whether the server answered MessageError (and nothing else first) on `s`.
 fn got_message_error(s: &mut TcpStream) -> bool {
     got_message_error_within(s, Duration::from_millis(500))
@@ -228,13 +238,7 @@ fn a_thousand_partial_messages_stay_within_the_budget_and_the_largest_holders_go
     let mut conns = Vec::with_capacity(CONNECTIONS);
     let mut peak = 0;
     for i in 0..CONNECTIONS {
-        let mut c = TcpStream::connect(s.addr).unwrap();
-        // The start of a 1 MiB request, never finished. The server may close the
-        // connection while it is written: then the rest is refused.
-        let _ = c
-            .write_all(&request_header(1 << 20, false))
-            .and_then(|()| c.write_all(&body));
-        conns.push(c);
+        conns.push(partial_request(s.addr, &body));
         if i % 100 == 99 {
             s.bench.ping().unwrap();
             // Let the threads of the connections just closed run and exit: the budget bounds
@@ -313,11 +317,7 @@ fn a_pool_of_two_threads_keeps_to_the_budget() {
     let heap0 = heap::reset_peak();
     let mut conns = Vec::with_capacity(CONNECTIONS);
     for i in 0..CONNECTIONS {
-        let mut c = TcpStream::connect(s.addr).unwrap();
-        let _ = c
-            .write_all(&request_header(1 << 20, false))
-            .and_then(|()| c.write_all(&body));
-        conns.push(c);
+        conns.push(partial_request(s.addr, &body));
         if i % 50 == 49 {
             s.bench.ping().unwrap();
         }
