@@ -154,6 +154,11 @@ impl ReceiveBudget {
     /// beside what waiting charges ask for, else after closing the largest open holders
     /// for the shortfall and waiting in turn for their memory; whether it was taken.
     fn charge(&self, id: &mut Option<u64>, conn: &Weak<ConnectionShared>, bytes: usize) -> bool {
+        if bytes == 0 {
+            // Nothing to hold (and a queued charge of nothing could never be told apart
+            // from one that left the queue).
+            return true;
+        }
         let mut h = self.lock();
         let me = *id.get_or_insert_with(|| {
             let me = h.next_id;
@@ -463,6 +468,25 @@ mod tests {
         assert_eq!(b.used(), 560);
         drop((s, y));
         assert_eq!(b.used(), 0);
+    }
+
+    #[test]
+    fn a_charge_of_nothing_is_taken_even_when_the_budget_is_spent() {
+        let b = ReceiveBudget::new(1000, Duration::from_secs(10));
+        let mut big = share(&b);
+        assert!(big.charge(900));
+        // A charge waits for `big`'s memory: the total is past the limit until it is back.
+        let mut x = share(&b);
+        let waiter = thread::spawn(move || (x.charge(200), x));
+        until(|| big.closing());
+        let mut y = share(&b);
+        assert!(y.charge(0), "nothing to wait for");
+        assert!(!y.closing());
+        drop(big);
+        let (taken, x) = waiter.join().unwrap();
+        assert!(taken);
+        assert_eq!(b.used(), 200);
+        drop((x, y));
     }
 
     #[test]
