@@ -9,47 +9,47 @@ use super::poa::PoaInner;
 use super::{ObjectId, Poa, PoaError};
 use crate::{ObjectRef, Servant};
 
+/// One upcall's context: what the upcall borrows (its POA, the object id in the request's
+/// key, the servant), by address. Entering an upcall is on every call's path: the frame
+/// clones no `Arc` and copies no id (two atomic increments and decrements, and a 32-byte
+/// copy, per call when it did).
 pub(crate) struct Frame {
-    pub(crate) poa: Poa,
-    pub(crate) oid: FrameOid,
-    pub(crate) servant: Arc<dyn Servant>,
+    poa: *const Poa,
+    oid: *const [u8],
+    servant: *const Arc<dyn Servant>,
 }
 
-/// A frame's object id. Ids up to `INLINE` bytes (system ids, most user ids) are kept
-/// inline so that entering an upcall does not allocate.
-pub(crate) enum FrameOid {
-    Inline {
-        len: u8,
-        bytes: [u8; FrameOid::INLINE],
-    },
-    Heap(Box<[u8]>),
-}
-
-impl FrameOid {
-    const INLINE: usize = 32;
-
-    pub(crate) fn new(oid: &[u8]) -> Self {
-        if oid.len() <= Self::INLINE {
-            let mut bytes = [0u8; Self::INLINE];
-            bytes[..oid.len()].copy_from_slice(oid);
-            FrameOid::Inline {
-                len: oid.len() as u8,
-                bytes,
-            }
-        } else {
-            FrameOid::Heap(oid.into())
+impl Frame {
+    fn poa(&self) -> &Poa {
+        // SAFETY: `enter` pushed this frame from borrows that outlive its `CurrentGuard`
+        // (the guard's lifetime ties it to them), and the guard pops the frame when
+        // dropped, unwinding included: a frame on the stack points to live values. Tested
+        // by tests/poa.rs (Current in upcalls, NoContext after) and tests/collocated.rs
+        // (nested upcalls).
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.poa
         }
     }
 
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        match self {
-            FrameOid::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            FrameOid::Heap(b) => b,
+    fn oid(&self) -> &[u8] {
+        // SAFETY: as in `Frame::poa`.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.oid
+        }
+    }
+
+    fn servant(&self) -> &Arc<dyn Servant> {
+        // SAFETY: as in `Frame::poa`.
+        #[allow(unsafe_code)]
+        unsafe {
+            &*self.servant
         }
     }
 
     fn to_id(&self) -> ObjectId {
-        ObjectId(self.as_bytes().to_vec())
+        ObjectId(self.oid().to_vec())
     }
 }
 
@@ -57,10 +57,12 @@ thread_local! {
     static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Pops the frame it pushed when dropped (also when the upcall panics).
-pub(crate) struct CurrentGuard(());
+/// Pops the frame it pushed when dropped (also when the upcall panics). It borrows what the
+/// frame points to, so the frame cannot outlive it; it is never leaked (crate-private, and
+/// made only by [`enter`], whose caller drops it at the end of the upcall).
+pub(crate) struct CurrentGuard<'a>(std::marker::PhantomData<&'a ()>);
 
-impl Drop for CurrentGuard {
+impl Drop for CurrentGuard<'_> {
     fn drop(&mut self) {
         STACK.with(|s| {
             s.borrow_mut().pop();
@@ -69,28 +71,25 @@ impl Drop for CurrentGuard {
 }
 
 /// Makes the upcall of `servant` on `oid` in `poa` the current context until the guard is
-/// dropped. The frame is built inside the thread-local access, so it is written once, into
-/// the stack's slot, not built and then copied in (it is on every call's path).
+/// dropped.
 #[inline(always)]
-pub(crate) fn enter(poa: &Poa, oid: &[u8], servant: &Arc<dyn Servant>) -> CurrentGuard {
-    STACK.with(|s| {
-        s.borrow_mut().push(Frame {
-            poa: poa.clone(),
-            oid: FrameOid::new(oid),
-            servant: Arc::clone(servant),
-        })
-    });
-    CurrentGuard(())
+pub(crate) fn enter<'a>(
+    poa: &'a Poa,
+    oid: &'a [u8],
+    servant: &'a Arc<dyn Servant>,
+) -> CurrentGuard<'a> {
+    STACK.with(|s| s.borrow_mut().push(Frame { poa, oid, servant }));
+    CurrentGuard(std::marker::PhantomData)
 }
 
 /// Whether this thread is inside an upcall of a POA that `manager` controls.
 pub(crate) fn in_upcall_of_manager(manager: &PoaManager) -> bool {
-    STACK.with(|s| s.borrow().iter().any(|f| f.poa.inner.manager == *manager))
+    STACK.with(|s| s.borrow().iter().any(|f| f.poa().inner.manager == *manager))
 }
 
 /// Whether this thread is inside an upcall of `poa`.
 pub(crate) fn in_upcall_of(poa: &Arc<PoaInner>) -> bool {
-    STACK.with(|s| s.borrow().iter().any(|f| Arc::ptr_eq(&f.poa.inner, poa)))
+    STACK.with(|s| s.borrow().iter().any(|f| Arc::ptr_eq(&f.poa().inner, poa)))
 }
 
 /// The object id of the innermost upcall if it is on `servant` in `poa`.
@@ -98,16 +97,16 @@ pub(crate) fn current_id_for(poa: &Arc<PoaInner>, servant: &Arc<dyn Servant>) ->
     STACK.with(|s| {
         let s = s.borrow();
         let f = s.last()?;
-        (Arc::ptr_eq(&f.poa.inner, poa)
-            && super::aom::servant_addr(&f.servant) == super::aom::servant_addr(servant))
-        .then(|| f.oid.to_id())
+        (Arc::ptr_eq(&f.poa().inner, poa)
+            && super::aom::servant_addr(f.servant()) == super::aom::servant_addr(servant))
+        .then(|| f.to_id())
     })
 }
 
 /// Keeps the innermost upcall counted past its return (its reply is deferred); `None`
 /// outside an upcall.
 pub(crate) fn defer_upcall() -> Option<super::poa::DeferredCall> {
-    with_top(|f| f.poa.defer_call(f.oid.as_bytes())).ok()
+    with_top(|f| f.poa().defer_call(f.oid())).ok()
 }
 
 fn with_top<T>(f: impl FnOnce(&Frame) -> T) -> Result<T, PoaError> {
@@ -122,44 +121,28 @@ pub struct Current;
 impl Current {
     /// `get_POA`: the POA dispatching the current request.
     pub fn get_poa() -> Result<Poa, PoaError> {
-        with_top(|f| f.poa.clone())
+        with_top(|f| f.poa().clone())
     }
 
     /// `get_object_id`: the id of the target object.
     pub fn get_object_id() -> Result<ObjectId, PoaError> {
-        with_top(|f| f.oid.to_id())
+        with_top(|f| f.to_id())
     }
 
     /// `get_servant`: the servant running the request.
     pub fn get_servant() -> Result<Arc<dyn Servant>, PoaError> {
-        with_top(|f| Arc::clone(&f.servant))
+        with_top(|f| Arc::clone(f.servant()))
     }
 
     /// `get_reference`: a reference to the target object.
     pub fn get_reference() -> Result<ObjectRef, PoaError> {
         let (poa, oid, servant) =
-            with_top(|f| (f.poa.clone(), f.oid.to_id(), Arc::clone(&f.servant)))?;
+            with_top(|f| (f.poa().clone(), f.to_id(), Arc::clone(f.servant())))?;
         Ok(poa.make_reference(servant.primary_interface(), &oid.0))
     }
 
     /// Whether this thread is in an upcall.
     pub fn in_upcall() -> bool {
         STACK.with(|s| !s.borrow().is_empty())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FrameOid;
-
-    #[test]
-    fn frame_oids_keep_their_bytes_inline_or_not() {
-        for len in [0, 1, 31, 32, 33, 100, 1000] {
-            let oid: Vec<u8> = (0..len).map(|i| i as u8).collect();
-            let f = FrameOid::new(&oid);
-            assert_eq!(f.as_bytes(), &oid[..]);
-            assert_eq!(f.to_id().0, oid);
-            assert_eq!(matches!(f, FrameOid::Inline { .. }), len <= 32, "len {len}");
-        }
     }
 }

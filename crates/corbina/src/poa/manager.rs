@@ -284,6 +284,7 @@ pub(crate) struct CallCounter {
 
 impl CallCounter {
     /// Counts a call until the ticket is dropped.
+    #[inline]
     pub(crate) fn begin(&self) -> CallTicket<'_> {
         self.n.fetch_add(1, Ordering::SeqCst);
         CallTicket { counter: self }
@@ -301,6 +302,14 @@ impl CallCounter {
             let _g = lock(&self.lock);
             self.cond.notify_all();
         }
+    }
+
+    /// The last call ended while threads wait in [`CallCounter::wait_idle`].
+    #[cold]
+    #[inline(never)]
+    fn wake_waiters(&self) {
+        let _g = lock(&self.lock);
+        self.cond.notify_all();
     }
 
     /// Waits until no call is in progress.
@@ -321,11 +330,13 @@ pub(crate) struct CallTicket<'c> {
 }
 
 impl Drop for CallTicket<'_> {
+    // Inlined, the wake-up out of line: two of these end every call (the manager's and the
+    // POA's), and were two calls of their own.
+    #[inline]
     fn drop(&mut self) {
         let c = self.counter;
         if c.n.fetch_sub(1, Ordering::SeqCst) == 1 && c.waiters.load(Ordering::SeqCst) > 0 {
-            let _g = lock(&c.lock);
-            c.cond.notify_all();
+            c.wake_waiters();
         }
     }
 }

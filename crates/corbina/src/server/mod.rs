@@ -216,7 +216,10 @@ impl Server {
             stop_signal: Condvar::new(),
             stop_lock: Mutex::new(()),
             bidir_client,
-            receive_budget: budget::ReceiveBudget::new(config.max_incomplete_bytes),
+            receive_budget: budget::ReceiveBudget::new(
+                config.max_incomplete_bytes,
+                budget_wait(config.thread_model),
+            ),
         });
         let endpoints = if config.endpoints.is_empty()
             && config.ssl_endpoints.is_empty()
@@ -419,6 +422,19 @@ impl Server {
             .iter()
             .filter(|c| c.scavenge(idle_for))
             .count()
+    }
+}
+
+/// How long a charge to the receive budget waits for the memory of the connections it
+/// closed. A thread per connection: their threads wake at once (their socket is shut down)
+/// unless in an upcall, so the wait is generous (a loaded machine runs them late). A pool:
+/// the charge holds a pool thread, and a connection closed while idle is dropped as soon as
+/// the leader sees it, or never while every pool thread is busy (always, with one), so a
+/// charge gives up soon (and is refused).
+fn budget_wait(model: ThreadModel) -> Duration {
+    match model {
+        ThreadModel::ThreadPerConnection => Duration::from_secs(1),
+        ThreadModel::Pool(_) => Duration::from_millis(20),
     }
 }
 

@@ -167,6 +167,9 @@ impl Pool {
                     let set: Vec<Arc<PoolConn>> = st.idle.values().cloned().collect();
                     drop(st);
                     let ready = self.wait_readable(&set);
+                    // Not kept while serving: a connection another thread closes meanwhile
+                    // is dropped (its receive memory with it) when that thread lets go.
+                    drop(set);
                     let mut st = self.lock();
                     st.leader = false;
                     let mut mine = None;
