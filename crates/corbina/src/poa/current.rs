@@ -146,3 +146,71 @@ impl Current {
         STACK.with(|s| !s.borrow().is_empty())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdr::CdrContext;
+    use crate::giop::Ior;
+    use crate::poa::{PoaRegistry, ReferenceFactory};
+    use crate::{ServantInvoker, ServerRequest, SystemException};
+
+    struct S;
+    impl Servant for S {
+        fn primary_interface(&self) -> &'static str {
+            "IDL:S:1.0"
+        }
+        fn is_a(&self, _: &str) -> bool {
+            false
+        }
+        fn dispatch(&self, _: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
+            Ok(())
+        }
+    }
+
+    struct Nil;
+    impl ReferenceFactory for Nil {
+        fn create_reference(&self, _: &str, key: Vec<u8>) -> ObjectRef {
+            let inv = ServantInvoker::new(Arc::new(S), CdrContext::GIOP_1_2);
+            ObjectRef::new(Ior::nil(), key, Arc::new(inv))
+        }
+    }
+
+    fn oid() -> Vec<u8> {
+        Current::get_object_id().unwrap().0
+    }
+
+    /// The frames' pointers (the unsafe reads in `Frame`) see the values of the upcall on
+    /// top, nested upcalls included, and a panicking upcall's frame is gone after it.
+    #[test]
+    fn frames_read_the_live_upcall_nested_and_after_a_panic() {
+        let reg = PoaRegistry::new(Arc::new(Nil));
+        let poa = reg.root_poa();
+        let (outer, inner): (Arc<dyn Servant>, Arc<dyn Servant>) = (Arc::new(S), Arc::new(S));
+        assert!(matches!(Current::get_object_id(), Err(PoaError::NoContext)));
+        {
+            // Longer than a frame's id ever was inline, and a short one inside it.
+            let outer_oid = vec![1u8; 40];
+            let _outer = enter(&poa, &outer_oid, &outer);
+            assert_eq!(oid(), outer_oid);
+            {
+                let inner_oid = b"inner".to_vec();
+                let g = enter(&poa, &inner_oid, &inner);
+                assert_eq!(oid(), inner_oid);
+                assert!(Arc::ptr_eq(&Current::get_servant().unwrap(), &inner));
+                drop(g);
+            }
+            assert_eq!(oid(), outer_oid);
+            assert!(Arc::ptr_eq(&Current::get_servant().unwrap(), &outer));
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let oid = vec![9u8; 3];
+                let _g = enter(&poa, &oid, &inner);
+                panic!("the upcall fails");
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(oid(), outer_oid);
+            assert!(Arc::ptr_eq(&Current::get_poa().unwrap().inner, &poa.inner));
+        }
+        assert!(!Current::in_upcall());
+    }
+}
