@@ -42,6 +42,9 @@ const CLOSED: usize = usize::MAX;
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
 
+/// The slot of a call that has none (a oneway).
+const NO_SLOT: u32 = u32::MAX;
+
 struct State {
     giop: GiopConnection,
     /// Calls in flight, each with the task to wake when its reply comes.
@@ -232,8 +235,16 @@ impl AsyncConnection {
             return Err(request_failed(RequestError::Arguments(e)));
         }
         let w = st.giop.finish_request(req).map_err(encode_failed)?;
+        // The call's slot, its index given to the connection's in-flight entry: the reply
+        // comes back with it (one lookup by request id, the connection's).
+        let mut token = NO_SLOT;
         if response_expected {
-            st.calls.expect(request_id, Some(waker.clone()));
+            let Some(t) = st.calls.expect(request_id, Some(waker.clone())) else {
+                st.giop.abandon(request_id);
+                return Err(self.closed());
+            };
+            token = t;
+            st.giop.set_reply_token(request_id, token);
             self.publish(&st);
         }
         drop(st);
@@ -241,7 +252,7 @@ impl AsyncConnection {
             let left = d.saturating_duration_since(Instant::now());
             writer.timeout_set = true;
             if left.is_zero() || writer.stream.set_write_timeout(Some(left)).is_err() {
-                self.forget(request_id);
+                self.forget(request_id, token);
                 return Err(self.timed_out(Phase::Send));
             }
         } else {
@@ -257,7 +268,7 @@ impl AsyncConnection {
         if let Err(e) = written {
             // Not written whole: the peer cannot have processed it, and the connection is
             // unusable for everyone.
-            self.forget(request_id);
+            self.forget(request_id, token);
             self.end(Ended::Failed);
             let timed_out = matches!(
                 e.kind(),
@@ -272,20 +283,23 @@ impl AsyncConnection {
             return Ok(Err(Outcome::Sent));
         }
         if let Some(d) = deadline {
-            self.timers.add(self, d, request_id);
+            self.timers.add(self, d, request_id, token);
         }
         Ok(Ok(PendingReply {
             conn: self.clone(),
             request_id,
+            token,
             settled: false,
             fresh: true,
         }))
     }
 
     /// Drops a call whose request did not go out whole.
-    fn forget(&self, request_id: u32) {
+    fn forget(&self, request_id: u32, token: u32) {
         if let Ok(mut st) = self.state.lock() {
-            st.calls.forget(request_id);
+            if token != NO_SLOT {
+                st.calls.forget(token);
+            }
             st.giop.abandon(request_id);
             self.publish(&st);
         }
@@ -309,10 +323,10 @@ impl AsyncConnection {
     }
 
     /// Gives up on a call: the peer is told (CancelRequest) and a late reply dropped.
-    fn cancel(&self, request_id: u32) {
+    fn cancel(&self, request_id: u32, token: u32) {
         let transmits = match self.state.lock() {
             Ok(mut st) => {
-                let waiting = st.calls.forget(request_id);
+                let waiting = st.calls.forget(token);
                 self.publish(&st);
                 if !waiting {
                     return;
@@ -326,10 +340,10 @@ impl AsyncConnection {
     }
 
     /// Expires `request_id` (its deadline passed): cancelled on the wire, its task woken.
-    fn expire(&self, request_id: u32) {
+    fn expire(&self, request_id: u32, token: u32) {
         let (waker, transmits) = match self.state.lock() {
             Ok(mut st) => {
-                let Some(waker) = st.calls.expire(request_id) else {
+                let Some(waker) = st.calls.expire(token, request_id) else {
                     return;
                 };
                 st.giop.cancel(request_id);
@@ -448,9 +462,10 @@ fn file_replies(
                 body,
                 code_sets,
             })) => {
-                // The connection matched it to a request in flight; a call given up
-                // has no slot any more.
-                if let Some(w) = calls.file(header, body, code_sets) {
+                // The connection matched it to a request in flight (replies to calls given
+                // up are dropped there) and hands back the call's slot.
+                let reply = OwnedReply::copy(header, body, code_sets);
+                if let Some(w) = calls.file(giop.reply_token(), reply) {
                     wake.push(w);
                 }
             }
@@ -520,6 +535,8 @@ fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
 pub(crate) struct PendingReply {
     conn: Arc<AsyncConnection>,
     request_id: u32,
+    /// Its slot in the connection's table.
+    token: u32,
     /// The outcome was handed out: nothing to cancel.
     settled: bool,
     /// Not polled yet: its slot holds the waker of the poll that sent it.
@@ -542,6 +559,10 @@ impl PendingReply {
             // per call).
             return Poll::Pending;
         }
+        if self.settled {
+            // Polled again after it was ready: its slot may be another call's now.
+            return Poll::Ready(Err(self.conn.closed()));
+        }
         let conn = &self.conn;
         let mut st = match conn.lock() {
             Ok(st) => st,
@@ -556,7 +577,7 @@ impl PendingReply {
             Some(old) if old.will_wake(cx.waker()) => {}
             _ => *w = Some(cx.waker().clone()),
         };
-        let Poll::Ready(slot) = st.calls.poll_slot(self.request_id, ended, register) else {
+        let Poll::Ready(slot) = st.calls.poll_slot(self.token, ended, register) else {
             return Poll::Pending;
         };
         conn.publish(&st);
@@ -575,7 +596,7 @@ impl PendingReply {
 impl Drop for PendingReply {
     fn drop(&mut self) {
         if !self.settled {
-            self.conn.cancel(self.request_id);
+            self.conn.cancel(self.request_id, self.token);
         }
     }
 }
@@ -589,21 +610,22 @@ struct Timers {
 
 #[derive(Default)]
 struct TimerState {
-    due: BTreeSet<(Instant, u32)>,
+    /// Deadlines, each with its call's request id and slot.
+    due: BTreeSet<(Instant, u32, u32)>,
     started: bool,
     stopped: bool,
 }
 
 impl Timers {
-    fn add(&self, conn: &Arc<AsyncConnection>, at: Instant, request_id: u32) {
+    fn add(&self, conn: &Arc<AsyncConnection>, at: Instant, request_id: u32, token: u32) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
         if st.stopped {
             return;
         }
-        let earliest = st.due.first().is_none_or(|(t, _)| at < *t);
-        st.due.insert((at, request_id));
+        let earliest = st.due.first().is_none_or(|(t, ..)| at < *t);
+        st.due.insert((at, request_id, token));
         if !st.started {
             let weak = Arc::downgrade(conn);
             let spawned = std::thread::Builder::new()
@@ -640,11 +662,11 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
                 }
                 let now = Instant::now();
                 match st.due.first().copied() {
-                    Some((t, _)) if t <= now => {
-                        let later = st.due.split_off(&(now, u32::MAX));
+                    Some((t, ..)) if t <= now => {
+                        let later = st.due.split_off(&(now, u32::MAX, u32::MAX));
                         break std::mem::replace(&mut st.due, later);
                     }
-                    Some((t, _)) => {
+                    Some((t, ..)) => {
                         // Bounded waits: a dropped connection is noticed.
                         let wait = (t - now).min(std::time::Duration::from_secs(1));
                         st = match c.timers.wake.wait_timeout(st, wait) {
@@ -668,8 +690,8 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
                 }
             }
         };
-        for (_, id) in due {
-            c.expire(id);
+        for (_, id, token) in due {
+            c.expire(id, token);
         }
     }
 }
