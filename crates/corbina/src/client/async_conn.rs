@@ -197,9 +197,9 @@ impl AsyncConnection {
     }
 
     /// Sends a request. For a twoway the reply is awaited with the returned
-    /// [`PendingReply`], polled next with `waker` (the calling task's, woken when the reply
-    /// arrives); `Err(outcome)` when nothing more is to be awaited (a oneway written, or a
-    /// resend).
+    /// [`PendingReply`]; `waker` (the calling task's) is woken when it arrives, so the call
+    /// returns `Pending` without polling it first. `Err(outcome)` when nothing more is to be
+    /// awaited (a oneway written, or a resend).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send<'a>(
         self: &Arc<Self>,
@@ -290,7 +290,6 @@ impl AsyncConnection {
             request_id,
             token,
             settled: false,
-            fresh: true,
         }))
     }
 
@@ -539,8 +538,6 @@ pub(crate) struct PendingReply {
     token: u32,
     /// The outcome was handed out: nothing to cancel.
     settled: bool,
-    /// Not polled yet: its slot holds the waker of the poll that sent it.
-    fresh: bool,
 }
 
 impl PendingReply {
@@ -553,12 +550,6 @@ impl PendingReply {
         cx: &mut Context<'_>,
         read: impl FnOnce(&OwnedReply) -> R,
     ) -> Poll<Result<Option<R>, SystemException>> {
-        if std::mem::take(&mut self.fresh) {
-            // Sent during this very poll, its slot holding this poll's waker: whatever came
-            // since woke this task already, so there is nothing to look at (one lock less
-            // per call).
-            return Poll::Pending;
-        }
         if self.settled {
             // Polled again after it was ready: its slot may be another call's now.
             return Poll::Ready(Err(self.conn.closed()));
