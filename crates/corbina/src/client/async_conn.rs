@@ -26,12 +26,11 @@ use std::time::Instant;
 #[cfg(feature = "tokio")]
 use super::async_reactor;
 use super::async_reactor::Runtime;
-use super::invoker::{encode_failed, request_failed};
+use super::invoker::{Hooks, IiopInvoker, NoHooks};
 use super::replies::{Ended, Outcome, OwnedReply, Replies, Slot};
-use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
-use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError};
-use crate::giop::{TargetAddress, Version};
+use crate::giop::connection::{ControlMessage, Event, GiopConnection};
+use crate::giop::TargetAddress;
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
 use crate::SystemException;
@@ -203,8 +202,7 @@ impl AsyncConnection {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send<'a>(
         self: &Arc<Self>,
-        version: Version,
-        code_sets: CodeSets,
+        invoker: &IiopInvoker,
         target: &TargetAddress,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
@@ -218,23 +216,16 @@ impl AsyncConnection {
             self.publish(&st);
             return Ok(Err(Outcome::Resend));
         }
-        let mut req = st
-            .giop
-            .start_request(
-                std::mem::take(&mut writer.out),
-                version,
-                code_sets,
-                target,
-                operation,
-                response_expected,
-            )
-            .map_err(encode_failed)?;
-        let request_id = req.request_id();
-        if let Err(e) = encode(req.body()) {
-            req.abandon();
-            return Err(request_failed(RequestError::Arguments(e)));
-        }
-        let w = st.giop.finish_request(req).map_err(encode_failed)?;
+        // Marshalled as on the synchronous path (one frame: buffer, header, arguments).
+        let (request_id, w) = NoHooks.request(
+            invoker,
+            &mut st.giop,
+            &mut writer.out,
+            target,
+            operation,
+            response_expected,
+            encode,
+        )?;
         // The call's slot, its index given to the connection's in-flight entry: the reply
         // comes back with it (one lookup by request id, the connection's).
         let mut token = NO_SLOT;

@@ -239,8 +239,7 @@ impl AsyncCall<'_, '_> {
         let sent = {
             let target = inv.target();
             conn.send(
-                inv.version,
-                inv.code_sets,
+                inv,
                 &target,
                 self.operation,
                 self.encode,
