@@ -74,7 +74,7 @@ use std::time::{Duration, Instant};
 use crate::cdr::CodeSets;
 use crate::client::invoker::{encode_failed, request_failed, Hooks};
 pub(crate) use crate::client::replies::Outcome;
-use crate::client::replies::{Ended, Replies, Settled};
+use crate::client::replies::{Ended, OwnedReply, Replies, Settled};
 use crate::client::{IiopInvoker, Rope};
 use crate::error::{Error, Phase};
 use crate::giop::connection::{
@@ -452,8 +452,16 @@ impl BidirConnection {
             return Err(request_failed(RequestError::Arguments(e)));
         }
         let w = st.giop.finish_request(req).map_err(encode_failed)?;
+        // The call's slot, its index given to the connection's in-flight entry: the reply
+        // comes back with it.
+        let mut token = 0;
         if response_expected {
-            st.waiting.expect(request_id, ());
+            let Some(t) = st.waiting.expect(request_id, ()) else {
+                st.giop.abandon(request_id);
+                return Err(self.closed());
+            };
+            token = t;
+            st.giop.set_reply_token(request_id, token);
         }
         drop(st);
         let written = self.shared.write(None, &w);
@@ -463,7 +471,9 @@ impl BidirConnection {
             // Not written whole: the peer cannot have processed it. The connection is
             // broken for everyone.
             if let Ok(mut st) = self.lock() {
-                st.waiting.forget(request_id);
+                if response_expected {
+                    st.waiting.forget(token);
+                }
                 st.giop.abandon(request_id);
             }
             self.end(Ended::Failed);
@@ -472,7 +482,7 @@ impl BidirConnection {
         if !response_expected {
             return Ok(Outcome::Sent);
         }
-        self.await_reply(request_id, deadline)
+        self.await_reply(request_id, token, deadline)
     }
 
     /// Waits for the reply to `request_id`: reads the connection itself while no one else
@@ -480,12 +490,13 @@ impl BidirConnection {
     fn await_reply(
         self: &Arc<Self>,
         request_id: u32,
+        token: u32,
         deadline: Option<Instant>,
     ) -> Result<Outcome, SystemException> {
         let mut st = self.lock()?;
         loop {
             let ended = st.ended;
-            if let Poll::Ready(settled) = st.waiting.poll(request_id, ended, |()| {}) {
+            if let Poll::Ready(settled) = st.waiting.poll(token, ended, |()| {}) {
                 self.leave(st);
                 return match settled {
                     Settled::Reply(reply) => Ok(Outcome::Reply(reply)),
@@ -499,7 +510,7 @@ impl BidirConnection {
             if left.is_some_and(|l| l.is_zero()) {
                 // Given up: the peer is told (CancelRequest) and a late reply is dropped
                 // by the connection.
-                st.waiting.forget(request_id);
+                st.waiting.forget(token);
                 st.giop.cancel(request_id);
                 let transmits = drain_transmits(&mut st.giop);
                 self.leave(st);
@@ -705,7 +716,8 @@ impl BidirConnection {
                 })) => {
                     // The connection matched it to a request in flight; a call that gave
                     // up has no slot any more.
-                    woke |= waiting.file(header, body, code_sets).is_some();
+                    let reply = OwnedReply::copy(header, body, code_sets);
+                    woke |= waiting.file(giop.reply_token(), reply).is_some();
                 }
                 Ok(Some(Event::Request {
                     header,

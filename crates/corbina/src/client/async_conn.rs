@@ -26,12 +26,11 @@ use std::time::Instant;
 #[cfg(feature = "tokio")]
 use super::async_reactor;
 use super::async_reactor::Runtime;
-use super::invoker::{encode_failed, request_failed};
+use super::invoker::{Hooks, IiopInvoker, NoHooks};
 use super::replies::{Ended, Outcome, OwnedReply, Replies, Slot};
-use crate::cdr::CodeSets;
 use crate::error::{Error, Phase};
-use crate::giop::connection::{ControlMessage, Event, GiopConnection, RequestError, RequestStart};
-use crate::giop::{TargetAddress, Version};
+use crate::giop::connection::{ControlMessage, Event, GiopConnection};
+use crate::giop::TargetAddress;
 use crate::object::EncodeArgs;
 use crate::transport::{write_outgoing, Address, Stream};
 use crate::SystemException;
@@ -41,6 +40,9 @@ const CLOSED: usize = usize::MAX;
 
 /// How much one read asks for.
 const READ_CHUNK: usize = 64 * 1024;
+
+/// The slot of a call that has none (a oneway).
+const NO_SLOT: u32 = u32::MAX;
 
 struct State {
     giop: GiopConnection,
@@ -194,14 +196,13 @@ impl AsyncConnection {
     }
 
     /// Sends a request. For a twoway the reply is awaited with the returned
-    /// [`PendingReply`], polled next with `waker` (the calling task's, woken when the reply
-    /// arrives); `Err(outcome)` when nothing more is to be awaited (a oneway written, or a
-    /// resend).
+    /// [`PendingReply`]; `waker` (the calling task's) is woken when it arrives, so the call
+    /// returns `Pending` without polling it first. `Err(outcome)` when nothing more is to be
+    /// awaited (a oneway written, or a resend).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn send<'a>(
         self: &Arc<Self>,
-        version: Version,
-        code_sets: CodeSets,
+        invoker: &IiopInvoker,
         target: &TargetAddress,
         operation: &str,
         encode: &EncodeArgs<'_, 'a>,
@@ -215,21 +216,26 @@ impl AsyncConnection {
             self.publish(&st);
             return Ok(Err(Outcome::Resend));
         }
-        let mut req = st
-            .giop
-            .start_request(
-                std::mem::take(&mut writer.out),
-                &RequestStart::new(version, code_sets, target, operation, response_expected),
-            )
-            .map_err(encode_failed)?;
-        let request_id = req.request_id();
-        if let Err(e) = encode(req.body()) {
-            req.abandon();
-            return Err(request_failed(RequestError::Arguments(e)));
-        }
-        let w = st.giop.finish_request(req).map_err(encode_failed)?;
+        // Marshalled as on the synchronous path (one frame: buffer, header, arguments).
+        let (request_id, w) = NoHooks.request(
+            invoker,
+            &mut st.giop,
+            &mut writer.out,
+            target,
+            operation,
+            response_expected,
+            encode,
+        )?;
+        // The call's slot, its index given to the connection's in-flight entry: the reply
+        // comes back with it (one lookup by request id, the connection's).
+        let mut token = NO_SLOT;
         if response_expected {
-            st.calls.expect(request_id, Some(waker.clone()));
+            let Some(t) = st.calls.expect(request_id, Some(waker.clone())) else {
+                st.giop.abandon(request_id);
+                return Err(self.closed());
+            };
+            token = t;
+            st.giop.set_reply_token(request_id, token);
             self.publish(&st);
         }
         drop(st);
@@ -237,7 +243,7 @@ impl AsyncConnection {
             let left = d.saturating_duration_since(Instant::now());
             writer.timeout_set = true;
             if left.is_zero() || writer.stream.set_write_timeout(Some(left)).is_err() {
-                self.forget(request_id);
+                self.forget(request_id, token);
                 return Err(self.timed_out(Phase::Send));
             }
         } else {
@@ -253,7 +259,7 @@ impl AsyncConnection {
         if let Err(e) = written {
             // Not written whole: the peer cannot have processed it, and the connection is
             // unusable for everyone.
-            self.forget(request_id);
+            self.forget(request_id, token);
             self.end(Ended::Failed);
             let timed_out = matches!(
                 e.kind(),
@@ -268,20 +274,22 @@ impl AsyncConnection {
             return Ok(Err(Outcome::Sent));
         }
         if let Some(d) = deadline {
-            self.timers.add(self, d, request_id);
+            self.timers.add(self, d, request_id, token);
         }
         Ok(Ok(PendingReply {
             conn: self.clone(),
             request_id,
+            token,
             settled: false,
-            fresh: true,
         }))
     }
 
     /// Drops a call whose request did not go out whole.
-    fn forget(&self, request_id: u32) {
+    fn forget(&self, request_id: u32, token: u32) {
         if let Ok(mut st) = self.state.lock() {
-            st.calls.forget(request_id);
+            if token != NO_SLOT {
+                st.calls.forget(token);
+            }
             st.giop.abandon(request_id);
             self.publish(&st);
         }
@@ -305,10 +313,10 @@ impl AsyncConnection {
     }
 
     /// Gives up on a call: the peer is told (CancelRequest) and a late reply dropped.
-    fn cancel(&self, request_id: u32) {
+    fn cancel(&self, request_id: u32, token: u32) {
         let transmits = match self.state.lock() {
             Ok(mut st) => {
-                let waiting = st.calls.forget(request_id);
+                let waiting = st.calls.forget(token);
                 self.publish(&st);
                 if !waiting {
                     return;
@@ -322,10 +330,10 @@ impl AsyncConnection {
     }
 
     /// Expires `request_id` (its deadline passed): cancelled on the wire, its task woken.
-    fn expire(&self, request_id: u32) {
+    fn expire(&self, request_id: u32, token: u32) {
         let (waker, transmits) = match self.state.lock() {
             Ok(mut st) => {
-                let Some(waker) = st.calls.expire(request_id) else {
+                let Some(waker) = st.calls.expire(token, request_id) else {
                     return;
                 };
                 st.giop.cancel(request_id);
@@ -444,9 +452,10 @@ fn file_replies(
                 body,
                 code_sets,
             })) => {
-                // The connection matched it to a request in flight; a call given up
-                // has no slot any more.
-                if let Some(w) = calls.file(header, body, code_sets) {
+                // The connection matched it to a request in flight (replies to calls given
+                // up are dropped there) and hands back the call's slot.
+                let reply = OwnedReply::copy(header, body, code_sets);
+                if let Some(w) = calls.file(giop.reply_token(), reply) {
                     wake.push(w);
                 }
             }
@@ -516,10 +525,10 @@ fn drain_transmits(giop: &mut GiopConnection) -> Vec<ControlMessage> {
 pub(crate) struct PendingReply {
     conn: Arc<AsyncConnection>,
     request_id: u32,
+    /// Its slot in the connection's table.
+    token: u32,
     /// The outcome was handed out: nothing to cancel.
     settled: bool,
-    /// Not polled yet: its slot holds the waker of the poll that sent it.
-    fresh: bool,
 }
 
 impl PendingReply {
@@ -532,11 +541,9 @@ impl PendingReply {
         cx: &mut Context<'_>,
         read: impl FnOnce(&OwnedReply) -> R,
     ) -> Poll<Result<Option<R>, SystemException>> {
-        if std::mem::take(&mut self.fresh) {
-            // Sent during this very poll, its slot holding this poll's waker: whatever came
-            // since woke this task already, so there is nothing to look at (one lock less
-            // per call).
-            return Poll::Pending;
+        if self.settled {
+            // Polled again after it was ready: its slot may be another call's now.
+            return Poll::Ready(Err(self.conn.closed()));
         }
         let conn = &self.conn;
         let mut st = match conn.lock() {
@@ -552,7 +559,7 @@ impl PendingReply {
             Some(old) if old.will_wake(cx.waker()) => {}
             _ => *w = Some(cx.waker().clone()),
         };
-        let Poll::Ready(slot) = st.calls.poll_slot(self.request_id, ended, register) else {
+        let Poll::Ready(slot) = st.calls.poll_slot(self.token, ended, register) else {
             return Poll::Pending;
         };
         conn.publish(&st);
@@ -571,7 +578,7 @@ impl PendingReply {
 impl Drop for PendingReply {
     fn drop(&mut self) {
         if !self.settled {
-            self.conn.cancel(self.request_id);
+            self.conn.cancel(self.request_id, self.token);
         }
     }
 }
@@ -585,21 +592,22 @@ struct Timers {
 
 #[derive(Default)]
 struct TimerState {
-    due: BTreeSet<(Instant, u32)>,
+    /// Deadlines, each with its call's request id and slot.
+    due: BTreeSet<(Instant, u32, u32)>,
     started: bool,
     stopped: bool,
 }
 
 impl Timers {
-    fn add(&self, conn: &Arc<AsyncConnection>, at: Instant, request_id: u32) {
+    fn add(&self, conn: &Arc<AsyncConnection>, at: Instant, request_id: u32, token: u32) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
         if st.stopped {
             return;
         }
-        let earliest = st.due.first().is_none_or(|(t, _)| at < *t);
-        st.due.insert((at, request_id));
+        let earliest = st.due.first().is_none_or(|(t, ..)| at < *t);
+        st.due.insert((at, request_id, token));
         if !st.started {
             let weak = Arc::downgrade(conn);
             let spawned = std::thread::Builder::new()
@@ -636,11 +644,11 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
                 }
                 let now = Instant::now();
                 match st.due.first().copied() {
-                    Some((t, _)) if t <= now => {
-                        let later = st.due.split_off(&(now, u32::MAX));
+                    Some((t, ..)) if t <= now => {
+                        let later = st.due.split_off(&(now, u32::MAX, u32::MAX));
                         break std::mem::replace(&mut st.due, later);
                     }
-                    Some((t, _)) => {
+                    Some((t, ..)) => {
                         // Bounded waits: a dropped connection is noticed.
                         let wait = (t - now).min(std::time::Duration::from_secs(1));
                         st = match c.timers.wake.wait_timeout(st, wait) {
@@ -664,8 +672,8 @@ fn run_timers(conn: &Weak<AsyncConnection>) {
                 }
             }
         };
-        for (_, id) in due {
-            c.expire(id);
+        for (_, id, token) in due {
+            c.expire(id, token);
         }
     }
 }

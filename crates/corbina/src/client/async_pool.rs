@@ -99,6 +99,7 @@ struct ConnectState {
 }
 
 impl AsyncStrands {
+    #[inline]
     fn lock(
         &self,
         peer: &Address,
