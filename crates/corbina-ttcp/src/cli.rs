@@ -200,6 +200,9 @@ pub struct EventsChannelArgs {
     /// Exit after SECS
     #[arg(long, value_name = "SECS")]
     pub lifetime: Option<f64>,
+    /// Pushes in flight per push consumer (the service's `--push-window`; 1 keeps strict order)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub push_window: usize,
 }
 
 #[derive(Args)]

@@ -78,6 +78,7 @@ fn sys(e: impl std::fmt::Display) -> String {
 pub fn serve(
     mut config: OrbConfig,
     data_dir: &Path,
+    push_window: usize,
 ) -> Result<(Orb, EventService, String), String> {
     if config.endpoints.is_empty() {
         config.endpoints = vec![Endpoint {
@@ -86,7 +87,11 @@ pub fn serve(
         }];
     }
     let orb = Orb::with_config(config);
-    let service = EventService::start(&orb, &Options::new(data_dir))
+    let options = Options {
+        push_window,
+        ..Options::new(data_dir)
+    };
+    let service = EventService::start(&orb, &options)
         .map_err(|e| format!("starting the event service in {}: {e}", data_dir.display()))?;
     let channel = orb
         .object_to_string(service.channel().as_object())

@@ -122,7 +122,7 @@ fn events_channel(config: OrbConfig, a: cli::EventsChannelArgs) -> Result<ExitCo
     let dir = a.data_dir.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("corbina-ttcp-events-{}", std::process::id()))
     });
-    let (orb, _service, ior) = corbina_ttcp::events_bench::serve(config, &dir)?;
+    let (orb, _service, ior) = corbina_ttcp::events_bench::serve(config, &dir, a.push_window)?;
     match &a.ior_file {
         Some(f) => {
             std::fs::write(f, format!("{ior}\n")).map_err(|e| format!("{}: {e}", f.display()))?
