@@ -377,27 +377,12 @@ mod tests {
         assert!(std::mem::size_of::<ActiveEntry>() <= 40);
     }
 
-    struct S;
-    impl Servant for S {
-        fn primary_interface(&self) -> &'static str {
-            "IDL:S:1.0"
-        }
-        fn is_a(&self, _: &str) -> bool {
-            false
-        }
-        fn dispatch(
-            &self,
-            _: &mut crate::ServerRequest<'_, '_>,
-        ) -> Result<(), crate::SystemException> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn short_and_long_ids_are_found_by_their_bytes() {
         let aom = ActiveObjectMap::default();
         let ids: Vec<Vec<u8>> = vec![vec![], vec![7; 8], vec![1; 14], vec![2; 15], vec![3; 64]];
-        let servants: Vec<Arc<dyn Servant>> = ids.iter().map(|_| Arc::new(S) as _).collect();
+        let servants: Vec<Arc<dyn Servant>> =
+            ids.iter().map(|_| crate::poa::tests::servant()).collect();
         for (id, s) in ids.iter().zip(&servants) {
             aom.insert(ObjectId(id.clone()), Arc::clone(s), true)
                 .unwrap();

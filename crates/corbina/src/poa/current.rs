@@ -152,21 +152,9 @@ mod tests {
     use super::*;
     use crate::cdr::CdrContext;
     use crate::giop::Ior;
+    use crate::poa::tests::{servant, S};
     use crate::poa::{PoaRegistry, ReferenceFactory};
-    use crate::{ServantInvoker, ServerRequest, SystemException};
-
-    struct S;
-    impl Servant for S {
-        fn primary_interface(&self) -> &'static str {
-            "IDL:S:1.0"
-        }
-        fn is_a(&self, _: &str) -> bool {
-            false
-        }
-        fn dispatch(&self, _: &mut ServerRequest<'_, '_>) -> Result<(), SystemException> {
-            Ok(())
-        }
-    }
+    use crate::ServantInvoker;
 
     struct Nil;
     impl ReferenceFactory for Nil {
@@ -186,7 +174,7 @@ mod tests {
     fn frames_read_the_live_upcall_nested_and_after_a_panic() {
         let reg = PoaRegistry::new(Arc::new(Nil));
         let poa = reg.root_poa();
-        let (outer, inner): (Arc<dyn Servant>, Arc<dyn Servant>) = (Arc::new(S), Arc::new(S));
+        let (outer, inner) = (servant(), servant());
         assert!(matches!(Current::get_object_id(), Err(PoaError::NoContext)));
         {
             // Longer than a frame's id ever was inline, and a short one inside it.

@@ -9,7 +9,9 @@ use super::manager::CallCounter;
 use super::*;
 use crate::{Servant, ServerRequest, SystemExceptionKind};
 
-struct S;
+/// A servant that answers every request with an empty reply (also for the other POA
+/// modules' unit tests).
+pub(super) struct S;
 impl Servant for S {
     fn primary_interface(&self) -> &'static str {
         "IDL:S:1.0"
@@ -22,7 +24,7 @@ impl Servant for S {
     }
 }
 
-fn servant() -> Arc<dyn Servant> {
+pub(super) fn servant() -> Arc<dyn Servant> {
     Arc::new(S)
 }
 
