@@ -325,38 +325,44 @@ impl Target {
 /// `PushConsumer::push(e)` as the stub does it, but with the event's argument encoded once
 /// for all its consumers ([`Event::write_any`]).
 fn push_any(c: &PushConsumer, e: &Event) -> Result<(), PushError> {
-    let obj = c.as_object();
-    if obj.is_collocated() {
+    if c.as_object().is_collocated() {
         return c.push(e.any());
     }
-    obj.invoke(
+    push_encoded(
+        c.as_object(),
         "push",
         |w| e.write_any(w),
-        |_| Ok(()),
-        |id, r| {
-            Ok(match id {
-                DISCONNECTED_ID => Some(PushError::Disconnected(Disconnected::decode(r)?)),
-                _ => None,
-            })
-        },
+        PushError::Disconnected,
     )
 }
 
 /// `StructuredPushConsumer::push_structured_event(e)`, the same way.
 fn push_structured(c: &StructuredPushConsumer, e: &Event) -> Result<(), PushStructuredEventError> {
-    let obj = c.as_object();
-    if obj.is_collocated() {
+    if c.as_object().is_collocated() {
         return c.push_structured_event(e.structured());
     }
-    obj.invoke(
+    push_encoded(
+        c.as_object(),
         "push_structured_event",
         |w| e.write_structured(w),
+        PushStructuredEventError::Disconnected,
+    )
+}
+
+/// A push operation whose one argument `write` encodes, raising only `Disconnected`.
+fn push_encoded<'a, E: From<SystemException>>(
+    obj: &ObjectRef,
+    operation: &str,
+    write: impl Fn(&mut corbina::cdr::CdrWriter<'a>) -> corbina::cdr::Result<()>,
+    disconnected: fn(Disconnected) -> E,
+) -> Result<(), E> {
+    obj.invoke(
+        operation,
+        write,
         |_| Ok(()),
         |id, r| {
             Ok(match id {
-                DISCONNECTED_ID => Some(PushStructuredEventError::Disconnected(
-                    Disconnected::decode(r)?,
-                )),
+                DISCONNECTED_ID => Some(disconnected(Disconnected::decode(r)?)),
                 _ => None,
             })
         },
